@@ -1,0 +1,19 @@
+// Bundles the box into one CommonJS file (dist/main.cjs). The native addons stay external: they are
+// loaded from node_modules here, and carried beside the bundle in the single binary (build.sh).
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: ['src/main.ts'],
+  outfile: 'dist/main.cjs',
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  mainFields: ['module', 'main'], // jsonc-parser's UMD build hides its requires from the bundler
+  sourcemap: 'linked',
+  external: ['better-sqlite3', 'uWebSockets.js'],
+  // Some dependencies ship ESM that reads import.meta.url; give it the bundle's own URL.
+  define: { 'import.meta.url': '__importMetaUrl' },
+  banner: { js: "#!/usr/bin/env node\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  logLevel: 'warning',
+});

@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import { type Static, Type } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
+
+/** The configuration file: JSON with comments. Every option has a default; see native-config/venue-box.jsonc. */
+const ConfigSchema = Type.Object(
+  {
+    host: Type.String({ default: '0.0.0.0', minLength: 1 }),
+    port: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
+    dataDir: Type.String({ default: './data', minLength: 1 }),
+    provisioningFile: Type.Optional(Type.String({ minLength: 1 })),
+    logLevel: Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { default: 'info' },
+    ),
+    auth: Type.Object(
+      {
+        accessTokenTtlSeconds: Type.Integer({ default: 3600, minimum: 1, maximum: 86_400 }),
+        refreshTokenTtlDays: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 365 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    events: Type.Object(
+      { retentionHours: Type.Number({ default: 48, minimum: 24, maximum: 24 * 30 }) },
+      { default: {}, additionalProperties: false },
+    ),
+    http: Type.Object(
+      { maxBodyBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 16_777_216 }) },
+      { default: {}, additionalProperties: false },
+    ),
+    warehouse: Type.Object(
+      { lockTtlMinutes: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 7 * 24 * 60 }) },
+      { default: {}, additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+const checker = TypeCompiler.Compile(ConfigSchema);
+
+export class ConfigError extends Error {}
+
+/** Fills defaults into a partial config, then validates it. */
+export function resolveConfig(partial: unknown): Config {
+  const value = withDefaults(ConfigSchema, partial) as Config;
+  const first = checker.Errors(value).First();
+  if (first) throw new ConfigError(`${first.path || '/'}: ${first.message}`);
+  return value;
+}
+
+export function loadConfigFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const errors: ParseError[] = [];
+  const value = parse(text, errors, { allowTrailingComma: true }) as unknown;
+  if (errors.length > 0) {
+    const e = errors[0]!;
+    const line = text.slice(0, e.offset).split('\n').length;
+    throw new ConfigError(`config file ${file} line ${line}: ${printParseErrorCode(e.error)}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(`config file ${file} must hold one JSON object`);
+  }
+  return value;
+}
+
+/** Defaults from the schema, applied to nested objects too; unknown keys are left for validation to refuse. */
+function withDefaults(schema: { default?: unknown; properties?: Record<string, unknown> }, value: unknown): unknown {
+  const base = value === undefined ? structuredClone(schema.default) : value;
+  if (!schema.properties || typeof base !== 'object' || base === null || Array.isArray(base)) return base;
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [key, sub] of Object.entries(schema.properties)) {
+    const filled = withDefaults(sub as typeof schema, out[key]);
+    if (filled !== undefined) out[key] = filled;
+  }
+  return out;
+}

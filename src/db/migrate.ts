@@ -1,0 +1,28 @@
+import type { Db } from './open.js';
+import { migration0001 } from './migrations/0001-initial.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  up: string;
+}
+
+/** Numbered migrations, in order. Never edit a shipped one: add the next number. */
+export const MIGRATIONS: Migration[] = [migration0001];
+
+/** Applies pending migrations in one transaction; refuses a database newer than this code. */
+export function migrate(db: Db, migrations: Migration[] = MIGRATIONS): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const latest = migrations.at(-1)?.version ?? 0;
+  if (current > latest) {
+    throw new Error(`database schema version ${current} is newer than this venue-box (${latest}); upgrade the program`);
+  }
+  const pending = migrations.filter((m) => m.version > current);
+  db.transaction(() => {
+    for (const m of pending) {
+      db.exec(m.up);
+      db.pragma(`user_version = ${m.version}`);
+    }
+  }).immediate();
+  return latest;
+}

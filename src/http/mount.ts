@@ -1,0 +1,144 @@
+import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
+import type { Logger } from '../log.js';
+import { AppError, errorBody, forbidden } from '../shared/errors.js';
+import { newId } from '../shared/ids.js';
+import { parseJson } from '../shared/validate.js';
+import { statusLine } from './status-text.js';
+import type { HttpRequest, Principal, Reply, Route } from './types.js';
+
+export interface HttpDeps {
+  log: Logger;
+  maxBodyBytes: number;
+  /** Verifies the bearer token of a request; throws a 401 AppError. */
+  authenticate(req: HttpRequest): Principal;
+  /** False while the box is shutting down: new requests get a 503. */
+  accepting(): boolean;
+}
+
+/** The only place that touches uWS requests and responses: copy, read the body, run the route, reply. */
+export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps): void {
+  for (const route of routes) {
+    const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+    app[route.method](route.path, (res, req) => serve(res, copyRequest(req, names), route, deps));
+  }
+  app.any('/*', (res, req) => {
+    const input = copyRequest(req, []);
+    serve(res, input, undefined, deps);
+  });
+}
+
+export function copyRequest(req: UwsRequest, paramNames: string[]): HttpRequest {
+  const headers: Record<string, string> = {};
+  req.forEach((key, value) => {
+    headers[key] = value;
+  });
+  const params: Record<string, string> = {};
+  paramNames.forEach((name, i) => {
+    params[name] = decodeURIComponent(req.getParameter(i) ?? '');
+  });
+  return {
+    requestId: newId(),
+    method: req.getMethod().toUpperCase(),
+    path: req.getUrl(),
+    query: new URLSearchParams(req.getQuery() ?? ''),
+    headers,
+    params,
+    body: Buffer.alloc(0),
+  };
+}
+
+function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, deps: HttpDeps): void {
+  let aborted = false;
+  let closeAfter = false;
+  res.onAborted(() => {
+    aborted = true;
+  });
+  readBody(res, input, deps.maxBodyBytes)
+    .then((body) => {
+      input.body = body;
+      if (!route) throw AppError.of('notFound', `no route for ${input.method} ${input.path}`);
+      if (!deps.accepting()) throw AppError.of('unavailable', 'venue-box is shutting down');
+      return run(route, input, deps);
+    })
+    .catch((err: unknown) => {
+      if (err instanceof AppError && err.status === 413) closeAfter = true;
+      return toErrorReply(err, input, deps.log);
+    })
+    .then((reply) => {
+      if (!aborted) res.cork(() => writeReply(res, reply, input.requestId, closeAfter));
+    })
+    .catch((err: unknown) => deps.log.error({ err, requestId: input.requestId }, 'writing a reply failed'));
+}
+
+function readBody(res: UwsResponse, input: HttpRequest, max: number): Promise<Buffer> {
+  if (input.method === 'GET' || input.method === 'HEAD') return Promise.resolve(Buffer.alloc(0));
+  const declared = Number(input.headers['content-length'] ?? '0');
+  if (declared > max) return Promise.reject(tooLarge(max));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    res.onData((chunk, isLast) => {
+      if (failed) return;
+      size += chunk.byteLength;
+      if (size > max) {
+        failed = true;
+        reject(tooLarge(max));
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after this callback
+      if (isLast) resolve(Buffer.concat(chunks, size));
+    });
+  });
+}
+
+const tooLarge = (max: number): AppError => AppError.of('payloadTooLarge', `body is larger than ${max} bytes`);
+
+async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Reply> {
+  const principal = route.auth === 'none' ? (undefined as unknown as Principal) : deps.authenticate(req);
+  if (principal) {
+    const tenantHeader = req.headers['x-tenant'];
+    if (tenantHeader !== undefined && tenantHeader !== principal.tenantId) {
+      throw forbidden('x-tenant differs from the token tenant');
+    }
+    if (route.auth === 'write' && !principal.scope.includes('write')) {
+      throw forbidden('this operation needs scope write');
+    }
+  }
+  return route.handle({ req, principal, body: parseBody(route, req) });
+}
+
+function parseBody(route: Route, req: HttpRequest): unknown {
+  if (route.body === 'none') return undefined;
+  if (route.body === 'form') return new URLSearchParams(req.body.toString('utf8'));
+  if (req.body.length === 0) {
+    if (route.body === 'optional-json') return undefined;
+    throw AppError.of('invalidBody', 'a JSON body is required');
+  }
+  const type = req.headers['content-type'] ?? '';
+  if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
+    throw AppError.of('unsupportedMediaType', 'body must be application/json');
+  }
+  return parseJson(req.body.toString('utf8'));
+}
+
+export function toErrorReply(err: unknown, req: HttpRequest, log: Logger): Reply {
+  if (err instanceof AppError) return { status: err.status, body: errorBody(err), headers: err.headers };
+  log.error({ err, requestId: req.requestId, method: req.method, path: req.path }, 'request failed');
+  return {
+    status: 500,
+    body: {
+      message: `internal error (request ${req.requestId})`,
+      codes: [{ code: 'internal', message: 'internal error', args: [req.requestId] }],
+    },
+  };
+}
+
+function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean): void {
+  res.writeStatus(statusLine(reply.status));
+  res.writeHeader('content-type', 'application/json; charset=utf-8');
+  res.writeHeader('x-request-id', requestId);
+  res.writeHeader('cache-control', 'no-store');
+  for (const [key, value] of Object.entries(reply.headers ?? {})) res.writeHeader(key, value);
+  res.end(reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body)), close);
+}

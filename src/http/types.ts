@@ -1,0 +1,52 @@
+/** What a handler sees of a request: copied out of uWS at once, so it outlives the uWS callback. */
+export interface HttpRequest {
+  requestId: string;
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  params: Record<string, string>;
+  body: Buffer;
+}
+
+export interface Principal {
+  tenantId: string;
+  userId: string;
+  scope: string[];
+  staff: boolean;
+  expMs: number;
+  jti: string;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  /** Pre-serialised body (the token endpoint's RFC 6749 shape, or JSON already built). */
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+export type AuthMode = 'none' | 'bearer' | 'write';
+export type BodyMode = 'none' | 'json' | 'form' | 'optional-json';
+
+export interface RouteContext {
+  req: HttpRequest;
+  /** Present on every route whose auth is not 'none'. */
+  principal: Principal;
+  /** Parsed JSON (for 'json' routes) or form fields (for 'form' routes). */
+  body: unknown;
+}
+
+export interface Route {
+  method: 'get' | 'post' | 'put' | 'del';
+  path: string;
+  auth: AuthMode;
+  body: BodyMode;
+  handle(ctx: RouteContext): Reply | Promise<Reply>;
+}
+
+export const json = (status: number, body: unknown, headers?: Record<string, string>): Reply => ({
+  status,
+  body,
+  headers,
+});

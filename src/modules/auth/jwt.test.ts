@@ -1,0 +1,36 @@
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { type Claims, loadOrCreateKey, signJwt, verifyJwt } from './jwt.js';
+
+const claims = (exp: number): Claims => ({
+  UUID: 'u', TENANT: 't', scope: 'read', jti: 'j', iat: exp - 60, exp,
+});
+
+describe('jwt', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vb-jwt-'));
+  const key = loadOrCreateKey(dir);
+
+  test('the key is kept with mode 0600 and reloaded on the next start', () => {
+    expect(statSync(join(dir, 'jwt-ed25519.json')).mode & 0o777).toBe(0o600);
+    expect(loadOrCreateKey(dir).kid).toBe(key.kid);
+  });
+
+  test('a signed token verifies until it expires', () => {
+    const token = signJwt(key, claims(1000));
+    expect(verifyJwt(key, token, 999)).toEqual({ ok: true, claims: claims(1000) });
+    expect(verifyJwt(key, token, 1000)).toEqual({ ok: false, reason: 'token expired' });
+  });
+
+  test('forged payloads, other keys and garbage are refused', () => {
+    const token = signJwt(key, claims(1000));
+    const [h, , s] = token.split('.');
+    const forged = `${h}.${Buffer.from(JSON.stringify({ ...claims(1000), scope: 'read write' })).toString('base64url')}.${s}`;
+    expect(verifyJwt(key, forged, 1)).toMatchObject({ ok: false, reason: 'bad signature' });
+    const other = loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-jwt-')));
+    expect(verifyJwt(other, token, 1)).toMatchObject({ ok: false });
+    expect(verifyJwt(key, 'a.b', 1)).toMatchObject({ ok: false, reason: 'malformed token' });
+    expect(verifyJwt(key, 'a.b.c', 1)).toMatchObject({ ok: false });
+  });
+});

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import nacl from 'tweetnacl';
+
+/** Access-token claims (DESIGN.md "Auth"). */
+export interface Claims {
+  UUID: string;
+  TENANT: string;
+  scope: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export interface SigningKey {
+  kid: string;
+  secretKey: Uint8Array;
+  publicKey: Uint8Array;
+}
+
+const KEY_FILE = 'jwt-ed25519.json';
+
+/** Loads the box's Ed25519 signing key, generating it (mode 0600, written atomically) on first start. */
+export function loadOrCreateKey(dataDir: string): SigningKey {
+  const file = join(dataDir, KEY_FILE);
+  if (existsSync(file)) {
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { kid: string; secretKey: string };
+    const pair = nacl.sign.keyPair.fromSecretKey(Buffer.from(stored.secretKey, 'base64'));
+    return { kid: stored.kid, secretKey: pair.secretKey, publicKey: pair.publicKey };
+  }
+  const pair = nacl.sign.keyPair();
+  const kid = createHash('sha256').update(pair.publicKey).digest('hex').slice(0, 16);
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ kid, secretKey: Buffer.from(pair.secretKey).toString('base64') }), {
+    mode: 0o600,
+  });
+  renameSync(tmp, file);
+  return { kid, secretKey: pair.secretKey, publicKey: pair.publicKey };
+}
+
+const b64url = (data: Uint8Array | string): string => Buffer.from(data).toString('base64url');
+
+export function signJwt(key: SigningKey, claims: Claims): string {
+  const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid: key.kid }));
+  const payload = b64url(JSON.stringify(claims));
+  const signature = nacl.sign.detached(Buffer.from(`${header}.${payload}`), key.secretKey);
+  return `${header}.${payload}.${b64url(signature)}`;
+}
+
+export type VerifyResult = { ok: true; claims: Claims } | { ok: false; reason: string };
+
+/** Checks shape, algorithm, key id, signature and expiry. Never throws. */
+export function verifyJwt(key: SigningKey, token: string, nowSeconds: number): VerifyResult {
+  const parts = token.split('.');
+  if (parts.length !== 3) return { ok: false, reason: 'malformed token' };
+  const [header, payload, signature] = parts as [string, string, string];
+  let head: { alg?: unknown; kid?: unknown };
+  let claims: Claims;
+  try {
+    head = JSON.parse(Buffer.from(header, 'base64url').toString('utf8')) as typeof head;
+    claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Claims;
+  } catch {
+    return { ok: false, reason: 'malformed token' };
+  }
+  if (head.alg !== 'EdDSA' || head.kid !== key.kid) return { ok: false, reason: 'unknown signing key' };
+  const sig = Buffer.from(signature, 'base64url');
+  if (sig.length !== nacl.sign.signatureLength) return { ok: false, reason: 'bad signature' };
+  if (!nacl.sign.detached.verify(Buffer.from(`${header}.${payload}`), sig, key.publicKey)) {
+    return { ok: false, reason: 'bad signature' };
+  }
+  if (typeof claims !== 'object' || claims === null || typeof claims.exp !== 'number') {
+    return { ok: false, reason: 'malformed claims' };
+  }
+  if (typeof claims.UUID !== 'string' || typeof claims.TENANT !== 'string' || typeof claims.scope !== 'string') {
+    return { ok: false, reason: 'malformed claims' };
+  }
+  if (claims.exp <= nowSeconds) return { ok: false, reason: 'token expired' };
+  return { ok: true, claims };
+}

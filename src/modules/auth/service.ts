@@ -1,0 +1,158 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Principal } from '../../http/types.js';
+import { unauthorized } from '../../shared/errors.js';
+import { newId } from '../../shared/ids.js';
+import { type SigningKey, signJwt, verifyJwt } from './jwt.js';
+import { OAuthError } from './oauth-error.js';
+import { verifySecret } from './passwords.js';
+import type { AuthRepo } from './repo.js';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'bearer';
+  refresh_token: string;
+  expires_in: number;
+  scope: string;
+  UUID: string;
+  TENANT: string;
+  jti: string;
+}
+
+export interface TokenRequest {
+  tenantId: string;
+  clientId: string;
+  clientSecret: string;
+  form: URLSearchParams;
+}
+
+export interface AuthOptions {
+  accessTtlSeconds: number;
+  refreshTtlMs: number;
+  now: () => number;
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+const ANONYMOUS_SCOPE = ['read'];
+
+/** Token issue (password and refresh grants) and bearer-token verification. */
+export function createAuthService(repo: AuthRepo, key: SigningKey, options: AuthOptions) {
+  // A kiosk asks for tokens all day with the same client secret; scrypt each time would cost ~50 ms of CPU
+  // on a Pi, so verified (client, secret) pairs are remembered by digest until the process restarts.
+  const verifiedClients = new Set<string>();
+
+  async function checkClient(req: TokenRequest): Promise<void> {
+    const digest = sha256(`${req.tenantId}\0${req.clientId}\0${req.clientSecret}`);
+    if (verifiedClients.has(digest)) return;
+    const stored = repo.tenantExists(req.tenantId) ? repo.clientSecretHash(req.tenantId, req.clientId) : undefined;
+    if (!stored || !(await verifySecret(req.clientSecret, stored))) {
+      throw new OAuthError('invalid_client', 'unknown client or wrong client secret for this tenant');
+    }
+    if (verifiedClients.size > 1000) verifiedClients.clear();
+    verifiedClients.add(digest);
+  }
+
+  function grantScope(requested: string | null, allowed: string[]): string[] {
+    if (requested === null || requested.trim() === '') return allowed;
+    const wanted = [...new Set(requested.trim().split(/\s+/))];
+    const extra = wanted.filter((s) => !allowed.includes(s));
+    if (extra.length > 0) throw new OAuthError('invalid_scope', `scope not allowed: ${extra.join(' ')}`);
+    return allowed.filter((s) => wanted.includes(s));
+  }
+
+  function issue(
+    req: TokenRequest,
+    user: { userId: string; scope: string[]; staff: boolean },
+    familyId: string,
+  ): TokenResponse {
+    const now = options.now();
+    const iat = Math.floor(now / 1000);
+    const jti = newId();
+    const scope = user.scope.join(' ');
+    const access = signJwt(key, {
+      UUID: user.userId, TENANT: req.tenantId, scope, jti, iat, exp: iat + options.accessTtlSeconds,
+    });
+    const refresh = randomBytes(32).toString('base64url');
+    repo.insertRefresh({
+      tokenHash: sha256(refresh), tenantId: req.tenantId, familyId, clientId: req.clientId,
+      userId: user.userId, scope, staff: user.staff, expiresMs: now + options.refreshTtlMs,
+    });
+    return {
+      access_token: access, token_type: 'bearer', refresh_token: refresh, expires_in: options.accessTtlSeconds,
+      scope, UUID: user.userId, TENANT: req.tenantId, jti,
+    };
+  }
+
+  async function passwordGrant(req: TokenRequest): Promise<TokenResponse> {
+    const username = req.form.get('username');
+    const password = req.form.get('password') ?? '';
+    if (!username) throw new OAuthError('invalid_request', 'username is required');
+    if (username === 'anonymous') {
+      if (password !== '') throw new OAuthError('invalid_grant', 'the anonymous user has an empty password');
+      const scope = grantScope(req.form.get('scope'), ANONYMOUS_SCOPE);
+      return issue(req, { userId: newId(), scope, staff: false }, newId());
+    }
+    const staff = repo.staffUser(req.tenantId, username);
+    // Verify against a dummy hash when the user is unknown so timing does not reveal usernames.
+    const ok = await verifySecret(password, staff?.password_hash ?? DUMMY_HASH);
+    if (!staff || !ok) throw new OAuthError('invalid_grant', 'wrong username or password');
+    const scope = grantScope(req.form.get('scope'), staff.scope.split(/\s+/));
+    return issue(req, { userId: staff.id, scope, staff: true }, newId());
+  }
+
+  function refreshGrant(req: TokenRequest): TokenResponse | { reused: true } {
+    const presented = req.form.get('refresh_token');
+    if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
+    return repo.transaction(() => {
+      const row = repo.refresh(sha256(presented));
+      if (!row || row.tenantId !== req.tenantId || row.clientId !== req.clientId) {
+        throw new OAuthError('invalid_grant', 'unknown refresh token');
+      }
+      if (row.revoked) throw new OAuthError('invalid_grant', 'refresh token revoked');
+      if (row.expiresMs <= options.now()) throw new OAuthError('invalid_grant', 'refresh token expired');
+      if (row.usedMs !== null || !repo.markUsed(row.tokenHash, options.now())) {
+        // Reuse of a spent token means it leaked: revoke the whole family (OAuth 2.0 Security BCP 4.14).
+        repo.revokeFamily(row.tenantId, row.familyId);
+        return { reused: true } as const;
+      }
+      const scope = grantScope(req.form.get('scope'), row.scope.split(' '));
+      return issue(req, { userId: row.userId, scope, staff: row.staff }, row.familyId);
+    }) as TokenResponse | { reused: true };
+  }
+
+  return {
+    async token(req: TokenRequest): Promise<TokenResponse> {
+      await checkClient(req);
+      const grant = req.form.get('grant_type');
+      if (!grant) throw new OAuthError('invalid_request', 'grant_type is required');
+      if (grant === 'password') return passwordGrant(req);
+      if (grant === 'refresh_token') {
+        const result = refreshGrant(req);
+        if ('reused' in result) throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');
+        return result;
+      }
+      throw new OAuthError('unsupported_grant_type', `grant_type ${grant} is not supported`);
+    },
+
+    /** Bearer-token check for every API call and the socket; throws a 401 AppError. */
+    verify(token: string | undefined): Principal {
+      if (!token) throw unauthorized('missing bearer token');
+      const result = verifyJwt(key, token, Math.floor(options.now() / 1000));
+      if (!result.ok) throw unauthorized(result.reason);
+      const { claims } = result;
+      if (!repo.tenantExists(claims.TENANT)) throw unauthorized('unknown tenant');
+      const scope = claims.scope.split(' ');
+      return {
+        tenantId: claims.TENANT, userId: claims.UUID, scope, staff: scope.includes('write'),
+        expMs: claims.exp * 1000, jti: claims.jti,
+      };
+    },
+
+    /** Removes refresh tokens past their expiry (a spent token is kept until then for reuse detection). */
+    sweepExpired: (): number => repo.deleteExpired(options.now()),
+  };
+}
+
+const DUMMY_HASH =
+  'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+export type AuthService = ReturnType<typeof createAuthService>;

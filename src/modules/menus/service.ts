@@ -1,0 +1,39 @@
+import { notFound } from '../../shared/errors.js';
+import type { VenueRepo } from '../venues/repo.js';
+import type { Channel } from '../venues/schemas.js';
+import type { MenuRepo, ProductRow } from './repo.js';
+import { isProduct, type MenuNode } from './schemas.js';
+
+export interface MenuResponse {
+  root: MenuNode;
+  locks: unknown[];
+}
+
+/** The menu a venue serves on a channel: products restricted to other channels are left out. */
+export function createMenuService(menus: MenuRepo, venues: VenueRepo) {
+  return {
+    menuFor(tenantId: string, menuId: string, venueId: string, channel: Channel): MenuResponse {
+      const venue = venues.getVenue(tenantId, venueId);
+      if (!venue || venue.menu !== menuId) throw notFound('menu for this venue');
+      const root = menus.menuRoot(tenantId, menuId);
+      if (!root) throw notFound('menu');
+      return { root: forChannel(root, channel)!, locks: [] };
+    },
+
+    /** A product of the menu as sold on the channel, or undefined when it is not offered there. */
+    productFor(tenantId: string, menuId: string, productId: string, channel: Channel): ProductRow | undefined {
+      const product = menus.product(tenantId, menuId, productId);
+      if (!product || (product.channels && !product.channels.includes(channel))) return undefined;
+      return product;
+    },
+  };
+}
+export type MenuService = ReturnType<typeof createMenuService>;
+
+export function forChannel(node: MenuNode, channel: Channel): MenuNode | undefined {
+  if (isProduct(node)) {
+    const { channels, ...served } = node;
+    return channels && !channels.includes(channel) ? undefined : served;
+  }
+  return { ...node, items: node.items.map((n) => forChannel(n, channel)).filter((n) => n !== undefined) };
+}

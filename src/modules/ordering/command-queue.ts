@@ -1,0 +1,128 @@
+import type { Logger } from '../../log.js';
+import { CommandRejected, type ErrorDetail } from '../../shared/errors.js';
+import type { OutgoingFrame } from '../../ws/event-store.js';
+import type { CommandRecord, OrderRepo } from './repo.js';
+
+export interface CommandHandler {
+  /** Applies a command and appends its events; throws CommandRejected for a business-rule failure. */
+  process(cmd: CommandRecord, now: number): OutgoingFrame[];
+  /** Appends the NOTIFICATION of a rejected command. */
+  notify(cmd: CommandRecord, codes: ErrorDetail[], now: number): OutgoingFrame[];
+}
+
+export interface QueueDeps {
+  repo: OrderRepo;
+  handler: CommandHandler;
+  push(frames: OutgoingFrame[]): void;
+  log: Logger;
+  now(): number;
+}
+
+interface Waiting {
+  record: Omit<CommandRecord, 'seq'>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+const BATCH = 256;
+const RETRY_MS = 1000;
+
+/**
+ * The durable command queue. Confirmations that arrive in the same tick are committed together (group
+ * commit: one fsync for the batch, synchronous=FULL) before any of their 200s is written. Processing
+ * follows in confirmation order, each command atomic in its own savepoint, and the events are pushed only
+ * after their transaction commits. Commands confirmed before a crash are processed at the next start.
+ */
+export function createCommandQueue(deps: QueueDeps) {
+  let waiting: Waiting[] = [];
+  let processScheduled = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+
+  function flushConfirmations(): void {
+    const batch = waiting;
+    waiting = [];
+    try {
+      deps.repo.transaction(() => {
+        for (const w of batch) deps.repo.insertCommand(w.record);
+      });
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+      return;
+    }
+    for (const w of batch) w.resolve();
+    scheduleProcessing();
+  }
+
+  function scheduleProcessing(): void {
+    if (processScheduled || retryTimer) return;
+    processScheduled = true;
+    setImmediate(() => {
+      processScheduled = false;
+      if (processBatch() === BATCH) scheduleProcessing();
+    });
+  }
+
+  /** Processes up to BATCH pending commands in one transaction; returns how many it took. */
+  function processBatch(): number {
+    const frames: OutgoingFrame[] = [];
+    let count = 0;
+    try {
+      deps.repo.transaction(() => {
+        for (const cmd of deps.repo.pendingCommands(0, BATCH)) {
+          count++;
+          frames.push(...processOne(cmd));
+        }
+      });
+    } catch (err) {
+      // The database refused the whole batch (disk full, I/O error): nothing was applied; try again later.
+      deps.log.error({ err }, 'processing order commands failed; retrying');
+      retryTimer = setTimeout(() => {
+        retryTimer = undefined;
+        scheduleProcessing();
+      }, RETRY_MS);
+      return 0;
+    }
+    deps.push(frames);
+    return count;
+  }
+
+  function processOne(cmd: CommandRecord): OutgoingFrame[] {
+    const now = deps.now();
+    try {
+      const frames = deps.repo.savepoint(() => deps.handler.process(cmd, now));
+      deps.repo.markProcessed(cmd.seq, 'applied', now);
+      return frames;
+    } catch (err) {
+      let codes: ErrorDetail[];
+      let outcome = 'rejected';
+      if (err instanceof CommandRejected) {
+        codes = err.codes;
+      } else {
+        deps.log.error({ err, correlationId: cmd.correlationId, kind: cmd.kind }, 'order command failed');
+        codes = [{ code: 'internal', message: 'internal error', args: [cmd.correlationId] }];
+        outcome = 'failed';
+      }
+      deps.repo.markProcessed(cmd.seq, outcome, now);
+      return deps.handler.notify(cmd, codes, now);
+    }
+  }
+
+  return {
+    /** Resolves once the command is committed to disk; the caller then writes the confirmation. */
+    confirm(record: Omit<CommandRecord, 'seq'>): Promise<void> {
+      return new Promise((resolve, reject) => {
+        waiting.push({ record, resolve, reject });
+        if (waiting.length === 1) setImmediate(flushConfirmations);
+      });
+    },
+    /** Processes everything pending now (at start, after a crash; and at shutdown). */
+    drain(): void {
+      if (waiting.length > 0) flushConfirmations();
+      while (processBatch() === BATCH);
+    },
+    stop(): void {
+      clearTimeout(retryTimer);
+    },
+  };
+}
+export type CommandQueue = ReturnType<typeof createCommandQueue>;

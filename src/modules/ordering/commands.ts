@@ -1,0 +1,126 @@
+import { type ErrorDetail, CommandRejected, reject } from '../../shared/errors.js';
+import type { MenuService } from '../menus/service.js';
+import { isOpen } from '../venues/opening-hours.js';
+import type { VenueRepo } from '../venues/repo.js';
+import type { Venue } from '../venues/schemas.js';
+import { pickClaimCode } from './claim-code.js';
+import type { CommandRecord, NewLine, OrderRepo } from './repo.js';
+import { channelOf, type OrderType } from './schemas.js';
+
+/** Lines as stored in a confirmed command: the ids were handed out in the confirmation. */
+export interface StoredLine {
+  id: string;
+  productId: string;
+  quantity: number;
+}
+export interface StoredNew {
+  orderType: OrderType;
+  buckets: { venue: string; lines: StoredLine[] }[];
+  contact?: Record<string, string>;
+  extra?: Record<string, string>;
+}
+export interface StoredAppend {
+  venue: string;
+  lines: StoredLine[];
+}
+
+export interface CommandDeps {
+  repo: OrderRepo;
+  venues: VenueRepo;
+  menus: MenuService;
+  source: string;
+}
+
+export const ROLES_OF_CREATOR = ['CREATOR', 'CUSTOMER'];
+
+/** Business rules of `new`: venues open, products on the menu; then the order, its lines and its creator. */
+export function applyNew(deps: CommandDeps, cmd: CommandRecord, now: number): void {
+  const body = cmd.body as StoredNew;
+  const venues = body.buckets.map((b) => openVenue(deps, cmd.tenantId, b.venue, body.orderType, now));
+  const lines = body.buckets.flatMap((b, i) => priceLines(deps, cmd, venues[i]!, body.orderType, b.lines, now));
+  const claimCode = pickClaimCode((code) => venues.some((v) => deps.repo.claimTaken(cmd.tenantId, v.id, code)));
+  deps.repo.insertOrder({
+    tenantId: cmd.tenantId, id: cmd.orderId, orderType: body.orderType, claimCode,
+    source: body.extra?.['X-SOURCE'] ?? deps.source,
+    contactJson: body.contact ? JSON.stringify(body.contact) : null,
+    extraJson: body.extra ? JSON.stringify(body.extra) : null, nowMs: now,
+  });
+  venues.forEach((v, i) => deps.repo.insertBucket(cmd.tenantId, cmd.orderId, v.id, i, claimCode));
+  deps.repo.insertUser(cmd.tenantId, cmd.orderId, cmd.userId, ROLES_OF_CREATOR);
+  for (const line of lines) deps.repo.insertLine(cmd.tenantId, cmd.orderId, line);
+  recomputeTotals(deps.repo, cmd.tenantId, cmd.orderId, now);
+}
+
+/** Business rules of `append`: the order is the user's and open, the venue is one of its buckets and open. */
+export function applyAppend(deps: CommandDeps, cmd: CommandRecord, now: number): void {
+  const body = cmd.body as StoredAppend;
+  const order = visibleOrder(deps.repo, cmd);
+  if (order.closed === 1) throw reject('orderClosed', 'the order is closed', [cmd.orderId]);
+  if (order.status !== 'NEW') {
+    throw reject('invalidTransition', `cannot append to an order in status ${order.status}`, [order.status, 'append']);
+  }
+  if (!deps.repo.bucketVenues(cmd.tenantId, cmd.orderId).includes(body.venue)) {
+    throw reject('invalidVenue', `venue ${body.venue} is not part of this order`, [body.venue]);
+  }
+  const type = order.order_type as OrderType;
+  const venue = openVenue(deps, cmd.tenantId, body.venue, type, now);
+  for (const line of priceLines(deps, cmd, venue, type, body.lines, now)) {
+    deps.repo.insertLine(cmd.tenantId, cmd.orderId, line);
+  }
+  recomputeTotals(deps.repo, cmd.tenantId, cmd.orderId, now);
+}
+
+/** The order if it lists the command's user (or the user is staff); to anyone else it does not exist. */
+export function visibleOrder(repo: OrderRepo, cmd: CommandRecord) {
+  const order = repo.order(cmd.tenantId, cmd.orderId);
+  const listed = order && (cmd.staff || repo.users(cmd.tenantId, cmd.orderId).some((u) => u.userId === cmd.userId));
+  if (!order || !listed) throw reject('orderNotFound', `order ${cmd.orderId} not found`, [cmd.orderId]);
+  return order;
+}
+
+function openVenue(deps: CommandDeps, tenantId: string, venueId: string, type: OrderType, now: number): Venue {
+  const venue = deps.venues.getVenue(tenantId, venueId);
+  if (!venue || !venue.active) throw reject('invalidVenue', `venue ${venueId} is unknown or inactive`, [venueId]);
+  const channel = channelOf(type);
+  if (!isOpen(venue.channelConstraints[channel], venue.timeZone, now)) {
+    throw reject('venueClosed', `venue ${venue.name} does not take ${type} orders now`, [venueId, channel]);
+  }
+  return venue;
+}
+
+/** Prices each line from the menu; every unknown product is reported, not just the first. */
+function priceLines(
+  deps: CommandDeps, cmd: CommandRecord, venue: Venue, type: OrderType, lines: StoredLine[], now: number,
+): NewLine[] {
+  const problems: ErrorDetail[] = [];
+  const priced: NewLine[] = [];
+  for (const line of lines) {
+    const product = deps.menus.productFor(cmd.tenantId, venue.menu, line.productId, channelOf(type));
+    if (!product) {
+      problems.push({
+        code: 'invalidProduct',
+        message: `line ${line.id}: product ${line.productId} is not on the menu for ${channelOf(type)}`,
+        args: [line.id, line.productId],
+      });
+      continue;
+    }
+    priced.push({
+      id: line.id, venue_id: venue.id, creator: cmd.userId, product_id: product.id, quantity: line.quantity,
+      price_minor: product.priceMinor, status: 'NEW', productJson: product.snapshotJson, created_ms: now,
+      updated_ms: now,
+    });
+  }
+  if (problems.length > 0) throw new CommandRejected(problems);
+  return priced;
+}
+
+/** editTotal is the sum of NEW lines; total the sum of ORDERED ones. */
+export function recomputeTotals(repo: OrderRepo, tenantId: string, orderId: string, now: number): void {
+  let edit = 0;
+  let total = 0;
+  for (const l of repo.lines(tenantId, orderId)) {
+    if (l.status === 'NEW') edit += l.price_minor * l.quantity;
+    else if (l.status === 'ORDERED') total += l.price_minor * l.quantity;
+  }
+  repo.touchOrder(tenantId, orderId, edit, total, now);
+}

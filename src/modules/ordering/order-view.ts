@@ -1,0 +1,101 @@
+import { isoOf } from '../../shared/clock.js';
+import { formatMoney } from '../../shared/money.js';
+import type { VenueRepo } from '../venues/repo.js';
+import type { OrderRepo } from './repo.js';
+import { channelOf, type OrderType } from './schemas.js';
+import { createHash } from 'node:crypto';
+
+/** The Order of interface.md, as pushed over the socket and served by GET order/{id}. */
+export interface Order {
+  tenant: string;
+  id: string;
+  created: string;
+  lastChanged: string;
+  source: string;
+  users: { userId: string; roles: string[] }[];
+  orderType: string;
+  total: string;
+  editTotal: string;
+  status: string;
+  claimCode: string;
+  buckets: Bucket[];
+  closed: boolean;
+  completed: boolean;
+}
+
+interface Bucket {
+  venue: string;
+  name: string;
+  menu: string;
+  lines: OrderLine[];
+  extra: { minDeliveryMinutes: string; minDeliveryTime: string; minOrderValue: string };
+}
+
+interface OrderLine {
+  id: string;
+  creator: string;
+  created: string;
+  updated: string;
+  source: string;
+  quantity: number;
+  price: string;
+  productId: string;
+  product: unknown;
+  status: string;
+  hash: string;
+}
+
+/** A short digest of what a line is, so clients can tell when a line's content changed. */
+export const lineHash = (productId: string, quantity: number, priceMinor: number, status: string): string =>
+  createHash('sha256').update(`${productId}\0${quantity}\0${priceMinor}\0${status}`).digest('hex').slice(0, 16);
+
+export function buildOrder(repo: OrderRepo, venues: VenueRepo, tenantId: string, orderId: string): Order | undefined {
+  const row = repo.order(tenantId, orderId);
+  if (!row) return undefined;
+  const channel = channelOf(row.order_type as OrderType);
+  const lines = repo.lines(tenantId, orderId);
+  const buckets = repo.bucketVenues(tenantId, orderId).map((venueId): Bucket => {
+    const venue = venues.getVenue(tenantId, venueId);
+    const constraint = venue?.channelConstraints[channel];
+    const [h = '0', m = '0'] = (constraint?.minDeliveryTime ?? '00:00:00').split(':');
+    return {
+      venue: venueId,
+      name: venue?.name ?? '',
+      menu: venue?.menu ?? '',
+      lines: lines.filter((l) => l.venue_id === venueId).map((l) => ({
+        id: l.id,
+        creator: l.creator,
+        created: isoOf(l.created_ms),
+        updated: isoOf(l.updated_ms),
+        source: row.source,
+        quantity: l.quantity,
+        price: formatMoney(l.price_minor),
+        productId: l.product_id,
+        product: JSON.parse(l.product_json) as unknown,
+        status: l.status,
+        hash: lineHash(l.product_id, l.quantity, l.price_minor, l.status),
+      })),
+      extra: {
+        minDeliveryMinutes: String(Number(h) * 60 + Number(m)),
+        minDeliveryTime: constraint?.minDeliveryTime ?? '00:00:00',
+        minOrderValue: constraint?.minOrderValue ?? '0.00',
+      },
+    };
+  });
+  return {
+    tenant: tenantId,
+    id: row.id,
+    created: isoOf(row.created_ms),
+    lastChanged: isoOf(row.changed_ms),
+    source: row.source,
+    users: repo.users(tenantId, orderId),
+    orderType: row.order_type,
+    total: formatMoney(row.total_minor),
+    editTotal: formatMoney(row.edit_total_minor),
+    status: row.status,
+    claimCode: row.claim_code,
+    buckets,
+    closed: row.closed === 1,
+    completed: row.completed === 1,
+  };
+}

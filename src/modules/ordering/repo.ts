@@ -1,0 +1,131 @@
+import type { Db } from '../../db/open.js';
+
+export interface CommandRecord {
+  seq: number;
+  correlationId: string;
+  tenantId: string;
+  userId: string;
+  staff: boolean;
+  orderId: string;
+  kind: string;
+  body: unknown;
+  confirmedMs: number;
+}
+
+export interface OrderRow {
+  tenant_id: string;
+  id: string;
+  order_type: string;
+  status: string;
+  claim_code: string;
+  total_minor: number;
+  edit_total_minor: number;
+  closed: number;
+  completed: number;
+  source: string;
+  created_ms: number;
+  changed_ms: number;
+}
+
+export interface LineRow {
+  id: string;
+  venue_id: string;
+  creator: string;
+  product_id: string;
+  quantity: number;
+  price_minor: number;
+  status: string;
+  product_json: string;
+  created_ms: number;
+  updated_ms: number;
+}
+
+export interface NewLine extends Omit<LineRow, 'product_json'> {
+  productJson: string;
+}
+
+/** SQL of the ordering module: the command log, orders with their buckets, lines and users. */
+export function createOrderRepo(db: Db) {
+  const s = {
+    insertCommand: db.prepare(
+      `INSERT INTO order_commands (correlation_id, tenant_id, user_id, staff, order_id, kind, body_json, confirmed_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    pending: db.prepare<[number, number], {
+      seq: number; correlation_id: string; tenant_id: string; user_id: string; staff: number; order_id: string;
+      kind: string; body_json: string; confirmed_ms: number;
+    }>('SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?'),
+    processed: db.prepare('UPDATE order_commands SET processed_ms = ?, outcome = ? WHERE seq = ?'),
+    order: db.prepare<[string, string], OrderRow>('SELECT * FROM orders WHERE tenant_id = ? AND id = ?'),
+    insertOrder: db.prepare(
+      `INSERT INTO orders (tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed,
+         completed, source, contact_json, extra_json, created_ms, changed_ms)
+       VALUES (@tenantId, @id, @orderType, 'NEW', @claimCode, 0, 0, 0, 0, @source, @contactJson, @extraJson, @nowMs, @nowMs)`,
+    ),
+    touchOrder: db.prepare(
+      'UPDATE orders SET edit_total_minor = ?, total_minor = ?, changed_ms = ? WHERE tenant_id = ? AND id = ?',
+    ),
+    insertBucket: db.prepare(
+      `INSERT INTO order_buckets (tenant_id, order_id, venue_id, position, claim_code, open) VALUES (?, ?, ?, ?, ?, 1)`,
+    ),
+    buckets: db.prepare<[string, string], { venue_id: string }>(
+      'SELECT venue_id FROM order_buckets WHERE tenant_id = ? AND order_id = ? ORDER BY position',
+    ),
+    claimTaken: db.prepare<[string, string, string], { one: number }>(
+      'SELECT 1 AS one FROM order_buckets WHERE tenant_id = ? AND venue_id = ? AND claim_code = ? AND open = 1',
+    ),
+    insertLine: db.prepare(
+      `INSERT INTO order_lines (tenant_id, order_id, id, venue_id, position, creator, product_id, quantity,
+         price_minor, status, product_json, created_ms, updated_ms)
+       VALUES (?, ?, ?, ?, (SELECT COUNT(*) FROM order_lines WHERE tenant_id = ? AND order_id = ?), ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    lines: db.prepare<[string, string], LineRow>(
+      `SELECT id, venue_id, creator, product_id, quantity, price_minor, status, product_json, created_ms, updated_ms
+       FROM order_lines WHERE tenant_id = ? AND order_id = ? ORDER BY position`,
+    ),
+    insertUser: db.prepare('INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES (?, ?, ?, ?)'),
+    users: db.prepare<[string, string], { user_id: string; roles: string }>(
+      'SELECT user_id, roles FROM order_users WHERE tenant_id = ? AND order_id = ? ORDER BY rowid',
+    ),
+  };
+
+  return {
+    insertCommand(c: Omit<CommandRecord, 'seq'>): void {
+      s.insertCommand.run(c.correlationId, c.tenantId, c.userId, c.staff ? 1 : 0, c.orderId, c.kind,
+        JSON.stringify(c.body), c.confirmedMs);
+    },
+    pendingCommands(afterSeq: number, limit: number): CommandRecord[] {
+      return s.pending.all(afterSeq, limit).map((r) => ({
+        seq: r.seq, correlationId: r.correlation_id, tenantId: r.tenant_id, userId: r.user_id, staff: r.staff === 1,
+        orderId: r.order_id, kind: r.kind, body: JSON.parse(r.body_json) as unknown, confirmedMs: r.confirmed_ms,
+      }));
+    },
+    markProcessed: (seq: number, outcome: string, nowMs: number) => s.processed.run(nowMs, outcome, seq),
+    order: (tenantId: string, id: string): OrderRow | undefined => s.order.get(tenantId, id),
+    insertOrder: (o: {
+      tenantId: string; id: string; orderType: string; claimCode: string; source: string;
+      contactJson: string | null; extraJson: string | null; nowMs: number;
+    }) => s.insertOrder.run(o),
+    touchOrder: (tenantId: string, id: string, editTotalMinor: number, totalMinor: number, nowMs: number) =>
+      s.touchOrder.run(editTotalMinor, totalMinor, nowMs, tenantId, id),
+    insertBucket: (tenantId: string, orderId: string, venueId: string, position: number, claimCode: string) =>
+      s.insertBucket.run(tenantId, orderId, venueId, position, claimCode),
+    bucketVenues: (tenantId: string, orderId: string): string[] =>
+      s.buckets.all(tenantId, orderId).map((b) => b.venue_id),
+    claimTaken: (tenantId: string, venueId: string, code: string): boolean =>
+      s.claimTaken.get(tenantId, venueId, code) !== undefined,
+    insertLine(tenantId: string, orderId: string, l: NewLine): void {
+      s.insertLine.run(tenantId, orderId, l.id, l.venue_id, tenantId, orderId, l.creator, l.product_id, l.quantity,
+        l.price_minor, l.status, l.productJson, l.created_ms, l.updated_ms);
+    },
+    lines: (tenantId: string, orderId: string): LineRow[] => s.lines.all(tenantId, orderId),
+    insertUser: (tenantId: string, orderId: string, userId: string, roles: string[]) =>
+      s.insertUser.run(tenantId, orderId, userId, roles.join(',')),
+    users: (tenantId: string, orderId: string): { userId: string; roles: string[] }[] =>
+      s.users.all(tenantId, orderId).map((u) => ({ userId: u.user_id, roles: u.roles.split(',') })),
+    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    /** A savepoint inside the current transaction: a failed command rolls back alone. */
+    savepoint: <T>(fn: () => T): T => db.transaction(fn)(),
+  };
+}
+export type OrderRepo = ReturnType<typeof createOrderRepo>;

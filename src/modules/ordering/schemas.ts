@@ -1,0 +1,43 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { StringMap, Uuid } from '../../shared/types.js';
+import type { Channel } from '../venues/schemas.js';
+
+export const ORDER_TYPES = ['DELIVERY', 'TAKE_AWAY', 'DINE_IN_OPEN', 'DINE_IN'] as const;
+export type OrderType = (typeof ORDER_TYPES)[number];
+
+/** The menu channel an order type is sold on. */
+export const channelOf = (type: OrderType): Channel =>
+  type === 'DELIVERY' ? 'DELIVERY' : type === 'TAKE_AWAY' ? 'TAKE_AWAY' : 'DINE_IN';
+
+export const MAX_LINES_PER_COMMAND = 200;
+
+export const LineInput = Type.Object({
+  productId: Type.String({ minLength: 1, maxLength: 100 }),
+  /** The client's idea of the price: ignored, the menu's price is used. */
+  price: Type.Optional(Type.Number()),
+  quantity: Type.Integer({ minimum: 1, maximum: 999 }),
+  status: Type.Optional(Type.Literal('NEW')),
+});
+export type LineInput = Static<typeof LineInput>;
+
+const Lines = Type.Array(LineInput, { maxItems: MAX_LINES_PER_COMMAND });
+
+export const NewOrderBody = Type.Object({
+  orderType: Type.Union(ORDER_TYPES.map((t) => Type.Literal(t))),
+  buckets: Type.Array(Type.Object({ venue: Uuid, lines: Type.Optional(Lines) }), { minItems: 1, maxItems: 8 }),
+  contact: Type.Optional(
+    Type.Object({
+      name: Type.Optional(Type.String({ maxLength: 200 })),
+      phone: Type.Optional(Type.String({ maxLength: 50 })),
+      email: Type.Optional(Type.String({ maxLength: 200 })),
+    }),
+  ),
+  extra: Type.Optional(StringMap),
+});
+export type NewOrderBody = Static<typeof NewOrderBody>;
+
+export const AppendBody = Type.Object({
+  venue: Uuid,
+  lines: Type.Array(LineInput, { minItems: 1, maxItems: MAX_LINES_PER_COMMAND }),
+});
+export type AppendBody = Static<typeof AppendBody>;

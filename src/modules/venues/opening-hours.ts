@@ -1,0 +1,34 @@
+import { type ChannelConstraint, DAYS, type Day } from './schemas.js';
+
+/** Day of week and minutes since midnight of an instant in an IANA time zone. */
+export function localTime(ms: number, timeZone: string): { day: Day; minutes: number } {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
+  }).formatToParts(new Date(ms));
+  const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
+  const day = get('weekday').toUpperCase().slice(0, 3) as Day;
+  if (!DAYS.includes(day)) throw new RangeError(`cannot read the weekday in ${timeZone}`);
+  return { day, minutes: Number(get('hour')) * 60 + Number(get('minute')) };
+}
+
+const toMinutes = (hhmm: string): number => {
+  const [h, m] = hhmm.split(':');
+  return Number(h) * 60 + Number(m);
+};
+
+/** True when the channel is active and the venue's local time falls in one of the day's intervals. */
+export function isOpen(constraint: ChannelConstraint | undefined, timeZone: string, ms: number): boolean {
+  if (!constraint?.active) return false;
+  const { day, minutes } = localTime(ms, timeZone);
+  return constraint.week[day].some((i) => {
+    const from = toMinutes(i.from);
+    const to = toMinutes(i.to);
+    // An interval that ends before it starts runs past midnight: 22:00-02:00 is open at 23:00 that day.
+    return from <= to ? minutes >= from && minutes < to : minutes >= from;
+  }) || openFromPreviousDay(constraint, day, minutes);
+}
+
+function openFromPreviousDay(constraint: ChannelConstraint, day: Day, minutes: number): boolean {
+  const previous = DAYS[(DAYS.indexOf(day) + 6) % 7]!;
+  return constraint.week[previous].some((i) => toMinutes(i.to) < toMinutes(i.from) && minutes < toMinutes(i.to));
+}

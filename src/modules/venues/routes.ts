@@ -1,0 +1,33 @@
+import { json, type Route } from '../../http/types.js';
+import { invalidField } from '../../shared/errors.js';
+import { distanceMeters } from './geo.js';
+import type { VenueRepo } from './repo.js';
+
+export function venueRoutes(venues: VenueRepo): Route[] {
+  return [
+    {
+      method: 'get',
+      path: '/venue-api/api/nearest',
+      auth: 'bearer',
+      body: 'none',
+      handle({ req, principal }) {
+        const here = { lat: coordinate(req.query, 'lat', 90), lng: coordinate(req.query, 'lng', 180) };
+        const list = venues
+          .listVenues(principal.tenantId)
+          .map((v) => ({ v, d: distanceMeters(here, v.geoPosition) }))
+          .sort((a, b) => a.d - b.d)
+          .map((x) => x.v);
+        return json(200, list);
+      },
+    },
+  ];
+}
+
+function coordinate(query: URLSearchParams, name: string, limit: number): number {
+  const text = query.get(name);
+  const value = text === null || text.trim() === '' ? Number.NaN : Number(text);
+  if (!Number.isFinite(value) || Math.abs(value) > limit) {
+    throw invalidField(name, `query parameter ${name} must be a number between -${limit} and ${limit}`);
+  }
+  return value;
+}

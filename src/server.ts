@@ -1,0 +1,46 @@
+import uWS from 'uWebSockets.js';
+import { mountRoutes, type HttpDeps } from './http/mount.js';
+import type { Route } from './http/types.js';
+import { createHub, type HubDeps } from './ws/hub.js';
+
+export const SOCKET_PATH = '/ordering-api/ws';
+
+export interface Server {
+  app: uWS.TemplatedApp;
+  hub: ReturnType<typeof createHub>;
+  listen(host: string, port: number): Promise<number>;
+  /** Stops accepting connections; open sockets are closed by the caller. */
+  stopListening(): void;
+}
+
+export class ListenError extends Error {}
+
+/** The uWS app with every module's routes and the socket mounted. */
+export function createServer(routes: Route[], deps: HttpDeps & HubDeps): Server {
+  const app = uWS.App();
+  // The socket route is registered before the catch-all 404 of the HTTP routes.
+  const hub = createHub(app, SOCKET_PATH, deps);
+  mountRoutes(app, routes, deps);
+  let listenSocket: uWS.us_listen_socket | undefined;
+
+  return {
+    app,
+    hub,
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        app.listen(host, port, (socket) => {
+          if (!socket) {
+            reject(new ListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
+            return;
+          }
+          listenSocket = socket;
+          resolve(uWS.us_socket_local_port(socket));
+        });
+      });
+    },
+    stopListening() {
+      if (listenSocket) uWS.us_listen_socket_close(listenSocket);
+      listenSocket = undefined;
+    },
+  };
+}

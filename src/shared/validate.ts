@@ -1,0 +1,37 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { AppError, type ErrorDetail } from './errors.js';
+
+export interface Validator<T extends TSchema> {
+  /** Returns the typed value or throws a 400 naming every offending field by JSON pointer. */
+  (value: unknown): Static<T>;
+}
+
+const MAX_REPORTED = 20;
+
+/** Compiles a schema once (cheap checks on a Pi) and reports failures as `invalidField` codes. */
+export function compile<T extends TSchema>(schema: T): Validator<T> {
+  const check = TypeCompiler.Compile(schema);
+  return (value: unknown) => {
+    if (check.Check(value)) return value;
+    const codes: ErrorDetail[] = [];
+    const seen = new Set<string>();
+    for (const error of check.Errors(value)) {
+      const path = error.path === '' ? '/' : error.path;
+      if (seen.has(path)) continue;
+      seen.add(path);
+      codes.push({ code: 'invalidField', message: `${path}: ${error.message}`, args: [path] });
+      if (codes.length >= MAX_REPORTED) break;
+    }
+    throw new AppError(400, 'request failed validation', codes);
+  };
+}
+
+/** Parses a JSON text; malformed JSON is a 400 `invalidBody`. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw AppError.of('invalidBody', 'body is not valid JSON');
+  }
+}

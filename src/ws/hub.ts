@@ -1,0 +1,101 @@
+import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
+import { copyRequest } from '../http/mount.js';
+import type { HttpRequest, Principal } from '../http/types.js';
+import type { Logger } from '../log.js';
+import { AppError, errorBody } from '../shared/errors.js';
+import type { EventStore, OutgoingFrame } from './event-store.js';
+
+interface SocketData {
+  principal: Principal;
+  since: number | undefined;
+  key: string;
+  expiryTimer?: NodeJS.Timeout;
+}
+
+export interface HubDeps {
+  log: Logger;
+  events: EventStore;
+  /** Verifies the token of an upgrade request (header or `access_token`); throws a 401 AppError. */
+  authenticate(req: HttpRequest): Principal;
+}
+
+export const TOKEN_EXPIRED = 4001;
+const userKey = (tenantId: string, userId: string): string => `${tenantId}:${userId}`;
+
+/** The live socket: sockets per user, HELLO, replay after `?since=N`, pushes, and close at token expiry. */
+export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
+  const sockets = new Map<string, Set<WebSocket<SocketData>>>();
+
+  app.ws<SocketData>(path, {
+    maxPayloadLength: 16 * 1024,
+    idleTimeout: 120,
+    maxBackpressure: 4 * 1024 * 1024,
+    closeOnBackpressureLimit: 1,
+    upgrade(res, req, context) {
+      const input = copyRequest(req, []);
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      try {
+        const principal = deps.authenticate(input);
+        const sinceText = input.query.get('since');
+        const since = sinceText === null ? undefined : Number(sinceText);
+        if (since !== undefined && (!Number.isSafeInteger(since) || since < 0)) {
+          throw new AppError(400, 'since must be a non-negative integer', [
+            { code: 'invalidField', message: 'since must be a non-negative integer', args: ['since'] },
+          ]);
+        }
+        const data: SocketData = { principal, since, key: userKey(principal.tenantId, principal.userId) };
+        res.upgrade(data, key, protocol, extensions, context);
+      } catch (err) {
+        const e = err instanceof AppError ? err : AppError.of('internal', 'internal error');
+        res.writeStatus(e.status === 401 ? '401 Unauthorized' : `${e.status} Bad Request`);
+        res.writeHeader('content-type', 'application/json; charset=utf-8');
+        for (const [k, v] of Object.entries(e.headers)) res.writeHeader(k, v);
+        res.end(JSON.stringify(errorBody(e)));
+      }
+    },
+    open(ws) {
+      const data = ws.getUserData();
+      const { principal } = data;
+      let set = sockets.get(data.key);
+      if (!set) sockets.set(data.key, (set = new Set()));
+      set.add(ws);
+      const hello = JSON.stringify({ userId: principal.userId, expiresAt: new Date(principal.expMs).toISOString() });
+      ws.cork(() => {
+        ws.send(deps.events.hello(principal.tenantId, principal.userId, hello));
+        if (data.since !== undefined) {
+          for (const frame of deps.events.replay(principal.tenantId, principal.userId, data.since)) ws.send(frame);
+        }
+      });
+      data.expiryTimer = setTimeout(() => ws.end(TOKEN_EXPIRED, 'token expired'), principal.expMs - Date.now());
+    },
+    message(ws) {
+      // The socket is for pushes; clients send nothing but pings, which uWS answers itself.
+      ws.end(1008, 'this socket accepts no messages');
+    },
+    close(ws) {
+      const data = ws.getUserData();
+      clearTimeout(data.expiryTimer);
+      const set = sockets.get(data.key);
+      set?.delete(ws);
+      if (set?.size === 0) sockets.delete(data.key);
+    },
+  });
+
+  return {
+    /** Sends committed frames to every open socket of their users. */
+    push(frames: OutgoingFrame[]): void {
+      for (const frame of frames) {
+        const set = sockets.get(userKey(frame.tenantId, frame.userId));
+        if (!set) continue;
+        for (const ws of set) ws.cork(() => ws.send(frame.text));
+      }
+    },
+    socketCount: (): number => [...sockets.values()].reduce((n, s) => n + s.size, 0),
+    closeAll(code: number, reason: string): void {
+      for (const set of sockets.values()) for (const ws of set) ws.end(code, reason);
+    },
+  };
+}
+export type Hub = ReturnType<typeof createHub>;
