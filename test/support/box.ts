@@ -1,0 +1,117 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import demo from '../../native-config/demo.json';
+
+export const DEMO = {
+  tenant: demo.tenants[0]!.id,
+  client: demo.tenants[0]!.clients[0]!,
+  staff: demo.tenants[0]!.users[0]!,
+  venues: demo.tenants[0]!.venues,
+  /** Open 00:00-24:00 on every channel. */
+  openVenue: demo.tenants[0]!.venues[0]!.id,
+  menu: demo.tenants[0]!.menus[0]!.id,
+};
+
+export interface TestBox {
+  port: number;
+  dataDir: string;
+  proc: ChildProcess;
+  logs: string[];
+  url(path: string): string;
+  wsUrl(path: string): string;
+  token(username?: string, password?: string): Promise<TokenBody>;
+  get(path: string, token?: string, headers?: Record<string, string>): Promise<Response>;
+  post(path: string, token: string | undefined, body: unknown, headers?: Record<string, string>): Promise<Response>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface TokenBody {
+  access_token: string;
+  refresh_token: string;
+  UUID: string;
+  TENANT: string;
+  scope: string;
+  expires_in: number;
+  jti: string;
+  token_type: string;
+}
+
+export interface StartOptions {
+  dataDir?: string;
+  config?: Record<string, unknown>;
+  demo?: boolean;
+}
+
+/** Starts the real box (dist/main.cjs) on port 0 with a temp data dir and waits for "listening". */
+export async function startTestBox(options: StartOptions = {}): Promise<TestBox> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vb-test-'));
+  const args = ['dist/main.cjs', 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir];
+  if (options.demo !== false) args.push('--demo');
+  if (options.config) {
+    const file = join(dataDir, '..', `${dataDir.split('/').pop()}-config.json`);
+    writeFileSync(file, JSON.stringify(options.config));
+    args.push('--config', file);
+  }
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`box did not start:\n${logs.join('\n')}`)), 20_000);
+    createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      logs.push(line);
+      const entry = JSON.parse(line) as { msg?: string; port?: number };
+      if (entry.msg === 'venue-box listening') {
+        clearTimeout(timer);
+        resolve(entry.port!);
+      }
+    });
+    void exited.then((code) => reject(new Error(`box exited with ${code}:\n${logs.join('\n')}`)));
+  });
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
+  const box: TestBox = {
+    port, dataDir, proc, logs, url,
+    wsUrl: (path) => `ws://127.0.0.1:${port}${path}`,
+    async token(username = 'anonymous', password = '') {
+      const res = await requestToken(box, { grant_type: 'password', username, password });
+      if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+      return (await res.json()) as TokenBody;
+    },
+    get: (path, token, headers = {}) => fetch(url(path), { headers: { ...auth(token), ...headers } }),
+    post: (path, token, body, headers = {}) =>
+      fetch(url(path), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...auth(token), ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+  return box;
+}
+
+export const basic = (id = DEMO.client.clientId, secret = DEMO.client.clientSecret): string =>
+  `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+export function requestToken(
+  box: { url(path: string): string },
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(box.url('/auth-oauth2/oauth/token'), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded;charset=UTF-8',
+      'x-tenant': DEMO.tenant,
+      authorization: basic(),
+      ...headers,
+    },
+    body: new URLSearchParams(form).toString(),
+  });
+}
