@@ -37,13 +37,14 @@ const ANONYMOUS_SCOPE = ['read'];
 /** Token issue (password and refresh grants) and bearer-token verification. */
 export function createAuthService(repo: AuthRepo, key: SigningKey, options: AuthOptions) {
   // A kiosk asks for tokens all day with the same client secret; scrypt each time would cost ~50 ms of CPU
-  // on a Pi, so verified (client, secret) pairs are remembered by digest until the process restarts.
+  // on a Pi, so a verified secret is remembered by digest together with the stored hash it matched: a
+  // secret changed by provisioning changes the stored hash, and the old secret is checked (and fails) again.
   const verifiedClients = new Set<string>();
 
   async function checkClient(req: TokenRequest): Promise<void> {
-    const digest = sha256(`${req.tenantId}\0${req.clientId}\0${req.clientSecret}`);
-    if (verifiedClients.has(digest)) return;
     const stored = repo.tenantExists(req.tenantId) ? repo.clientSecretHash(req.tenantId, req.clientId) : undefined;
+    const digest = sha256(`${stored}\0${req.clientSecret}`);
+    if (stored && verifiedClients.has(digest)) return;
     if (!stored || !(await verifySecret(req.clientSecret, stored))) {
       throw new OAuthError('invalid_client', 'unknown client or wrong client secret for this tenant');
     }
