@@ -1,0 +1,127 @@
+import { SerialPort } from 'serialport';
+
+/** Paper state from ESC/POS `DLE EOT 4` (transmit paper roll sensor status). */
+export type PaperStatus = 'ok' | 'nearEnd' | 'out';
+
+export class PrinterError extends Error {
+  constructor(
+    readonly reason: 'missing' | 'timeout' | 'offline' | 'paperOut' | 'io',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const DLE_EOT_4 = Buffer.from([0x10, 0x04, 0x04]);
+
+/** Reads the roll sensor byte: bits 5-6 paper end, bits 2-3 near end; bits 1 and 4 are fixed on, 0 and 7 off. */
+export function parsePaperStatus(byte: number): PaperStatus | undefined {
+  if ((byte & 0x93) !== 0x12) return undefined; // not a status byte
+  if (byte & 0x60) return 'out';
+  if (byte & 0x0c) return 'nearEnd';
+  return 'ok';
+}
+
+export interface SerialOptions {
+  path: string;
+  baudRate: number;
+  /** Ask `DLE EOT 4` before each job; off for printers that do not answer it. */
+  statusQuery: boolean;
+  timeoutMs: number;
+}
+
+/**
+ * One serial receipt printer. Opens lazily, reopens after an error, and never reports a write as done before
+ * the bytes are drained to the port.
+ */
+export class SerialPrinter {
+  private port: SerialPort | undefined;
+  private received: number[] = [];
+  private onByte: (() => void) | undefined;
+
+  constructor(private readonly options: SerialOptions) {}
+
+  private async open(): Promise<SerialPort> {
+    if (this.port?.isOpen) return this.port;
+    const port = new SerialPort({ path: this.options.path, baudRate: this.options.baudRate, autoOpen: false });
+    await new Promise<void>((resolve, reject) =>
+      port.open((err) => (err ? reject(new PrinterError('missing', `cannot open ${this.options.path}: ${err.message}`)) : resolve())),
+    );
+    port.on('data', (chunk: Buffer) => {
+      this.received.push(...chunk);
+      this.onByte?.();
+    });
+    port.on('close', () => {
+      if (this.port === port) this.port = undefined;
+    });
+    port.on('error', () => this.close());
+    this.port = port;
+    this.received = [];
+    return port;
+  }
+
+  /** The paper state, or throws when the printer does not answer in time. */
+  async paperStatus(): Promise<PaperStatus> {
+    if (!this.options.statusQuery) return 'ok';
+    const port = await this.open();
+    this.received = [];
+    await this.writeRaw(port, DLE_EOT_4);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.onByte = undefined;
+        reject(new PrinterError('offline', `no status answer from ${this.options.path} in ${this.options.timeoutMs} ms`));
+      }, this.options.timeoutMs);
+      const check = () => {
+        while (this.received.length > 0) {
+          const status = parsePaperStatus(this.received.shift()!);
+          if (status) {
+            clearTimeout(timer);
+            this.onByte = undefined;
+            resolve(status);
+            return;
+          }
+        }
+      };
+      this.onByte = check;
+      check();
+    });
+  }
+
+  /** Writes a whole job and resolves only when the bytes have left for the device. */
+  async print(bytes: Uint8Array): Promise<void> {
+    const port = await this.open();
+    await this.writeRaw(port, Buffer.from(bytes));
+  }
+
+  private writeRaw(port: SerialPort, bytes: Buffer): Promise<void> {
+    // Time a serial line needs for these bytes (10 bits a byte), plus the configured slack.
+    const budget = this.options.timeoutMs + Math.ceil((bytes.length * 10 * 1000) / this.options.baudRate);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.close();
+        reject(new PrinterError('timeout', `write to ${this.options.path} did not drain in ${budget} ms`));
+      }, budget);
+      port.write(bytes, (err) => {
+        if (err) {
+          clearTimeout(timer);
+          this.close();
+          reject(new PrinterError('io', `write to ${this.options.path} failed: ${err.message}`));
+          return;
+        }
+        port.drain((drainErr) => {
+          clearTimeout(timer);
+          if (drainErr) {
+            this.close();
+            reject(new PrinterError('io', `drain of ${this.options.path} failed: ${drainErr.message}`));
+          } else resolve();
+        });
+      });
+    });
+  }
+
+  close(): void {
+    const port = this.port;
+    this.port = undefined;
+    if (port?.isOpen) port.close(() => undefined);
+  }
+}
