@@ -168,6 +168,14 @@ describe('order/{id}/append and GET order/{id}', () => {
     otherWs.close();
   });
 
+  test('extra is a map of strings with keys of 1..100 characters', async () => {
+    for (const extra of [{ ['k'.repeat(101)]: 'v' }, { '': 'v' }, { k: 1 }]) {
+      const res = await box.post('/ordering-api/api/order/new', token, { ...newOrder(VENUE), extra });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ codes: [{ code: 'invalidField', args: [expect.stringMatching(/^\/extra/)] }] });
+    }
+  });
+
   test('a path id that is not a UUID is 404; a bad append body is 400 with the field', async () => {
     expect((await box.get('/ordering-api/api/order/not-a-uuid', token)).status).toBe(404);
     const res = await box.post('/ordering-api/api/order/11111111-1111-4111-8111-111111111111/append', token, { venue: VENUE, lines: [] });

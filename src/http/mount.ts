@@ -1,6 +1,6 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
-import { AppError, errorBody, forbidden } from '../shared/errors.js';
+import { AppError, errorBody, forbidden, invalidField } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { parseJson } from '../shared/validate.js';
 import { statusLine } from './status-text.js';
@@ -33,8 +33,17 @@ export function copyRequest(req: UwsRequest, paramNames: string[]): HttpRequest 
     headers[key] = value;
   });
   const params: Record<string, string> = {};
+  let undecodable: string | undefined;
   paramNames.forEach((name, i) => {
-    params[name] = decodeURIComponent(req.getParameter(i) ?? '');
+    const text = req.getParameter(i) ?? '';
+    // decodeURIComponent throws on a malformed escape ("%E0%A4%A"); a throw here would go into uWS and
+    // kill the process, so the parameter is kept raw and the request refused with a 400 later.
+    try {
+      params[name] = decodeURIComponent(text);
+    } catch {
+      params[name] = text;
+      undecodable ??= name;
+    }
   });
   return {
     requestId: newId(),
@@ -43,6 +52,7 @@ export function copyRequest(req: UwsRequest, paramNames: string[]): HttpRequest 
     query: new URLSearchParams(req.getQuery() ?? ''),
     headers,
     params,
+    undecodable,
     body: Buffer.alloc(0),
   };
 }
@@ -61,7 +71,7 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
       return run(route, input, deps);
     })
     .catch((err: unknown) => {
-      if (err instanceof AppError && err.status === 413) closeAfter = true;
+      if (err instanceof BodyTooLarge && !err.drained) closeAfter = true;
       return toErrorReply(err, input, deps.log);
     })
     .then((reply) => {
@@ -70,29 +80,52 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
     .catch((err: unknown) => deps.log.error({ err, requestId: input.requestId }, 'writing a reply failed'));
 }
 
+/**
+ * Reads the body (at most `max` bytes kept). An oversized body is still read to its end and thrown away, up
+ * to DRAIN_FACTOR x max, before the 413 goes out: answering mid-upload and closing makes the client's
+ * next write fail (EPIPE/RST), and most clients then report that instead of the 413. Past that bound the
+ * 413 is sent at once and the connection closed, so nobody can make the box read without end.
+ */
 function readBody(res: UwsResponse, input: HttpRequest, max: number): Promise<Buffer> {
   if (input.method === 'GET' || input.method === 'HEAD') return Promise.resolve(Buffer.alloc(0));
+  const drainLimit = max * DRAIN_FACTOR;
   const declared = Number(input.headers['content-length'] ?? '0');
-  if (declared > max) return Promise.reject(tooLarge(max));
+  if (declared > drainLimit) return Promise.reject(new BodyTooLarge(max, false));
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let chunks: Buffer[] = [];
     let size = 0;
-    let failed = false;
+    let settled = false;
     res.onData((chunk, isLast) => {
-      if (failed) return;
+      if (settled) return;
       size += chunk.byteLength;
-      if (size > max) {
-        failed = true;
-        reject(tooLarge(max));
+      if (size > drainLimit) {
+        settled = true;
+        reject(new BodyTooLarge(max, false));
         return;
       }
-      chunks.push(Buffer.from(chunk.slice(0))); // uWS reuses the chunk's memory after this callback
-      if (isLast) resolve(Buffer.concat(chunks, size));
+      // uWS reuses the chunk's memory after this callback; past `max` nothing is kept.
+      if (size <= max) chunks.push(Buffer.from(chunk.slice(0)));
+      else chunks = [];
+      if (!isLast) return;
+      settled = true;
+      if (size > max) reject(new BodyTooLarge(max, true));
+      else resolve(Buffer.concat(chunks, size));
     });
   });
 }
 
-const tooLarge = (max: number): AppError => AppError.of('payloadTooLarge', `body is larger than ${max} bytes`);
+const DRAIN_FACTOR = 4;
+
+/** 413; `drained` when the whole body was read, so the connection can stay open. */
+class BodyTooLarge extends AppError {
+  constructor(
+    max: number,
+    readonly drained: boolean,
+  ) {
+    const message = `body is larger than ${max} bytes`;
+    super(413, message, [{ code: 'payloadTooLarge', message, args: [] }]);
+  }
+}
 
 async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Reply> {
   const principal = route.auth === 'none' ? (undefined as unknown as Principal) : deps.authenticate(req);
@@ -104,6 +137,9 @@ async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Repl
     if (route.auth === 'write' && !principal.scope.includes('write')) {
       throw forbidden('this operation needs scope write');
     }
+  }
+  if (req.undecodable) {
+    throw invalidField(req.undecodable, `path parameter ${req.undecodable} is not valid percent-encoding`);
   }
   return route.handle({ req, principal, body: parseBody(route, req) });
 }

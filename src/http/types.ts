@@ -6,6 +6,8 @@ export interface HttpRequest {
   query: URLSearchParams;
   headers: Record<string, string>;
   params: Record<string, string>;
+  /** The first path parameter whose percent-encoding is malformed (kept raw in `params`): a 400. */
+  undecodable?: string;
   body: Buffer;
 }
 

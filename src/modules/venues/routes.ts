@@ -23,9 +23,12 @@ export function venueRoutes(venues: VenueRepo): Route[] {
   ];
 }
 
+/** Plain decimal degrees only: Number() would also take "0x10", "1e1" or "Infinity". */
+const DECIMAL = /^[-+]?\d{1,3}(\.\d{1,15})?$/;
+
 function coordinate(query: URLSearchParams, name: string, limit: number): number {
-  const text = query.get(name);
-  const value = text === null || text.trim() === '' ? Number.NaN : Number(text);
+  const text = query.get(name) ?? '';
+  const value = DECIMAL.test(text) ? Number(text) : Number.NaN;
   if (!Number.isFinite(value) || Math.abs(value) > limit) {
     throw invalidField(name, `query parameter ${name} must be a number between -${limit} and ${limit}`);
   }
