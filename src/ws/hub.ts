@@ -1,13 +1,17 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
 import { copyRequest } from '../http/mount.js';
+import { statusLine } from '../http/status-text.js';
 import type { HttpRequest, Principal } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { AppError, errorBody } from '../shared/errors.js';
-import type { EventStore, OutgoingFrame } from './event-store.js';
+import { type EventStore, type OutgoingFrame, venueStream } from './event-store.js';
 
 interface SocketData {
   principal: Principal;
   since: number | undefined;
+  /** The stream this socket reads: the user's own, or a venue's (`?venue=V`, staff). */
+  stream: string;
+  venue: string | undefined;
   key: string;
   expiryTimer?: NodeJS.Timeout;
 }
@@ -16,13 +20,18 @@ export interface HubDeps {
   log: Logger;
   events: EventStore;
   /** Verifies the token of an upgrade request (header or `access_token`); throws a 401 AppError. */
-  authenticate(req: HttpRequest): Principal;
+  authenticateSocket(req: HttpRequest): Principal;
+  /** Allows a principal to watch every order of a venue (`?venue=V`); throws a 403 or 404 AppError. */
+  authorizeVenue(principal: Principal, venueId: string): void;
 }
 
 export const TOKEN_EXPIRED = 4001;
-const userKey = (tenantId: string, userId: string): string => `${tenantId}:${userId}`;
+const streamKey = (tenantId: string, stream: string): string => `${tenantId}:${stream}`;
 
-/** The live socket: sockets per user, HELLO, replay after `?since=N`, pushes, and close at token expiry. */
+/**
+ * The live socket: sockets per stream (a user's, or a venue's for staff), HELLO, replay after `?since=N`,
+ * pushes, and close at token expiry.
+ */
 export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
   const sockets = new Map<string, Set<WebSocket<SocketData>>>();
 
@@ -37,7 +46,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
       try {
-        const principal = deps.authenticate(input);
+        const principal = deps.authenticateSocket(input);
         const sinceText = input.query.get('since');
         const since = sinceText === null ? undefined : Number(sinceText);
         if (since !== undefined && (!Number.isSafeInteger(since) || since < 0)) {
@@ -45,11 +54,15 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
             { code: 'invalidField', message: 'since must be a non-negative integer', args: ['since'] },
           ]);
         }
-        const data: SocketData = { principal, since, key: userKey(principal.tenantId, principal.userId) };
+        const venue = input.query.get('venue') ?? undefined;
+        if (venue !== undefined) deps.authorizeVenue(principal, venue);
+        const stream = venue === undefined ? principal.userId : venueStream(venue);
+        const data: SocketData = { principal, since, stream, venue, key: streamKey(principal.tenantId, stream) };
         res.upgrade(data, key, protocol, extensions, context);
       } catch (err) {
+        if (!(err instanceof AppError)) deps.log.error({ err }, 'socket upgrade failed');
         const e = err instanceof AppError ? err : AppError.of('internal', 'internal error');
-        res.writeStatus(e.status === 401 ? '401 Unauthorized' : `${e.status} Bad Request`);
+        res.writeStatus(statusLine(e.status));
         res.writeHeader('content-type', 'application/json; charset=utf-8');
         for (const [k, v] of Object.entries(e.headers)) res.writeHeader(k, v);
         res.end(JSON.stringify(errorBody(e)));
@@ -61,11 +74,15 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       let set = sockets.get(data.key);
       if (!set) sockets.set(data.key, (set = new Set()));
       set.add(ws);
-      const hello = JSON.stringify({ userId: principal.userId, expiresAt: new Date(principal.expMs).toISOString() });
+      const hello = JSON.stringify({
+        userId: principal.userId,
+        expiresAt: new Date(principal.expMs).toISOString(),
+        ...(data.venue === undefined ? {} : { venue: data.venue }),
+      });
       ws.cork(() => {
-        ws.send(deps.events.hello(principal.tenantId, principal.userId, hello));
+        ws.send(deps.events.hello(principal.tenantId, data.stream, hello));
         if (data.since !== undefined) {
-          for (const frame of deps.events.replay(principal.tenantId, principal.userId, data.since)) ws.send(frame);
+          for (const frame of deps.events.replay(principal.tenantId, data.stream, data.since)) ws.send(frame);
         }
       });
       data.expiryTimer = setTimeout(() => ws.end(TOKEN_EXPIRED, 'token expired'), principal.expMs - Date.now());
@@ -84,10 +101,10 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
   });
 
   return {
-    /** Sends committed frames to every open socket of their users. */
+    /** Sends committed frames to every open socket reading their streams. */
     push(frames: OutgoingFrame[]): void {
       for (const frame of frames) {
-        const set = sockets.get(userKey(frame.tenantId, frame.userId));
+        const set = sockets.get(streamKey(frame.tenantId, frame.stream));
         if (!set) continue;
         for (const ws of set) ws.cork(() => ws.send(frame.text));
       }

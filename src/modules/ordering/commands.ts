@@ -1,11 +1,14 @@
 import { type ErrorDetail, CommandRejected, reject } from '../../shared/errors.js';
+import type { ProductLocks } from '../menus/locks.js';
 import type { MenuService } from '../menus/service.js';
 import { isOpen } from '../venues/opening-hours.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { Venue } from '../venues/schemas.js';
 import { pickClaimCode } from './claim-code.js';
-import type { CommandRecord, NewLine, OrderRepo } from './repo.js';
+import type { PrintJobs } from './print-jobs.js';
+import type { CommandRecord, NewLine, OrderRepo, OrderRow } from './repo.js';
 import { channelOf, type OrderType } from './schemas.js';
+import { allowedIn, type CommandName, isClosedStatus, STAFF_ONLY } from './transitions.js';
 
 /** Lines as stored in a confirmed command: the ids were handed out in the confirmation. */
 export interface StoredLine {
@@ -28,6 +31,9 @@ export interface CommandDeps {
   repo: OrderRepo;
   venues: VenueRepo;
   menus: MenuService;
+  /** Sold-out products per venue (the menus module's locks). */
+  locks: Pick<ProductLocks, 'isLocked'>;
+  printJobs: PrintJobs;
   source: string;
 }
 
@@ -54,20 +60,37 @@ export function applyNew(deps: CommandDeps, cmd: CommandRecord, now: number): vo
 /** Business rules of `append`: the order is the user's and open, the venue is one of its buckets and open. */
 export function applyAppend(deps: CommandDeps, cmd: CommandRecord, now: number): void {
   const body = cmd.body as StoredAppend;
-  const order = visibleOrder(deps.repo, cmd);
-  if (order.closed === 1) throw reject('orderClosed', 'the order is closed', [cmd.orderId]);
-  if (order.status !== 'NEW') {
-    throw reject('invalidTransition', `cannot append to an order in status ${order.status}`, [order.status, 'append']);
-  }
-  if (!deps.repo.bucketVenues(cmd.tenantId, cmd.orderId).includes(body.venue)) {
-    throw reject('invalidVenue', `venue ${body.venue} is not part of this order`, [body.venue]);
-  }
+  const order = orderFor(deps, cmd, 'append');
+  requireBucket(deps.repo, cmd, body.venue);
   const type = order.order_type as OrderType;
   const venue = openVenue(deps, cmd.tenantId, body.venue, type, now);
   for (const line of priceLines(deps, cmd, venue, type, body.lines, now)) {
     deps.repo.insertLine(cmd.tenantId, cmd.orderId, line);
   }
   recomputeTotals(deps.repo, cmd.tenantId, cmd.orderId, now);
+}
+
+/**
+ * The order a command may act on, checked in this order: it exists for the user (`orderNotFound`), the user
+ * may give the command (`forbidden`), the order is open (`orderClosed`), and the lifecycle table allows the
+ * command in the order's status (`invalidTransition`, args: current status, command).
+ */
+export function orderFor(deps: CommandDeps, cmd: CommandRecord, command: Exclude<CommandName, 'new'>): OrderRow {
+  const order = visibleOrder(deps.repo, cmd);
+  if (STAFF_ONLY.has(command) && !cmd.staff) throw reject('forbidden', `only staff may ${command} an order`, [command]);
+  if (order.closed === 1 || isClosedStatus(order.status)) {
+    throw reject('orderClosed', `the order is closed (${order.status})`, [cmd.orderId]);
+  }
+  if (!allowedIn(command, order.status, order.order_type as OrderType)) {
+    throw reject('invalidTransition', `cannot ${command} an order in status ${order.status}`, [order.status, command]);
+  }
+  return order;
+}
+
+export function requireBucket(repo: OrderRepo, cmd: CommandRecord, venueId: string): void {
+  if (!repo.bucketVenues(cmd.tenantId, cmd.orderId).includes(venueId)) {
+    throw reject('invalidVenue', `venue ${venueId} is not part of this order`, [venueId]);
+  }
 }
 
 /** The order if it lists the command's user (or the user is staff); to anyone else it does not exist. */
@@ -78,7 +101,7 @@ export function visibleOrder(repo: OrderRepo, cmd: CommandRecord) {
   return order;
 }
 
-function openVenue(deps: CommandDeps, tenantId: string, venueId: string, type: OrderType, now: number): Venue {
+export function openVenue(deps: CommandDeps, tenantId: string, venueId: string, type: OrderType, now: number): Venue {
   const venue = deps.venues.getVenue(tenantId, venueId);
   if (!venue || !venue.active) throw reject('invalidVenue', `venue ${venueId} is unknown or inactive`, [venueId]);
   const channel = channelOf(type);
@@ -104,6 +127,10 @@ function priceLines(
       });
       continue;
     }
+    if (deps.locks.isLocked(cmd.tenantId, venue.id, product.id)) {
+      problems.push(productUnavailable(line.id, product.id, venue.name));
+      continue;
+    }
     priced.push({
       id: line.id, venue_id: venue.id, creator: cmd.userId, product_id: product.id, quantity: line.quantity,
       price_minor: product.priceMinor, status: 'NEW', productJson: product.snapshotJson, created_ms: now,
@@ -113,6 +140,12 @@ function priceLines(
   if (problems.length > 0) throw new CommandRejected(problems);
   return priced;
 }
+
+export const productUnavailable = (lineId: string, productId: string, venueName: string): ErrorDetail => ({
+  code: 'productUnavailable',
+  message: `line ${lineId}: product ${productId} is sold out at ${venueName}`,
+  args: [lineId, productId],
+});
 
 /** editTotal is the sum of NEW lines; total the sum of ORDERED ones. */
 export function recomputeTotals(repo: OrderRepo, tenantId: string, orderId: string, now: number): void {

@@ -23,8 +23,11 @@ export interface OrderRow {
   closed: number;
   completed: number;
   source: string;
+  contact_json: string | null;
   created_ms: number;
   changed_ms: number;
+  /** Submits so far (kitchen rounds). */
+  rounds: number;
 }
 
 export interface LineRow {
@@ -38,10 +41,21 @@ export interface LineRow {
   product_json: string;
   created_ms: number;
   updated_ms: number;
+  /** The round the line was ordered in; null while NEW. */
+  round: number | null;
 }
 
-export interface NewLine extends Omit<LineRow, 'product_json'> {
+export interface NewLine extends Omit<LineRow, 'product_json' | 'round'> {
   productJson: string;
+}
+
+/** Filters of the staff order list; `after` is the keyset cursor (the last row of the previous page). */
+export interface OrderFilter {
+  venue?: string;
+  statuses?: string[];
+  changedSinceMs?: number;
+  after?: { createdMs: number; id: string };
+  limit: number;
 }
 
 /** SQL of the ordering module: the command log, orders with their buckets, lines and users. */
@@ -77,17 +91,43 @@ export function createOrderRepo(db: Db) {
     insertLine: db.prepare(
       `INSERT INTO order_lines (tenant_id, order_id, id, venue_id, position, creator, product_id, quantity,
          price_minor, status, product_json, created_ms, updated_ms)
-       VALUES (?, ?, ?, ?, (SELECT COUNT(*) FROM order_lines WHERE tenant_id = ? AND order_id = ?), ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM order_lines WHERE tenant_id = ? AND order_id = ?),
+         ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     lines: db.prepare<[string, string], LineRow>(
-      `SELECT id, venue_id, creator, product_id, quantity, price_minor, status, product_json, created_ms, updated_ms
+      `SELECT id, venue_id, creator, product_id, quantity, price_minor, status, product_json, created_ms, updated_ms,
+         round
        FROM order_lines WHERE tenant_id = ? AND order_id = ? ORDER BY position`,
     ),
+    lineQuantity: db.prepare(
+      'UPDATE order_lines SET quantity = ?, updated_ms = ? WHERE tenant_id = ? AND order_id = ? AND id = ?',
+    ),
+    deleteLine: db.prepare('DELETE FROM order_lines WHERE tenant_id = ? AND order_id = ? AND id = ?'),
+    orderNewLines: db.prepare(
+      `UPDATE order_lines SET status = 'ORDERED', round = ?, updated_ms = ?
+       WHERE tenant_id = ? AND order_id = ? AND status = 'NEW'`,
+    ),
+    cancelLines: db.prepare(
+      `UPDATE order_lines SET status = 'CANCELLED', updated_ms = ?
+       WHERE tenant_id = ? AND order_id = ? AND status <> 'CANCELLED'`,
+    ),
+    cancelNewLines: db.prepare(
+      `UPDATE order_lines SET status = 'CANCELLED', updated_ms = ?
+       WHERE tenant_id = ? AND order_id = ? AND status = 'NEW'`,
+    ),
+    setStatus: db.prepare('UPDATE orders SET status = ?, rounds = ?, changed_ms = ? WHERE tenant_id = ? AND id = ?'),
+    close: db.prepare(
+      'UPDATE orders SET status = ?, closed = 1, completed = ?, changed_ms = ? WHERE tenant_id = ? AND id = ?',
+    ),
+    closeBuckets: db.prepare('UPDATE order_buckets SET open = 0 WHERE tenant_id = ? AND order_id = ?'),
     insertUser: db.prepare('INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES (?, ?, ?, ?)'),
     users: db.prepare<[string, string], { user_id: string; roles: string }>(
       'SELECT user_id, roles FROM order_users WHERE tenant_id = ? AND order_id = ? ORDER BY rowid',
     ),
   };
+
+  // One prepared statement per combination of list filters (at most 16), prepared on first use.
+  const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
   return {
     insertCommand(c: Omit<CommandRecord, 'seq'>): void {
@@ -123,6 +163,46 @@ export function createOrderRepo(db: Db) {
       s.insertUser.run(tenantId, orderId, userId, roles.join(',')),
     users: (tenantId: string, orderId: string): { userId: string; roles: string[] }[] =>
       s.users.all(tenantId, orderId).map((u) => ({ userId: u.user_id, roles: u.roles.split(',') })),
+    setLineQuantity: (tenantId: string, orderId: string, lineId: string, quantity: number, nowMs: number) =>
+      s.lineQuantity.run(quantity, nowMs, tenantId, orderId, lineId),
+    deleteLine: (tenantId: string, orderId: string, lineId: string) => s.deleteLine.run(tenantId, orderId, lineId),
+    /** Every NEW line becomes ORDERED in `round`. */
+    orderNewLines: (tenantId: string, orderId: string, round: number, nowMs: number) =>
+      s.orderNewLines.run(round, nowMs, tenantId, orderId),
+    /** Every line not yet CANCELLED (or, with onlyNew, every NEW line) becomes CANCELLED. */
+    cancelLines: (tenantId: string, orderId: string, nowMs: number, onlyNew = false) =>
+      (onlyNew ? s.cancelNewLines : s.cancelLines).run(nowMs, tenantId, orderId),
+    setStatus: (tenantId: string, orderId: string, status: string, rounds: number, nowMs: number) =>
+      s.setStatus.run(status, rounds, nowMs, tenantId, orderId),
+    /** Closes the order and frees its claim code at every venue. */
+    closeOrder(tenantId: string, orderId: string, status: string, completed: boolean, nowMs: number): void {
+      s.close.run(status, completed ? 1 : 0, nowMs, tenantId, orderId);
+      s.closeBuckets.run(tenantId, orderId);
+    },
+    /** Order ids and creation times of a page of the staff list, newest first. */
+    listOrders(tenantId: string, f: OrderFilter): { id: string; created_ms: number }[] {
+      const where = ['o.tenant_id = @tenantId'];
+      if (f.venue !== undefined) {
+        where.push(`EXISTS (SELECT 1 FROM order_buckets b
+          WHERE b.tenant_id = o.tenant_id AND b.venue_id = @venue AND b.order_id = o.id)`);
+      }
+      if (f.statuses !== undefined) where.push('o.status IN (SELECT value FROM json_each(@statuses))');
+      if (f.changedSinceMs !== undefined) where.push('o.changed_ms >= @since');
+      if (f.after !== undefined) {
+        where.push('(o.created_ms < @afterMs OR (o.created_ms = @afterMs AND o.id < @afterId))');
+      }
+      const sql = `SELECT o.id, o.created_ms FROM orders o WHERE ${where.join(' AND ')}
+        ORDER BY o.created_ms DESC, o.id DESC LIMIT @limit`;
+      let stmt = listCache.get(sql);
+      if (!stmt) listCache.set(sql, (stmt = db.prepare(sql)));
+      return stmt.all({
+        tenantId, limit: f.limit,
+        ...(f.venue !== undefined ? { venue: f.venue } : {}),
+        ...(f.statuses !== undefined ? { statuses: JSON.stringify(f.statuses) } : {}),
+        ...(f.changedSinceMs !== undefined ? { since: f.changedSinceMs } : {}),
+        ...(f.after !== undefined ? { afterMs: f.after.createdMs, afterId: f.after.id } : {}),
+      }) as { id: string; created_ms: number }[];
+    },
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     /** A savepoint inside the current transaction: a failed command rolls back alone. */
     savepoint: <T>(fn: () => T): T => db.transaction(fn)(),

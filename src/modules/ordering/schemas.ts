@@ -41,3 +41,31 @@ export const AppendBody = Type.Object({
   lines: Type.Array(LineInput, { minItems: 1, maxItems: MAX_LINES_PER_COMMAND }),
 });
 export type AppendBody = Static<typeof AppendBody>;
+
+export const ORDER_STATUSES = ['NEW', 'ORDERED', 'READY', 'COMPLETED', 'CANCELLED'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+export const LINE_STATUSES = ['NEW', 'ORDERED', 'CANCELLED'] as const;
+export type LineStatus = (typeof LINE_STATUSES)[number];
+
+export const UpdateBody = Type.Object({
+  venue: Uuid,
+  lines: Type.Array(Type.Object({ id: Uuid, quantity: LineInput.properties.quantity }), {
+    minItems: 1, maxItems: MAX_LINES_PER_COMMAND,
+  }),
+});
+export type UpdateBody = Static<typeof UpdateBody>;
+
+export const RemoveBody = Type.Object({
+  venue: Uuid,
+  lines: Type.Array(Uuid, { minItems: 1, maxItems: MAX_LINES_PER_COMMAND }),
+});
+export type RemoveBody = Static<typeof RemoveBody>;
+
+/** `submit` and `ready` take `{}` (or no body at all). */
+export const EmptyBody = Type.Object({});
+
+export const CompleteBody = Type.Object({ claimCode: Type.String({ pattern: '^\\d{6}$' }) });
+export type CompleteBody = Static<typeof CompleteBody>;
+
+export const CancelBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 200 })) });
+export type CancelBody = Static<typeof CancelBody>;

@@ -1,13 +1,18 @@
 import type { Principal } from '../../http/types.js';
-import { type ErrorDetail, invalidField, notFound, reject } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
-import type { EventStore, OutgoingFrame } from '../../ws/event-store.js';
+import { type ErrorDetail, forbidden, invalidField, notFound, reject } from '../../shared/errors.js';
+import { isUuid, newId } from '../../shared/ids.js';
+import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { CommandHandler, CommandQueue } from './command-queue.js';
 import { applyAppend, applyNew, type CommandDeps, type StoredLine, type StoredNew } from './commands.js';
+import {
+  applyCancel, applyComplete, applyReady, applyRemove, applySubmit, applyUpdate, type StoredCancel,
+  type StoredComplete, type StoredRemove, type StoredUpdate,
+} from './lifecycle.js';
 import { buildOrder, type Order } from './order-view.js';
-import type { CommandRecord, OrderRepo } from './repo.js';
-import type { AppendBody, LineInput, NewOrderBody } from './schemas.js';
+import type { CommandRecord, OrderFilter, OrderRepo } from './repo.js';
+import type { AppendBody, CancelBody, CompleteBody, LineInput, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
+import { encodeCursor, type OrderPage } from './staff-views.js';
 
 export interface Confirmation {
   correlationId: string;
@@ -16,7 +21,13 @@ export interface Confirmation {
 }
 
 type Apply = (deps: CommandDeps, cmd: CommandRecord, now: number) => void;
-const APPLY: Record<string, Apply> = { new: applyNew, append: applyAppend };
+const APPLY: Record<string, Apply> = {
+  new: applyNew, append: applyAppend, update: applyUpdate, remove: applyRemove, submit: applySubmit,
+  ready: applyReady, complete: applyComplete, cancel: applyCancel,
+};
+
+/** Staff powers (every order of the tenant, staff commands, venue sockets) need a staff token with scope write. */
+export const isStaff = (p: Principal): boolean => p.staff && p.scope.includes('write');
 
 export interface OrderingDeps extends CommandDeps {
   events: EventStore;
@@ -33,7 +44,7 @@ export function createOrderingService(deps: OrderingDeps) {
   async function confirm(p: Principal, orderId: string, kind: string, body: unknown, lines: string[]): Promise<Confirmation> {
     const correlationId = newId();
     await queue!.confirm({
-      correlationId, tenantId: p.tenantId, userId: p.userId, staff: p.staff, orderId, kind, body,
+      correlationId, tenantId: p.tenantId, userId: p.userId, staff: isStaff(p), orderId, kind, body,
       confirmedMs: deps.now(),
     });
     return { correlationId, orderId, lines };
@@ -46,7 +57,12 @@ export function createOrderingService(deps: OrderingDeps) {
       apply(deps, cmd, now);
       const order = buildOrder(deps.repo, deps.venues, cmd.tenantId, cmd.orderId)!;
       const payload = JSON.stringify(order);
-      return order.users.map((u) => deps.events.append(cmd.tenantId, u.userId, 'ORDER_CHANGE', payload, now));
+      // The order's users, the commanding user (staff acting on a customer's order hear their answer too),
+      // and the stream of every venue of the order (staff sockets, `?venue=V`).
+      const streams = new Set(order.users.map((u) => u.userId));
+      streams.add(cmd.userId);
+      for (const b of order.buckets) streams.add(venueStream(b.venue));
+      return [...streams].map((stream) => deps.events.append(cmd.tenantId, stream, 'ORDER_CHANGE', payload, now));
     },
     notify(cmd, codes: ErrorDetail[], now): OutgoingFrame[] {
       const payload = JSON.stringify({
@@ -86,12 +102,62 @@ export function createOrderingService(deps: OrderingDeps) {
       return confirm(p, orderId, 'append', { venue: body.venue, lines }, lines.map((l) => l.id));
     },
 
+    update(p: Principal, orderId: string, body: UpdateBody): Promise<Confirmation> {
+      const ids = body.lines.map((l) => l.id);
+      rejectDuplicates(ids, (i) => `/lines/${i}/id`);
+      const stored: StoredUpdate = { venue: body.venue, lines: body.lines.map((l) => ({ id: l.id, quantity: l.quantity })) };
+      return confirm(p, orderId, 'update', stored, ids);
+    },
+
+    remove(p: Principal, orderId: string, body: RemoveBody): Promise<Confirmation> {
+      rejectDuplicates(body.lines, (i) => `/lines/${i}`);
+      const stored: StoredRemove = { venue: body.venue, lines: body.lines };
+      return confirm(p, orderId, 'remove', stored, body.lines);
+    },
+
+    submit: (p: Principal, orderId: string): Promise<Confirmation> => confirm(p, orderId, 'submit', {}, []),
+    ready: (p: Principal, orderId: string): Promise<Confirmation> => confirm(p, orderId, 'ready', {}, []),
+
+    complete(p: Principal, orderId: string, body: CompleteBody): Promise<Confirmation> {
+      const stored: StoredComplete = { claimCode: body.claimCode };
+      return confirm(p, orderId, 'complete', stored, []);
+    },
+
+    cancel(p: Principal, orderId: string, body: CancelBody): Promise<Confirmation> {
+      const stored: StoredCancel = body.reason === undefined ? {} : { reason: body.reason };
+      return confirm(p, orderId, 'cancel', stored, []);
+    },
+
     /** The current order, to the users it lists (and staff of the tenant); 404 to anyone else. */
     getOrder(p: Principal, orderId: string): Order {
       const order = buildOrder(deps.repo, deps.venues, p.tenantId, orderId);
-      if (!order || !(p.staff || order.users.some((u) => u.userId === p.userId))) throw notFound('order');
+      if (!order || !(isStaff(p) || order.users.some((u) => u.userId === p.userId))) throw notFound('order');
       return order;
+    },
+
+    /** The staff list: every order of the tenant matching the filter, newest first, one page at a time. */
+    listOrders(p: Principal, filter: OrderFilter): OrderPage {
+      if (filter.venue !== undefined && !deps.venues.getVenue(p.tenantId, filter.venue)) throw notFound('venue');
+      // One row more than the page tells whether there is a next page.
+      const rows = deps.repo.listOrders(p.tenantId, { ...filter, limit: filter.limit + 1 });
+      const page = rows.slice(0, filter.limit);
+      const last = page.at(-1);
+      return {
+        items: page.map((r) => buildOrder(deps.repo, deps.venues, p.tenantId, r.id)!),
+        next: rows.length > filter.limit && last ? encodeCursor({ createdMs: last.created_ms, id: last.id }) : null,
+      };
+    },
+
+    /** A socket watching every order of a venue (`?venue=V`): staff only (403), a venue of the tenant (404). */
+    authorizeVenue(p: Principal, venueId: string): void {
+      if (!isStaff(p)) throw forbidden('only staff may watch a venue');
+      if (!isUuid(venueId) || !deps.venues.getVenue(p.tenantId, venueId)) throw notFound('venue');
     },
   };
 }
 export type OrderingService = ReturnType<typeof createOrderingService>;
+
+function rejectDuplicates(ids: string[], pointer: (i: number) => string): void {
+  const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
+  if (dup >= 0) throw invalidField(pointer(dup), 'each line may be named only once');
+}

@@ -1,0 +1,83 @@
+import type { Db } from '../../db/open.js';
+import { isoOf } from '../../shared/clock.js';
+import { notFound } from '../../shared/errors.js';
+import type { VenueRepo } from '../venues/repo.js';
+import type { MenuRepo } from './repo.js';
+import type { MenuService } from './service.js';
+
+/** A sold-out product of one venue, as the menu's `locks` array lists it. */
+export interface ProductLock {
+  productId: string;
+  venue: string;
+  reason: string;
+  since: string;
+}
+
+export interface LockChange {
+  venue: string;
+  productId: string;
+  locked: boolean;
+  reason?: string;
+}
+
+export interface LockState {
+  productId: string;
+  venue: string;
+  locked: boolean;
+  reason: string | null;
+  since: string | null;
+}
+
+/**
+ * Sold-out products, per venue: staff lock a product when the kitchen runs out and clear it when it is back.
+ * Venues that share a menu sell out separately, so a lock names the venue, not the menu.
+ */
+export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo) {
+  const s = {
+    upsert: db.prepare(
+      `INSERT INTO product_locks (tenant_id, venue_id, product_id, reason, since_ms) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, venue_id, product_id) DO UPDATE SET reason = excluded.reason`,
+    ),
+    remove: db.prepare('DELETE FROM product_locks WHERE tenant_id = ? AND venue_id = ? AND product_id = ?'),
+    one: db.prepare<[string, string, string], { reason: string; since_ms: number }>(
+      'SELECT reason, since_ms FROM product_locks WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
+    ),
+    ofVenue: db.prepare<[string, string], { product_id: string; reason: string; since_ms: number }>(
+      'SELECT product_id, reason, since_ms FROM product_locks WHERE tenant_id = ? AND venue_id = ? ORDER BY since_ms, product_id',
+    ),
+  };
+
+  return {
+    /** Locks (keeping the first `since`, updating the reason) or clears a lock; both are idempotent. */
+    setLock(tenantId: string, menuId: string, change: LockChange, nowMs: number): LockState {
+      const venue = venues.getVenue(tenantId, change.venue);
+      if (!venue || venue.menu !== menuId) throw notFound('menu for this venue');
+      if (!menus.product(tenantId, menuId, change.productId)) throw notFound('product');
+      if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);
+      else s.remove.run(tenantId, change.venue, change.productId);
+      const row = s.one.get(tenantId, change.venue, change.productId);
+      return {
+        productId: change.productId, venue: change.venue, locked: row !== undefined,
+        reason: row?.reason ?? null, since: row ? isoOf(row.since_ms) : null,
+      };
+    },
+    locksOf(tenantId: string, venueId: string): ProductLock[] {
+      return s.ofVenue.all(tenantId, venueId).map((r) => ({
+        productId: r.product_id, venue: venueId, reason: r.reason, since: isoOf(r.since_ms),
+      }));
+    },
+    isLocked: (tenantId: string, venueId: string, productId: string): boolean =>
+      s.one.get(tenantId, venueId, productId) !== undefined,
+  };
+}
+export type ProductLocks = ReturnType<typeof createProductLocks>;
+
+/** The menu service with the requested venue's locks filled into every menu it serves. */
+export function withLocks(menus: MenuService, locks: ProductLocks): MenuService {
+  return {
+    ...menus,
+    menuFor(tenantId, menuId, venueId, channel) {
+      return { ...menus.menuFor(tenantId, menuId, venueId, channel), locks: locks.locksOf(tenantId, venueId) };
+    },
+  };
+}
