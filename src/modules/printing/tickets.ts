@@ -37,10 +37,18 @@ export interface PrintOptions {
 
 const TITLES: Record<Ticket['kind'], string> = { kitchen: 'KUCHNIA / KITCHEN', cancel: 'ANULOWANE / CANCELLED', claim: 'ODBIÓR / PICK-UP' };
 
+/** One formatter per time zone: building an Intl.DateTimeFormat costs about 0.1 ms, a tenth of a ticket. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
 export function localTimeText(ms: number, timeZone: string): string {
-  return new Intl.DateTimeFormat('pl-PL', {
-    timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
-  }).format(new Date(ms));
+  let format = formatters.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('pl-PL', {
+      timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
+    });
+    formatters.set(timeZone, format);
+  }
+  return format.format(new Date(ms));
 }
 
 /** Encodes one ticket as ESC/POS bytes: initialise, code page, content, feed and cut. */

@@ -1,0 +1,56 @@
+import { expect } from 'vitest';
+import { DEMO, type TestBox } from './box.js';
+import { command, newOrder } from './orders.js';
+
+export const VENUE = DEMO.openVenue;
+
+/** Spooler timings for tests: quick retries and status polls (the defaults are seconds). */
+export const FAST_PRINTING = { retryMinMs: 50, retryMaxMs: 400, statusTimeoutMs: 300, statusPollSeconds: 0.5 };
+
+export interface JobItem {
+  id: string;
+  printer: string | null;
+  orderId: string;
+  kind: string;
+  state: string;
+  copyOf: string | null;
+  printedOn: string | null;
+  attempts: number;
+  lastError: string | null;
+  ticket: { lines: { text: string }[]; total: string; claimCode: string };
+}
+
+export interface PrinterItem {
+  name: string;
+  status: string;
+  queueDepth: number;
+  oldestJobAgeMs: number | null;
+  divertedTo: string | null;
+  lastError: { reason: string; message: string; at: string } | null;
+}
+
+export async function jobsOf(box: TestBox, staff: string, query = ''): Promise<JobItem[]> {
+  const res = await box.get(`/printing-api/api/jobs${query}`, staff);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { items: JobItem[] }).items;
+}
+
+export async function printerOf(box: TestBox, staff: string, name: string): Promise<PrinterItem> {
+  const res = await box.get('/printing-api/api/printers', staff);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { items: PrinterItem[] }).items.find((p) => p.name === name)!;
+}
+
+/**
+ * A TAKE_AWAY order of `customer` at the open venue, created and submitted without a socket: returns the order
+ * id once the submit was processed (its jobs exist, as `staff` sees them).
+ */
+export async function submitOrder(box: TestBox, staff: string, customer: string, lines: { productId: string; quantity: number }[]): Promise<string> {
+  const c = await command(box, customer, 'new', newOrder(VENUE, lines));
+  await expect.poll(async () => (await box.get(`/ordering-api/api/order/${c.orderId}`, customer)).status).toBe(200);
+  await command(box, customer, `${c.orderId}/submit`, {});
+  await expect.poll(async () => (await jobsOf(box, staff)).some((j) => j.orderId === c.orderId)).toBe(true);
+  return c.orderId;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
