@@ -1,0 +1,105 @@
+// Measures dist/venue-box (npm run build:binary first) and prints one JSON line:
+//   sizeMb                    size of the binary, MB (10^6 bytes)
+//   startToFirst200MsMedian   exec -> first 200 from the token endpoint, median of 10 starts
+//   idleRssMb                 resident memory (VmRSS) 1 s after that 200, idle, median of the 10 starts;
+//                             idleRssAnonMb / idleRssFileMb split it: anonymous memory (heaps) and pages
+//                             mapped from files (mostly the node binary's own code, shared and reclaimable)
+//   coldStartMs               the same as the first figure for the very first start (empty addon cache and
+//                             data directory: addons written, database migrated, demo provisioned); not in the median
+// Targets (issue 4): under 100 MB, under 300 ms, under 60 MB.
+// Each start runs the binary from a temp directory on 127.0.0.1 with the demo, then stops it with SIGTERM.
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const STARTS = 10;
+const binary = new URL('../dist/venue-box', import.meta.url).pathname;
+const demo = JSON.parse(readFileSync(new URL('../native-config/demo.json', import.meta.url), 'utf8')).tenants[0];
+
+if (!existsSync(binary)) {
+  console.error('bench-binary: dist/venue-box is missing: run npm run build:binary first');
+  process.exit(1);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'vb-bench-binary-'));
+copyFileSync(binary, join(dir, 'venue-box'));
+const env = { PATH: '/usr/bin:/bin', HOME: dir, VENUE_BOX_CACHE: join(dir, 'cache') };
+const tokenRequest = {
+  method: 'POST',
+  headers: {
+    'content-type': 'application/x-www-form-urlencoded',
+    'x-tenant': demo.id,
+    authorization: `Basic ${Buffer.from(`${demo.clients[0].clientId}:${demo.clients[0].clientSecret}`).toString('base64')}`,
+  },
+  body: 'grant_type=password&username=anonymous&password=',
+};
+
+try {
+  const cold = await startOnce();
+  const runs = [];
+  for (let i = 0; i < STARTS; i++) runs.push(await startOnce());
+  console.log(
+    JSON.stringify({
+      sizeMb: round(statSync(binary).size / 1e6),
+      startToFirst200MsMedian: round(median(runs.map((r) => r.ms))),
+      idleRssMb: round(median(runs.map((r) => r.rssMb))),
+      idleRssAnonMb: round(median(runs.map((r) => r.anonMb))),
+      idleRssFileMb: round(median(runs.map((r) => r.fileMb))),
+      coldStartMs: round(cold.ms),
+      starts: STARTS,
+    }),
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+async function startOnce() {
+  const port = await freePort();
+  const t0 = performance.now();
+  const proc = spawn('./venue-box', ['serve', '--demo', '--host', '127.0.0.1', '--port', String(port), '--data-dir', join(dir, 'data')], {
+    cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise((resolve) => proc.on('exit', resolve));
+  try {
+    const deadline = t0 + 20_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`venue-box exited with ${proc.exitCode} before answering`);
+      if (performance.now() > deadline) throw new Error('venue-box did not answer 200 within 20 s');
+      const status = await fetch(`http://127.0.0.1:${port}/auth-oauth2/oauth/token`, tokenRequest).then((r) => r.status, () => 0);
+      if (status === 200) break;
+      if (status !== 0) throw new Error(`the token endpoint answered ${status}`);
+      await sleep(2);
+    }
+    const ms = performance.now() - t0;
+    await sleep(1000);
+    const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
+    const mb = (field) => (Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]) * 1024) / 1e6;
+    return { ms, rssMb: mb('VmRSS'), anonMb: mb('RssAnon'), fileMb: mb('RssFile') };
+  } finally {
+    proc.kill('SIGTERM');
+    await exited;
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+function round(n) {
+  return Math.round(n * 10) / 10;
+}

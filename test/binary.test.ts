@@ -1,0 +1,143 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import pkg from '../package.json';
+import { loadConfigFile, resolveConfig } from '../src/config.js';
+import { DEMO, requestToken } from './support/box.js';
+import { openSocket } from './support/socket.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const DEFAULT_CONFIG = join(root, 'native-config/venue-box.jsonc');
+
+describe('native-config/venue-box.jsonc', () => {
+  test('loads, and lists every option with its default value', () => {
+    const file = loadConfigFile(DEFAULT_CONFIG) as Record<string, unknown>;
+    const defaults = resolveConfig({});
+    expect(resolveConfig(file)).toEqual(defaults);
+    // Every option that has a default is written out (a new option in src/config.ts belongs here too).
+    expect(keyPaths(file)).toEqual(keyPaths(defaults));
+    // Options without a default are shown commented out.
+    expect(readFileSync(DEFAULT_CONFIG, 'utf8')).toMatch(/\/\/ "provisioningFile":/);
+  });
+});
+
+// Builds dist/venue-box with build.sh (about 10 s here), copies it alone into an empty directory and drives
+// it as the box is used: nothing from this checkout (node_modules, node on PATH) is reachable from there.
+describe('the single binary', () => {
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  let box: RunningBinary | undefined;
+
+  beforeAll(() => {
+    execFileSync('bash', ['build.sh'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], timeout: 280_000 });
+    dir = mkdtempSync(join(tmpdir(), 'vb-binary-'));
+    copyFileSync(join(root, 'dist/venue-box'), join(dir, 'venue-box'));
+    mkdirSync(join(dir, 'empty-path'));
+    // A clean environment: no NODE_PATH or NODE_OPTIONS, a PATH without node, its own addon cache.
+    env = { PATH: join(dir, 'empty-path'), HOME: dir, LANG: 'C', VENUE_BOX_CACHE: join(dir, 'cache') };
+  }, 300_000);
+
+  afterAll(async () => {
+    await box?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true }); // a 90 MB copy of the binary
+  });
+
+  test('--version and --help run from an empty directory', () => {
+    const run = (arg: string) => execFileSync('./venue-box', [arg], { cwd: dir, env, encoding: 'utf8' });
+    expect(run('--version')).toBe(`${pkg.version}\n`);
+    expect(run('--help')).toContain('venue-box serve');
+    // Nothing written beside the binary (the addon cache is where VENUE_BOX_CACHE points).
+    expect(readdirSync(dir).filter((f) => f !== 'cache' && f !== 'empty-path')).toEqual(['venue-box']);
+  });
+
+  test('serves a token, the nearest venues, a socket and an order', async () => {
+    const cache = join(dir, 'cache');
+    const extractedBefore = new Map((existsSync(cache) ? readdirSync(cache) : []).map((f) => [f, statSync(join(cache, f)).ino]));
+    copyFileSync(DEFAULT_CONFIG, join(dir, 'venue-box.jsonc'));
+    box = await startBinary(dir, env, [
+      'serve', '--demo', '--config', 'venue-box.jsonc', '--data-dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1',
+    ]);
+    const url = (path: string) => `http://127.0.0.1:${box!.port}${path}`;
+
+    const tokenRes = await requestToken({ url }, { grant_type: 'password', username: 'anonymous', password: '' });
+    expect(tokenRes.status).toBe(200);
+    const token = (await tokenRes.json()) as { access_token: string; UUID: string };
+    const bearer = { authorization: `Bearer ${token.access_token}` };
+
+    const nearest = await fetch(url('/venue-api/api/nearest?lat=50.06&lng=19.94'), { headers: bearer });
+    expect(nearest.status).toBe(200);
+    const venues = (await nearest.json()) as { id: string }[];
+    expect(venues[0]?.id).toBe(DEMO.venues[0]!.id);
+
+    const ws = await openSocket(`ws://127.0.0.1:${box.port}/ordering-api/ws`, token.access_token);
+    expect(await ws.next('HELLO')).toMatchObject({ seq: 1, payload: { userId: token.UUID } });
+
+    const orderRes = await fetch(url('/ordering-api/api/order/new'), {
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        orderType: 'TAKE_AWAY',
+        buckets: [{ venue: DEMO.venues[0]!.id, lines: [{ productId: 'zurek', quantity: 1 }] }],
+      }),
+    });
+    expect(orderRes.status).toBe(200);
+    const { orderId } = (await orderRes.json()) as { orderId: string };
+    expect(await ws.next('ORDER_CHANGE')).toMatchObject({ payload: { id: orderId, status: 'NEW' } });
+    ws.close();
+
+    // The addons were written to the cache at first use, named by content hash (serialport's too once the
+    // box loads it); the ones --version wrote were reused, not rewritten.
+    const extracted = readdirSync(cache);
+    for (const file of extracted) expect(file).toMatch(/^[\w.-]+-[0-9a-f]{16}\.node$/);
+    expect(extracted.map((f) => f.replace(/-[0-9a-f]{16}\.node$/, ''))).toEqual(expect.arrayContaining(['better-sqlite3', 'uws']));
+    for (const [file, ino] of extractedBefore) expect(statSync(join(cache, file)).ino).toBe(ino);
+
+    expect(await box.stop()).toBe(0);
+    expect(box.logs.some((line) => line.includes('"venue-box stopped"'))).toBe(true);
+  }, 60_000);
+});
+
+interface RunningBinary {
+  port: number;
+  logs: string[];
+  proc: ChildProcess;
+  stop(): Promise<number | null>;
+}
+
+async function startBinary(cwd: string, env: NodeJS.ProcessEnv, args: string[]): Promise<RunningBinary> {
+  const proc = spawn('./venue-box', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((done) => proc.on('exit', (code) => done(code)));
+  createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
+  const port = await new Promise<number>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`the binary did not start:\n${logs.join('\n')}`)), 20_000);
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      logs.push(line);
+      const entry = JSON.parse(line) as { msg?: string; port?: number };
+      if (entry.msg === 'venue-box listening') {
+        clearTimeout(timer);
+        done(entry.port!);
+      }
+    });
+    void exited.then((code) => fail(new Error(`the binary exited with ${code}:\n${logs.join('\n')}`)));
+  });
+  return {
+    port, logs, proc,
+    stop() {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** Paths of the leaves of a JSON object: `auth.accessTokenTtlSeconds`, ... */
+function keyPaths(value: unknown, prefix = ''): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [prefix];
+  return Object.entries(value)
+    .flatMap(([key, sub]) => keyPaths(sub, prefix ? `${prefix}.${key}` : key))
+    .sort();
+}
