@@ -11,7 +11,8 @@ await build({
   format: 'cjs',
   mainFields: ['module', 'main'], // jsonc-parser's UMD build hides its requires from the bundler
   sourcemap: 'linked',
-  external: ['better-sqlite3', 'uWebSockets.js'],
+  // serialport's bindings find their prebuilt addon beside their own files (node-gyp-build of __dirname).
+  external: ['better-sqlite3', 'uWebSockets.js', '@serialport/bindings-cpp'],
   // Some dependencies ship ESM that reads import.meta.url; give it the bundle's own URL.
   define: { 'import.meta.url': '__importMetaUrl' },
   banner: { js: "#!/usr/bin/env node\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },

@@ -1,8 +1,8 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import cron from 'node-cron';
 import type { Config } from './config.js';
-import { openDatabase, startCheckpointer, type Db } from './db/open.js';
+import { DB_FILE, openDatabase, startCheckpointer, type Db } from './db/open.js';
 import { migrate } from './db/migrate.js';
 import type { HttpRequest } from './http/types.js';
 import type { Logger } from './log.js';
@@ -10,17 +10,28 @@ import { loadOrCreateKey } from './modules/auth/jwt.js';
 import { createAuthRepo } from './modules/auth/repo.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { createAuthService } from './modules/auth/service.js';
+import { lockRoutes } from './modules/menus/lock-routes.js';
+import { createProductLocks, withLocks } from './modules/menus/locks.js';
 import { createMenuRepo } from './modules/menus/repo.js';
 import { menuRoutes } from './modules/menus/routes.js';
 import { createMenuService } from './modules/menus/service.js';
 import { createCommandQueue } from './modules/ordering/command-queue.js';
+import { createPrintJobs } from './modules/ordering/print-jobs.js';
 import { createOrderRepo } from './modules/ordering/repo.js';
 import { orderingRoutes } from './modules/ordering/routes.js';
 import { createOrderingService } from './modules/ordering/service.js';
+import { createPrintRepo } from './modules/printing/repo.js';
+import { printingRoutes } from './modules/printing/routes.js';
+import { createPrintingService } from './modules/printing/service.js';
+import { createSpooler } from './modules/printing/spooler.js';
+import { publishPrinterStatus } from './modules/printing/status-events.js';
 import { createProvisioningRepo } from './modules/provisioning/repo.js';
 import { applyProvisioning } from './modules/provisioning/service.js';
 import { createVenueRepo } from './modules/venues/repo.js';
 import { venueRoutes } from './modules/venues/routes.js';
+import { createWarehouseRepo } from './modules/warehouse/repo.js';
+import { warehouseRoutes } from './modules/warehouse/routes.js';
+import { createWarehouseService } from './modules/warehouse/service.js';
 import { createServer } from './server.js';
 import { createEventStore } from './ws/event-store.js';
 
@@ -43,7 +54,7 @@ export class StartError extends Error {}
 export async function startBox({ config, log, provisioning }: BoxOptions): Promise<Box> {
   const dataDir = resolve(config.dataDir);
   prepareDataDir(dataDir);
-  const db = openDatabase(join(dataDir, 'venue-box.db'));
+  const db = openDatabase(join(dataDir, DB_FILE));
   try {
     migrate(db);
     const provisioningRepo = createProvisioningRepo(db);
@@ -66,25 +77,53 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
     now,
   });
   const venues = createVenueRepo(db);
-  const menus = createMenuService(createMenuRepo(db), venues);
+  const menuRepo = createMenuRepo(db);
+  const locks = createProductLocks(db, menuRepo, venues);
+  const menus = withLocks(createMenuService(menuRepo, venues), locks);
   const events = createEventStore(db);
   const orderRepo = createOrderRepo(db);
-  const ordering = createOrderingService({ repo: orderRepo, venues, menus, events, source: 'venue-box', now });
+  const printRepo = createPrintRepo(db);
+  // Pushes go through `server`, created below; the spooler only pushes once started.
+  const spooler = createSpooler({
+    repo: printRepo, printers: config.printers, options: config.printing, log, now,
+    onStatus: publishPrinterStatus({ repo: printRepo, events, push: (frames) => server.hub.push(frames) }),
+  });
+  const printing = createPrintingService({ repo: printRepo, printers: config.printers, spooler, now });
+  const ordering = createOrderingService({
+    repo: orderRepo, venues, menus, locks, printJobs: createPrintJobs(printing), events, source: 'venue-box', now,
+  });
+  const warehouse = createWarehouseService({
+    repo: createWarehouseRepo(db), now, lockTtlMs: config.warehouse.lockTtlMinutes * 60_000,
+  });
 
   let accepting = true;
-  const authenticate = (req: HttpRequest) => {
-    const header = req.headers.authorization ?? '';
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-    return auth.verify(bearer ?? (header === '' ? (req.query.get('access_token') ?? undefined) : undefined));
-  };
+  const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+  const authenticate = (req: HttpRequest) => auth.verify(bearerOf(req));
+  // Browsers cannot set headers on a WebSocket, so the socket alone also takes `?access_token=`; HTTP calls
+  // do not, as query strings end up in proxy and access logs.
+  const authenticateSocket = (req: HttpRequest) =>
+    auth.verify(req.headers.authorization ? bearerOf(req) : (req.query.get('access_token') ?? undefined));
   const server = createServer(
-    [...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...orderingRoutes(ordering)],
-    { log, events, authenticate, maxBodyBytes: config.http.maxBodyBytes, accepting: () => accepting },
+    [
+      ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...lockRoutes(locks, now),
+      ...orderingRoutes(ordering), ...warehouseRoutes(warehouse), ...printingRoutes(printing),
+    ],
+    {
+      log, events, authenticate, authenticateSocket, authorizeVenue: ordering.authorizeVenue, maxBodyBytes: config.http.maxBodyBytes,
+      accepting: () => accepting,
+    },
   );
-  const queue = createCommandQueue({ repo: orderRepo, handler: ordering.handler, push: server.hub.push, log, now });
+  // After each commit of processed commands: push their frames, and wake the printers for their print jobs.
+  const afterCommit = (frames: Parameters<typeof server.hub.push>[0]) => {
+    server.hub.push(frames);
+    spooler.wake();
+  };
+  const queue = createCommandQueue({ repo: orderRepo, handler: ordering.handler, push: afterCommit, log, now });
   ordering.attachQueue(queue);
   // Commands confirmed before a crash or power cut are applied before the first new request.
   queue.drain();
+  // Then the printers: every job of those commands is in the database by now.
+  spooler.start();
 
   const stopCheckpointer = startCheckpointer(db);
   const jobs = [
@@ -95,6 +134,11 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
       const removed = events.pruneBefore(now() - config.events.retentionHours * 3_600_000);
       log.info({ removed }, 'old socket events removed');
     }, { name: 'event-prune', noOverlap: true }),
+    // Expired locks already count for nothing; the sweep only keeps the table small.
+    cron.schedule('* * * * *', () => {
+      const removed = warehouse.sweepExpiredLocks();
+      if (removed > 0) log.info({ removed }, 'expired stock locks removed');
+    }, { name: 'lock-sweep', noOverlap: true }),
   ];
 
   const port = await server.listen(config.host, config.port);
@@ -112,6 +156,8 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
       await new Promise((r) => setTimeout(r, 20));
       queue.drain();
       queue.stop();
+      // A write in flight finishes (and is recorded) or is abandoned unrecorded: never marked without a drain.
+      await spooler.stop();
       await new Promise((r) => setTimeout(r, 20));
       server.hub.closeAll(1001, 'venue-box is stopping');
       db.pragma('wal_checkpoint(TRUNCATE)');
@@ -121,9 +167,16 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   };
 }
 
+/**
+ * Creates the data directory one level at a time: Node 20's recursive mkdirSync spins forever on paths such
+ * as /proc/x instead of failing, and a box that hangs at start is worse than one that says why it stopped.
+ */
 function prepareDataDir(dir: string): void {
+  const missing: string[] = [];
+  for (let d = dir; !existsSync(d) && dirname(d) !== d; d = dirname(d)) missing.unshift(d);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o750 });
+    for (const d of missing) mkdirSync(d, { mode: 0o750 });
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
     accessSync(dir, constants.W_OK);
   } catch (err) {
     throw new StartError(`data directory ${dir} is not writable: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);

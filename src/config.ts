@@ -2,6 +2,26 @@ import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
+import { printerProblems } from './modules/printing/printers.js';
+import { UUID_PATTERN } from './shared/ids.js';
+
+/** A serial ESC/POS receipt printer of a venue (src/modules/printing; docs/printing.md). */
+const PrinterSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' }),
+    venue: Type.String({ pattern: UUID_PATTERN }),
+    role: Type.Union([Type.Literal('kitchen'), Type.Literal('counter')]),
+    path: Type.String({ minLength: 1 }),
+    baudRate: Type.Integer({ default: 19_200, minimum: 1200, maximum: 921_600 }),
+    columns: Type.Integer({ default: 42, minimum: 24, maximum: 80 }),
+    codePage: Type.String({ default: 'cp852', minLength: 1 }),
+    categories: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    backup: Type.Optional(Type.String({ minLength: 1 })),
+    statusQuery: Type.Boolean({ default: true }),
+  },
+  { additionalProperties: false },
+);
+export type PrinterConfig = Static<typeof PrinterSchema>;
 
 /** The configuration file: JSON with comments. Every option has a default; see native-config/venue-box.jsonc. */
 const ConfigSchema = Type.Object(
@@ -33,6 +53,18 @@ const ConfigSchema = Type.Object(
       { lockTtlMinutes: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 7 * 24 * 60 }) },
       { default: {}, additionalProperties: false },
     ),
+    printers: Type.Array(PrinterSchema, { default: [], maxItems: 32 }),
+    printing: Type.Object(
+      {
+        kitchenMaxAgeMinutes: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 24 * 60 }),
+        backupAfterSeconds: Type.Number({ default: 120, minimum: 0, maximum: 86_400 }),
+        retryMinMs: Type.Integer({ default: 1000, minimum: 10, maximum: 60_000 }),
+        retryMaxMs: Type.Integer({ default: 15_000, minimum: 10, maximum: 600_000 }),
+        statusTimeoutMs: Type.Integer({ default: 1000, minimum: 50, maximum: 30_000 }),
+        statusPollSeconds: Type.Number({ default: 15, exclusiveMinimum: 0, maximum: 3600 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );
@@ -47,6 +79,8 @@ export function resolveConfig(partial: unknown): Config {
   const value = withDefaults(ConfigSchema, partial) as Config;
   const first = checker.Errors(value).First();
   if (first) throw new ConfigError(`${first.path || '/'}: ${first.message}`);
+  const problem = printerProblems(value.printers)[0];
+  if (problem) throw new ConfigError(problem);
   return value;
 }
 
@@ -70,9 +104,13 @@ export function loadConfigFile(file: string): unknown {
   return value;
 }
 
-/** Defaults from the schema, applied to nested objects too; unknown keys are left for validation to refuse. */
-function withDefaults(schema: { default?: unknown; properties?: Record<string, unknown> }, value: unknown): unknown {
+/** Defaults from the schema, applied to nested objects and array items too; unknown keys are left for validation to refuse. */
+function withDefaults(
+  schema: { default?: unknown; properties?: Record<string, unknown>; items?: unknown },
+  value: unknown,
+): unknown {
   const base = value === undefined ? structuredClone(schema.default) : value;
+  if (schema.items && Array.isArray(base)) return base.map((item) => withDefaults(schema.items as typeof schema, item));
   if (!schema.properties || typeof base !== 'object' || base === null || Array.isArray(base)) return base;
   const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
   for (const [key, sub] of Object.entries(schema.properties)) {

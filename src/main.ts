@@ -1,16 +1,26 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import demo from '../native-config/demo.json';
 import pkg from '../package.json';
 import { type Box, StartError, startBox } from './box.js';
-import { ConfigError, loadConfigFile, resolveConfig } from './config.js';
+import { type Config, ConfigError, loadConfigFile, resolveConfig } from './config.js';
+import { migrate } from './db/migrate.js';
+import { DB_FILE, openDatabase } from './db/open.js';
 import { createLogger } from './log.js';
+import { listPrinters, PrinterCliError, printTestPage } from './modules/printing/cli.js';
 import { ProvisioningError } from './modules/provisioning/service.js';
+import { runStockCommand, type StockAction } from './modules/warehouse/ledger-check.js';
 import { ListenError } from './server.js';
 
 const HELP = `venue-box ${pkg.version}: the ordering and warehouse box of a restaurant
 
 Usage:
   venue-box serve [--host H] [--port N] [--data-dir DIR] [--config FILE] [--demo]
+  venue-box stock check [--data-dir DIR] [--config FILE]
+  venue-box stock rebuild [--data-dir DIR] [--config FILE]
+  venue-box printers list [--config FILE]
+  venue-box printers test NAME [--config FILE]
   venue-box --help
   venue-box --version
 
@@ -20,6 +30,16 @@ serve options:
   --data-dir DIR    where the database and signing key live (default ./data)
   --config FILE     configuration file (JSON with comments; see native-config/venue-box.jsonc)
   --demo            provision the built-in demo tenant on first start
+
+stock commands:
+  check             recompute stock balances from the ledger and report every difference
+                    from the cached balances (exit 1 if any)
+  rebuild           rewrite the cached balances that differ from the ledger
+
+printers commands:
+  list              serial ports of this machine, and the configured printers with their paths
+  test NAME         print a test page (Polish letters in the printer's code page) on the
+                    configured printer NAME; exit 1 with the cause when it cannot
 
 Logs are JSON lines on stdout. SIGTERM or SIGINT stops the box cleanly.
 `;
@@ -32,6 +52,11 @@ async function main(argv: string[]): Promise<number> {
   if (values.version) return print(`${pkg.version}\n`);
   const [command, ...rest] = positionals;
   if (command === 'serve' && rest.length === 0) return serve(values);
+  if (command === 'stock' && rest.length === 1 && (rest[0] === 'check' || rest[0] === 'rebuild')) {
+    return stock(rest[0], values);
+  }
+  if (command === 'printers' && rest[0] === 'list' && rest.length === 1) return printers(values);
+  if (command === 'printers' && rest[0] === 'test' && rest.length === 2) return printers(values, rest[1]);
   throw new UsageError(command ? `unknown command: ${positionals.join(' ')}` : 'no command given');
 }
 
@@ -57,8 +82,19 @@ function parseCli(argv: string[]) {
 
 type CliValues = ReturnType<typeof parseCli>['values'];
 
-async function serve(values: CliValues): Promise<number> {
+function inConfigFile<T>(file: string, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(`config file ${file}: ${err.message}`);
+    throw err;
+  }
+}
+
+function configOf(values: CliValues): Config {
   const file = values.config ? loadConfigFile(values.config) : {};
+  // The file is checked on its own first, so that its errors name it (command-line values are checked below).
+  if (values.config) inConfigFile(values.config, () => resolveConfig(file));
   const overrides: Record<string, unknown> = { ...(file as Record<string, unknown>) };
   if (values.host !== undefined) overrides.host = values.host;
   if (values.port !== undefined) {
@@ -66,7 +102,11 @@ async function serve(values: CliValues): Promise<number> {
     overrides.port = Number(values.port);
   }
   if (values['data-dir'] !== undefined) overrides.dataDir = values['data-dir'];
-  const config = resolveConfig(overrides);
+  return resolveConfig(overrides);
+}
+
+async function serve(values: CliValues): Promise<number> {
+  const config = configOf(values);
   const log = createLogger(config.logLevel);
   const provisioning: { name: string; document: unknown }[] = [];
   if (values.demo) provisioning.push({ name: 'demo', document: demo });
@@ -76,6 +116,30 @@ async function serve(values: CliValues): Promise<number> {
   const box = await startBox({ config, log, provisioning });
   await untilSignal(box, log);
   return 0;
+}
+
+/** `stock check` / `stock rebuild` on the data directory's database (safe beside a running box: WAL). */
+function stock(action: StockAction, values: CliValues): number {
+  const file = join(resolve(configOf(values).dataDir), DB_FILE);
+  if (!existsSync(file)) throw new StartError(`no database at ${file}`);
+  const db = openDatabase(file);
+  try {
+    migrate(db);
+    const { output, exitCode } = runStockCommand(db, action);
+    process.stdout.write(output);
+    return exitCode;
+  } finally {
+    db.close();
+  }
+}
+
+/** `printers list` / `printers test NAME`, with the printers of the configuration (docs/printing.md). */
+function printers(values: CliValues, testName?: string): Promise<number> {
+  const config = configOf(values);
+  const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };
+  return testName === undefined
+    ? listPrinters(config.printers, io)
+    : printTestPage(config.printers, testName, config.printing.statusTimeoutMs, io);
 }
 
 function untilSignal(box: Box, log: ReturnType<typeof createLogger>): Promise<void> {
@@ -100,14 +164,14 @@ function print(text: string): number {
   return 0;
 }
 
-const EXPECTED = [UsageError, ConfigError, StartError, ListenError, ProvisioningError];
+const EXPECTED = [UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError];
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     if (EXPECTED.some((E) => err instanceof E)) {
-      process.stderr.write(`venue-box: ${(err as Error).message}\n`);
-      if (err instanceof UsageError) process.stderr.write("Run 'venue-box --help' for usage.\n");
+      const hint = err instanceof UsageError ? " (run 'venue-box --help' for usage)" : '';
+      process.stderr.write(`venue-box: ${(err as Error).message}${hint}\n`);
       process.exit(err instanceof UsageError ? 64 : 1);
     }
     process.stderr.write(`venue-box: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);

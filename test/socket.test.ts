@@ -35,6 +35,13 @@ describe('socket handshake', () => {
     ws.close();
   });
 
+  test('access_token is taken by the socket only, never by HTTP calls (query strings end up in logs)', async () => {
+    const t = await box.token();
+    const res = await box.get(`/venue-api/api/nearest?lat=50&lng=20&access_token=${t.access_token}`);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ codes: [{ code: 'unauthorized' }] });
+  });
+
   test('a missing, malformed or forged token is refused with 401 before the upgrade', async () => {
     const t = await box.token();
     const [h, p, s] = t.access_token.split('.');

@@ -1,13 +1,17 @@
 import Database from 'better-sqlite3';
+import { betterSqliteOptions } from '../native/addons.js';
 
 export type Db = Database.Database;
+
+/** The box's one database file inside the data directory. */
+export const DB_FILE = 'venue-box.db';
 
 /**
  * Opens the box's one database: WAL, foreign keys, busy timeout, and synchronous=FULL so a commit is on
  * the disk before a confirmation is written (DESIGN.md "Data and durability").
  */
 export function openDatabase(file: string): Db {
-  const db = new Database(file);
+  const db = new Database(file, betterSqliteOptions());
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
