@@ -3,46 +3,19 @@
 // commands (one line each) at increasing open-loop rates. Per rate it prints commands/s achieved and the
 // command -> ORDER_CHANGE latency p50/p99 (from sending the POST to the push arriving on the user's socket).
 // The last line is one JSON object for the highest rate whose p99 stayed under 50 ms.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
+import { demo, quantile, startBox, token } from './lib/box.mjs';
 
 const SOCKETS = Number(process.env.SOCKETS ?? 1000);
 const RATES = (process.env.RATES ?? '100,200,400,800,1200,1600').split(',').map(Number);
 const SECONDS = Number(process.env.SECONDS ?? 4);
-const demo = JSON.parse(readFileSync('native-config/demo.json', 'utf8')).tenants[0];
 const VENUE = demo.venues[0].id;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'vb-bench-'));
-const box = spawn(process.execPath, ['dist/main.cjs', 'serve', '--demo', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-const port = await new Promise((resolve, reject) => {
-  createInterface({ input: box.stdout }).on('line', (line) => {
-    const entry = JSON.parse(line);
-    if (entry.msg === 'venue-box listening') resolve(entry.port);
-    if (entry.level === 'error' || entry.level === 'fatal') console.error(line);
-  });
-  box.on('exit', (code) => reject(new Error(`box exited with ${code}`)));
-});
-const base = `http://127.0.0.1:${port}`;
-
-async function anonymousToken() {
-  const res = await fetch(`${base}/auth-oauth2/oauth/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-tenant': demo.id,
-      authorization: `Basic ${Buffer.from(`${demo.clients[0].clientId}:${demo.clients[0].clientSecret}`).toString('base64')}`,
-    },
-    body: 'grant_type=password&username=anonymous&password=',
-  });
-  if (res.status !== 200) throw new Error(`token ${res.status}`);
-  return (await res.json()).access_token;
-}
+const { proc: box, port, base } = await startBox(dataDir);
 
 const pushedAt = new Map(); // orderId -> time the ORDER_CHANGE arrived
 const waiting = new Map(); // orderId -> time the command was sent
@@ -60,8 +33,8 @@ console.log(`opening ${SOCKETS} sockets of anonymous users...`);
 const users = [];
 for (let i = 0; i < SOCKETS; i += 50) {
   const batch = await Promise.all(Array.from({ length: Math.min(50, SOCKETS - i) }, async () => {
-    const token = await anonymousToken();
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/ordering-api/ws`, { headers: { authorization: `Bearer ${token}` } });
+    const { access_token: accessToken } = await token(base);
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ordering-api/ws`, { headers: { authorization: `Bearer ${accessToken}` } });
     ws.on('message', (data) => {
       const at = performance.now();
       const frame = JSON.parse(String(data));
@@ -71,7 +44,7 @@ for (let i = 0; i < SOCKETS; i += 50) {
       }
     });
     await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
-    return { token, ws };
+    return { token: accessToken, ws };
   }));
   users.push(...batch);
 }
@@ -87,7 +60,6 @@ async function send(user) {
   settle(orderId);
 }
 
-const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${box.pid}/status`, 'utf8'))[1]) / 1024;
 
 let best;
@@ -117,8 +89,8 @@ for (const rate of RATES) {
   const elapsed = (performance.now() - started) / 1000;
   const sorted = [...latencies].sort((a, b) => a - b);
   const row = {
-    rate, commandsPerSecond: Math.round(latencies.length / elapsed), p50Ms: +pct(sorted, 50).toFixed(2),
-    p99Ms: +pct(sorted, 99).toFixed(2), pushed: latencies.length, sent: total, sockets: users.length,
+    rate, commandsPerSecond: Math.round(latencies.length / elapsed), p50Ms: +quantile(sorted, 0.5).toFixed(2),
+    p99Ms: +quantile(sorted, 0.99).toFixed(2), pushed: latencies.length, sent: total, sockets: users.length,
     rssMb: Math.round(rssMb()),
   };
   console.log(`rate ${rate}/s: ${row.commandsPerSecond} commands/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.pushed}/${total} pushed, rss ${row.rssMb} MB`);

@@ -8,16 +8,14 @@
 //     19200 baud (10 bits a byte) is computed and added for the estimate on a real printer.
 // Prints the figures; the last line is one JSON object with the same figures.
 // Usage: npm run bench:printing   (or: node scripts/bench-printing.mjs after npm run build; needs socat)
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { demo, quantile, startBox, token } from './lib/box.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
-const demo = JSON.parse(readFileSync(join(root, 'native-config/demo.json'), 'utf8')).tenants[0];
 const venue = demo.venues[0].id;
 const BAUD = 19200;
 const ORDERS = 30;
@@ -31,7 +29,6 @@ async function load(entry, name) {
   return import(pathToFileURL(outfile).href);
 }
 
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const round = (n, d = 2) => Number(n.toFixed(d));
 
 function encodeRate(encodeTicket, ticket) {
@@ -45,32 +42,6 @@ function encodeRate(encodeTicket, ticket) {
     n++;
   }
   return { perSec: Math.round(n / ((performance.now() - started) / 1000)), bytes };
-}
-
-async function startBox(dataDir, configFile) {
-  const args = ['dist/main.cjs', 'serve', '--demo', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, '--config', configFile];
-  const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`box exited with ${code}`)));
-    createInterface({ input: proc.stdout }).on('line', (line) => {
-      const entry = JSON.parse(line);
-      if (entry.msg === 'venue-box listening') resolve(entry.port);
-    });
-  });
-  return { proc, base: `http://127.0.0.1:${port}` };
-}
-
-async function token(base, username = 'anonymous', password = '') {
-  const { clientId, clientSecret } = demo.clients[0];
-  const res = await fetch(`${base}/auth-oauth2/oauth/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded', 'x-tenant': demo.id,
-      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({ grant_type: 'password', username, password }),
-  });
-  return (await res.json()).access_token;
 }
 
 const { encodeTicket } = await load('src/modules/printing/tickets.ts', 'tickets');
@@ -97,9 +68,9 @@ const configFile = join(work, 'venue-box.json');
 writeFileSync(configFile, JSON.stringify({
   printers: [{ name: 'kitchen', venue, role: 'kitchen', path: printer.boxPath, baudRate: BAUD }],
 }));
-const { proc, base: url } = await startBox(join(work, 'data'), configFile);
+const { proc, base: url } = await startBox(join(work, 'data'), ['--config', configFile]);
 try {
-  const customer = await token(url);
+  const customer = (await token(url)).access_token;
   const headers = { authorization: `Bearer ${customer}`, 'content-type': 'application/json' };
   const post = async (path, body) => {
     const res = await fetch(`${url}/ordering-api/api/order/${path}`, { method: 'POST', headers, body: JSON.stringify(body) });

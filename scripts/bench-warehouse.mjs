@@ -2,48 +2,22 @@
 // request at a time, posts stock documents of 1, 100 and 2048 items and queries the stock of 2048 items.
 // Prints per-operation p50/p99 latency and items/s; the last line is one JSON object with the same figures.
 // Usage: npm run bench:warehouse   (or: node scripts/bench-warehouse.mjs after npm run build)
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { demo, quantile, startBox, token } from './lib/box.mjs';
 
-const demo = JSON.parse(readFileSync(new URL('../native-config/demo.json', import.meta.url), 'utf8')).tenants[0];
 const warehouse = demo.warehouses[0].id;
 
-async function startBox(dataDir) {
-  const args = ['dist/main.cjs', 'serve', '--demo', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir];
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`box exited with ${code}`)));
-    createInterface({ input: proc.stdout }).on('line', (line) => {
-      const entry = JSON.parse(line);
-      if (entry.msg === 'venue-box listening') resolve(entry.port);
-    });
-  });
-  return { proc, base: `http://127.0.0.1:${port}` };
-}
-
 async function staffHeaders(base) {
-  const { clientId, clientSecret } = demo.clients[0];
-  const res = await fetch(`${base}/auth-oauth2/oauth/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-tenant': demo.id,
-      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
-    },
-    body: new URLSearchParams({ grant_type: 'password', username: demo.users[0].username, password: demo.users[0].password }),
-  });
-  const token = await res.json();
+  const staff = await token(base, demo.users[0].username, demo.users[0].password);
   return {
-    authorization: `Bearer ${token.access_token}`, 'x-tenant': demo.id, 'x-user': token.UUID,
+    authorization: `Bearer ${staff.access_token}`, 'x-tenant': demo.id, 'x-user': staff.UUID,
     'content-type': 'application/json',
   };
 }
 
 const items = (n, qty) => Array.from({ length: n }, (_, i) => ({ id: `bench-${i}`, unit: 'kg', qty, unitPrice: 1.5, total: 1.5 * qty }));
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 async function measure(name, runs, itemsPerRun, request, expected) {
   for (let i = 0; i < 3; i++) await request(-1 - i); // warm-up

@@ -5,7 +5,7 @@ import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
 import { printerProblems } from './modules/printing/printers.js';
 import { UUID_PATTERN } from './shared/ids.js';
 
-/** A serial ESC/POS receipt printer of a venue (src/modules/printing; docs/printing.md). */
+/** A serial ESC/POS receipt printer of a venue (src/modules/printing; README "Printing"). */
 const PrinterSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' }),

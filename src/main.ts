@@ -133,7 +133,7 @@ function stock(action: StockAction, values: CliValues): number {
   }
 }
 
-/** `printers list` / `printers test NAME`, with the printers of the configuration (docs/printing.md). */
+/** `printers list` / `printers test NAME`, with the printers of the configuration (README "Printing"). */
 function printers(values: CliValues, testName?: string): Promise<number> {
   const config = configOf(values);
   const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };

@@ -1,0 +1,41 @@
+// Shared by the benchmarks: the demo tenant, a real box process on a free port, tokens, percentiles.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+
+export const demo = JSON.parse(readFileSync(new URL('../../native-config/demo.json', import.meta.url), 'utf8')).tenants[0];
+const root = new URL('../..', import.meta.url).pathname;
+
+/** Starts dist/main.cjs with the demo on 127.0.0.1 and a free port; resolves once it logs that it listens. */
+export async function startBox(dataDir, extraArgs = []) {
+  const args = ['dist/main.cjs', 'serve', '--demo', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs];
+  const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`box exited with ${code}`)));
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      const entry = JSON.parse(line);
+      if (entry.msg === 'venue-box listening') resolve(entry.port);
+      if (entry.level === 'error' || entry.level === 'fatal') console.error(line);
+    });
+  });
+  return { proc, port, base: `http://127.0.0.1:${port}` };
+}
+
+/** The whole token response for a demo user (anonymous by default). */
+export async function token(base, username = 'anonymous', password = '') {
+  const { clientId, clientSecret } = demo.clients[0];
+  const res = await fetch(`${base}/auth-oauth2/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-tenant': demo.id,
+      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ grant_type: 'password', username, password }),
+  });
+  if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** The q-quantile (0..1) of an ascending array. */
+export const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
