@@ -6,9 +6,13 @@ import { createInterface } from 'node:readline';
 export const demo = JSON.parse(readFileSync(new URL('../../native-config/demo.json', import.meta.url), 'utf8')).tenants[0];
 const root = new URL('../..', import.meta.url).pathname;
 
-/** Starts dist/main.cjs with the demo on 127.0.0.1 and a free port; resolves once it logs that it listens. */
+/**
+ * Starts dist/main.cjs with the demo on 127.0.0.1 and a free port; resolves once it logs that it listens.
+ * BOX_NODE_ARGS passes flags to the box's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it).
+ */
 export async function startBox(dataDir, extraArgs = []) {
-  const args = ['dist/main.cjs', 'serve', '--demo', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs];
+  const nodeArgs = (process.env.BOX_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [...nodeArgs, 'dist/main.cjs', 'serve', '--demo', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs];
   const proc = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`box exited with ${code}`)));

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Principal } from '../../http/types.js';
 import { unauthorized } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { type SigningKey, signJwt, verifyJwt } from './jwt.js';
+import { type Claims, type SigningKey, signJwt, verifyJwt } from './jwt.js';
 import { OAuthError } from './oauth-error.js';
 import { verifySecret } from './passwords.js';
 import type { AuthRepo } from './repo.js';
@@ -33,6 +33,7 @@ export interface AuthOptions {
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 const ANONYMOUS_SCOPE = ['read'];
+const MAX_VERIFIED_TOKENS = 10_000;
 
 /** Token issue (password and refresh grants) and bearer-token verification. */
 export function createAuthService(repo: AuthRepo, key: SigningKey, options: AuthOptions) {
@@ -40,6 +41,10 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
   // on a Pi, so a verified secret is remembered by digest together with the stored hash it matched: a
   // secret changed by provisioning changes the stored hash, and the old secret is checked (and fails) again.
   const verifiedClients = new Set<string>();
+  // Every request carries a token and a client reuses one for an hour: a verified token is remembered by its
+  // exact text (which the signature covers) so the Ed25519 check runs once per token, not per request. Expiry
+  // is checked on every use.
+  const verifiedTokens = new Map<string, Claims>();
 
   async function checkClient(req: TokenRequest): Promise<void> {
     const stored = repo.tenantExists(req.tenantId) ? repo.clientSecretHash(req.tenantId, req.clientId) : undefined;
@@ -137,9 +142,16 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
     /** Bearer-token check for every API call and the socket; throws a 401 AppError. */
     verify(token: string | undefined): Principal {
       if (!token) throw unauthorized('missing bearer token');
-      const result = verifyJwt(key, token, Math.floor(options.now() / 1000));
-      if (!result.ok) throw unauthorized(result.reason);
-      const { claims } = result;
+      const nowSeconds = Math.floor(options.now() / 1000);
+      let claims = verifiedTokens.get(token);
+      if (!claims || claims.exp <= nowSeconds) {
+        verifiedTokens.delete(token);
+        const result = verifyJwt(key, token, nowSeconds);
+        if (!result.ok) throw unauthorized(result.reason);
+        claims = result.claims;
+        if (verifiedTokens.size >= MAX_VERIFIED_TOKENS) verifiedTokens.clear();
+        verifiedTokens.set(token, claims);
+      }
       if (!repo.tenantExists(claims.TENANT)) throw unauthorized('unknown tenant');
       const scope = claims.scope.split(' ');
       return {

@@ -1,0 +1,34 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
+import demo from '../../../native-config/demo.json';
+import { migrate } from '../../db/migrate.js';
+import { AppError } from '../../shared/errors.js';
+import { createProvisioningRepo } from '../provisioning/repo.js';
+import { applyProvisioning } from '../provisioning/service.js';
+import { loadOrCreateKey } from './jwt.js';
+import { createAuthRepo } from './repo.js';
+import { createAuthService } from './service.js';
+
+test('a remembered token is still refused once it expires', async () => {
+  const db = new Database(':memory:');
+  migrate(db);
+  applyProvisioning(createProvisioningRepo(db), 'demo', demo);
+  let now = Date.parse('2026-11-23T12:00:00Z');
+  const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
+    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, now: () => now,
+  });
+  const tenant = demo.tenants[0]!;
+  const { access_token: token } = await auth.token({
+    tenantId: tenant.id, clientId: tenant.clients[0]!.clientId, clientSecret: tenant.clients[0]!.clientSecret,
+    form: new URLSearchParams({ grant_type: 'password', username: 'anonymous', password: '' }),
+  });
+  expect(auth.verify(token).tenantId).toBe(tenant.id);
+  now += 59_000;
+  expect(auth.verify(token).tenantId).toBe(tenant.id); // from the cache
+  now += 1_000;
+  expect(() => auth.verify(token)).toThrow(AppError);
+  expect(() => auth.verify(`${token}x`)).toThrow(/bad signature|malformed/);
+});
