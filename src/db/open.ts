@@ -22,11 +22,21 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
-/** Runs a PASSIVE checkpoint every `intervalMs`; a TRUNCATE one when the WAL grows past `maxPages`. */
-export function startCheckpointer(db: Db, intervalMs = 1000, maxPages = 16_384): () => void {
+/**
+ * Runs a PASSIVE checkpoint every `intervalMs`; a TRUNCATE one when the WAL grows past `maxPages`. A failed
+ * checkpoint (SQLITE_FULL on a full card, an I/O error) goes to `onError` and is tried again at the next tick:
+ * thrown from the timer it would end the process, and the WAL keeps every commit meanwhile.
+ */
+export function startCheckpointer(
+  db: Db, intervalMs = 1000, maxPages = 16_384, onError: (err: unknown) => void = () => undefined,
+): () => void {
   const timer = setInterval(() => {
-    const [row] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
-    if (row && row.log > maxPages) db.pragma('wal_checkpoint(TRUNCATE)');
+    try {
+      const [row] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+      if (row && row.log > maxPages) db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch (err) {
+      onError(err);
+    }
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);

@@ -48,8 +48,8 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       try {
         const principal = deps.authenticateSocket(input);
         const sinceText = input.query.get('since');
-        const since = sinceText === null ? undefined : Number(sinceText);
-        if (since !== undefined && (!Number.isSafeInteger(since) || since < 0)) {
+        const since = sinceText === null ? undefined : /^\d{1,15}$/.test(sinceText) ? Number(sinceText) : Number.NaN;
+        if (since !== undefined && !Number.isSafeInteger(since)) {
           throw new AppError(400, 'since must be a non-negative integer', [
             { code: 'invalidField', message: 'since must be a non-negative integer', args: ['since'] },
           ]);
@@ -79,11 +79,22 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         expiresAt: new Date(principal.expMs).toISOString(),
         ...(data.venue === undefined ? {} : { venue: data.venue }),
       });
-      ws.cork(() => {
-        ws.send(deps.events.hello(principal.tenantId, data.stream, hello));
+      // The HELLO takes a seq (a write) and the replay reads: a database error here must not be thrown into
+      // uWS, which would end the process. The client gets 1011 and reconnects with ?since=N.
+      let frames: string[];
+      try {
+        frames = [deps.events.hello(principal.tenantId, data.stream, hello)];
+        // concat, not push(...): a long replay would pass the engine's argument limit.
         if (data.since !== undefined) {
-          for (const frame of deps.events.replay(principal.tenantId, data.stream, data.since)) ws.send(frame);
+          frames = frames.concat(deps.events.replay(principal.tenantId, data.stream, data.since));
         }
+      } catch (err) {
+        deps.log.error({ err, userId: principal.userId, stream: data.stream }, 'socket open failed');
+        ws.end(1011, 'internal error');
+        return;
+      }
+      ws.cork(() => {
+        for (const frame of frames) ws.send(frame);
       });
       data.expiryTimer = setTimeout(() => ws.end(TOKEN_EXPIRED, 'token expired'), principal.expMs - Date.now());
     },
