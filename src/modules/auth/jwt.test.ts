@@ -41,4 +41,12 @@ describe('jwt', () => {
     expect(verifyJwt(key, 'a.b', 1)).toMatchObject({ ok: false, reason: 'malformed token' });
     expect(verifyJwt(key, 'a.b.c', 1)).toMatchObject({ ok: false });
   });
+
+  test('a header that is JSON but not an object is refused, never thrown', () => {
+    const [, p, s] = signJwt(key, claims(1000)).split('.') as [string, string, string];
+    const b64 = (json: string) => Buffer.from(json).toString('base64url');
+    for (const header of ['null', '1', '"EdDSA"', '[]', 'true']) {
+      expect(verifyJwt(key, `${b64(header)}.${p}.${s}`, 1)).toMatchObject({ ok: false });
+    }
+  });
 });

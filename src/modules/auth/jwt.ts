@@ -70,6 +70,8 @@ export function verifyJwt(key: SigningKey, token: string, nowSeconds: number): V
   } catch {
     return { ok: false, reason: 'malformed token' };
   }
+  // JSON.parse also gives null, numbers and strings: `null.alg` would throw (a 500 for a forged header).
+  if (typeof head !== 'object' || head === null) return { ok: false, reason: 'malformed token' };
   if (head.alg !== 'EdDSA' || head.kid !== key.kid) return { ok: false, reason: 'unknown signing key' };
   const sig = Buffer.from(signature, 'base64url');
   if (sig.length !== nacl.sign.signatureLength) return { ok: false, reason: 'bad signature' };

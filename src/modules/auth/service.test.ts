@@ -32,3 +32,27 @@ test('a remembered token is still refused once it expires', async () => {
   expect(() => auth.verify(token)).toThrow(AppError);
   expect(() => auth.verify(`${token}x`)).toThrow(/bad signature|malformed/);
 });
+
+test('an access token lives expires_in seconds, give or take half a second, whatever the millisecond it was issued at', async () => {
+  const db = new Database(':memory:');
+  migrate(db);
+  applyProvisioning(createProvisioningRepo(db), 'demo', demo);
+  let now = 0;
+  const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
+    accessTtlSeconds: 1, refreshTtlMs: 86_400_000, now: () => now,
+  });
+  const tenant = demo.tenants[0]!;
+  // Issued 1 ms before a second ends (a whole-second exp rounded down would expire it 1 ms later) and 1 ms after.
+  for (const issuedAt of ['2026-11-23T12:00:00.999Z', '2026-11-23T12:00:00.001Z']) {
+    now = Date.parse(issuedAt);
+    const issued = await auth.token({
+      tenantId: tenant.id, clientId: tenant.clients[0]!.clientId, clientSecret: tenant.clients[0]!.clientSecret,
+      form: new URLSearchParams({ grant_type: 'password', username: 'anonymous', password: '' }),
+    });
+    expect(issued.expires_in).toBe(1);
+    now += 500;
+    expect(auth.verify(issued.access_token).userId).toBe(issued.UUID);
+    now += 1_000;
+    expect(() => auth.verify(issued.access_token)).toThrow(AppError);
+  }
+});

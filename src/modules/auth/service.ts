@@ -71,7 +71,9 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
     familyId: string,
   ): TokenResponse {
     const now = options.now();
-    const iat = Math.floor(now / 1000);
+    // Claims are whole seconds. Rounded down, a token issued at x.999 s would live ttl - 0.999 s (a 1-second
+    // token 1 ms, refused at once); rounded to the nearest second it lives ttl seconds give or take half a second.
+    const iat = Math.round(now / 1000);
     const jti = newId();
     const scope = user.scope.join(' ');
     const access = signJwt(key, {
