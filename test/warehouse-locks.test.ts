@@ -116,6 +116,31 @@ describe('lock packets', () => {
     expect(await bad({ packets: { '': { qty: 1, items: [] } } })).toEqual([['invalidField', '/packets/']]);
     expect(await bad({})).toEqual([['invalidField', '/packets']]);
   });
+
+  test('body order is read from the "packets" that JSON.parse keeps, at any depth of the rest of the body', async () => {
+    await pz(item('pk-dup', 2, 'szt'));
+    const packet = (qty: number) => `{"qty":${qty},"items":[{"id":"pk-dup","unit":"szt","qty":1}]}`;
+    // A repeated key: JSON.parse keeps the last "packets"; the order must come from that one too.
+    const repeated = await packets(kelner, `{"packets":{"1":${packet(1)}},"packets":{"2":${packet(2)},"1":${packet(1)}}}`);
+    expect(repeated.status).toBe(200);
+    expect(repeated.body.packets).toEqual({ 2: { requested: 2, locked: 2 }, 1: { requested: 1, locked: 0 } });
+    await release(kelner, { items: ['pk-dup'] });
+    // A field nested deeper than a recursive parser's stack, beside the packets.
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const nested = await packets(kelner, `{"packets":{"1":${packet(1)}},"note":${deep}}`);
+    expect(nested.status).toBe(200);
+    expect(nested.body.packets).toEqual({ 1: { requested: 1, locked: 1 } });
+    await release(kelner, { items: ['pk-dup'] });
+  });
+
+  test('a packet named __proto__ is reported like any other (its stock is locked)', async () => {
+    await pz(item('pk-proto', 2, 'szt'));
+    const res = await packets(kelner, '{"packets":{"__proto__":{"qty":1,"items":[{"id":"pk-proto","unit":"szt","qty":1}]}}}');
+    expect(res.status).toBe(200);
+    expect(Object.entries(res.body.packets as object)).toEqual([['__proto__', { requested: 1, locked: 1 }]]);
+    expect((await stock('pk-proto'))[0]).toMatchObject({ locked: 1, available: 1 });
+    await release(kelner, { items: ['pk-proto'] });
+  });
 });
 
 describe('expiry and unlockItems', () => {

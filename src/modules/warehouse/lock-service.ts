@@ -100,8 +100,10 @@ export function lockPackets(deps: LockDeps, actor: Actor, warehouseId: string, p
     for (const g of grants) for (const [id, micro] of g.items) granted.set(id, (granted.get(id) ?? 0) + micro);
     const expiresMs = now + deps.lockTtlMs;
     hold(deps, actor, warehouseId, states, granted, expiresMs);
-    const result: PacketLockResult['packets'] = {};
-    for (const g of grants) result[g.name] = { requested: g.requested, locked: g.locked };
+    // Defined, not assigned: `result['__proto__'] = ...` would set the prototype and drop the packet from the reply.
+    const result: PacketLockResult['packets'] = Object.fromEntries(
+      grants.map((g) => [g.name, { requested: g.requested, locked: g.locked }]),
+    );
     return { warehouse: warehouseId, expires: isoOf(expiresMs), packets: result };
   });
 }

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { findNodeAtLocation, parseTree } from 'jsonc-parser';
+import { createScanner } from 'jsonc-parser';
 import { AppError, type ErrorDetail } from '../../shared/errors.js';
 import { MAX_QTY, QtyError, toMicro } from '../../shared/qty.js';
 import { ItemId, MAX_ITEMS, StringMap, Uuid } from '../../shared/types.js';
@@ -172,9 +172,47 @@ export function parsePackets(body: unknown, raw: string): PacketInput[] {
   }));
 }
 
+// Token kinds of jsonc-parser's scanner (its SyntaxKind is an ambient const enum, unusable with isolatedModules).
+const OPEN_BRACE = 1;
+const CLOSE_BRACE = 2;
+const OPEN_BRACKET = 3;
+const CLOSE_BRACKET = 4;
+const COMMA = 5;
+const STRING = 10;
+const EOF = 17;
+
+/**
+ * The packet names in the order of the body text. A token scan, not a parse tree: a recursive parser overflows
+ * its stack on a deeply nested field elsewhere in the body (a 500). And JSON.parse keeps the last of repeated
+ * top-level "packets" keys, so the order comes from that one too.
+ */
 function bodyOrder(names: string[], raw: string): string[] {
   if (!names.some((n) => /^(0|[1-9]\d*)$/.test(n))) return names;
-  const node = findNodeAtLocation(parseTree(raw)!, ['packets']);
-  const ordered = (node?.children ?? []).map((prop) => prop.children![0]!.value as string);
-  return [...new Set(ordered)];
+  const scanner = createScanner(raw, true);
+  const open: number[] = []; // the braces and brackets around the current token
+  let expectKey = false;
+  let rootKey: string | undefined;
+  let current: string[] | undefined;
+  let found: string[] = [];
+  for (let token = scanner.scan(); token !== EOF; token = scanner.scan()) {
+    if (token === OPEN_BRACE || token === OPEN_BRACKET) {
+      if (token === OPEN_BRACE && open.length === 1 && rootKey === 'packets') current = [];
+      open.push(token);
+      expectKey = token === OPEN_BRACE;
+    } else if (token === CLOSE_BRACE || token === CLOSE_BRACKET) {
+      open.pop();
+      if (open.length === 1 && current) [found, current] = [current, undefined];
+      expectKey = false;
+    } else if (token === COMMA) {
+      expectKey = open.at(-1) === OPEN_BRACE;
+    } else if (token === STRING && expectKey) {
+      if (open.length === 1) rootKey = scanner.getTokenValue();
+      else if (open.length === 2 && current) current.push(scanner.getTokenValue());
+      expectKey = false;
+    }
+  }
+  const ordered = [...new Set(found)];
+  const known = new Set(names);
+  // Never a name JSON.parse did not keep, never one left out.
+  return ordered.length === names.length && ordered.every((n) => known.has(n)) ? ordered : names;
 }
