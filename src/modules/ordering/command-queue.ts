@@ -97,6 +97,10 @@ export function createCommandQueue(deps: QueueDeps) {
       let outcome = 'rejected';
       if (err instanceof CommandRejected) {
         codes = err.codes;
+      } else if (isEnvironmentalDbError(err)) {
+        // Disk full, I/O error, lock timeout: not this command's fault. Fail the whole batch so nothing is
+        // committed, and the command is tried again instead of being marked failed.
+        throw err;
       } else {
         deps.log.error({ err, correlationId: cmd.correlationId, kind: cmd.kind }, 'order command failed');
         codes = [{ code: 'internal', message: 'internal error', args: [cmd.correlationId] }];
@@ -126,3 +130,9 @@ export function createCommandQueue(deps: QueueDeps) {
   };
 }
 export type CommandQueue = ReturnType<typeof createCommandQueue>;
+
+/** SQLite errors of the machine rather than of the command (a constraint error is a bug: the command fails). */
+function isEnvironmentalDbError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') && !code.startsWith('SQLITE_CONSTRAINT');
+}
