@@ -54,7 +54,7 @@ export class SerialPrinter {
     port.on('close', () => {
       if (this.port === port) this.port = undefined;
     });
-    port.on('error', () => this.close());
+    port.on('error', () => this.close(port));
     this.port = port;
     this.received = [];
     return port;
@@ -98,20 +98,20 @@ export class SerialPrinter {
     const budget = this.options.timeoutMs + Math.ceil((bytes.length * 10 * 1000) / this.options.baudRate);
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.close();
+        this.close(port);
         reject(new PrinterError('timeout', `write to ${this.options.path} did not drain in ${budget} ms`));
       }, budget);
       port.write(bytes, (err) => {
         if (err) {
           clearTimeout(timer);
-          this.close();
+          this.close(port);
           reject(new PrinterError('io', `write to ${this.options.path} failed: ${err.message}`));
           return;
         }
         port.drain((drainErr) => {
           clearTimeout(timer);
           if (drainErr) {
-            this.close();
+            this.close(port);
             reject(new PrinterError('io', `drain of ${this.options.path} failed: ${drainErr.message}`));
           } else resolve();
         });
@@ -119,9 +119,12 @@ export class SerialPrinter {
     });
   }
 
-  close(): void {
-    const port = this.port;
-    this.port = undefined;
+  /**
+   * Closes the given port (by default the current one). Late callbacks of an old port pass that port, so they
+   * never close a newer one opened since.
+   */
+  close(port: SerialPort | undefined = this.port): void {
+    if (port === this.port) this.port = undefined;
     if (port?.isOpen) port.close(() => undefined);
   }
 }
