@@ -51,6 +51,9 @@ describe('socket handshake', () => {
     expect(await refusal(box.wsUrl('/ordering-api/ws'), 'not.a.jwt')).toBe(401);
     expect(await refusal(box.wsUrl('/ordering-api/ws'), forged)).toBe(401);
     expect(await refusal(box.wsUrl('/ordering-api/ws?since=-1'), t.access_token)).toBe(400);
+    for (const since of ['', '1e3', '0x10', '1.5']) {
+      expect(await refusal(box.wsUrl(`/ordering-api/ws?since=${since}`), t.access_token)).toBe(400);
+    }
   });
 });
 
