@@ -125,7 +125,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   // Then the printers: every job of those commands is in the database by now.
   spooler.start();
 
-  const stopCheckpointer = startCheckpointer(db, undefined, undefined, (err) => log.error({ err }, 'WAL checkpoint failed'));
+  const stopCheckpointer = startCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'));
   const jobs = [
     cron.schedule('17 * * * *', () => log.info({ removed: auth.sweepExpired() }, 'expired refresh tokens removed'), {
       name: 'refresh-token-sweep', noOverlap: true,

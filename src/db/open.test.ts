@@ -6,9 +6,30 @@ import { type Db, startCheckpointer } from './open.js';
 test('a failing checkpoint is reported, never thrown out of its timer', async () => {
   const errors: unknown[] = [];
   const db = { pragma: () => { throw new Error('database or disk is full'); } } as unknown as Db;
-  const stop = startCheckpointer(db, 5, 16_384, (err) => errors.push(err));
+  const stop = startCheckpointer(db, 5, (err) => errors.push(err));
   await new Promise((r) => setTimeout(r, 40));
   stop();
   expect(errors.length).toBeGreaterThan(0);
   expect(String(errors[0])).toContain('disk is full');
+});
+
+test('PASSIVE checkpoints keep the WAL small while the box writes', async () => {
+  const { mkdtempSync, statSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const { openDatabase } = await import('./open.js');
+  const file = join(mkdtempSync(join(tmpdir(), 'vb-wal-')), 'x.db');
+  const db = openDatabase(file);
+  db.exec('CREATE TABLE t (x BLOB)');
+  const stop = startCheckpointer(db, 10);
+  for (let round = 0; round < 5; round++) {
+    db.transaction(() => {
+      for (let i = 0; i < 200; i++) db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(4096));
+    })();
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  stop();
+  // Without checkpoints the WAL would hold all 1,000 4 KiB rows (> 4 MB); it is reused after each checkpoint.
+  expect(statSync(`${file}-wal`).size).toBeLessThan(2 * 1024 * 1024);
+  db.close();
 });

@@ -19,21 +19,22 @@ export function openDatabase(file: string): Db {
   // The serving connection never checkpoints inside a commit (a 16 ms stall measured here); the
   // checkpointer runs PASSIVE checkpoints on a timer instead.
   db.pragma('wal_autocheckpoint = 0');
+  // After a checkpoint lets the WAL restart, SQLite trims the file back to this size (SD cards are small).
+  db.pragma('journal_size_limit = 67108864');
   return db;
 }
 
 /**
- * Runs a PASSIVE checkpoint every `intervalMs`; a TRUNCATE one when the WAL grows past `maxPages`. A failed
- * checkpoint (SQLITE_FULL on a full card, an I/O error) goes to `onError` and is tried again at the next tick:
- * thrown from the timer it would end the process, and the WAL keeps every commit meanwhile.
+ * Runs a PASSIVE checkpoint every `intervalMs`. PASSIVE never waits for readers (a TRUNCATE or RESTART one would
+ * wait up to busy_timeout on the event loop while `stock check` reads); once readers let the WAL restart,
+ * journal_size_limit trims the file. A failed checkpoint (SQLITE_FULL on a full card, an I/O error) goes to
+ * `onError` and is tried again at the next tick: thrown from the timer it would end the process, and the WAL
+ * keeps every commit meanwhile.
  */
-export function startCheckpointer(
-  db: Db, intervalMs = 1000, maxPages = 16_384, onError: (err: unknown) => void = () => undefined,
-): () => void {
+export function startCheckpointer(db: Db, intervalMs = 1000, onError: (err: unknown) => void = () => undefined): () => void {
   const timer = setInterval(() => {
     try {
-      const [row] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
-      if (row && row.log > maxPages) db.pragma('wal_checkpoint(TRUNCATE)');
+      db.pragma('wal_checkpoint(PASSIVE)');
     } catch (err) {
       onError(err);
     }
