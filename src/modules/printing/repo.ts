@@ -22,18 +22,8 @@ export interface PrintJob {
   doneMs: number | null;
 }
 
-export interface NewPrintJob {
-  tenantId: string;
-  id: string;
-  venueId: string;
-  orderId: string;
-  kind: PrintKind;
-  round: number;
-  printer: string | null;
-  ticket: JobTicket;
-  copyOf: string | null;
-  createdMs: number;
-}
+/** A job as written: its state follows from `printer` (insert), the rest is filled in as it is printed. */
+export type NewPrintJob = Omit<PrintJob, 'seq' | 'state' | 'attempts' | 'lastError' | 'printedOn' | 'doneMs'>;
 
 interface JobRow {
   tenant_id: string;
