@@ -1,3 +1,4 @@
+import { zonedFormat } from '../../shared/clock.js';
 import { formatMoney } from '../../shared/money.js';
 import type { PrintKind } from '../printing/printers.js';
 import type { JobTicket, JobTicketLine } from '../printing/schemas.js';
@@ -76,8 +77,7 @@ function ticket(
 }
 
 /** `YYYY-MM-DD HH:MM` in the venue's zone (the sv-SE locale formats dates that way). */
-function localTime(ms: number, timeZone: string): string {
-  return new Intl.DateTimeFormat('sv-SE', {
-    timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
-  }).format(new Date(ms));
-}
+const isoMinutes = zonedFormat('sv-SE', {
+  year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
+});
+const localTime = (ms: number, timeZone: string): string => isoMinutes(timeZone).format(new Date(ms));

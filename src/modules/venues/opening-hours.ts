@@ -1,16 +1,7 @@
+import { zonedFormat } from '../../shared/clock.js';
 import { type ChannelConstraint, DAYS, type Day } from './schemas.js';
 
-// Building an Intl.DateTimeFormat costs far more than using one (it was the top cost of processing an order
-// command in a profile), so one is kept per time zone.
-const formatters = new Map<string, Intl.DateTimeFormat>();
-function formatterFor(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-GB', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
+const formatterFor = zonedFormat('en-GB', { weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 
 /** Day of week and minutes since midnight of an instant in an IANA time zone. */
 export function localTime(ms: number, timeZone: string): { day: Day; minutes: number } {
