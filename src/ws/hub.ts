@@ -3,6 +3,7 @@ import { copyRequest } from '../http/mount.js';
 import { statusLine } from '../http/status-text.js';
 import type { HttpRequest, Principal } from '../http/types.js';
 import type { Logger } from '../log.js';
+import { isoOf } from '../shared/clock.js';
 import { AppError, errorBody } from '../shared/errors.js';
 import { type EventStore, type OutgoingFrame, venueStream } from './event-store.js';
 
@@ -76,7 +77,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       set.add(ws);
       const hello = JSON.stringify({
         userId: principal.userId,
-        expiresAt: new Date(principal.expMs).toISOString(),
+        expiresAt: isoOf(principal.expMs),
         ...(data.venue === undefined ? {} : { venue: data.venue }),
       });
       // The HELLO takes a seq (a write) and the replay reads: a database error here must not be thrown into

@@ -1,4 +1,5 @@
 import type { Principal } from '../../http/types.js';
+import { isoOf } from '../../shared/clock.js';
 import { AppError, invalidField, notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatMoney, parseMoney } from '../../shared/money.js';
@@ -16,7 +17,7 @@ export interface PrintingDeps {
 }
 
 const NO_STATE = { status: 'unknown', sinceMs: null, lastError: null, divertedTo: null } as const;
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const iso = (ms: number | null): string | null => (ms === null ? null : isoOf(ms));
 
 /**
  * Print jobs as use cases: written (and routed to printers) inside the transaction of the command that causes
@@ -61,7 +62,7 @@ export function createPrintingService(deps: PrintingDeps) {
           backup: printer.backup ?? null, categories: printer.categories ?? null,
           status: state.status, statusSince: iso(state.sinceMs), divertedTo: state.divertedTo,
           queueDepth: depth, oldestJobAgeMs: oldestMs === null ? null : Math.max(0, now - oldestMs),
-          lastError: state.lastError && { ...state.lastError, at: new Date(state.lastError.atMs).toISOString() },
+          lastError: state.lastError && { ...state.lastError, at: isoOf(state.lastError.atMs) },
         };
       });
     },
@@ -117,6 +118,6 @@ function jobView(j: PrintJob): JobView {
   return {
     id: j.id, printer: j.printer, venue: j.venueId, orderId: j.orderId, kind: j.kind, round: j.round, state: j.state,
     copyOf: j.copyOf, attempts: j.attempts, lastError: j.lastError, printedOn: j.printedOn,
-    created: new Date(j.createdMs).toISOString(), done: iso(j.doneMs), ticket: j.ticket,
+    created: isoOf(j.createdMs), done: iso(j.doneMs), ticket: j.ticket,
   };
 }

@@ -1,3 +1,4 @@
+import { isoOf } from '../../shared/clock.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
 import type { PrintRepo } from './repo.js';
 import type { StatusChange } from './spooler.js';
@@ -21,10 +22,10 @@ export function publishPrinterStatus(deps: {
       role: c.printer.role,
       status: c.status,
       previous: c.previous,
-      since: new Date(c.sinceMs).toISOString(),
+      since: isoOf(c.sinceMs),
       queueDepth: c.queueDepth,
       lastError: c.lastError && {
-        reason: c.lastError.reason, message: c.lastError.message, at: new Date(c.lastError.atMs).toISOString(),
+        reason: c.lastError.reason, message: c.lastError.message, at: isoOf(c.lastError.atMs),
       },
     });
     const frame = deps.repo.transaction(() =>
