@@ -4,7 +4,7 @@ import { statusLine } from '../http/status-text.js';
 import type { HttpRequest, Principal } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { isoOf } from '../shared/clock.js';
-import { AppError, errorBody } from '../shared/errors.js';
+import { AppError, errorBody, invalidField } from '../shared/errors.js';
 import { type EventStore, type OutgoingFrame, venueStream } from './event-store.js';
 
 interface SocketData {
@@ -51,9 +51,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         const sinceText = input.query.get('since');
         const since = sinceText === null ? undefined : /^\d{1,15}$/.test(sinceText) ? Number(sinceText) : Number.NaN;
         if (since !== undefined && !Number.isSafeInteger(since)) {
-          throw new AppError(400, 'since must be a non-negative integer', [
-            { code: 'invalidField', message: 'since must be a non-negative integer', args: ['since'] },
-          ]);
+          throw invalidField('since', 'since must be a non-negative integer');
         }
         const venue = input.query.get('venue') ?? undefined;
         if (venue !== undefined) deps.authorizeVenue(principal, venue);
