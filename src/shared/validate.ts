@@ -1,6 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { AppError, type ErrorDetail } from './errors.js';
+import { AppError, type ErrorDetail, invalidField } from './errors.js';
 
 export interface Validator<T extends TSchema> {
   /** Returns the typed value or throws a 400 naming every offending field by JSON pointer. */
@@ -34,4 +34,13 @@ export function parseJson(text: string): unknown {
   } catch {
     throw AppError.of('invalidBody', 'body is not valid JSON');
   }
+}
+
+/** The `limit` query parameter of a list: an integer from 1 to `max`, `fallback` when absent; else a 400. */
+export function limitOf(query: URLSearchParams, fallback: number, max: number): number {
+  const limit = query.get('limit');
+  if (limit === null) return fallback;
+  const n = /^\d{1,4}$/.test(limit) ? Number(limit) : Number.NaN;
+  if (!(n >= 1 && n <= max)) throw invalidField('limit', `limit must be an integer from 1 to ${max}`);
+  return n;
 }

@@ -1,5 +1,6 @@
 import { invalidField } from '../../shared/errors.js';
 import { isUuid } from '../../shared/ids.js';
+import { limitOf } from '../../shared/validate.js';
 import type { Order } from './order-view.js';
 import type { OrderFilter } from './repo.js';
 import { ORDER_STATUSES } from './schemas.js';
@@ -56,12 +57,7 @@ export function parseOrderQuery(query: URLSearchParams): OrderFilter {
     if (!Number.isFinite(ms)) throw invalidField('since', 'since must be an ISO 8601 timestamp');
     filter.changedSinceMs = ms;
   }
-  const limit = query.get('limit');
-  if (limit !== null) {
-    const n = /^\d{1,4}$/.test(limit) ? Number(limit) : Number.NaN;
-    if (!(n >= 1 && n <= MAX_PAGE)) throw invalidField('limit', `limit must be an integer from 1 to ${MAX_PAGE}`);
-    filter.limit = n;
-  }
+  filter.limit = limitOf(query, DEFAULT_PAGE, MAX_PAGE);
   const cursor = query.get('cursor');
   if (cursor !== null) filter.after = decodeCursor(cursor);
   return filter;

@@ -1,7 +1,7 @@
 import { json, type Route } from '../../http/types.js';
 import { invalidField, notFound } from '../../shared/errors.js';
 import { isUuid } from '../../shared/ids.js';
-import { compile } from '../../shared/validate.js';
+import { compile, limitOf } from '../../shared/validate.js';
 import { JOB_STATES, type JobQuery, type JobState, ReprintBody } from './schemas.js';
 import type { PrintingService } from './service.js';
 
@@ -25,12 +25,7 @@ export function parseJobQuery(query: URLSearchParams): JobQuery {
     }
     out.state = state as JobState;
   }
-  const limit = query.get('limit');
-  if (limit !== null) {
-    const n = /^\d{1,4}$/.test(limit) ? Number(limit) : Number.NaN;
-    if (!(n >= 1 && n <= MAX_LIMIT)) throw invalidField('limit', `limit must be an integer from 1 to ${MAX_LIMIT}`);
-    out.limit = n;
-  }
+  out.limit = limitOf(query, DEFAULT_LIMIT, MAX_LIMIT);
   return out;
 }
 
