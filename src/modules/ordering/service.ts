@@ -84,9 +84,7 @@ export function createOrderingService(deps: OrderingDeps) {
     },
 
     newOrder(p: Principal, body: NewOrderBody): Promise<Confirmation> {
-      const venues = body.buckets.map((b) => b.venue);
-      const dup = venues.findIndex((v, i) => venues.indexOf(v) !== i);
-      if (dup >= 0) throw invalidField(`/buckets/${dup}/venue`, 'each venue may have only one bucket');
+      rejectDuplicates(body.buckets.map((b) => b.venue), (i) => `/buckets/${i}/venue`, 'each venue may have only one bucket');
       const stored: StoredNew = {
         orderType: body.orderType,
         buckets: body.buckets.map((b) => ({ venue: b.venue, lines: withIds(b.lines) })),
@@ -104,13 +102,13 @@ export function createOrderingService(deps: OrderingDeps) {
 
     update(p: Principal, orderId: string, body: UpdateBody): Promise<Confirmation> {
       const ids = body.lines.map((l) => l.id);
-      rejectDuplicates(ids, (i) => `/lines/${i}/id`);
+      rejectDuplicates(ids, (i) => `/lines/${i}/id`, LINE_ONCE);
       const stored: StoredUpdate = { venue: body.venue, lines: body.lines.map((l) => ({ id: l.id, quantity: l.quantity })) };
       return confirm(p, orderId, 'update', stored, ids);
     },
 
     remove(p: Principal, orderId: string, body: RemoveBody): Promise<Confirmation> {
-      rejectDuplicates(body.lines, (i) => `/lines/${i}`);
+      rejectDuplicates(body.lines, (i) => `/lines/${i}`, LINE_ONCE);
       const stored: StoredRemove = { venue: body.venue, lines: body.lines };
       return confirm(p, orderId, 'remove', stored, body.lines);
     },
@@ -157,7 +155,10 @@ export function createOrderingService(deps: OrderingDeps) {
 }
 export type OrderingService = ReturnType<typeof createOrderingService>;
 
-function rejectDuplicates(ids: string[], pointer: (i: number) => string): void {
-  const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
-  if (dup >= 0) throw invalidField(pointer(dup), 'each line may be named only once');
+const LINE_ONCE = 'each line may be named only once';
+
+/** A 400 naming the first repeat of a value (a venue, a line id) that a body may give only once. */
+function rejectDuplicates(values: string[], pointer: (i: number) => string, message: string): void {
+  const dup = values.findIndex((v, i) => values.indexOf(v) !== i);
+  if (dup >= 0) throw invalidField(pointer(dup), message);
 }
