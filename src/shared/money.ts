@@ -16,5 +16,3 @@ export function formatMoney(minor: number): string {
   const abs = Math.abs(minor);
   return `${sign}${Math.trunc(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
-
-export const isMoney = (value: string): boolean => MONEY.test(value.trim());

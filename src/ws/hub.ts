@@ -125,4 +125,3 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     },
   };
 }
-export type Hub = ReturnType<typeof createHub>;

@@ -44,8 +44,6 @@ export type AppendBody = Static<typeof AppendBody>;
 
 export const ORDER_STATUSES = ['NEW', 'ORDERED', 'READY', 'COMPLETED', 'CANCELLED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
-export const LINE_STATUSES = ['NEW', 'ORDERED', 'CANCELLED'] as const;
-export type LineStatus = (typeof LINE_STATUSES)[number];
 
 export const UpdateBody = Type.Object({
   venue: Uuid,
