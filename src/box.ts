@@ -33,6 +33,7 @@ import { createWarehouseRepo } from './modules/warehouse/repo.js';
 import { warehouseRoutes } from './modules/warehouse/routes.js';
 import { createWarehouseService } from './modules/warehouse/service.js';
 import { createServer } from './server.js';
+import { nowMs } from './shared/clock.js';
 import { createEventStore } from './ws/event-store.js';
 
 export interface BoxOptions {
@@ -70,7 +71,7 @@ export async function startBox({ config, log, provisioning }: BoxOptions): Promi
 }
 
 async function serve(db: Db, dataDir: string, config: Config, log: Logger): Promise<Box> {
-  const now = (): number => Date.now();
+  const now = nowMs;
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlMs: config.auth.refreshTokenTtlDays * 86_400_000,
