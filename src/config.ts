@@ -3,13 +3,13 @@ import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
 import { printerProblems } from './modules/printing/printers.js';
-import { UUID_PATTERN } from './shared/ids.js';
+import { Uuid } from './shared/types.js';
 
 /** A serial ESC/POS receipt printer of a venue (src/modules/printing; README "Printing"). */
 const PrinterSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' }),
-    venue: Type.String({ pattern: UUID_PATTERN }),
+    venue: Uuid,
     role: Type.Union([Type.Literal('kitchen'), Type.Literal('counter')]),
     path: Type.String({ minLength: 1 }),
     baudRate: Type.Integer({ default: 19_200, minimum: 1200, maximum: 921_600 }),

@@ -12,3 +12,7 @@ export const StringMap = Type.Record(Type.String({ pattern: '^.{1,100}$' }), Typ
   additionalProperties: false,
 });
 export const MAX_ITEMS = 2048;
+/** A product id, as menus define it and order lines and sold-out locks name it. */
+export const ProductId = Type.String({ minLength: 1, maxLength: 100 });
+/** A price as provisioning gives it ("12.50"): whole units and at most two decimals, never negative. */
+export const Price = Type.String({ pattern: '^\\d{1,9}(\\.\\d{1,2})?$' });

@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { json, type Route } from '../../http/types.js';
-import { Uuid } from '../../shared/types.js';
+import { ProductId, Uuid } from '../../shared/types.js';
 import { compile } from '../../shared/validate.js';
 import type { ProductLocks } from './locks.js';
 
 export const LockBody = Type.Object({
   venue: Uuid,
-  productId: Type.String({ minLength: 1, maxLength: 100 }),
+  productId: ProductId,
   locked: Type.Boolean(),
   reason: Type.Optional(Type.String({ maxLength: 200 })),
 });

@@ -1,16 +1,17 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Price, ProductId } from '../../shared/types.js';
 import { CHANNELS } from '../venues/schemas.js';
 
 const Literals = Type.Record(Type.String(), Type.String());
 
 export const Product = Type.Object({
   kind: Type.Literal('svc/product'),
-  id: Type.String({ minLength: 1, maxLength: 100 }),
+  id: ProductId,
   details: Type.Object({
     literals: Literals,
     media: Type.Array(Type.Object({ url: Type.String(), name: Type.String() })),
   }),
-  price: Type.String({ pattern: '^\\d{1,9}(\\.\\d{1,2})?$' }),
+  price: Price,
   minPrice: Type.Union([Type.String(), Type.Null()]),
   selCtx: Type.String(),
   fltCtx: Type.String(),

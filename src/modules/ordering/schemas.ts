@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { StringMap, Uuid } from '../../shared/types.js';
+import { ProductId, StringMap, Uuid } from '../../shared/types.js';
 import type { Channel } from '../venues/schemas.js';
 
 export const ORDER_TYPES = ['DELIVERY', 'TAKE_AWAY', 'DINE_IN_OPEN', 'DINE_IN'] as const;
@@ -12,7 +12,7 @@ export const channelOf = (type: OrderType): Channel =>
 export const MAX_LINES_PER_COMMAND = 200;
 
 export const LineInput = Type.Object({
-  productId: Type.String({ minLength: 1, maxLength: 100 }),
+  productId: ProductId,
   /** The client's idea of the price: ignored, the menu's price is used. */
   price: Type.Optional(Type.Number()),
   quantity: Type.Integer({ minimum: 1, maximum: 999 }),

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Uuid } from '../../shared/types.js';
+import { Price, Uuid } from '../../shared/types.js';
 
 const Time = Type.String({ pattern: '^(([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d)?|24:00(:00)?)$' });
 export const Interval = Type.Object({ from: Time, to: Time });
@@ -9,7 +9,7 @@ export type Day = (typeof DAYS)[number];
 export const ChannelConstraint = Type.Object({
   active: Type.Boolean(),
   minDeliveryTime: Type.String({ pattern: '^\\d{2}:[0-5]\\d:[0-5]\\d$' }),
-  minOrderValue: Type.Optional(Type.String({ pattern: '^\\d{1,9}(\\.\\d{1,2})?$' })),
+  minOrderValue: Type.Optional(Price),
   week: Type.Object(Object.fromEntries(DAYS.map((d) => [d, Type.Array(Interval, { maxItems: 12 })])) as Record<
     Day,
     ReturnType<typeof Type.Array<typeof Interval>>
