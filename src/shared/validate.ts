@@ -7,7 +7,16 @@ export interface Validator<T extends TSchema> {
   (value: unknown): Static<T>;
 }
 
-const MAX_REPORTED = 20;
+/** At most this many failed fields are named in one 400. */
+export const MAX_REPORTED = 20;
+
+/** One failed field of a request body: its JSON pointer leads the message and is the code's argument. */
+export const fieldProblem = (path: string, message: string): ErrorDetail => ({
+  code: 'invalidField', message: `${path}: ${message}`, args: [path],
+});
+
+/** The 400 of a body whose fields failed validation. */
+export const validationError = (codes: ErrorDetail[]): AppError => new AppError(400, 'request failed validation', codes);
 
 /** Compiles a schema once (cheap checks on a Pi) and reports failures as `invalidField` codes. */
 export function compile<T extends TSchema>(schema: T): Validator<T> {
@@ -20,10 +29,10 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
       const path = error.path === '' ? '/' : error.path;
       if (seen.has(path)) continue;
       seen.add(path);
-      codes.push({ code: 'invalidField', message: `${path}: ${error.message}`, args: [path] });
+      codes.push(fieldProblem(path, error.message));
       if (codes.length >= MAX_REPORTED) break;
     }
-    throw new AppError(400, 'request failed validation', codes);
+    throw validationError(codes);
   };
 }
 

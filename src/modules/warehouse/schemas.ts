@@ -3,7 +3,7 @@ import { createScanner } from 'jsonc-parser';
 import { AppError, type ErrorDetail } from '../../shared/errors.js';
 import { MAX_QTY, QtyError, toMicro } from '../../shared/qty.js';
 import { ItemId, MAX_ITEMS, StringMap, Uuid } from '../../shared/types.js';
-import { compile } from '../../shared/validate.js';
+import { compile, fieldProblem, MAX_REPORTED, validationError } from '../../shared/validate.js';
 
 /** Document kinds by path segment (DESIGN.md "Warehouse"). */
 export const KINDS = { pz: 'PZ', wz: 'WZ', rw: 'RW', mm: 'MM', inventory: 'Inventory' } as const;
@@ -97,16 +97,15 @@ function micros(values: { path: string; qty: number }[]): number[] {
       return toMicro(qty);
     } catch (err) {
       if (!(err instanceof QtyError)) throw err;
-      if (codes.length < 20) codes.push({ code: 'invalidField', message: `${path}: ${err.message}`, args: [path] });
+      if (codes.length < MAX_REPORTED) codes.push(fieldProblem(path, err.message));
       return 0;
     }
   });
-  if (codes.length > 0) throw new AppError(400, 'request failed validation', codes);
+  if (codes.length > 0) throw validationError(codes);
   return out;
 }
 
-const fieldError = (path: string, message: string): AppError =>
-  new AppError(400, message, [{ code: 'invalidField', message: `${path}: ${message}`, args: [path] }]);
+const fieldError = (path: string, message: string): AppError => new AppError(400, message, [fieldProblem(path, message)]);
 
 /** The Item fields of interface.md, in their order; anything else a client sends is not stored. */
 const knownItemFields = (it: DocumentItem): DocumentItem => ({
