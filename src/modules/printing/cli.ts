@@ -2,7 +2,7 @@ import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 import type { PrinterConfig } from './printers.js';
-import { PrinterError, SerialPrinter } from './serial-printer.js';
+import { PrinterError, serialPrinterFor } from './serial-printer.js';
 import { encodeTestPage } from './tickets.js';
 
 /** A printer command that could not do its job: one clear line on stderr, exit 1. */
@@ -86,7 +86,7 @@ export async function printTestPage(printers: PrinterConfig[], name: string, tim
       ? `no printer named ${name}: no printers are configured (pass the config file with --config FILE)`
       : `no printer named ${name} in the configuration (configured: ${printers.map((p) => p.name).join(', ')})`);
   }
-  const device = new SerialPrinter({ path: printer.path, baudRate: printer.baudRate, statusQuery: printer.statusQuery, timeoutMs });
+  const device = serialPrinterFor(printer, timeoutMs);
   try {
     if (printer.statusQuery) {
       const paper = await device.paperStatus();

@@ -30,6 +30,10 @@ export interface SerialOptions {
   timeoutMs: number;
 }
 
+/** The serial printer of a configured printer (its path, speed and whether it answers DLE EOT 4). */
+export const serialPrinterFor = (p: Omit<SerialOptions, 'timeoutMs'>, timeoutMs: number): SerialPrinter =>
+  new SerialPrinter({ path: p.path, baudRate: p.baudRate, statusQuery: p.statusQuery, timeoutMs });
+
 /**
  * One serial receipt printer. Opens lazily, reopens after an error, and never reports a write as done before
  * the bytes are drained to the port.

@@ -4,7 +4,7 @@ import { type PrinterDevice, PrinterWorker, type WorkerContext, type WorkerError
 import type { PrinterConfig } from './printers.js';
 import type { PrintRepo } from './repo.js';
 import type { PrinterStatus } from './schemas.js';
-import { SerialPrinter } from './serial-printer.js';
+import { serialPrinterFor } from './serial-printer.js';
 
 export type SpoolerOptions = Config['printing'];
 
@@ -41,9 +41,6 @@ export interface PrinterState {
   /** The backup printing this printer's jobs now, or null. */
   divertedTo: string | null;
 }
-
-const serialDevice = (p: PrinterConfig, timeoutMs: number): PrinterDevice =>
-  new SerialPrinter({ path: p.path, baudRate: p.baudRate, statusQuery: p.statusQuery, timeoutMs });
 
 /**
  * The print spooler: one worker per configured printer (printer-worker.ts), sharing the set of jobs in flight,
@@ -88,7 +85,7 @@ export function createSpooler(deps: SpoolerDeps) {
       });
     },
   };
-  const open = deps.openDevice ?? serialDevice;
+  const open = deps.openDevice ?? serialPrinterFor;
   for (const p of deps.printers) workers.set(p.name, new PrinterWorker(p, open(p, options.statusTimeoutMs), ctx));
 
   /** A printer belongs to the tenant of its venue; until the venue is provisioned it prints nothing. */
