@@ -11,7 +11,7 @@ import { createAuthRepo } from './modules/auth/repo.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { createAuthService } from './modules/auth/service.js';
 import { lockRoutes } from './modules/menus/lock-routes.js';
-import { createProductLocks, withLocks } from './modules/menus/locks.js';
+import { createProductLocks } from './modules/menus/locks.js';
 import { createMenuRepo } from './modules/menus/repo.js';
 import { menuRoutes } from './modules/menus/routes.js';
 import { createMenuService } from './modules/menus/service.js';
@@ -80,7 +80,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   const venues = createVenueRepo(db);
   const menuRepo = createMenuRepo(db);
   const locks = createProductLocks(db, menuRepo, venues);
-  const menus = withLocks(createMenuService(menuRepo, venues), locks);
+  const menus = createMenuService(menuRepo, venues, locks);
   const events = createEventStore(db);
   const orderRepo = createOrderRepo(db);
   const printRepo = createPrintRepo(db);

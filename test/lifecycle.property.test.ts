@@ -8,7 +8,7 @@ import { migrate } from '../src/db/migrate.js';
 import { type Db, openDatabase } from '../src/db/open.js';
 import type { Principal } from '../src/http/types.js';
 import { createLogger } from '../src/log.js';
-import { createProductLocks, type ProductLocks, withLocks } from '../src/modules/menus/locks.js';
+import { createProductLocks, type ProductLocks } from '../src/modules/menus/locks.js';
 import { createMenuRepo } from '../src/modules/menus/repo.js';
 import { createMenuService } from '../src/modules/menus/service.js';
 import { createCommandQueue, type CommandQueue } from '../src/modules/ordering/command-queue.js';
@@ -149,7 +149,7 @@ beforeAll(() => {
   const now = () => clock;
   const printing = createPrintingService({ repo: createPrintRepo(db), printers: [], now });
   ordering = createOrderingService({
-    repo, venues, menus: withLocks(createMenuService(menuRepo, venues), locks), locks, printJobs: createPrintJobs(printing),
+    repo, venues, menus: createMenuService(menuRepo, venues, locks), locks, printJobs: createPrintJobs(printing),
     events: createEventStore(db), source: 'property', now,
   });
   queue = createCommandQueue({ repo, handler: ordering.handler, push: () => {}, log: createLogger('silent'), now });

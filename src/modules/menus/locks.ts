@@ -3,7 +3,6 @@ import { isoOf } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { MenuRepo } from './repo.js';
-import type { MenuService } from './service.js';
 
 /** A sold-out product of one venue, as the menu's `locks` array lists it. */
 export interface ProductLock {
@@ -71,13 +70,3 @@ export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo) {
   };
 }
 export type ProductLocks = ReturnType<typeof createProductLocks>;
-
-/** The menu service with the requested venue's locks filled into every menu it serves. */
-export function withLocks(menus: MenuService, locks: ProductLocks): MenuService {
-  return {
-    ...menus,
-    menuFor(tenantId, menuId, venueId, channel) {
-      return { ...menus.menuFor(tenantId, menuId, venueId, channel), locks: locks.locksOf(tenantId, venueId) };
-    },
-  };
-}

@@ -1,23 +1,25 @@
 import { notFound } from '../../shared/errors.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { Channel } from '../venues/schemas.js';
+import type { ProductLock, ProductLocks } from './locks.js';
 import type { MenuRepo, ProductRow } from './repo.js';
 import { isProduct, type MenuNode } from './schemas.js';
 
 export interface MenuResponse {
   root: MenuNode;
-  locks: unknown[];
+  /** The requested venue's sold-out products. */
+  locks: ProductLock[];
 }
 
 /** The menu a venue serves on a channel: products restricted to other channels are left out. */
-export function createMenuService(menus: MenuRepo, venues: VenueRepo) {
+export function createMenuService(menus: MenuRepo, venues: VenueRepo, locks: Pick<ProductLocks, 'locksOf'>) {
   return {
     menuFor(tenantId: string, menuId: string, venueId: string, channel: Channel): MenuResponse {
       const venue = venues.getVenue(tenantId, venueId);
       if (!venue || venue.menu !== menuId) throw notFound('menu for this venue');
       const root = menus.menuRoot(tenantId, menuId);
       if (!root) throw notFound('menu');
-      return { root: forChannel(root, channel)!, locks: [] };
+      return { root: forChannel(root, channel)!, locks: locks.locksOf(tenantId, venueId) };
     },
 
     /** A product of the menu as sold on the channel, or undefined when it is not offered there. */
