@@ -2,12 +2,11 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import pkg from '../package.json';
 import { loadConfigFile, resolveConfig } from '../src/config.js';
-import { DEMO, requestToken } from './support/box.js';
+import { DEMO, launch, requestToken } from './support/box.js';
 import { openSocket } from './support/socket.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -109,22 +108,7 @@ interface RunningBinary {
 }
 
 async function startBinary(cwd: string, env: NodeJS.ProcessEnv, args: string[]): Promise<RunningBinary> {
-  const proc = spawn('./venue-box', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const logs: string[] = [];
-  const exited = new Promise<number | null>((done) => proc.on('exit', (code) => done(code)));
-  createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
-  const port = await new Promise<number>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`the binary did not start:\n${logs.join('\n')}`)), 20_000);
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      logs.push(line);
-      const entry = JSON.parse(line) as { msg?: string; port?: number };
-      if (entry.msg === 'venue-box listening') {
-        clearTimeout(timer);
-        done(entry.port!);
-      }
-    });
-    void exited.then((code) => fail(new Error(`the binary exited with ${code}:\n${logs.join('\n')}`)));
-  });
+  const { proc, logs, port, exited } = await launch(spawn('./venue-box', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }), 'the binary');
   return {
     port, logs, proc,
     stop() {

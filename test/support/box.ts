@@ -55,22 +55,7 @@ export async function startTestBox(options: StartOptions = {}): Promise<TestBox>
     writeFileSync(file, JSON.stringify(options.config));
     args.push('--config', file);
   }
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const logs: string[] = [];
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`box did not start:\n${logs.join('\n')}`)), 20_000);
-    createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      logs.push(line);
-      const entry = JSON.parse(line) as { msg?: string; port?: number };
-      if (entry.msg === 'venue-box listening') {
-        clearTimeout(timer);
-        resolve(entry.port!);
-      }
-    });
-    void exited.then((code) => reject(new Error(`box exited with ${code}:\n${logs.join('\n')}`)));
-  });
+  const { proc, logs, port, exited } = await launch(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }), 'box');
   const url = (path: string) => `http://127.0.0.1:${port}${path}`;
   const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
   const box: TestBox = {
@@ -114,4 +99,31 @@ export function requestToken(
     },
     body: new URLSearchParams(form).toString(),
   });
+}
+
+export interface Launched {
+  proc: ChildProcess;
+  logs: string[];
+  port: number;
+  exited: Promise<number | null>;
+}
+
+/** Collects a started box's log lines and waits for its "venue-box listening" line (the node bundle or the binary). */
+export async function launch(proc: ChildProcess, what: string): Promise<Launched> {
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} did not start:\n${logs.join('\n')}`)), 20_000);
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      logs.push(line);
+      const entry = JSON.parse(line) as { msg?: string; port?: number };
+      if (entry.msg === 'venue-box listening') {
+        clearTimeout(timer);
+        resolve(entry.port!);
+      }
+    });
+    void exited.then((code) => reject(new Error(`${what} exited with ${code}:\n${logs.join('\n')}`)));
+  });
+  return { proc, logs, port, exited };
 }
