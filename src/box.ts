@@ -6,7 +6,7 @@ import { DB_FILE, openDatabase, startCheckpointer, type Db } from './db/open.js'
 import { migrate } from './db/migrate.js';
 import type { HttpRequest } from './http/types.js';
 import type { Logger } from './log.js';
-import { loadOrCreateKey } from './modules/auth/jwt.js';
+import { loadOrCreateKey } from './shared/jwt.js';
 import { createAuthRepo } from './modules/auth/repo.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { createAuthService } from './modules/auth/service.js';

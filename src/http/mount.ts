@@ -147,6 +147,7 @@ async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Repl
 function parseBody(route: Route, req: HttpRequest): unknown {
   if (route.body === 'none') return undefined;
   if (route.body === 'form') return new URLSearchParams(req.body.toString('utf8'));
+  if (route.body === 'raw') return req.body;
   if (req.body.length === 0) {
     if (route.body === 'optional-json') return undefined;
     throw AppError.of('invalidBody', 'a JSON body is required');

@@ -29,13 +29,14 @@ export interface Reply {
 }
 
 export type AuthMode = 'none' | 'bearer' | 'write';
-export type BodyMode = 'none' | 'json' | 'form' | 'optional-json';
+/** 'raw': the body's bytes untouched (a sync batch is verified as received, never re-serialised). */
+export type BodyMode = 'none' | 'json' | 'form' | 'optional-json' | 'raw';
 
 export interface RouteContext {
   req: HttpRequest;
   /** Present on every route whose auth is not 'none'. */
   principal: Principal;
-  /** Parsed JSON (for 'json' routes) or form fields (for 'form' routes). */
+  /** Parsed JSON (for 'json' routes), form fields (for 'form' routes) or the Buffer (for 'raw' routes). */
   body: unknown;
 }
 

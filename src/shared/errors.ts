@@ -9,8 +9,17 @@ export const STATUS = {
   conflict: 409,
   insufficientStock: 409,
   unitMismatch: 409,
+  /** Sync (src/shared/sync-protocol.ts): a batch that does not continue the central's head. */
+  syncGap: 409,
+  /** Sync: a batch whose chain differs from the central's at the same seq. */
+  syncDiverged: 409,
+  /** Sync: a malformed batch, or one whose events do not hash to its header's lastHash. */
+  invalidBatch: 400,
   payloadTooLarge: 413,
   unsupportedMediaType: 415,
+  /** Sync: a protocol or event schema this central does not speak. */
+  unsupportedProtocol: 426,
+  tooManyRequests: 429,
   internal: 500,
   unavailable: 503,
 } as const;

@@ -1,6 +1,6 @@
-import type { Reply, Route } from '../../http/types.js';
+import type { Route } from '../../http/types.js';
 import { isUuid } from '../../shared/ids.js';
-import { OAuthError } from './oauth-error.js';
+import { OAuthError, oauthReply, parseBasic } from '../../shared/oauth-error.js';
 import type { AuthService } from './service.js';
 
 export function authRoutes(auth: AuthService): Route[] {
@@ -33,21 +33,4 @@ export function authRoutes(auth: AuthService): Route[] {
       },
     },
   ];
-}
-
-function parseBasic(header: string | undefined): { clientId: string; clientSecret: string } | undefined {
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
-  if (!match) return undefined;
-  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 1) return undefined;
-  return { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) };
-}
-
-function oauthReply(err: OAuthError): Reply {
-  return {
-    status: err.status,
-    body: { error: err.error, error_description: err.description },
-    headers: err.status === 401 ? { 'WWW-Authenticate': 'Basic realm="venue-box"' } : {},
-  };
 }

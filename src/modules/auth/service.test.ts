@@ -8,7 +8,7 @@ import { migrate } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
 import { createProvisioningRepo } from '../provisioning/repo.js';
 import { applyProvisioning } from '../provisioning/service.js';
-import { loadOrCreateKey } from './jwt.js';
+import { loadOrCreateKey } from '../../shared/jwt.js';
 import { createAuthRepo } from './repo.js';
 import { createAuthService } from './service.js';
 

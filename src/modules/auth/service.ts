@@ -2,9 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Principal } from '../../http/types.js';
 import { unauthorized } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { type Claims, type SigningKey, signJwt, verifyJwt } from './jwt.js';
-import { OAuthError } from './oauth-error.js';
-import { verifySecret } from './passwords.js';
+import { type Claims, type SigningKey, signJwt, verifyJwt } from '../../shared/jwt.js';
+import { OAuthError } from '../../shared/oauth-error.js';
+import { verifySecret } from '../../shared/passwords.js';
 import type { AuthRepo } from './repo.js';
 
 export interface TokenResponse {

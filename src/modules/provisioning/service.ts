@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parseMoney } from '../../shared/money.js';
 import { compile } from '../../shared/validate.js';
-import { hashSecret } from '../auth/passwords.js';
+import { hashSecret } from '../../shared/passwords.js';
 import { isProduct, type MenuNode, type Product } from '../menus/schemas.js';
 import type { ProvisioningRepo } from './repo.js';
 import { Provisioning, type TenantSpec } from './schemas.js';

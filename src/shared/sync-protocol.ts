@@ -1,0 +1,314 @@
+/**
+ * What a venue box and the central node say to each other (README "Sync to the central node"): the event
+ * envelope and its kinds, the hash chain, the batch on the wire, the bytes that are signed, and the answers.
+ * Both sides import this file and nothing else of each other.
+ */
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import nacl from 'tweetnacl';
+
+/** The wire protocol (batch framing, headers, answers). A central answers 426 to one it does not speak. */
+export const PROTOCOL = 1;
+/** The version of the event bodies; a central answers 426 to a batch whose schema is newer than it knows. */
+export const SCHEMA = 1;
+
+/** A batch holds at most this many events and bytes of events; one larger event travels alone. */
+export const MAX_BATCH_EVENTS = 500;
+export const MAX_BATCH_BYTES = 256 * 1024;
+/** No single event may be larger (a 2048-item stock document with its ledger is about 600 KB). */
+export const MAX_EVENT_BYTES = 3 * 1024 * 1024;
+/** The central refuses (413) a request body larger than this. */
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+
+/** The chain's value before the first event of a device. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** HTTP paths on the central. */
+export const PATHS = {
+  enrol: '/sync-api/api/enrol',
+  hello: '/sync-api/api/hello',
+  batches: '/sync-api/api/batches',
+  /** The device's own events after `?after=SEQ` (`&limit=N`), for a box restored from an old copy. */
+  events: '/sync-api/api/events',
+} as const;
+
+/** Media type of a batch: newline-delimited; line 1 the header, line 2 the signature, then one event a line. */
+export const BATCH_MEDIA_TYPE = 'application/x-ndjson';
+
+// ---------------------------------------------------------------------------------------------- events
+
+export type Stream = 'order' | 'stock' | 'soldout';
+
+/** Every kind of event a box sends, with the stream it belongs to. */
+export const EVENT_KINDS = {
+  /** An applied order command: the order as it now is, and the command that changed it. */
+  'order.changed': 'order',
+  /** A posted stock document with the ledger rows it wrote. */
+  'stock.document': 'stock',
+  /** A warehouse created or renamed on the box. */
+  'warehouse.changed': 'stock',
+  /** A staff sold-out flag set or cleared. */
+  'soldout.changed': 'soldout',
+} as const satisfies Record<string, Stream>;
+export type EventKind = keyof typeof EVENT_KINDS;
+
+/**
+ * One event as it travels and is hashed: the exact JSON text is stored in the box's outbox, sent, hashed
+ * and kept by the central; nobody re-serialises it. Its position (epoch, seq) is given by the batch header.
+ * `boxTime` is the box's clock, kept as data only: order is the sequence, never a clock.
+ */
+export interface Envelope<K extends EventKind = EventKind> {
+  eventId: string;
+  tenant: string;
+  stream: Stream;
+  aggregate: string;
+  kind: K;
+  schema: number;
+  boxTime: string;
+  body: EventBodies[K];
+}
+
+export interface OrderChangedBody {
+  /** 1 for the command that created the order, then one more for each applied command. */
+  version: number;
+  command: { correlationId: string; kind: string; userId: string; staff: boolean; confirmedAt: string };
+  /** The Order of the interface, as the box's API returns it. */
+  order: { id: string; tenant: string; status: string; buckets: { venue: string }[] } & Record<string, unknown>;
+  /** What the Order does not show but a box restored from an old copy needs to rebuild it. */
+  detail: { contact: Record<string, string> | null; extra: Record<string, unknown> | null; rounds: number; lineRounds: Record<string, number | null> };
+}
+
+/** A ledger row: [warehouse, line, item, unit, delta in micro-units]. */
+export type LedgerTuple = [string, number, string, string, number];
+
+export interface StockDocumentBody {
+  /** The document as the box's API returned it. */
+  document: { id: string; kind: string; warehouse: string; number: string; targetWarehouse?: string } & Record<string, unknown>;
+  ledger: LedgerTuple[];
+}
+
+export interface WarehouseChangedBody {
+  id: string;
+  name: string;
+}
+
+export interface SoldOutChangedBody {
+  venue: string;
+  menu: string;
+  productId: string;
+  locked: boolean;
+  reason: string | null;
+}
+
+export interface EventBodies {
+  'order.changed': OrderChangedBody;
+  'stock.document': StockDocumentBody;
+  'warehouse.changed': WarehouseChangedBody;
+  'soldout.changed': SoldOutChangedBody;
+}
+
+/** The envelope's text; `bodyJson` may be a JSON text built already (the order the socket pushes). */
+export function envelopeText(e: Omit<Envelope, 'body' | 'stream' | 'schema'>, bodyJson: string): string {
+  const head = JSON.stringify({
+    eventId: e.eventId, tenant: e.tenant, stream: EVENT_KINDS[e.kind], aggregate: e.aggregate, kind: e.kind,
+    schema: SCHEMA, boxTime: e.boxTime,
+  });
+  return `${head.slice(0, -1)},"body":${bodyJson}}`;
+}
+
+/** chain(n) = sha256(chain(n-1) as 32 bytes || the event's text as UTF-8), in hex. */
+export function chainHash(prevHex: string, envelope: string): string {
+  return createHash('sha256').update(Buffer.from(prevHex, 'hex')).update(envelope, 'utf8').digest('hex');
+}
+
+/** The chain after `envelopes`, starting from `prevHex`. */
+export function chainOf(prevHex: string, envelopes: string[]): string {
+  let hash = prevHex;
+  for (const e of envelopes) hash = chainHash(hash, e);
+  return hash;
+}
+
+// --------------------------------------------------------------------------------------------- batches
+
+/**
+ * The header of a batch. The device's signature covers the header's exact bytes; `lastHash` is the chain
+ * after the batch's events starting from `prevHash`, so the signature covers every event too.
+ */
+export interface BatchHeader {
+  protocol: number;
+  schema: number;
+  tenant: string;
+  deviceId: string;
+  keyId: string;
+  epoch: number;
+  firstSeq: number;
+  lastSeq: number;
+  prevHash: string;
+  lastHash: string;
+  /** The newest seq in the box's outbox when the batch was made: the central reports lag from it. */
+  pendingSeq: number;
+  /** The box's clock, as data only. */
+  sentAt: string;
+}
+
+/** The answer to an accepted batch: the central committed everything up to `ackedSeq`. */
+export interface BatchAck {
+  ackedSeq: number;
+  ackedHash: string;
+  /** Events that broke a rule: kept aside by the central, which still advanced past them. */
+  deadLetters: { seq: number; eventId: string; reason: string }[];
+}
+
+/** The central's position for a device: the last event it committed. */
+export interface Head {
+  epoch: number;
+  seq: number;
+  hash: string;
+}
+
+/** The batch as bytes: header line, signature line (base64), one line per event (JSON text has no raw newline). */
+export function encodeBatch(headerText: string, signature: Uint8Array, envelopes: string[]): Buffer {
+  return Buffer.from(`${headerText}\n${Buffer.from(signature).toString('base64')}\n${envelopes.join('\n')}`, 'utf8');
+}
+
+export interface DecodedBatch {
+  headerText: string;
+  header: BatchHeader;
+  signature: Buffer;
+  envelopes: string[];
+}
+
+export class BatchFormatError extends Error {}
+
+/** Splits a received batch back into its parts; throws BatchFormatError when it is not one. */
+export function decodeBatch(bytes: Buffer): DecodedBatch {
+  const lines = bytes.toString('utf8').split('\n');
+  if (lines.length < 3) throw new BatchFormatError('a batch has a header line, a signature line and at least one event');
+  const [headerText, signatureText, ...envelopes] = lines as [string, string, ...string[]];
+  let header: unknown;
+  try {
+    header = JSON.parse(headerText);
+  } catch {
+    throw new BatchFormatError('the header line is not JSON');
+  }
+  const problem = headerProblem(header);
+  if (problem) throw new BatchFormatError(`header: ${problem}`);
+  if (!/^[A-Za-z0-9+/]{86}==$/.test(signatureText)) throw new BatchFormatError('the signature line is not a base64 Ed25519 signature');
+  return { headerText, header: header as BatchHeader, signature: Buffer.from(signatureText, 'base64'), envelopes };
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+function headerProblem(h: unknown): string | undefined {
+  if (typeof h !== 'object' || h === null || Array.isArray(h)) return 'not an object';
+  const x = h as Record<string, unknown>;
+  for (const key of ['protocol', 'schema', 'epoch', 'firstSeq', 'lastSeq', 'pendingSeq'] as const) {
+    if (!isCount(x[key])) return `${key} must be a non-negative integer`;
+  }
+  for (const key of ['tenant', 'deviceId', 'keyId', 'sentAt'] as const) {
+    if (typeof x[key] !== 'string' || (x[key] as string).length === 0 || (x[key] as string).length > 64) return `${key} must be a short string`;
+  }
+  for (const key of ['prevHash', 'lastHash'] as const) {
+    if (typeof x[key] !== 'string' || !HEX64.test(x[key] as string)) return `${key} must be 64 hex digits`;
+  }
+  if ((x.firstSeq as number) < 1 || (x.lastSeq as number) < (x.firstSeq as number)) return 'firstSeq..lastSeq is not a range from 1';
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------- keys
+
+/** A device's key id: the first 16 hex digits of sha256(public key). */
+export const keyIdOf = (publicKey: Uint8Array): string => createHash('sha256').update(publicKey).digest('hex').slice(0, 16);
+
+/** Signs with tweetnacl (the box's signer runs this off the event loop, in a worker). */
+export const signDetached = (message: Uint8Array, secretKey: Uint8Array): Uint8Array => nacl.sign.detached(message, secretKey);
+
+// DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the 32 raw key bytes follow it.
+const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+/** Verifies with node:crypto, which checks the same Ed25519 signatures natively, far faster than pure JS. */
+export function verifyDetached(message: Uint8Array, signature: Uint8Array, publicKey: Uint8Array): boolean {
+  if (signature.length !== 64 || publicKey.length !== 32) return false;
+  const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+  return verify(null, message, key, signature);
+}
+
+// ------------------------------------------------------------------------------------ signed requests
+
+/**
+ * Hello and the tail fetch are plain requests signed by the device: headers `x-tenant`, `x-device` and
+ * `x-signature` (base64), the signature over this text. Replaying one only repeats a read.
+ */
+export const requestSigningText = (method: string, pathAndQuery: string, tenant: string, deviceId: string, body: string): string =>
+  `${method.toUpperCase()} ${pathAndQuery}\n${tenant}\n${deviceId}\n${createHash('sha256').update(body, 'utf8').digest('hex')}`;
+
+export interface HelloRequest {
+  protocol: number;
+  schema: number;
+  /** The box's clock: the central records the offset, never rejects for it. */
+  boxTimeMs: number;
+  /** The newest seq in the box's outbox. */
+  pendingSeq: number;
+  version: string;
+}
+
+export interface HelloResponse {
+  head: Head;
+  serverTimeMs: number;
+  protocols: number[];
+  schema: number;
+}
+
+export interface EnrolRequest {
+  code: string;
+  /** The device's Ed25519 public key, base64. */
+  publicKey: string;
+  name?: string;
+}
+
+export interface EnrolResponse {
+  deviceId: string;
+  tenant: string;
+  venue: string;
+  keyId: string;
+}
+
+/** One stored event of the tail fetch; `envelope` is the exact text the box once sent. */
+export interface TailEvent {
+  seq: number;
+  epoch: number;
+  hash: string;
+  envelope: string;
+}
+
+export interface TailResponse {
+  head: Head;
+  events: TailEvent[];
+}
+
+/**
+ * Why a central refuses a request (the `code` of its error body). A 409 body also carries `expectedSeq`
+ * and `head`, so the box knows where to resume.
+ */
+export type SyncRejection =
+  /** 409: firstSeq is past the head + 1, or the epoch went back: nothing applied, resume at expectedSeq. */
+  | 'syncGap'
+  /** 409: prevHash (or an overlapping event's hash) differs from the central's chain at that seq. */
+  | 'syncDiverged'
+  /** 426: a protocol or schema this central does not know; the box keeps its queue. */
+  | 'unsupportedProtocol'
+  /** 401: unknown device, revoked device, unknown key id, or a bad signature. */
+  | 'unauthorized'
+  /** 400: the batch is malformed, or its chain does not reach lastHash. */
+  | 'invalidBatch'
+  /** 413: the body is larger than MAX_REQUEST_BYTES. */
+  | 'payloadTooLarge'
+  /** 429: too many boxes at once; try again after Retry-After seconds. */
+  | 'tooManyRequests';
+
+export interface SyncErrorBody {
+  message: string;
+  codes: { code: SyncRejection | string; message: string; args: string[] }[];
+  expectedSeq?: number;
+  head?: Head;
+}
