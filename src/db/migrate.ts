@@ -2,6 +2,7 @@ import type { Db } from './open.js';
 import { migration0001 } from './migrations/0001-initial.js';
 import { migration0002 } from './migrations/0002-warehouse.js';
 import { migration0003 } from './migrations/0003-order-lifecycle.js';
+import { migration0004 } from './migrations/0004-sync.js';
 
 export interface Migration {
   version: number;
@@ -10,7 +11,7 @@ export interface Migration {
 }
 
 /** Numbered migrations, in order. Never edit a shipped one: add the next number. */
-export const MIGRATIONS: Migration[] = [migration0001, migration0002, migration0003];
+export const MIGRATIONS: Migration[] = [migration0001, migration0002, migration0003, migration0004];
 
 /** Applies pending migrations in one transaction; refuses a database newer than this code. */
 export function migrate(db: Db, migrations: Migration[] = MIGRATIONS): number {

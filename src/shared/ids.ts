@@ -1,7 +1,20 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 export const newId = (): string => randomUUID();
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const UUID = new RegExp(UUID_PATTERN);
 export const isUuid = (value: string): boolean => UUID.test(value);
+
+/**
+ * A UUIDv7 (RFC 9562): 48 bits of milliseconds, then random bits. Event ids sort roughly by creation, which
+ * keeps the central's unique index on them append-mostly; nothing relies on their order.
+ */
+export function newId7(nowMs: number = Date.now()): string {
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(nowMs, 0, 6);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -82,7 +82,10 @@ export type LedgerTuple = [string, number, string, string, number];
 
 export interface StockDocumentBody {
   /** The document as the box's API returned it. */
-  document: { id: string; kind: string; warehouse: string; number: string; targetWarehouse?: string } & Record<string, unknown>;
+  document: {
+    id: string; kind: string; warehouse: string; number: string; targetWarehouse?: string; user: string; created: string;
+    items: unknown[]; unlockItems: boolean; extra: Record<string, string>;
+  };
   ledger: LedgerTuple[];
 }
 

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/open.js';
 import { isoOf } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
+import type { Outbox } from '../sync/outbox.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { MenuRepo } from './repo.js';
 
@@ -31,7 +32,7 @@ export interface LockState {
  * Sold-out products, per venue: staff lock a product when the kitchen runs out and clear it when it is back.
  * Venues that share a menu sell out separately, so a lock names the venue, not the menu.
  */
-export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo) {
+export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo, outbox: Outbox) {
   const s = {
     upsert: db.prepare(
       `INSERT INTO product_locks (tenant_id, venue_id, product_id, reason, since_ms) VALUES (?, ?, ?, ?, ?)
@@ -47,18 +48,29 @@ export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo) {
   };
 
   return {
-    /** Locks (keeping the first `since`, updating the reason) or clears a lock; both are idempotent. */
-    setLock(tenantId: string, menuId: string, change: LockChange, nowMs: number): LockState {
+    /**
+     * Locks (keeping the first `since`, updating the reason) or clears a lock; both are idempotent. The staff
+     * flag travels up to the central (soldout.changed) in the same transaction.
+     */
+    setLock: (tenantId: string, menuId: string, change: LockChange, nowMs: number): LockState => db.transaction(() => {
       const venue = venues.getVenue(tenantId, change.venue);
       if (!venue || venue.menu !== menuId) throw notFound('menu for this venue');
       if (!menus.product(tenantId, menuId, change.productId)) throw notFound('product');
       if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);
       else s.remove.run(tenantId, change.venue, change.productId);
       const row = s.one.get(tenantId, change.venue, change.productId);
+      outbox.append(tenantId, 'soldout.changed', `${change.venue}/${change.productId}`, {
+        venue: change.venue, menu: menuId, productId: change.productId, locked: row !== undefined, reason: row?.reason ?? null,
+      }, nowMs);
       return {
         productId: change.productId, venue: change.venue, locked: row !== undefined,
         reason: row?.reason ?? null, since: row ? isoOf(row.since_ms) : null,
       };
+    }).immediate(),
+    /** Puts a staff flag back from the central's copy (a box restored from an old copy); no outbox event. */
+    restore(tenantId: string, change: { venue: string; productId: string; locked: boolean; reason: string | null }, nowMs: number): void {
+      if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);
+      else s.remove.run(tenantId, change.venue, change.productId);
     },
     locksOf(tenantId: string, venueId: string): ProductLock[] {
       return s.ofVenue.all(tenantId, venueId).map((r) => ({

@@ -24,6 +24,7 @@ export interface OrderRow {
   completed: number;
   source: string;
   contact_json: string | null;
+  extra_json: string | null;
   created_ms: number;
   changed_ms: number;
   /** Submits so far (kitchen rounds). */
@@ -47,6 +48,19 @@ export interface LineRow {
 
 export interface NewLine extends Omit<LineRow, 'product_json' | 'round'> {
   productJson: string;
+}
+
+/** An order as a snapshot puts it back (src/modules/ordering/restore.ts). */
+export interface RestoredOrder {
+  tenantId: string; id: string; orderType: string; status: string; claimCode: string; totalMinor: number;
+  editTotalMinor: number; closed: number; completed: number; source: string; contactJson: string | null;
+  extraJson: string | null; createdMs: number; changedMs: number; rounds: number; version: number;
+  buckets: { venueId: string }[];
+  lines: {
+    id: string; venueId: string; creator: string; productId: string; quantity: number; priceMinor: number; status: string;
+    productJson: string; createdMs: number; updatedMs: number; round: number | null;
+  }[];
+  users: { userId: string; roles: string[] }[];
 }
 
 /** Filters of the staff order list; `after` is the keyset cursor (the last row of the previous page). */
@@ -120,6 +134,33 @@ export function createOrderRepo(db: Db) {
       'UPDATE orders SET status = ?, closed = 1, completed = ?, changed_ms = ? WHERE tenant_id = ? AND id = ?',
     ),
     closeBuckets: db.prepare('UPDATE order_buckets SET open = 0 WHERE tenant_id = ? AND order_id = ?'),
+    bumpVersion: db.prepare<[string, string], { version: number }>(
+      'UPDATE orders SET version = version + 1 WHERE tenant_id = ? AND id = ? RETURNING version',
+    ),
+    lineRounds: db.prepare<[string, string], { id: string; round: number | null }>(
+      'SELECT id, round FROM order_lines WHERE tenant_id = ? AND order_id = ? ORDER BY position',
+    ),
+    forget: [
+      db.prepare('DELETE FROM order_users WHERE tenant_id = ? AND order_id = ?'),
+      db.prepare('DELETE FROM order_lines WHERE tenant_id = ? AND order_id = ?'),
+      db.prepare('DELETE FROM order_buckets WHERE tenant_id = ? AND order_id = ?'),
+      db.prepare('DELETE FROM orders WHERE tenant_id = ? AND id = ?'),
+    ],
+    restoreOrder: db.prepare(
+      `INSERT INTO orders (tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed,
+         completed, source, contact_json, extra_json, created_ms, changed_ms, rounds, version)
+       VALUES (@tenantId, @id, @orderType, @status, @claimCode, @totalMinor, @editTotalMinor, @closed, @completed,
+         @source, @contactJson, @extraJson, @createdMs, @changedMs, @rounds, @version)`,
+    ),
+    restoreBucket: db.prepare(
+      'INSERT INTO order_buckets (tenant_id, order_id, venue_id, position, claim_code, open) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    restoreLine: db.prepare(
+      `INSERT INTO order_lines (tenant_id, order_id, id, venue_id, position, creator, product_id, quantity,
+         price_minor, status, product_json, created_ms, updated_ms, round)
+       VALUES (@tenantId, @orderId, @id, @venueId, @position, @creator, @productId, @quantity, @priceMinor, @status,
+         @productJson, @createdMs, @updatedMs, @round)`,
+    ),
     insertUser: db.prepare('INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES (?, ?, ?, ?)'),
     users: db.prepare<[string, string], { user_id: string; roles: string }>(
       'SELECT user_id, roles FROM order_users WHERE tenant_id = ? AND order_id = ? ORDER BY rowid',
@@ -178,6 +219,28 @@ export function createOrderRepo(db: Db) {
     closeOrder(tenantId: string, orderId: string, status: string, completed: boolean, nowMs: number): void {
       s.close.run(status, completed ? 1 : 0, nowMs, tenantId, orderId);
       s.closeBuckets.run(tenantId, orderId);
+    },
+    /** Counts one more applied command on the order (its version, as the central keeps every version). */
+    bumpVersion: (tenantId: string, orderId: string): number => s.bumpVersion.get(tenantId, orderId)!.version,
+    /** What a restored box needs of an order beyond its Order view: contact, extra, rounds, each line's round. */
+    syncDetail(tenantId: string, orderId: string) {
+      const row = s.order.get(tenantId, orderId)!;
+      const lineRounds: Record<string, number | null> = {};
+      for (const l of s.lineRounds.all(tenantId, orderId)) lineRounds[l.id] = l.round;
+      return {
+        contact: row.contact_json === null ? null : (JSON.parse(row.contact_json) as Record<string, string>),
+        extra: row.extra_json === null ? null : (JSON.parse(row.extra_json) as Record<string, unknown>),
+        rounds: row.rounds,
+        lineRounds,
+      };
+    },
+    /** Replaces an order and its buckets, lines and users by a snapshot (a box restored from an old copy). */
+    replaceOrder(o: RestoredOrder): void {
+      for (const stmt of s.forget) stmt.run(o.tenantId, o.id);
+      s.restoreOrder.run(o);
+      o.buckets.forEach((b, i) => s.restoreBucket.run(o.tenantId, o.id, b.venueId, i, o.claimCode, o.closed ? 0 : 1));
+      o.lines.forEach((l, i) => s.restoreLine.run({ ...l, tenantId: o.tenantId, orderId: o.id, position: i }));
+      for (const u of o.users) s.insertUser.run(o.tenantId, o.id, u.userId, u.roles.join(','));
     },
     /** Order ids and creation times of a page of the staff list, newest first. */
     listOrders(tenantId: string, f: OrderFilter): { id: string; created_ms: number }[] {

@@ -2,6 +2,9 @@ import type { Principal } from '../../http/types.js';
 import { type ErrorDetail, forbidden, invalidField, notFound, reject } from '../../shared/errors.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
+import { isoOf } from '../../shared/clock.js';
+import type { OrderChangedBody } from '../../shared/sync-protocol.js';
+import type { Outbox } from '../sync/outbox.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { CommandHandler, CommandQueue } from './command-queue.js';
 import { applyAppend, applyNew, type CommandDeps, type StoredLine, type StoredNew } from './commands.js';
@@ -11,6 +14,7 @@ import {
 } from './lifecycle.js';
 import { buildOrder, type Order } from './order-view.js';
 import type { CommandRecord, OrderFilter, OrderRepo } from './repo.js';
+import { restoreOrder } from './restore.js';
 import type { AppendBody, CancelBody, CompleteBody, LineInput, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
 import { encodeCursor, type OrderPage } from './staff-views.js';
 
@@ -31,6 +35,8 @@ export const isStaff = (p: Principal): boolean => p.staff && p.scope.includes('w
 
 export interface OrderingDeps extends CommandDeps {
   events: EventStore;
+  /** Every applied command's order goes to the central through the outbox, in the command's savepoint. */
+  outbox: Outbox;
   venues: VenueRepo;
   now(): number;
 }
@@ -50,6 +56,17 @@ export function createOrderingService(deps: OrderingDeps) {
     return { correlationId, orderId, lines };
   }
 
+  /** The order.changed event of an applied command: the order as it now is, and the command that changed it. */
+  function recordForSync(cmd: CommandRecord, orderJson: string, now: number): void {
+    const version = deps.repo.bumpVersion(cmd.tenantId, cmd.orderId);
+    const command = {
+      correlationId: cmd.correlationId, kind: cmd.kind, userId: cmd.userId, staff: cmd.staff, confirmedAt: isoOf(cmd.confirmedMs),
+    };
+    const detail = deps.repo.syncDetail(cmd.tenantId, cmd.orderId);
+    const json = `{"version":${version},"command":${JSON.stringify(command)},"order":${orderJson},"detail":${JSON.stringify(detail)}}`;
+    deps.outbox.append(cmd.tenantId, 'order.changed', cmd.orderId, { json }, now);
+  }
+
   const handler: CommandHandler = {
     process(cmd, now) {
       const apply = APPLY[cmd.kind];
@@ -57,6 +74,7 @@ export function createOrderingService(deps: OrderingDeps) {
       apply(deps, cmd, now);
       const order = buildOrder(deps.repo, deps.venues, cmd.tenantId, cmd.orderId)!;
       const payload = JSON.stringify(order);
+      recordForSync(cmd, payload, now);
       // The order's users, the commanding user (staff acting on a customer's order hear their answer too),
       // and the stream of every venue of the order (staff sockets, `?venue=V`).
       const streams = new Set(order.users.map((u) => u.userId));
@@ -125,6 +143,9 @@ export function createOrderingService(deps: OrderingDeps) {
       const stored: StoredCancel = body.reason === undefined ? {} : { reason: body.reason };
       return confirm(p, orderId, 'cancel', stored, []);
     },
+
+    /** Puts an order back from the central's copy (src/modules/ordering/restore.ts). */
+    restore: (tenantId: string, body: OrderChangedBody): void => restoreOrder(deps.repo, tenantId, body),
 
     /** The current order, to the users it lists (and staff of the tenant); 404 to anyone else. */
     getOrder(p: Principal, orderId: string): Order {

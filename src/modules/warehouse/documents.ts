@@ -4,6 +4,7 @@ import { fromMicro, MAX_QTY_MICRO } from '../../shared/qty.js';
 import { releaseLocks } from './lock-service.js';
 import { trimLocks } from './locks.js';
 import { contentDigest, formatNumber, periodOf } from './numbering.js';
+import type { Outbox } from '../sync/outbox.js';
 import type { LedgerRow, WarehouseRepo } from './repo.js';
 import type { Actor, DocumentInput, DocumentItem, DocumentKind } from './schemas.js';
 
@@ -29,6 +30,8 @@ export interface PostResult {
 
 export interface DocumentDeps {
   repo: WarehouseRepo;
+  /** A posted document goes to the central with its ledger rows, in the document's transaction. */
+  outbox: Outbox;
   now(): number;
   newId(): string;
 }
@@ -86,6 +89,9 @@ export function postDocument(deps: DocumentDeps, actor: Actor, warehouseId: stri
       userId: actor.userId, contentSha256: digest, documentJson: JSON.stringify(document), createdMs: now,
     });
     repo.insertLedger(t, document.id, now, ledger);
+    deps.outbox.append(t, 'stock.document', document.id, {
+      document, ledger: ledger.map((l) => [l.warehouseId, l.line, l.itemId, l.unit, l.deltaMicro]),
+    }, now);
     for (const c of changes) {
       repo.setBalance(t, c.warehouseId, c.itemId, c.unit, c.afterMicro);
       if (c.afterMicro < c.lockedMicro) {

@@ -84,6 +84,10 @@ export function createWarehouseRepo(db: Db) {
       `SELECT content_sha256, document_json FROM stock_documents
        WHERE tenant_id = ? AND warehouse_id = ? AND kind = ? AND number = ?`,
     ),
+    documentById: db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM stock_documents WHERE tenant_id = ? AND id = ?'),
+    upsertWarehouse: db.prepare(
+      'INSERT INTO warehouses (tenant_id, id, name) VALUES (?, ?, ?) ON CONFLICT (tenant_id, id) DO UPDATE SET name = excluded.name',
+    ),
     insertDocument: db.prepare(
       `INSERT INTO stock_documents (tenant_id, id, warehouse_id, kind, number, target_warehouse_id, user_id,
          content_sha256, document_json, created_ms)
@@ -153,6 +157,8 @@ export function createWarehouseRepo(db: Db) {
       const r = s.document.get(tenantId, warehouseId, kind, number);
       return r ? { contentSha256: r.content_sha256, documentJson: r.document_json } : undefined;
     },
+    hasDocument: (tenantId: string, id: string): boolean => s.documentById.get(tenantId, id) !== undefined,
+    upsertWarehouse: (tenantId: string, w: Warehouse) => s.upsertWarehouse.run(tenantId, w.id, w.name),
     insertDocument: (d: NewDocumentRow) => s.insertDocument.run(d),
     insertLedger(tenantId: string, documentId: string, createdMs: number, rows: LedgerRow[]): void {
       for (const r of rows) {

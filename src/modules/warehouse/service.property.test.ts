@@ -5,6 +5,8 @@ import { migrate } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
 import { createWarehouseRepo } from './repo.js';
 import { type DocumentKind, parseDocument } from './schemas.js';
+import { createOutbox } from '../sync/outbox.js';
+import { createSyncRepo } from '../sync/repo.js';
 import { createWarehouseService } from './service.js';
 
 const T = '00000000-0000-4000-8000-000000000001';
@@ -48,19 +50,20 @@ function world() {
   db.prepare('INSERT INTO tenants (id, name) VALUES (?, ?)').run(T, 't');
   for (const id of W) db.prepare('INSERT INTO warehouses (tenant_id, id, name) VALUES (?, ?, ?)').run(T, id, id);
   let clock = 1_000_000;
-  const service = createWarehouseService({ repo: createWarehouseRepo(db), now: () => clock, lockTtlMs: TTL });
+  const service = createWarehouseService({ repo: createWarehouseRepo(db), outbox: createOutbox(createSyncRepo(db)), now: () => clock, lockTtlMs: TTL });
   const rows = (sql: string, ...args: unknown[]) => db.prepare(sql).all(...args) as Record<string, number | string>[];
   const snapshot = () => JSON.stringify([
     rows('SELECT * FROM stock_balances ORDER BY warehouse_id, item_id'),
     rows('SELECT * FROM stock_locks ORDER BY warehouse_id, item_id, user_id'),
     rows('SELECT COUNT(*) AS n FROM stock_ledger'),
+    rows('SELECT COUNT(*) AS n FROM sync_outbox'),
   ]);
   const qty = (wh: string, id: string) =>
     (rows('SELECT qty_micro FROM stock_balances WHERE warehouse_id = ? AND item_id = ?', wh, id)[0]?.qty_micro ?? 0) as number;
   const live = (wh: string, id: string, userId?: string) =>
     rows(`SELECT COALESCE(SUM(qty_micro), 0) AS s FROM stock_locks WHERE warehouse_id = ? AND item_id = ? AND expires_ms > ?
       AND (? IS NULL OR user_id = ?)`, wh, id, clock, userId ?? null, userId ?? null)[0]!.s as number;
-  return { db, service, snapshot, qty, live, tick: (ms: number) => { clock += ms; } };
+  return { db, service, snapshot, qty, live, rows, tick: (ms: number) => { clock += ms; } };
 }
 
 test('random documents and locks keep qty = sum(ledger), 0 <= locked <= qty, whole packets', () => {
@@ -89,7 +92,15 @@ test('random documents and locks keep qty = sum(ledger), 0 <= locked <= qty, who
             }
             const others = () => USERS.filter((u) => u !== c.user).map((u) => ITEMS.map((id) => x.live(wh, id, u))).join();
             const othersBefore = others();
-            const { created } = x.service.postDocument(actor, wh, input);
+            const { created, document } = x.service.postDocument(actor, wh, input);
+            // A new document is one stock.document event for the central, in its own transaction; a replay none.
+            if (created) {
+              const last = x.rows('SELECT kind, aggregate_id, envelope FROM sync_outbox ORDER BY seq DESC LIMIT 1')[0]!;
+              expect([last.kind, last.aggregate_id]).toEqual(['stock.document', document.id]);
+              const body = JSON.parse(last.envelope as string).body;
+              expect(body.ledger.reduce((n: number, l: [string, number, string, string, number]) => n + (l[0] === wh ? l[4] : 0), 0))
+                .toBe(x.rows('SELECT COALESCE(SUM(delta_qty_micro), 0) AS s FROM stock_ledger WHERE document_id = ? AND warehouse_id = ?', document.id, wh)[0]!.s);
+            }
             // Issues never touch other users' locks (only a stocktake that counts less may shrink them).
             if (c.kind !== 'Inventory') expect(others()).toBe(othersBefore);
             if (!created) expect(x.snapshot()).toBe(before);

@@ -4,6 +4,8 @@ import { migrate } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
 import { createWarehouseRepo } from './repo.js';
 import { type DocumentKind, parseDocument } from './schemas.js';
+import { createOutbox } from '../sync/outbox.js';
+import { createSyncRepo } from '../sync/repo.js';
 import { createWarehouseService, type WarehouseService } from './service.js';
 
 const T = '00000000-0000-4000-8000-000000000001';
@@ -24,7 +26,7 @@ beforeEach(() => {
   db.prepare('INSERT INTO tenants (id, name) VALUES (?, ?)').run(T, 't');
   for (const id of [A, B]) db.prepare('INSERT INTO warehouses (tenant_id, id, name) VALUES (?, ?, ?)').run(T, id, id);
   clock = Date.UTC(2026, 10, 5, 12);
-  svc = createWarehouseService({ repo: createWarehouseRepo(db), now: () => clock, lockTtlMs: TTL });
+  svc = createWarehouseService({ repo: createWarehouseRepo(db), outbox: createOutbox(createSyncRepo(db)), now: () => clock, lockTtlMs: TTL });
 });
 
 const post = (actor: typeof u1, kind: DocumentKind, items: [string, number][], extra: Record<string, unknown> = {}, w = A) =>

@@ -4,11 +4,16 @@ import { fromMicro } from '../../shared/qty.js';
 import { postDocument, type PostResult } from './documents.js';
 import { checkLedger, type LedgerCheck, rebuildBalances } from './ledger-check.js';
 import { lockItems, lockPackets, releaseCall } from './lock-service.js';
+import type { StockDocumentBody, WarehouseChangedBody } from '../../shared/sync-protocol.js';
+import type { Outbox } from '../sync/outbox.js';
 import type { Warehouse, WarehouseRepo } from './repo.js';
+import { restoreDocument, restoreWarehouse } from './restore.js';
 import type { Actor, DocumentInput, LockLine, PacketInput, WarehouseBody } from './schemas.js';
 
 export interface WarehouseDeps {
   repo: WarehouseRepo;
+  /** Warehouses and documents go to the central through the outbox (README "Sync to the central node"). */
+  outbox: Outbox;
   now(): number;
   /** How long a lock holds stock (config warehouse.lockTtlMinutes). */
   lockTtlMs: number;
@@ -27,7 +32,7 @@ export interface StockItem {
 /** Warehouse use cases: warehouses, stock documents, current stock, locks; each call one transaction. */
 export function createWarehouseService(deps: WarehouseDeps) {
   const { repo } = deps;
-  const docDeps = { repo, now: deps.now, newId: deps.newId ?? newId };
+  const docDeps = { repo, outbox: deps.outbox, now: deps.now, newId: deps.newId ?? newId };
 
   const requireWarehouse = (tenantId: string, id: string): Warehouse => {
     const w = repo.warehouse(tenantId, id);
@@ -51,6 +56,7 @@ export function createWarehouseService(deps: WarehouseDeps) {
         }
         const warehouse = { id: body.id, name: body.name };
         repo.insertWarehouse(actor.tenantId, warehouse);
+        deps.outbox.append(actor.tenantId, 'warehouse.changed', warehouse.id, warehouse, deps.now());
         return { created: true, warehouse };
       });
     },
@@ -59,6 +65,7 @@ export function createWarehouseService(deps: WarehouseDeps) {
       if (body.id !== id) throw invalidField('/id', 'id in the body differs from the warehouse id in the path');
       return repo.transaction(() => {
         if (!repo.renameWarehouse(actor.tenantId, body)) throw notFound('warehouse');
+        deps.outbox.append(actor.tenantId, 'warehouse.changed', id, { id, name: body.name }, deps.now());
         return { id, name: body.name };
       });
     },
@@ -93,6 +100,10 @@ export function createWarehouseService(deps: WarehouseDeps) {
 
     /** Deletes locks past their expiry (they already count for nothing); returns how many. */
     sweepExpiredLocks: (): number => repo.transaction(() => repo.deleteExpiredLocks(deps.now())),
+
+    /** Put back from the central's copy (src/modules/warehouse/restore.ts). */
+    restoreWarehouse: (tenantId: string, body: WarehouseChangedBody): void => restoreWarehouse(repo, tenantId, body),
+    restoreDocument: (tenantId: string, body: StockDocumentBody): void => restoreDocument(repo, tenantId, body),
 
     checkLedger: (): LedgerCheck => checkLedger(repo),
     rebuildBalances: (): LedgerCheck => rebuildBalances(repo),

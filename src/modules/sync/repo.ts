@@ -1,0 +1,121 @@
+import type { Db } from '../../db/open.js';
+
+export interface OutboxRow {
+  seq: number;
+  eventId: string;
+  tenantId: string;
+  kind: string;
+  aggregateId: string;
+  envelope: string;
+  chainHash: string;
+  createdMs: number;
+}
+
+export interface SyncState {
+  epoch: number;
+  ackedSeq: number;
+  ackedHash: string;
+  lastSuccessMs: number | null;
+  lastError: string | null;
+  lastErrorMs: number | null;
+  backfilled: boolean;
+}
+
+export interface InboxRow {
+  seq: number;
+  epoch: number;
+  chainHash: string;
+  envelope: string;
+}
+
+type RawOutbox = {
+  seq: number; event_id: string; tenant_id: string; kind: string; aggregate_id: string; envelope: string;
+  chain_hash: string; created_ms: number;
+};
+const outboxRow = (r: RawOutbox): OutboxRow => ({
+  seq: r.seq, eventId: r.event_id, tenantId: r.tenant_id, kind: r.kind, aggregateId: r.aggregate_id,
+  envelope: r.envelope, chainHash: r.chain_hash, createdMs: r.created_ms,
+});
+
+/** SQL of the sync module: the outbox, the sender's state, dead letters and the restore inbox. */
+export function createSyncRepo(db: Db) {
+  const s = {
+    last: db.prepare<[], { seq: number; chain_hash: string }>('SELECT seq, chain_hash FROM sync_outbox ORDER BY seq DESC LIMIT 1'),
+    insert: db.prepare(
+      `INSERT INTO sync_outbox (seq, event_id, tenant_id, kind, aggregate_id, envelope, chain_hash, created_ms)
+       VALUES (@seq, @eventId, @tenantId, @kind, @aggregateId, @envelope, @chainHash, @createdMs)`,
+    ),
+    after: db.prepare<[number, number], RawOutbox>('SELECT * FROM sync_outbox WHERE seq > ? ORDER BY seq LIMIT ?'),
+    one: db.prepare<[number], RawOutbox>('SELECT * FROM sync_outbox WHERE seq = ?'),
+    oldest: db.prepare<[], { seq: number }>('SELECT seq FROM sync_outbox ORDER BY seq LIMIT 1'),
+    firstAfter: db.prepare<[number], { created_ms: number }>('SELECT created_ms FROM sync_outbox WHERE seq > ? ORDER BY seq LIMIT 1'),
+    deleteFrom: db.prepare<[number]>('DELETE FROM sync_outbox WHERE seq > ?'),
+    prune: db.prepare<[number, number]>(
+      'DELETE FROM sync_outbox WHERE seq <= ? AND created_ms < ? AND seq < (SELECT MAX(seq) FROM sync_outbox)',
+    ),
+    state: db.prepare<[], {
+      epoch: number; acked_seq: number; acked_hash: string; last_success_ms: number | null; last_error: string | null;
+      last_error_ms: number | null; backfilled: number;
+    }>('SELECT * FROM sync_state WHERE id = 1'),
+    ack: db.prepare('UPDATE sync_state SET acked_seq = ?, acked_hash = ?, last_success_ms = ?, last_error = NULL WHERE id = 1'),
+    position: db.prepare('UPDATE sync_state SET acked_seq = ?, acked_hash = ? WHERE id = 1'),
+    epoch: db.prepare('UPDATE sync_state SET epoch = ? WHERE id = 1'),
+    error: db.prepare('UPDATE sync_state SET last_error = ?, last_error_ms = ? WHERE id = 1'),
+    backfilled: db.prepare('UPDATE sync_state SET backfilled = 1 WHERE id = 1'),
+    deadLetter: db.prepare('INSERT OR IGNORE INTO sync_dead_letters (seq, event_id, reason, at_ms) VALUES (?, ?, ?, ?)'),
+    deadLetters: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM sync_dead_letters'),
+    inboxPut: db.prepare('INSERT OR REPLACE INTO sync_inbox (seq, epoch, chain_hash, envelope) VALUES (?, ?, ?, ?)'),
+    inboxAll: db.prepare<[], { seq: number; epoch: number; chain_hash: string; envelope: string }>('SELECT * FROM sync_inbox ORDER BY seq'),
+    inboxLast: db.prepare<[], { seq: number; chain_hash: string }>('SELECT seq, chain_hash FROM sync_inbox ORDER BY seq DESC LIMIT 1'),
+    inboxClear: db.prepare('DELETE FROM sync_inbox'),
+  };
+
+  return {
+    /** The newest event's seq and chain hash; undefined for an empty outbox. */
+    last: (): { seq: number; chainHash: string } | undefined => {
+      const r = s.last.get();
+      return r && { seq: r.seq, chainHash: r.chain_hash };
+    },
+    /** Inserts an event; a null seq takes the next one (AUTOINCREMENT: never one used before). Returns the seq. */
+    insert: (row: Omit<OutboxRow, 'seq'> & { seq: number | null }): number => Number(s.insert.run(row).lastInsertRowid),
+    after: (seq: number, limit: number): OutboxRow[] => s.after.all(seq, limit).map(outboxRow),
+    one: (seq: number): OutboxRow | undefined => {
+      const r = s.one.get(seq);
+      return r && outboxRow(r);
+    },
+    oldestSeq: (): number | undefined => s.oldest.get()?.seq,
+    /** Unsent events and when the oldest was written (seqs are contiguous, so no count over the backlog). */
+    backlog(ackedSeq: number): { count: number; oldestMs: number | null } {
+      const newest = s.last.get()?.seq ?? 0;
+      return { count: Math.max(0, newest - ackedSeq), oldestMs: s.firstAfter.get(ackedSeq)?.created_ms ?? null };
+    },
+    /** Removes the events after `seq` (they are re-inserted renumbered by a restore). */
+    deleteAfter: (seq: number) => s.deleteFrom.run(seq),
+    /** Acknowledged events older than `beforeMs`; the newest row always stays (it carries the chain). */
+    prune: (ackedSeq: number, beforeMs: number): number => s.prune.run(ackedSeq, beforeMs).changes,
+    state(): SyncState {
+      const r = s.state.get()!;
+      return {
+        epoch: r.epoch, ackedSeq: r.acked_seq, ackedHash: r.acked_hash, lastSuccessMs: r.last_success_ms,
+        lastError: r.last_error, lastErrorMs: r.last_error_ms, backfilled: r.backfilled === 1,
+      };
+    },
+    ack: (seq: number, hash: string, nowMs: number) => s.ack.run(seq, hash, nowMs),
+    /** Moves the acknowledged position without counting it as a success (a hello that found the central elsewhere). */
+    setPosition: (seq: number, hash: string) => s.position.run(seq, hash),
+    setEpoch: (epoch: number) => s.epoch.run(epoch),
+    setError: (message: string, nowMs: number) => s.error.run(message, nowMs),
+    markBackfilled: () => s.backfilled.run(),
+    deadLetter: (seq: number, eventId: string, reason: string, nowMs: number) => s.deadLetter.run(seq, eventId, reason, nowMs),
+    deadLetterCount: (): number => s.deadLetters.get()!.n,
+    inboxPut: (r: InboxRow) => s.inboxPut.run(r.seq, r.epoch, r.chainHash, r.envelope),
+    inboxAll: (): InboxRow[] => s.inboxAll.all().map((r) => ({ seq: r.seq, epoch: r.epoch, chainHash: r.chain_hash, envelope: r.envelope })),
+    inboxLast: (): { seq: number; chainHash: string } | undefined => {
+      const r = s.inboxLast.get();
+      return r && { seq: r.seq, chainHash: r.chain_hash };
+    },
+    inboxClear: () => s.inboxClear.run(),
+    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+  };
+}
+export type SyncRepo = ReturnType<typeof createSyncRepo>;

@@ -1,0 +1,193 @@
+import type { Logger } from '../../log.js';
+import { isoOf } from '../../shared/clock.js';
+import {
+  type BatchAck, type BatchHeader, encodeBatch, type Head, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, PROTOCOL, SCHEMA,
+} from '../../shared/sync-protocol.js';
+import { CentralError, centralClient, type ClientOptions } from './client.js';
+import { type Device, loadDevice } from './device.js';
+import { reconcile, type RestoreApplier } from './restore.js';
+import type { OutboxRow, SyncRepo } from './repo.js';
+import type { Signer } from './signer.js';
+
+export interface SenderOptions {
+  /** Wait this long after a commit before sending, so a burst of commands travels in one batch. */
+  flushDelayMs: number;
+  retryMinMs: number;
+  retryMaxMs: number;
+  /** An idle box says hello this often (the central sees it alive; a restored central is noticed). */
+  heartbeatMs: number;
+  requestTimeoutMs: number;
+  /** How often a box that is not enrolled looks for its device file (written by `sync enrol`). */
+  enrolPollMs: number;
+}
+
+export interface SenderDeps {
+  repo: SyncRepo;
+  dataDir: string;
+  log: Logger;
+  now(): number;
+  options: SenderOptions;
+  signerFor(device: Device): Signer & { close(): Promise<void> };
+  restore: RestoreApplier;
+  version: string;
+}
+
+/**
+ * The sender: one request in flight, off the request path. Reading a batch is one indexed SELECT; signing runs
+ * on a worker thread; the HTTP exchange is asynchronous; an acknowledgement is one small transaction. A sync
+ * problem never blocks an order: commands only append to the outbox, and the sender retries with capped,
+ * fully jittered backoff (or the central's Retry-After) until the central takes the events.
+ */
+export function createSender(deps: SenderDeps) {
+  const { repo, log, options } = deps;
+  let device: Device | undefined;
+  let signer: (Signer & { close(): Promise<void> }) | undefined;
+  let helloDone = false;
+  let lastHelloMs = 0;
+  let attempt = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let dueAt = Number.POSITIVE_INFINITY;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const abort = new AbortController();
+  const client: ClientOptions = { requestTimeoutMs: options.requestTimeoutMs, signal: abort.signal };
+
+  /** Runs the loop in `ms` unless it is due sooner already. */
+  function schedule(ms: number): void {
+    if (stopped) return;
+    const at = deps.now() + ms;
+    if (at >= dueAt && timer) return;
+    clearTimeout(timer);
+    dueAt = at;
+    timer = setTimeout(() => {
+      timer = undefined;
+      dueAt = Number.POSITIVE_INFINITY;
+      running = cycle().finally(() => {
+        running = undefined;
+      });
+    }, ms);
+  }
+
+  async function cycle(): Promise<void> {
+    try {
+      device ??= loadDevice(deps.dataDir);
+      if (!device) return schedule(options.enrolPollMs);
+      // A hello first, and again every heartbeat: the central sees the box alive, the box sees a restored central.
+      if (!helloDone || deps.now() - lastHelloMs >= options.heartbeatMs) await hello(device);
+      const sent = await sendBatch(device);
+      attempt = 0;
+      schedule(sent ? 0 : options.heartbeatMs);
+    } catch (err) {
+      if (stopped) return;
+      attempt++;
+      const delay = retryDelay(err);
+      const message = (err as Error).message;
+      repo.setError(message, deps.now());
+      log.warn({ err: message, status: (err as CentralError).status, retryInMs: delay }, 'sync to the central failed; retrying');
+      helloDone = false;
+      schedule(delay);
+    }
+  }
+
+  function retryDelay(err: unknown): number {
+    if (err instanceof CentralError && err.retryAfterS !== undefined && (err.status === 429 || err.status === 503)) {
+      return Math.min(options.retryMaxMs, err.retryAfterS * 1000);
+    }
+    // A refused device or an unknown protocol will not mend by itself soon: wait the longest.
+    if (err instanceof CentralError && [401, 403, 426].includes(err.status)) return options.retryMaxMs;
+    // Full jitter (uniform between 0 and the capped exponential step) keeps a hundred boxes from retrying together.
+    const cap = Math.min(options.retryMaxMs, options.retryMinMs * 2 ** Math.min(attempt, 30));
+    return Math.max(options.retryMinMs / 4, Math.random() * cap);
+  }
+
+  async function hello(d: Device): Promise<void> {
+    signer ??= deps.signerFor(d);
+    const answer = await centralClient.hello(d, signer, {
+      protocol: PROTOCOL, schema: SCHEMA, boxTimeMs: deps.now(), pendingSeq: repo.last()?.seq ?? 0, version: deps.version,
+    }, client);
+    if (!answer.protocols.includes(PROTOCOL)) {
+      throw new CentralError(426, `the central speaks protocols ${answer.protocols.join(', ')}, this box ${PROTOCOL}`);
+    }
+    await findCentral(d, answer.head);
+    helloDone = true;
+    lastHelloMs = deps.now();
+  }
+
+  /** Moves to where the central is: resend after a restored central, skip what it has, restore a restored box. */
+  async function findCentral(d: Device, head: Head): Promise<void> {
+    await reconcile({ repo, log, now: deps.now, restore: deps.restore, fetchTail: (after, limit) => centralClient.tail(d, signer!, after, limit, client) }, head);
+  }
+
+  /** Sends the next batch; false when there is nothing to send. */
+  async function sendBatch(d: Device): Promise<boolean> {
+    const state = repo.state();
+    const rows = batchRows(repo.after(state.ackedSeq, MAX_BATCH_EVENTS));
+    if (rows.length === 0) return false;
+    const first = rows[0]!;
+    const last = rows.at(-1)!;
+    const header: BatchHeader = {
+      protocol: PROTOCOL, schema: SCHEMA, tenant: d.tenant, deviceId: d.deviceId, keyId: d.keyId, epoch: state.epoch,
+      firstSeq: first.seq, lastSeq: last.seq, prevHash: state.ackedHash, lastHash: last.chainHash,
+      pendingSeq: repo.last()?.seq ?? last.seq, sentAt: isoOf(deps.now()),
+    };
+    const headerText = JSON.stringify(header);
+    signer ??= deps.signerFor(d);
+    const signature = await signer(Buffer.from(headerText, 'utf8'));
+    let ack: BatchAck;
+    try {
+      ack = await centralClient.postBatch(d, encodeBatch(headerText, signature, rows.map((r) => r.envelope)), client);
+    } catch (err) {
+      // Not where the central is (a lost acknowledgement, a restored box or central): find it, then go on.
+      if (err instanceof CentralError && err.status === 409 && err.body?.head) {
+        log.info({ head: err.body.head, firstSeq: first.seq, code: err.body.codes?.[0]?.code }, 'the central is elsewhere; finding it');
+        await findCentral(d, err.body.head);
+        const moved = repo.state();
+        // Sending the same batch again would get the same 409: back off instead of spinning.
+        if (moved.ackedSeq === state.ackedSeq && moved.ackedHash === state.ackedHash) throw err;
+        return true;
+      }
+      throw err;
+    }
+    if (ack.ackedSeq !== last.seq || ack.ackedHash !== last.chainHash) {
+      throw new CentralError(502, `the central acknowledged ${ack.ackedSeq}, not the batch ending at ${last.seq}`);
+    }
+    const now = deps.now();
+    repo.transaction(() => {
+      repo.ack(ack.ackedSeq, ack.ackedHash, now);
+      for (const dl of ack.deadLetters) repo.deadLetter(dl.seq, dl.eventId, dl.reason, now);
+    });
+    if (ack.deadLetters.length > 0) log.error({ deadLetters: ack.deadLetters }, 'the central set events aside as breaking its rules');
+    return true;
+  }
+
+  return {
+    /** After a commit that wrote to the outbox: send within flushDelayMs (sooner if a send is due already). */
+    wake(): void {
+      if (!running) schedule(options.flushDelayMs);
+    },
+    start(): void {
+      schedule(0);
+    },
+    /** Ends the request in flight (the central's transaction either committed or not: the next start asks). */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      abort.abort();
+      await running?.catch(() => undefined);
+      await signer?.close();
+    },
+  };
+}
+export type Sender = ReturnType<typeof createSender>;
+
+/** The rows of one batch: at most MAX_BATCH_EVENTS and MAX_BATCH_BYTES of events, but always the first. */
+function batchRows(rows: OutboxRow[]): OutboxRow[] {
+  let bytes = 0;
+  const out: OutboxRow[] = [];
+  for (const r of rows) {
+    bytes += Buffer.byteLength(r.envelope) + 1;
+    if (out.length > 0 && bytes > MAX_BATCH_BYTES) break;
+    out.push(r);
+  }
+  return out;
+}

@@ -1,0 +1,42 @@
+import { isoOf } from '../../shared/clock.js';
+import { loadDevice } from './device.js';
+import type { SyncRepo } from './repo.js';
+
+/** What `GET /sync-api/api/status` and `venue-box sync status --json` show (README "Sync to the central node"). */
+export interface SyncStatus {
+  central: string | null;
+  deviceId: string | null;
+  tenant: string | null;
+  venue: string | null;
+  /** Events not yet acknowledged by the central. */
+  backlog: number;
+  oldestUnsyncedAgeS: number | null;
+  lastSuccessAt: string | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  deadLetters: number;
+  epoch: number;
+  ackedSeq: number;
+  newestSeq: number;
+}
+
+export function syncStatus(repo: SyncRepo, dataDir: string, nowMs: number): SyncStatus {
+  const device = loadDevice(dataDir);
+  const state = repo.state();
+  const backlog = repo.backlog(state.ackedSeq);
+  return {
+    central: device?.central ?? null,
+    deviceId: device?.deviceId ?? null,
+    tenant: device?.tenant ?? null,
+    venue: device?.venue ?? null,
+    backlog: backlog.count,
+    oldestUnsyncedAgeS: backlog.oldestMs === null ? null : Math.max(0, Math.floor((nowMs - backlog.oldestMs) / 1000)),
+    lastSuccessAt: state.lastSuccessMs === null ? null : isoOf(state.lastSuccessMs),
+    lastError: state.lastError,
+    lastErrorAt: state.lastError === null || state.lastErrorMs === null ? null : isoOf(state.lastErrorMs),
+    deadLetters: repo.deadLetterCount(),
+    epoch: state.epoch,
+    ackedSeq: state.ackedSeq,
+    newestSeq: repo.last()?.seq ?? 0,
+  };
+}
