@@ -133,6 +133,9 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   };
   const queue = createCommandQueue({ repo: orderRepo, handler: ordering.handler, push: afterCommit, log, now });
   ordering.attachQueue(queue);
+  backfillOutbox(db, syncRepo, log, () => ({
+    orders: ordering.backfillSync(now()), documents: warehouse.backfillSync(), soldOut: locks.backfillSync(now()),
+  }));
   // Commands confirmed before a crash or power cut are applied before the first new request.
   queue.drain();
   // Then the printers: every job of those commands is in the database by now.
@@ -207,6 +210,21 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
       log.info('venue-box stopped');
     },
   };
+}
+
+/**
+ * Decided (README "Sync to the central node"): a box upgraded to sync puts what it already holds into the
+ * outbox once, in one transaction before it serves (orders as they now are, every stock document with its
+ * ledger rows, the sold-out flags), so headquarters sees its history and the central's stock equals the box's.
+ */
+function backfillOutbox(db: Db, repo: ReturnType<typeof createSyncRepo>, log: Logger, run: () => Record<string, number>): void {
+  if (repo.state().backfilled) return;
+  const counts = db.transaction(() => {
+    const c = run();
+    repo.markBackfilled();
+    return c;
+  }).immediate();
+  if (Object.values(counts).some((n) => n > 0)) log.info(counts, 'sync: what this box held before was put into the outbox once');
 }
 
 /**

@@ -12,6 +12,8 @@ import { listPrinters, PrinterCliError, printTestPage } from './modules/printing
 import { ProvisioningError } from './modules/provisioning/service.js';
 import { runStockCommand, type StockAction } from './modules/warehouse/ledger-check.js';
 import { ListenError } from './server.js';
+import { runCentralCli } from './central/cli.js';
+import { runSyncCli } from './modules/sync/cli.js';
 
 const HELP = `venue-box ${pkg.version}: the ordering and warehouse box of a restaurant
 
@@ -21,6 +23,12 @@ Usage:
   venue-box stock rebuild [--data-dir DIR] [--config FILE]
   venue-box printers list [--config FILE]
   venue-box printers test NAME [--config FILE]
+  venue-box sync enrol --central URL --code CODE [--data-dir DIR] [--config FILE]
+  venue-box sync status [--data-dir DIR] [--config FILE] [--json]
+  venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo]
+  venue-box central enrol --tenant T --venue V [--data-dir DIR] [--database-url URL]
+  venue-box central devices [--data-dir DIR] [--database-url URL] [--json]
+  venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
   venue-box --help
   venue-box --version
 
@@ -41,12 +49,26 @@ printers commands:
   test NAME         print a test page (Polish letters in the printer's code page) on the
                     configured printer NAME; exit 1 with the cause when it cannot
 
+sync commands (the box's half of sync to a central node):
+  enrol             create this box's device key and register it at the central with a
+                    one-time code from 'venue-box central enrol' (the box may be running)
+  status            central, device, backlog, oldest unsynced event, last success and error
+
+central commands (the central node: 'venue-box central --help' for more):
+  serve             the central's API for boxes and headquarters, on PostgreSQL (an embedded
+                    one in the data directory unless --database-url is given)
+  enrol             print a one-time enrolment code for a venue's box
+  devices, revoke   list enrolled boxes; revoke one
+
 Logs are JSON lines on stdout. SIGTERM or SIGINT stops the box cleanly.
 `;
 
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
+  // The central node and the box's sync commands parse their own options (README "Sync to the central node").
+  if (argv[0] === 'central') return runCentralCli(argv.slice(1));
+  if (argv[0] === 'sync') return runSyncCli(argv.slice(1));
   const { values, positionals } = parseCli(argv);
   if (values.help) return print(HELP);
   if (values.version) return print(`${pkg.version}\n`);

@@ -42,6 +42,9 @@ export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo, o
     one: db.prepare<[string, string, string], { reason: string; since_ms: number }>(
       'SELECT reason, since_ms FROM product_locks WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
     ),
+    all: db.prepare<[], { tenant_id: string; venue_id: string; product_id: string; reason: string }>(
+      'SELECT tenant_id, venue_id, product_id, reason FROM product_locks ORDER BY since_ms, rowid',
+    ),
     ofVenue: db.prepare<[string, string], { product_id: string; reason: string; since_ms: number }>(
       'SELECT product_id, reason, since_ms FROM product_locks WHERE tenant_id = ? AND venue_id = ? ORDER BY since_ms, product_id',
     ),
@@ -67,6 +70,17 @@ export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo, o
         reason: row?.reason ?? null, since: row ? isoOf(row.since_ms) : null,
       };
     }).immediate(),
+    /** Once, on the first start with sync: every staff flag the box held before goes up. Returns how many. */
+    backfillSync(nowMs: number): number {
+      const all = s.all.all();
+      for (const l of all) {
+        const menu = venues.getVenue(l.tenant_id, l.venue_id)?.menu ?? '';
+        outbox.append(l.tenant_id, 'soldout.changed', `${l.venue_id}/${l.product_id}`, {
+          venue: l.venue_id, menu, productId: l.product_id, locked: true, reason: l.reason,
+        }, nowMs);
+      }
+      return all.length;
+    },
     /** Puts a staff flag back from the central's copy (a box restored from an old copy); no outbox event. */
     restore(tenantId: string, change: { venue: string; productId: string; locked: boolean; reason: string | null }, nowMs: number): void {
       if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);

@@ -140,6 +140,7 @@ export function createOrderRepo(db: Db) {
     lineRounds: db.prepare<[string, string], { id: string; round: number | null }>(
       'SELECT id, round FROM order_lines WHERE tenant_id = ? AND order_id = ? ORDER BY position',
     ),
+    allOrders: db.prepare<[], { tenant_id: string; id: string }>('SELECT tenant_id, id FROM orders ORDER BY created_ms, id'),
     forget: [
       db.prepare('DELETE FROM order_users WHERE tenant_id = ? AND order_id = ?'),
       db.prepare('DELETE FROM order_lines WHERE tenant_id = ? AND order_id = ?'),
@@ -234,6 +235,8 @@ export function createOrderRepo(db: Db) {
         lineRounds,
       };
     },
+    /** Every order of every tenant, oldest first (the one-time sync backfill). */
+    allOrders: (): { tenantId: string; id: string }[] => s.allOrders.all().map((r) => ({ tenantId: r.tenant_id, id: r.id })),
     /** Replaces an order and its buckets, lines and users by a snapshot (a box restored from an old copy). */
     replaceOrder(o: RestoredOrder): void {
       for (const stmt of s.forget) stmt.run(o.tenantId, o.id);

@@ -57,7 +57,8 @@ export function createOrderingService(deps: OrderingDeps) {
   }
 
   /** The order.changed event of an applied command: the order as it now is, and the command that changed it. */
-  function recordForSync(cmd: CommandRecord, orderJson: string, now: number): void {
+  function recordForSync(cmd: Pick<CommandRecord, 'tenantId' | 'orderId' | 'correlationId' | 'kind' | 'userId' | 'staff' | 'confirmedMs'>,
+    orderJson: string, now: number): void {
     const version = deps.repo.bumpVersion(cmd.tenantId, cmd.orderId);
     const command = {
       correlationId: cmd.correlationId, kind: cmd.kind, userId: cmd.userId, staff: cmd.staff, confirmedAt: isoOf(cmd.confirmedMs),
@@ -142,6 +143,20 @@ export function createOrderingService(deps: OrderingDeps) {
     cancel(p: Principal, orderId: string, body: CancelBody): Promise<Confirmation> {
       const stored: StoredCancel = body.reason === undefined ? {} : { reason: body.reason };
       return confirm(p, orderId, 'cancel', stored, []);
+    },
+
+    /**
+     * Once, on the first start with sync: every order the box held before gets one order.changed event with its
+     * current state (command kind "backfill"), so headquarters sees the history too. Returns how many.
+     */
+    backfillSync(now: number): number {
+      const all = deps.repo.allOrders();
+      for (const { tenantId, id } of all) {
+        const order = buildOrder(deps.repo, deps.venues, tenantId, id)!;
+        recordForSync({ tenantId, orderId: id, correlationId: '', kind: 'backfill', userId: '', staff: false,
+          confirmedMs: Date.parse(order.lastChanged) }, JSON.stringify(order), now);
+      }
+      return all.length;
     },
 
     /** Puts an order back from the central's copy (src/modules/ordering/restore.ts). */

@@ -84,6 +84,12 @@ export function createWarehouseRepo(db: Db) {
       `SELECT content_sha256, document_json FROM stock_documents
        WHERE tenant_id = ? AND warehouse_id = ? AND kind = ? AND number = ?`,
     ),
+    allDocuments: db.prepare<[], { tenant_id: string; id: string; document_json: string }>(
+      'SELECT tenant_id, id, document_json FROM stock_documents ORDER BY created_ms, rowid',
+    ),
+    ledgerOf: db.prepare<[string, string], { warehouse_id: string; line: number; item_id: string; unit: string; delta_qty_micro: number }>(
+      'SELECT warehouse_id, line, item_id, unit, delta_qty_micro FROM stock_ledger WHERE tenant_id = ? AND document_id = ?',
+    ),
     documentById: db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM stock_documents WHERE tenant_id = ? AND id = ?'),
     upsertWarehouse: db.prepare(
       'INSERT INTO warehouses (tenant_id, id, name) VALUES (?, ?, ?) ON CONFLICT (tenant_id, id) DO UPDATE SET name = excluded.name',
@@ -156,6 +162,15 @@ export function createWarehouseRepo(db: Db) {
     document(tenantId: string, warehouseId: string, kind: DocumentKind, number: string): StoredDocumentRow | undefined {
       const r = s.document.get(tenantId, warehouseId, kind, number);
       return r ? { contentSha256: r.content_sha256, documentJson: r.document_json } : undefined;
+    },
+    /** Every document of every tenant, oldest first, with its ledger rows (the one-time sync backfill). */
+    *allDocuments(): Generator<{ tenantId: string; documentJson: string; ledger: LedgerRow[] }> {
+      for (const d of s.allDocuments.all()) {
+        const ledger = s.ledgerOf.all(d.tenant_id, d.id).map((l) => ({
+          warehouseId: l.warehouse_id, line: l.line, itemId: l.item_id, unit: l.unit, deltaMicro: l.delta_qty_micro,
+        }));
+        yield { tenantId: d.tenant_id, documentJson: d.document_json, ledger };
+      }
     },
     hasDocument: (tenantId: string, id: string): boolean => s.documentById.get(tenantId, id) !== undefined,
     upsertWarehouse: (tenantId: string, w: Warehouse) => s.upsertWarehouse.run(tenantId, w.id, w.name),

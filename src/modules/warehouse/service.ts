@@ -1,7 +1,7 @@
 import { AppError, invalidField, notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { fromMicro } from '../../shared/qty.js';
-import { postDocument, type PostResult } from './documents.js';
+import { postDocument, type PostResult, type StoredDocument } from './documents.js';
 import { checkLedger, type LedgerCheck, rebuildBalances } from './ledger-check.js';
 import { lockItems, lockPackets, releaseCall } from './lock-service.js';
 import type { StockDocumentBody, WarehouseChangedBody } from '../../shared/sync-protocol.js';
@@ -100,6 +100,29 @@ export function createWarehouseService(deps: WarehouseDeps) {
 
     /** Deletes locks past their expiry (they already count for nothing); returns how many. */
     sweepExpiredLocks: (): number => repo.transaction(() => repo.deleteExpiredLocks(deps.now())),
+
+    /**
+     * Once, on the first start with sync: every document the box held before, oldest first, with its ledger rows,
+     * and before each the warehouses it names (so the central's stock equals the box's). Returns how many.
+     */
+    backfillSync(): number {
+      let count = 0;
+      const named = new Set<string>();
+      for (const d of repo.allDocuments()) {
+        const document = JSON.parse(d.documentJson) as StoredDocument;
+        for (const wid of [document.warehouse, document.targetWarehouse]) {
+          if (wid === undefined || named.has(`${d.tenantId}/${wid}`)) continue;
+          named.add(`${d.tenantId}/${wid}`);
+          const w = repo.warehouse(d.tenantId, wid)!;
+          deps.outbox.append(d.tenantId, 'warehouse.changed', wid, w, deps.now());
+        }
+        deps.outbox.append(d.tenantId, 'stock.document', document.id, {
+          document, ledger: d.ledger.map((l) => [l.warehouseId, l.line, l.itemId, l.unit, l.deltaMicro]),
+        }, deps.now());
+        count++;
+      }
+      return count;
+    },
 
     /** Put back from the central's copy (src/modules/warehouse/restore.ts). */
     restoreWarehouse: (tenantId: string, body: WarehouseChangedBody): void => restoreWarehouse(repo, tenantId, body),

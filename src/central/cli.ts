@@ -1,0 +1,161 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import demo from '../../native-config/demo.json';
+import { type Central, CentralListenError, startCentral } from './central.js';
+import { DatabaseStartError } from './db/embedded.js';
+import { SchemaError } from './db/migrate.js';
+import { openCentralDatabase } from './db/open.js';
+import { createCentralLogger } from './log.js';
+import type { DeviceView } from './modules/devices/repo.js';
+import { createDeviceService, EnrolError } from './modules/devices/service.js';
+import { ProvisioningError } from './modules/tenants/provision.js';
+
+const USAGE = `Usage:
+  venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
+  venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
+  venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
+  venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
+
+Without --database-url the central runs PostgreSQL embedded in DIR/postgres (default DIR ./central-data);
+enrol, devices and revoke use that cluster while the central runs, or start it for the command.
+`;
+
+class UsageError extends Error {}
+const EXPECTED = [UsageError, DatabaseStartError, SchemaError, ProvisioningError, CentralListenError, EnrolError];
+
+/** `venue-box central ...`: returns the exit code (64 usage, 1 a refusal, 0 done). */
+export async function runCentralCli(argv: string[]): Promise<number> {
+  try {
+    return await run(argv);
+  } catch (err) {
+    if (!EXPECTED.some((E) => err instanceof E)) throw err;
+    const hint = err instanceof UsageError ? " (run 'venue-box central --help')" : '';
+    process.stderr.write(`venue-box central: ${(err as Error).message}${hint}\n`);
+    return err instanceof UsageError ? 64 : 1;
+  }
+}
+
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        host: { type: 'string', default: '0.0.0.0' },
+        port: { type: 'string', default: '8090' },
+        'data-dir': { type: 'string', default: './central-data' },
+        'database-url': { type: 'string' },
+        demo: { type: 'boolean' },
+        provisioning: { type: 'string' },
+        tenant: { type: 'string' },
+        venue: { type: 'string' },
+        'ttl-hours': { type: 'string', default: '24' },
+        json: { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+type Values = ReturnType<typeof parse>['values'];
+
+async function run(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv);
+  const [command, ...rest] = positionals;
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (command === 'serve' && rest.length === 0) return serve(values);
+  if (command === 'enrol' && rest.length === 0) return enrol(values);
+  if (command === 'devices' && rest.length === 0) return devices(values);
+  if (command === 'revoke' && rest.length === 1) return revoke(values, rest[0]!);
+  throw new UsageError(command ? `unknown command: central ${positionals.join(' ')}` : 'no command given');
+}
+
+async function serve(values: Values): Promise<number> {
+  if (!/^\d{1,5}$/.test(values.port!) || Number(values.port) > 65535) throw new UsageError(`--port must be a port number, got ${values.port}`);
+  const log = createCentralLogger(process.env.LOG_LEVEL ?? 'info');
+  const provisioning: { name: string; document: unknown; demo?: boolean }[] = [];
+  if (values.demo) provisioning.push({ name: 'demo', document: demo, demo: true });
+  if (values.provisioning) provisioning.push({ name: values.provisioning, document: readJson(values.provisioning) });
+  const central = await startCentral({
+    host: values.host!, port: Number(values.port), dataDir: values['data-dir']!, databaseUrl: values['database-url'], log, provisioning,
+  });
+  await untilSignal(central, log);
+  return 0;
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(resolve(file), 'utf8')) as unknown;
+  } catch (err) {
+    throw new ProvisioningError(`provisioning file ${file}: ${(err as Error).message}`);
+  }
+}
+
+function untilSignal(central: Central, log: ReturnType<typeof createCentralLogger>): Promise<void> {
+  return new Promise((done) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'stopping');
+      central.stop().then(done, (err: unknown) => {
+        log.error({ err }, 'stopping failed');
+        done();
+      });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+/** Runs `fn` with the device service on the central's database, then closes it (stopping a cluster it started). */
+async function withDevices<T>(values: Values, fn: (d: ReturnType<typeof createDeviceService>) => Promise<T>): Promise<T> {
+  const db = await openCentralDatabase({ dataDir: resolve(values['data-dir']!), databaseUrl: values['database-url'], mode: 'client', poolSize: 2 });
+  try {
+    return await fn(createDeviceService(db.pool, () => Date.now()));
+  } finally {
+    await db.close();
+  }
+}
+
+async function enrol(values: Values): Promise<number> {
+  if (!values.tenant || !values.venue) throw new UsageError('enrol needs --tenant and --venue');
+  const ttl = Number(values['ttl-hours']);
+  if (!(ttl > 0 && ttl <= 24 * 365)) throw new UsageError(`--ttl-hours must be a positive number of hours, got ${values['ttl-hours']}`);
+  const code = await withDevices(values, (d) => d.createCode(values.tenant!, values.venue!, ttl));
+  // The code alone on the last line, for scripts: `venue-box central enrol ... | tail -1`.
+  process.stdout.write(`one-time enrolment code for venue ${values.venue} (valid ${ttl} h):\n${code}\n`);
+  return 0;
+}
+
+async function devices(values: Values): Promise<number> {
+  const list = await withDevices(values, (d) => d.list());
+  process.stdout.write(values.json ? `${JSON.stringify(list)}\n` : table(list));
+  return 0;
+}
+
+function table(list: DeviceView[]): string {
+  if (list.length === 0) return 'no devices enrolled\n';
+  const rows = list.map((d) => [
+    d.id, d.tenant, d.venue, d.status, d.keyId, `${d.head.epoch}/${d.head.seq}`, String(d.lagEvents), d.lastContactAt ?? '-',
+    d.clockOffsetMs === null ? '-' : `${d.clockOffsetMs} ms`,
+  ]);
+  const all = [['DEVICE', 'TENANT', 'VENUE', 'STATUS', 'KEY', 'EPOCH/SEQ', 'LAG', 'LAST CONTACT', 'CLOCK OFFSET'], ...rows];
+  const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
+  return all.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+}
+
+async function revoke(values: Values, deviceId: string): Promise<number> {
+  if (!(await withDevices(values, (d) => d.revoke(deviceId)))) {
+    process.stderr.write(`venue-box central: no device ${deviceId}\n`);
+    return 1;
+  }
+  process.stdout.write(`device ${deviceId} revoked\n`);
+  return 0;
+}

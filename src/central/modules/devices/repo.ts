@@ -1,0 +1,127 @@
+import type { Head } from '../../../shared/sync-protocol.js';
+import type { Queryable } from '../../db/pool.js';
+
+export interface DeviceRow {
+  tenantId: string;
+  deviceId: string;
+  venueId: string;
+  publicKey: Buffer;
+  keyId: string;
+  status: 'active' | 'revoked';
+  head: Head;
+  pendingSeq: number;
+}
+
+export interface DeviceView {
+  id: string;
+  tenant: string;
+  venue: string;
+  name: string | null;
+  status: 'active' | 'revoked';
+  keyId: string;
+  head: Head;
+  lagEvents: number;
+  lastContactAt: string | null;
+  clockOffsetMs: number | null;
+  deadLetters: number;
+  enrolledAt: string;
+}
+
+const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, pending_seq`;
+const toDevice = (r: Record<string, any>): DeviceRow => ({
+  tenantId: r.tenant_id, deviceId: r.device_id, venueId: r.venue_id, publicKey: r.public_key, keyId: r.key_id,
+  status: r.status, head: { epoch: r.head_epoch, seq: r.head_seq, hash: r.head_hash }, pendingSeq: r.pending_seq,
+});
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+/** SQL of devices, their enrolment codes, heads and tails. */
+export function createDeviceRepo(db: Queryable) {
+  return {
+    async insertCode(tenantId: string, codeHash: string, venueId: string, ttlMs: number): Promise<void> {
+      await db.query(
+        `INSERT INTO enrol_codes (tenant_id, code_hash, venue_id, expires_at)
+         VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')`,
+        [tenantId, codeHash, venueId, ttlMs],
+      );
+    },
+    /** The code's row, locked: two enrolments with one code serialise here and only one finds it unused. */
+    async codeForUpdate(codeHash: string) {
+      const { rows } = await db.query<{ tenant_id: string; venue_id: string; usable: boolean }>(
+        `SELECT tenant_id, venue_id, used_at IS NULL AND expires_at > now() AS usable
+         FROM enrol_codes WHERE code_hash = $1 FOR UPDATE`,
+        [codeHash],
+      );
+      return rows[0];
+    },
+    async consumeCode(tenantId: string, codeHash: string, deviceId: string): Promise<void> {
+      await db.query('UPDATE enrol_codes SET used_at = now(), device_id = $3 WHERE tenant_id = $1 AND code_hash = $2', [
+        tenantId, codeHash, deviceId,
+      ]);
+    },
+    async insertDevice(d: { tenantId: string; deviceId: string; venueId: string; name: string | null; publicKey: Buffer; keyId: string; genesis: string }) {
+      await db.query(
+        `INSERT INTO devices (tenant_id, device_id, venue_id, name, public_key, key_id, head_hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [d.tenantId, d.deviceId, d.venueId, d.name, d.publicKey, d.keyId, d.genesis],
+      );
+    },
+    async device(tenantId: string, deviceId: string): Promise<DeviceRow | undefined> {
+      const { rows } = await db.query(`SELECT ${DEVICE} FROM devices WHERE tenant_id = $1 AND device_id = $2`, [tenantId, deviceId]);
+      return rows[0] && toDevice(rows[0]);
+    },
+    /** The device and its head, locked until the batch's transaction ends: one writer per device. */
+    async deviceForUpdate(tenantId: string, deviceId: string): Promise<DeviceRow | undefined> {
+      const { rows } = await db.query(`SELECT ${DEVICE} FROM devices WHERE tenant_id = $1 AND device_id = $2 FOR UPDATE`, [
+        tenantId, deviceId,
+      ]);
+      return rows[0] && toDevice(rows[0]);
+    },
+    async advanceHead(tenantId: string, deviceId: string, head: Head, pendingSeq: number): Promise<void> {
+      await db.query(
+        `UPDATE devices SET head_epoch = $3, head_seq = $4, head_hash = $5, pending_seq = $6, last_contact_at = now()
+         WHERE tenant_id = $1 AND device_id = $2`,
+        [tenantId, deviceId, head.epoch, head.seq, head.hash, pendingSeq],
+      );
+    },
+    /** Contact without events (a hello, a replayed batch): the box's offset and backlog, never its events. */
+    async recordContact(tenantId: string, deviceId: string, pendingSeq: number, clockOffsetMs?: number): Promise<void> {
+      await db.query(
+        `UPDATE devices SET last_contact_at = now(), pending_seq = greatest(pending_seq, $3),
+                clock_offset_ms = coalesce($4, clock_offset_ms)
+         WHERE tenant_id = $1 AND device_id = $2`,
+        [tenantId, deviceId, pendingSeq, clockOffsetMs ?? null],
+      );
+    },
+    async tail(tenantId: string, deviceId: string, after: number, limit: number) {
+      const { rows } = await db.query<{ seq: number; epoch: number; chain_hash: string; envelope: string }>(
+        `SELECT seq, epoch, chain_hash, envelope FROM sync_events
+         WHERE tenant_id = $1 AND device_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+        [tenantId, deviceId, after, limit],
+      );
+      return rows.map((r) => ({ seq: r.seq, epoch: r.epoch, hash: r.chain_hash, envelope: r.envelope }));
+    },
+    /** Every device (of one tenant, or all for the CLI), with its dead-letter count. */
+    async list(tenantId?: string): Promise<DeviceView[]> {
+      const { rows } = await db.query(
+        `SELECT d.*, (SELECT count(*) FROM sync_dead_letters x WHERE x.tenant_id = d.tenant_id AND x.device_id = d.device_id) AS dead
+         FROM devices d WHERE $1::text IS NULL OR d.tenant_id = $1 ORDER BY d.tenant_id, d.enrolled_at, d.device_id`,
+        [tenantId ?? null],
+      );
+      return rows.map((r) => ({
+        id: r.device_id, tenant: r.tenant_id, venue: r.venue_id, name: r.name, status: r.status, keyId: r.key_id,
+        head: { epoch: r.head_epoch, seq: r.head_seq, hash: r.head_hash },
+        lagEvents: Math.max(0, r.pending_seq - r.head_seq), lastContactAt: iso(r.last_contact_at),
+        clockOffsetMs: r.clock_offset_ms, deadLetters: r.dead, enrolledAt: iso(r.enrolled_at)!,
+      }));
+    },
+    /** Device ids are UUIDs made by the central, unique across tenants, so the CLI names only the id. */
+    async revoke(deviceId: string): Promise<boolean> {
+      const r = await db.query(
+        `UPDATE devices SET status = 'revoked', revoked_at = coalesce(revoked_at, now()) WHERE device_id = $1`, [deviceId],
+      );
+      return (r.rowCount ?? 0) > 0;
+    },
+  };
+}
+
+export type DeviceRepo = ReturnType<typeof createDeviceRepo>;

@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox';
+import { json, type Route } from '../../../http/types.js';
+import { invalidField } from '../../../shared/errors.js';
+import { PATHS } from '../../../shared/sync-protocol.js';
+import { compile, limitOf, parseJson } from '../../../shared/validate.js';
+import type { DeviceService } from './service.js';
+
+const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
+const checkEnrol = compile(
+  Type.Object({
+    code: Type.String({ minLength: 1, maxLength: 64 }),
+    publicKey: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+  }),
+);
+const checkHello = compile(
+  Type.Object({ protocol: Count, schema: Count, boxTimeMs: Type.Number(), pendingSeq: Count, version: Type.String({ maxLength: 100 }) }),
+);
+
+/** The box-facing device routes; the batch route is the ingest module's. */
+export function deviceRoutes(devices: DeviceService): Route[] {
+  return [
+    {
+      method: 'post', path: PATHS.enrol, auth: 'none', body: 'json',
+      handle: async ({ body }) => json(201, await devices.enrol(checkEnrol(body))),
+    },
+    {
+      // Raw: the signature covers the body's exact bytes.
+      method: 'post', path: PATHS.hello, auth: 'none', body: 'raw',
+      async handle({ req, body }) {
+        const text = (body as Buffer).toString('utf8');
+        return json(200, await devices.hello(req, text, checkHello(parseJson(text))));
+      },
+    },
+    {
+      method: 'get', path: PATHS.events, auth: 'none', body: 'none',
+      async handle({ req }) {
+        const afterText = req.query.get('after') ?? '0';
+        if (!/^\d{1,15}$/.test(afterText)) throw invalidField('after', 'after must be a seq (a non-negative integer)');
+        return json(200, await devices.tail(req, Number(afterText), limitOf(req.query, 500, 1000)));
+      },
+    },
+  ];
+}

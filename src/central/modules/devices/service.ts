@@ -1,0 +1,88 @@
+import { AppError, invalidField, unauthorized } from '../../../shared/errors.js';
+import { newId } from '../../../shared/ids.js';
+import {
+  type EnrolRequest, type EnrolResponse, GENESIS_HASH, type HelloRequest, type HelloResponse, keyIdOf, PROTOCOL,
+  requestSigningText, SCHEMA, type TailResponse, verifyDetached,
+} from '../../../shared/sync-protocol.js';
+import type { HttpRequest } from '../../../http/types.js';
+import { inTransaction, type Pool } from '../../db/pool.js';
+import { createTenantRepo } from '../tenants/repo.js';
+import { codeHashOf, newEnrolCode } from './enrol-code.js';
+import { createDeviceRepo, type DeviceRow } from './repo.js';
+
+export class EnrolError extends Error {}
+
+/** Devices: enrolment codes, enrolment, signed requests (hello and the tail), listing and revocation. */
+export function createDeviceService(pool: Pool, now: () => number) {
+  const repo = createDeviceRepo(pool);
+
+  /** The device of a signed request (headers x-tenant, x-device, x-signature over requestSigningText). */
+  async function authenticateSigned(req: HttpRequest, body: string): Promise<DeviceRow> {
+    const tenant = req.headers['x-tenant'] ?? '';
+    const deviceId = req.headers['x-device'] ?? '';
+    const signature = Buffer.from(req.headers['x-signature'] ?? '', 'base64');
+    const device = tenant && deviceId ? await repo.device(tenant, deviceId) : undefined;
+    if (!device || device.status !== 'active') throw unauthorized('unknown or revoked device');
+    // The signed text names the query as sent; mount.ts keeps it parsed, so it is serialised again here
+    // (the same text for the plain `after=N&limit=N` a box sends).
+    const query = req.query.toString();
+    const text = requestSigningText(req.method, query ? `${req.path}?${query}` : req.path, tenant, deviceId, body);
+    if (!verifyDetached(Buffer.from(text, 'utf8'), signature, device.publicKey)) throw unauthorized('bad request signature');
+    return device;
+  }
+
+  return {
+    /** A one-time code for a box of `venueId`; only its digest is stored. */
+    async createCode(tenantId: string, venueId: string, ttlHours: number): Promise<string> {
+      const tenants = createTenantRepo(pool);
+      if (!(await tenants.tenantExists(tenantId))) throw new EnrolError(`unknown tenant ${tenantId}`);
+      if (!(await tenants.venueExists(tenantId, venueId))) throw new EnrolError(`venue ${venueId} is not a venue of tenant ${tenantId}`);
+      const code = newEnrolCode();
+      await repo.insertCode(tenantId, codeHashOf(code), venueId, ttlHours * 3_600_000);
+      return code;
+    },
+
+    /** Registers a box's public key; the code is spent in the same transaction that creates the device. */
+    async enrol(body: EnrolRequest): Promise<EnrolResponse> {
+      const publicKey = Buffer.from(body.publicKey, 'base64');
+      if (publicKey.length !== 32 || publicKey.toString('base64') !== body.publicKey) {
+        throw invalidField('/publicKey', 'publicKey must be the 32 bytes of an Ed25519 public key, base64');
+      }
+      const codeHash = codeHashOf(body.code);
+      return inTransaction(pool, async (client) => {
+        const tx = createDeviceRepo(client);
+        const code = await tx.codeForUpdate(codeHash);
+        if (!code?.usable) throw unauthorized('unknown, used or expired enrolment code');
+        const deviceId = newId();
+        const keyId = keyIdOf(publicKey);
+        await tx.insertDevice({
+          tenantId: code.tenant_id, deviceId, venueId: code.venue_id, name: body.name ?? null, publicKey, keyId, genesis: GENESIS_HASH,
+        });
+        await tx.consumeCode(code.tenant_id, codeHash, deviceId);
+        return { deviceId, tenant: code.tenant_id, venue: code.venue_id, keyId };
+      });
+    },
+
+    async hello(req: HttpRequest, bodyText: string, body: HelloRequest): Promise<HelloResponse> {
+      const receivedMs = now();
+      const device = await authenticateSigned(req, bodyText);
+      if (body.protocol > PROTOCOL || body.schema > SCHEMA) {
+        throw AppError.of('unsupportedProtocol', `this central speaks protocol ${PROTOCOL}, schema ${SCHEMA}`);
+      }
+      // Clocks are data: the offset is recorded for people to see, never used to refuse anything.
+      await repo.recordContact(device.tenantId, device.deviceId, body.pendingSeq, Math.round(body.boxTimeMs - receivedMs));
+      const fresh = await repo.device(device.tenantId, device.deviceId);
+      return { head: fresh!.head, serverTimeMs: now(), protocols: [PROTOCOL], schema: SCHEMA };
+    },
+
+    async tail(req: HttpRequest, after: number, limit: number): Promise<TailResponse> {
+      const device = await authenticateSigned(req, '');
+      return { head: device.head, events: await repo.tail(device.tenantId, device.deviceId, after, limit) };
+    },
+
+    list: (tenantId?: string) => repo.list(tenantId),
+    revoke: (deviceId: string) => repo.revoke(deviceId),
+  };
+}
+
+export type DeviceService = ReturnType<typeof createDeviceService>;

@@ -1,0 +1,59 @@
+import type { Queryable } from '../../db/pool.js';
+
+export interface RawEvent {
+  seq: number;
+  eventId: string | null;
+  kind: string | null;
+  stream: string | null;
+  aggregate: string | null;
+  envelope: string;
+  hash: string;
+}
+
+export interface DeadLetter {
+  seq: number;
+  eventId: string;
+  reason: string;
+}
+
+/** SQL of the ingest: raw events, stored chain hashes, dead letters. */
+export function createIngestRepo(db: Queryable) {
+  return {
+    /** The stored chain hashes of seqs from..to of a device. */
+    async hashes(tenantId: string, deviceId: string, from: number, to: number): Promise<Map<number, string>> {
+      const { rows } = await db.query<{ seq: number; chain_hash: string }>(
+        'SELECT seq, chain_hash FROM sync_events WHERE tenant_id = $1 AND device_id = $2 AND seq BETWEEN $3 AND $4',
+        [tenantId, deviceId, from, to],
+      );
+      return new Map(rows.map((r) => [r.seq, r.chain_hash]));
+    },
+    /** One statement for the batch's new events (the head lock makes the conflict clause a second guard). */
+    async insertEvents(tenantId: string, deviceId: string, epoch: number, events: RawEvent[]): Promise<void> {
+      if (events.length === 0) return;
+      await db.query(
+        `INSERT INTO sync_events (tenant_id, device_id, epoch, seq, event_id, kind, stream, aggregate_id, envelope, chain_hash)
+         SELECT $1::text, $2::text, $3::int, * FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+         ON CONFLICT DO NOTHING`,
+        [
+          tenantId, deviceId, epoch, events.map((e) => e.seq), events.map((e) => e.eventId), events.map((e) => e.kind),
+          events.map((e) => e.stream), events.map((e) => e.aggregate), events.map((e) => e.envelope), events.map((e) => e.hash),
+        ],
+      );
+    },
+    async insertDeadLetter(tenantId: string, deviceId: string, seq: number, eventId: string | null, reason: string, envelope: string) {
+      await db.query(
+        `INSERT INTO sync_dead_letters (tenant_id, device_id, seq, event_id, reason, envelope) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT DO NOTHING`,
+        [tenantId, deviceId, seq, eventId, reason, envelope],
+      );
+    },
+    async deadLetters(tenantId: string, deviceId: string, from: number, to: number): Promise<DeadLetter[]> {
+      const { rows } = await db.query<{ seq: number; event_id: string | null; reason: string }>(
+        `SELECT seq, event_id, reason FROM sync_dead_letters
+         WHERE tenant_id = $1 AND device_id = $2 AND seq BETWEEN $3 AND $4 ORDER BY seq`,
+        [tenantId, deviceId, from, to],
+      );
+      return rows.map((r) => ({ seq: r.seq, eventId: r.event_id ?? '', reason: r.reason }));
+    },
+  };
+}

@@ -1,0 +1,29 @@
+import { json, type Reply, type Route } from '../../../http/types.js';
+import { AppError, errorBody } from '../../../shared/errors.js';
+import { BATCH_MEDIA_TYPE, PATHS, type SyncErrorBody } from '../../../shared/sync-protocol.js';
+import { type createIngestService, SyncConflict } from './service.js';
+
+/** POST a batch: the body's bytes untouched ('raw'), since the signature covers them as sent. */
+export function ingestRoutes(ingest: ReturnType<typeof createIngestService>): Route[] {
+  return [
+    {
+      method: 'post', path: PATHS.batches, auth: 'none', body: 'raw',
+      async handle({ req, body }): Promise<Reply> {
+        const type = req.headers['content-type'] ?? '';
+        if (!type.toLowerCase().startsWith(BATCH_MEDIA_TYPE)) {
+          throw AppError.of('unsupportedMediaType', `a batch is ${BATCH_MEDIA_TYPE}`);
+        }
+        try {
+          return json(200, await ingest.ingest(body as Buffer));
+        } catch (err) {
+          // The box resumes from expectedSeq and head, which the catalog's error body has no place for.
+          if (err instanceof SyncConflict) {
+            const conflict: SyncErrorBody = { ...errorBody(err), expectedSeq: err.expectedSeq, head: err.head };
+            return json(409, conflict);
+          }
+          throw err;
+        }
+      },
+    },
+  ];
+}

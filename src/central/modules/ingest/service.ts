@@ -1,0 +1,156 @@
+import { AppError, unauthorized } from '../../../shared/errors.js';
+import { isUuid } from '../../../shared/ids.js';
+import {
+  type BatchAck, BatchFormatError, chainHash, type DecodedBatch, decodeBatch, GENESIS_HASH, type Head, MAX_EVENT_BYTES,
+  PROTOCOL, SCHEMA, type SyncRejection, verifyDetached,
+} from '../../../shared/sync-protocol.js';
+import { type Client, inTransaction, type Pool } from '../../db/pool.js';
+import { createDeviceRepo, type DeviceRow } from '../devices/repo.js';
+import { parseEvent, projectEvent, RuleBroken } from '../projections/project.js';
+import type { IngestLimiter } from './limiter.js';
+import { createIngestRepo, type RawEvent } from './repo.js';
+
+/** A 409 that tells the box where to resume: its body carries expectedSeq and head (SyncErrorBody). */
+export class SyncConflict extends AppError {
+  constructor(code: Extract<SyncRejection, 'syncGap' | 'syncDiverged'>, message: string, readonly expectedSeq: number, readonly head: Head) {
+    super(409, message, [{ code, message, args: [String(expectedSeq)] }]);
+  }
+}
+
+const invalidBatch = (message: string): AppError => AppError.of('invalidBatch', message);
+
+export interface IngestDeps {
+  pool: Pool;
+  limiter: IngestLimiter;
+  /** Makes this month's and next month's event partitions when a new month is reached. */
+  ensurePartitions: () => Promise<void>;
+}
+
+/**
+ * One batch, one transaction (SYNC.md "Up: the outbox"): checks that need no database first (format,
+ * protocol, signature, chain), then the locked head decides what is new, new events are stored and
+ * projected, the head advances, COMMIT, and only then the acknowledgement.
+ */
+export function createIngestService(deps: IngestDeps) {
+  const devices = createDeviceRepo(deps.pool);
+
+  function checkFormat(bytes: Buffer): DecodedBatch {
+    let batch: DecodedBatch;
+    try {
+      batch = decodeBatch(bytes);
+    } catch (err) {
+      if (err instanceof BatchFormatError) throw invalidBatch(err.message);
+      throw err;
+    }
+    const h = batch.header;
+    if (h.protocol !== PROTOCOL || h.schema > SCHEMA) {
+      throw AppError.of('unsupportedProtocol', `this central speaks protocol ${PROTOCOL}, schema up to ${SCHEMA}`);
+    }
+    if (batch.envelopes.length !== h.lastSeq - h.firstSeq + 1) {
+      throw invalidBatch(`the header names ${h.lastSeq - h.firstSeq + 1} events, the batch holds ${batch.envelopes.length}`);
+    }
+    const big = batch.envelopes.findIndex((e) => Buffer.byteLength(e, 'utf8') > MAX_EVENT_BYTES);
+    if (big >= 0) throw invalidBatch(`event ${h.firstSeq + big} is larger than ${MAX_EVENT_BYTES} bytes`);
+    return batch;
+  }
+
+  /** Signature and chain: the device's key signed the header, and the events hash to its lastHash. */
+  function checkAuthentic(batch: DecodedBatch, device: DeviceRow | undefined): string[] {
+    const h = batch.header;
+    if (!device || device.status !== 'active' || device.keyId !== h.keyId) throw unauthorized('unknown or revoked device, or unknown key');
+    if (!verifyDetached(Buffer.from(batch.headerText, 'utf8'), batch.signature, device.publicKey)) throw unauthorized('bad batch signature');
+    const hashes: string[] = [];
+    let hash = h.prevHash;
+    for (const e of batch.envelopes) hashes.push((hash = chainHash(hash, e)));
+    if (hash !== h.lastHash) throw invalidBatch('the events do not hash to lastHash (the batch was altered)');
+    return hashes;
+  }
+
+  async function apply(client: Client, batch: DecodedBatch, hashes: string[]): Promise<BatchAck> {
+    const h = batch.header;
+    const repo = createIngestRepo(client);
+    const device = await createDeviceRepo(client).deviceForUpdate(h.tenant, h.deviceId);
+    // Revoked (or re-keyed) since the first look, which took no lock.
+    if (!device || device.status !== 'active' || device.keyId !== h.keyId) throw unauthorized('unknown or revoked device, or unknown key');
+    const head = device.head;
+    const next = head.seq + 1;
+    if (h.epoch < head.epoch) throw new SyncConflict('syncGap', `epoch ${h.epoch} is older than the central's ${head.epoch}`, next, head);
+    if (h.firstSeq > next) throw new SyncConflict('syncGap', `the central expects seq ${next}, the batch starts at ${h.firstSeq}`, next, head);
+    const overlapTo = Math.min(h.lastSeq, head.seq);
+    const stored = await repo.hashes(h.tenant, h.deviceId, h.firstSeq - 1, overlapTo);
+    const prevStored = h.firstSeq === 1 ? GENESIS_HASH : h.firstSeq - 1 === head.seq ? head.hash : stored.get(h.firstSeq - 1);
+    if (prevStored !== h.prevHash) {
+      throw new SyncConflict('syncDiverged', `prevHash differs from the central's chain at seq ${h.firstSeq - 1}`, next, head);
+    }
+    for (let seq = h.firstSeq; seq <= overlapTo; seq++) {
+      if (stored.get(seq) !== hashes[seq - h.firstSeq]) {
+        throw new SyncConflict('syncDiverged', `event ${seq} differs from the one the central holds`, next, head);
+      }
+    }
+    const fresh: RawEvent[] = [];
+    for (let seq = Math.max(h.firstSeq, next); seq <= h.lastSeq; seq++) {
+      const envelope = batch.envelopes[seq - h.firstSeq]!;
+      fresh.push({ seq, envelope, hash: hashes[seq - h.firstSeq]!, ...columnsOf(envelope) });
+    }
+    await repo.insertEvents(h.tenant, h.deviceId, h.epoch, fresh);
+    for (const e of fresh) await projectOne(client, h.tenant, h.deviceId, e);
+    if (h.lastSeq > head.seq) {
+      await createDeviceRepo(client).advanceHead(h.tenant, h.deviceId, { epoch: h.epoch, seq: h.lastSeq, hash: h.lastHash }, Math.max(h.pendingSeq, h.lastSeq));
+    } else {
+      await createDeviceRepo(client).recordContact(h.tenant, h.deviceId, h.pendingSeq);
+    }
+    const deadLetters = await repo.deadLetters(h.tenant, h.deviceId, h.firstSeq, h.lastSeq);
+    return { ackedSeq: h.lastSeq, ackedHash: h.lastHash, deadLetters };
+  }
+
+  /** Each event in its own savepoint: one that breaks a rule is undone alone and kept as a dead letter. */
+  async function projectOne(client: Client, tenantId: string, deviceId: string, e: RawEvent): Promise<void> {
+    await client.query('SAVEPOINT event');
+    try {
+      await projectEvent(client, { tenantId, deviceId, seq: e.seq }, parseEvent(e.envelope, tenantId));
+      await client.query('RELEASE SAVEPOINT event');
+    } catch (err) {
+      if (!isEventFault(err)) throw err;
+      await client.query('ROLLBACK TO SAVEPOINT event');
+      const reason = err instanceof RuleBroken ? err.message : `projection failed: ${(err as Error).message}`;
+      await createIngestRepo(client).insertDeadLetter(tenantId, deviceId, e.seq, e.eventId, reason.slice(0, 500), e.envelope);
+    }
+  }
+
+  return {
+    async ingest(bytes: Buffer): Promise<BatchAck> {
+      const batch = checkFormat(bytes);
+      const h = batch.header;
+      const release = deps.limiter.acquire(`${h.tenant}\n${h.deviceId}`);
+      try {
+        const hashes = checkAuthentic(batch, await devices.device(h.tenant, h.deviceId));
+        await deps.ensurePartitions();
+        return await inTransaction(deps.pool, (client) => apply(client, batch, hashes));
+      } finally {
+        release();
+      }
+    },
+  };
+}
+
+/**
+ * A rule the event broke, or an SQL error its own data caused (a constraint, a value out of range): a dead
+ * letter. Deadlocks, serialization failures, shutdown and connection loss (SQLSTATE classes 40, 57, 08, 53)
+ * are the central's trouble, not the event's: the batch fails and the box sends it again.
+ */
+function isEventFault(err: unknown): boolean {
+  if (err instanceof RuleBroken) return true;
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(40|57|08|53)/.test(code);
+}
+
+/** The raw event's searchable columns, read leniently: a malformed envelope is stored too (as a dead letter). */
+function columnsOf(envelope: string): Pick<RawEvent, 'eventId' | 'kind' | 'stream' | 'aggregate'> {
+  try {
+    const e = JSON.parse(envelope) as Record<string, unknown>;
+    const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 200) : null);
+    return { eventId: typeof e.eventId === 'string' && isUuid(e.eventId) ? e.eventId : null, kind: str(e.kind), stream: str(e.stream), aggregate: str(e.aggregate) };
+  } catch {
+    return { eventId: null, kind: null, stream: null, aggregate: null };
+  }
+}

@@ -1,0 +1,93 @@
+import { EVENT_KINDS, type EventKind, type OrderChangedBody, type SoldOutChangedBody, type StockDocumentBody, type WarehouseChangedBody } from '../../../shared/sync-protocol.js';
+import type { Queryable } from '../../db/pool.js';
+import { createProjectionRepo, type Source } from './repo.js';
+import { checks, problemOf } from './schemas.js';
+
+/** An event that breaks a rule: the ingest keeps it as a dead letter with this reason and moves on. */
+export class RuleBroken extends Error {}
+
+const fail = (reason: string): never => {
+  throw new RuleBroken(reason);
+};
+
+export interface ParsedEvent {
+  eventId: string;
+  kind: EventKind;
+  body: unknown;
+}
+
+/**
+ * Checks one envelope's text against the rules every event must keep; returns what the projection needs.
+ * `tenant` is the device's: an event naming another tenant is never projected.
+ */
+export function parseEvent(text: string, tenant: string): ParsedEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return fail('not JSON');
+  }
+  const kindOf = (value as { kind?: unknown } | null)?.kind;
+  if (typeof kindOf === 'string' && !Object.hasOwn(EVENT_KINDS, kindOf)) fail(`unknown kind ${kindOf.slice(0, 100)}`);
+  const problem = problemOf(checks.envelope, value);
+  if (problem) fail(`envelope ${problem}`);
+  const e = value as { eventId: string; tenant: string; stream: string; kind: string; body: unknown };
+  if (!Object.hasOwn(EVENT_KINDS, e.kind)) fail(`unknown kind ${e.kind}`);
+  const kind = e.kind as EventKind;
+  if (e.stream !== EVENT_KINDS[kind]) fail(`stream ${e.stream} is not the stream of ${kind}`);
+  if (e.tenant !== tenant) fail(`envelope tenant ${e.tenant} is not the device's tenant`);
+  const bodyProblem = problemOf(checks[kind], e.body);
+  if (bodyProblem) fail(`body ${bodyProblem}`);
+  return { eventId: e.eventId, kind, body: e.body };
+}
+
+const dateOf = (text: string | undefined, what: string): Date => {
+  const ms = text === undefined ? Number.NaN : Date.parse(text);
+  return Number.isFinite(ms) ? new Date(ms) : fail(`${what} is not a date: ${String(text)}`);
+};
+
+/** Applies one checked event to the central's tables (the caller holds a savepoint around it). */
+export async function projectEvent(db: Queryable, source: Source, event: ParsedEvent): Promise<void> {
+  const repo = createProjectionRepo(db);
+  const { tenantId } = source;
+  switch (event.kind) {
+    case 'order.changed': {
+      const b = event.body as OrderChangedBody;
+      if (b.order.tenant !== tenantId) fail(`order tenant ${b.order.tenant} is not the device's tenant`);
+      const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
+      if ((await repo.countVenues(tenantId, venueIds)) !== venueIds.length) fail(`order names a venue that is not the tenant's`);
+      const orderJson = JSON.stringify(b.order);
+      await repo.upsertOrder(source, {
+        id: b.order.id, version: b.version, status: b.order.status, venueIds,
+        createdAt: dateOf(b.order.created as string, 'order.created'), json: orderJson,
+      });
+      await repo.insertOrderVersion(source, b.order.id, b.version, orderJson, JSON.stringify(b.command));
+      return;
+    }
+    case 'stock.document': {
+      const b = event.body as StockDocumentBody;
+      const d = b.document;
+      const named = [...new Set([d.warehouse, ...(d.targetWarehouse ? [d.targetWarehouse] : []), ...b.ledger.map((r) => r[0])])];
+      if ((await repo.countWarehouses(tenantId, named)) !== named.length) fail('stock document names a warehouse the central does not know');
+      const created = typeof d.created === 'string' ? dateOf(d.created, 'document.created') : new Date();
+      const inserted = await repo.insertDocument(source, {
+        id: d.id, warehouse: d.warehouse, target: d.targetWarehouse ?? null, kind: d.kind, number: d.number, createdAt: created,
+        json: JSON.stringify(d),
+      });
+      if (inserted) await repo.bookLedger(tenantId, d.id, b.ledger);
+      return;
+    }
+    case 'warehouse.changed': {
+      const b = event.body as WarehouseChangedBody;
+      await repo.upsertWarehouse(tenantId, b.id, b.name);
+      return;
+    }
+    case 'soldout.changed': {
+      const b = event.body as SoldOutChangedBody;
+      if ((await repo.countVenues(tenantId, [b.venue])) !== 1) fail(`sold out names a venue that is not the tenant's`);
+      if (b.locked) await repo.setSoldOut(source, b);
+      else await repo.clearSoldOut(tenantId, b.venue, b.productId);
+      return;
+    }
+  }
+}

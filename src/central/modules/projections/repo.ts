@@ -1,0 +1,95 @@
+import type { LedgerTuple } from '../../../shared/sync-protocol.js';
+import type { Queryable } from '../../db/pool.js';
+
+export interface Source {
+  tenantId: string;
+  deviceId: string;
+  seq: number;
+}
+
+/** SQL of the projections: orders and their versions, stock documents, ledger and balances, sold out. */
+export function createProjectionRepo(db: Queryable) {
+  return {
+    async countVenues(tenantId: string, ids: string[]): Promise<number> {
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*) AS n FROM venues WHERE tenant_id = $1 AND venue_id = ANY($2)', [tenantId, ids],
+      );
+      return rows[0]!.n;
+    },
+    async countWarehouses(tenantId: string, ids: string[]): Promise<number> {
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*) AS n FROM warehouses WHERE tenant_id = $1 AND warehouse_id = ANY($2)', [tenantId, ids],
+      );
+      return rows[0]!.n;
+    },
+    /** The newest event of an order wins (by seq of its device): a replay of an older one changes nothing. */
+    async upsertOrder(s: Source, o: { id: string; version: number; status: string; venueIds: string[]; createdAt: Date; json: string }) {
+      await db.query(
+        `INSERT INTO orders (tenant_id, order_id, device_id, version, last_seq, status, venue_ids, created_at, data)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (tenant_id, order_id) DO UPDATE SET device_id = EXCLUDED.device_id, version = EXCLUDED.version,
+           last_seq = EXCLUDED.last_seq, status = EXCLUDED.status, venue_ids = EXCLUDED.venue_ids,
+           created_at = EXCLUDED.created_at, data = EXCLUDED.data, updated_at = now()
+         WHERE orders.device_id <> EXCLUDED.device_id OR orders.last_seq < EXCLUDED.last_seq`,
+        [s.tenantId, o.id, s.deviceId, o.version, s.seq, o.status, o.venueIds, o.createdAt, o.json],
+      );
+    },
+    async insertOrderVersion(s: Source, orderId: string, version: number, orderJson: string, commandJson: string) {
+      await db.query(
+        `INSERT INTO order_versions (tenant_id, order_id, device_id, seq, version, data, command)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+        [s.tenantId, orderId, s.deviceId, s.seq, version, orderJson, commandJson],
+      );
+    },
+    /** False when the document is known already: documents are immutable, so its ledger is not booked twice. */
+    async insertDocument(s: Source, d: { id: string; warehouse: string; target: string | null; kind: string; number: string; createdAt: Date; json: string }) {
+      const r = await db.query(
+        `INSERT INTO stock_documents (tenant_id, document_id, device_id, seq, warehouse_id, target_warehouse_id, kind, number, created_at, data)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tenant_id, document_id) DO NOTHING`,
+        [s.tenantId, d.id, s.deviceId, s.seq, d.warehouse, d.target, d.kind, d.number, d.createdAt, d.json],
+      );
+      return r.rowCount === 1;
+    },
+    /** The ledger rows, then every touched balance moved by their sum: two multi-row statements. */
+    async bookLedger(tenantId: string, documentId: string, ledger: LedgerTuple[]): Promise<void> {
+      if (ledger.length === 0) return;
+      await db.query(
+        `INSERT INTO stock_ledger (tenant_id, document_id, warehouse_id, line, item_id, unit, delta_micro)
+         SELECT $1, $2, w, l, i, u, d FROM unnest($3::text[], $4::int[], $5::text[], $6::text[], $7::bigint[]) AS t(w, l, i, u, d)`,
+        [tenantId, documentId, ...columns(ledger)],
+      );
+      await db.query(
+        `INSERT INTO stock_balances (tenant_id, warehouse_id, item_id, unit, qty_micro)
+         SELECT $1, w, i, u, sum(d) FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) AS t(w, i, u, d)
+         GROUP BY w, i, u ORDER BY w, i, u
+         ON CONFLICT (tenant_id, warehouse_id, item_id, unit) DO UPDATE SET qty_micro = stock_balances.qty_micro + EXCLUDED.qty_micro`,
+        [tenantId, ...columns(ledger).filter((_, i) => i !== 1)],
+      );
+    },
+    async upsertWarehouse(tenantId: string, id: string, name: string): Promise<void> {
+      await db.query(
+        `INSERT INTO warehouses (tenant_id, warehouse_id, name) VALUES ($1, $2, $3)
+         ON CONFLICT (tenant_id, warehouse_id) DO UPDATE SET name = EXCLUDED.name`,
+        [tenantId, id, name],
+      );
+    },
+    async setSoldOut(s: Source, b: { venue: string; menu: string; productId: string; reason: string | null }) {
+      await db.query(
+        `INSERT INTO sold_out (tenant_id, venue_id, product_id, menu_id, reason, device_id) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (tenant_id, venue_id, product_id) DO UPDATE SET menu_id = EXCLUDED.menu_id, reason = EXCLUDED.reason,
+           device_id = EXCLUDED.device_id, changed_at = now()`,
+        [s.tenantId, b.venue, b.productId, b.menu, b.reason, s.deviceId],
+      );
+    },
+    async clearSoldOut(tenantId: string, venue: string, productId: string): Promise<void> {
+      await db.query('DELETE FROM sold_out WHERE tenant_id = $1 AND venue_id = $2 AND product_id = $3', [tenantId, venue, productId]);
+    },
+  };
+}
+
+export type ProjectionRepo = ReturnType<typeof createProjectionRepo>;
+
+/** Ledger tuples as the five column arrays unnest() takes. */
+function columns(ledger: LedgerTuple[]): [string[], number[], string[], string[], number[]] {
+  return [ledger.map((r) => r[0]), ledger.map((r) => r[1]), ledger.map((r) => r[2]), ledger.map((r) => r[3]), ledger.map((r) => r[4])];
+}

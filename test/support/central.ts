@@ -1,0 +1,107 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import demo from '../../native-config/demo.json';
+
+export const CENTRAL_DEMO = {
+  tenant: demo.tenants[0]!.id,
+  client: demo.tenants[0]!.clients[0]!,
+  venues: demo.tenants[0]!.venues.map((v) => v.id),
+  warehouses: demo.tenants[0]!.warehouses.map((w) => w.id),
+  hqUser: { username: 'centrala', password: 'centrala-demo-1' },
+};
+
+export interface TestCentral {
+  port: number;
+  dataDir: string;
+  proc: ChildProcess;
+  logs: string[];
+  url(path: string): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** A one-time enrolment code from `venue-box central enrol` (the demo tenant). */
+  enrolCode(venueId: string): Promise<string>;
+  /** An access token of the demo HQ user (centrala). */
+  hqToken(): Promise<string>;
+  /** GET an HQ route with a fresh-enough token; the parsed body, or an Error naming status and body. */
+  hq(path: string): Promise<any>;
+}
+
+const run = promisify(execFile);
+
+/** Runs `venue-box central ARGS` (the bundle) and returns its exit code, stdout and stderr. */
+export async function centralCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['dist/main.cjs', 'central', ...args], { timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/** Starts the real central (dist/main.cjs central serve) on port 0 and waits for "central listening". */
+export async function startTestCentral(options: { dataDir?: string; demo?: boolean } = {}): Promise<TestCentral> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vb-central-'));
+  const args = ['dist/main.cjs', 'central', 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir];
+  if (options.demo !== false) args.push('--demo');
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`central did not start:\n${logs.join('\n')}`)), 30_000);
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      logs.push(line);
+      try {
+        const entry = JSON.parse(line) as { msg?: string; port?: number };
+        if (entry.msg === 'central listening') {
+          clearTimeout(timer);
+          resolve(entry.port!);
+        }
+      } catch {
+        // not a log line
+      }
+    });
+    void exited.then((code) => reject(new Error(`central exited with ${code}:\n${logs.join('\n')}`)));
+  });
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  let token: string | undefined;
+  const central: TestCentral = {
+    port, dataDir, proc, logs, url,
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
+    async enrolCode(venueId) {
+      const r = await centralCli(['enrol', '--data-dir', dataDir, '--tenant', CENTRAL_DEMO.tenant, '--venue', venueId]);
+      if (r.code !== 0) throw new Error(`central enrol exited ${r.code}: ${r.stderr}`);
+      return r.stdout.trim().split('\n').pop()!;
+    },
+    async hqToken() {
+      const res = await hqTokenRequest(central, CENTRAL_DEMO.hqUser.username, CENTRAL_DEMO.hqUser.password);
+      if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { access_token: string }).access_token;
+    },
+    async hq(path) {
+      token ??= await central.hqToken();
+      const res = await fetch(url(path), { headers: { authorization: `Bearer ${token}` } });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text}`);
+      return JSON.parse(text);
+    },
+  };
+  return central;
+}
+
+/** The password grant at the central's token endpoint, with the demo client. */
+export function hqTokenRequest(central: { url(path: string): string }, username: string, password: string): Promise<Response> {
+  const basic = Buffer.from(`${CENTRAL_DEMO.client.clientId}:${CENTRAL_DEMO.client.clientSecret}`).toString('base64');
+  return fetch(central.url('/auth-oauth2/oauth/token'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': CENTRAL_DEMO.tenant, authorization: `Basic ${basic}` },
+    body: new URLSearchParams({ grant_type: 'password', username, password }).toString(),
+  });
+}

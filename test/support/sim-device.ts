@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import nacl from 'tweetnacl';
+import {
+  BATCH_MEDIA_TYPE, type BatchHeader, chainHash, encodeBatch, envelopeText, type EventKind, GENESIS_HASH, type HelloRequest,
+  keyIdOf, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached,
+} from '../../src/shared/sync-protocol.js';
+
+export interface SentEvent {
+  seq: number;
+  envelope: string;
+  hash: string;
+}
+
+export interface Answer {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+/**
+ * A simulated box: its own Ed25519 key (tweetnacl, as the box), an outbox of envelope texts chained with the
+ * protocol file's hash, and batches signed and posted exactly as the protocol file frames them.
+ */
+export class SimDevice {
+  readonly keys = nacl.sign.keyPair();
+  deviceId = '';
+  tenant = '';
+  venue = '';
+  keyId = '';
+  epoch = 1;
+  readonly events: SentEvent[] = [];
+  /** The box's clock as it writes it into envelopes and headers (tests move it around). */
+  clockMs = Date.now();
+
+  constructor(readonly baseUrl: string) {}
+
+  get lastSeq(): number {
+    return this.events.length;
+  }
+
+  async enrol(code: string, name = 'sim'): Promise<Answer> {
+    const res = await this.request('POST', PATHS.enrol, JSON.stringify({ code, publicKey: Buffer.from(this.keys.publicKey).toString('base64'), name }), {
+      'content-type': 'application/json',
+    });
+    if (res.status === 201) Object.assign(this, { deviceId: res.body.deviceId, tenant: res.body.tenant, venue: res.body.venue, keyId: res.body.keyId });
+    return res;
+  }
+
+  /** Appends an event to the outbox (seq = next) and returns it; `kind` may be anything for poison tests. */
+  append(kind: string, aggregate: string, body: unknown, over: { tenant?: string; text?: string } = {}): SentEvent {
+    const prev = this.events[this.events.length - 1]?.hash ?? GENESIS_HASH;
+    const envelope = over.text ?? envelopeText(
+      { eventId: randomUUID(), tenant: over.tenant ?? this.tenant, aggregate, kind: kind as EventKind, boxTime: new Date(this.clockMs).toISOString() },
+      JSON.stringify(body),
+    );
+    const event = { seq: this.events.length + 1, envelope, hash: chainHash(prev, envelope) };
+    this.events.push(event);
+    return event;
+  }
+
+  /** An order.changed event: version `version` of order `orderId` (a new id when omitted). */
+  order(orderId: string = randomUUID(), version = 1, status = 'NEW', created = new Date(this.clockMs).toISOString(), venue = this.venue): SentEvent {
+    const order = { id: orderId, tenant: this.tenant, created, lastChanged: created, status, total: '10.00', buckets: [{ venue, lines: [] }] };
+    return this.append('order.changed', orderId, {
+      version,
+      command: { correlationId: randomUUID(), kind: version === 1 ? 'new' : 'update', userId: randomUUID(), staff: false, confirmedAt: created },
+      order,
+      detail: { contact: null, extra: null, rounds: 1, lineRounds: {} },
+    });
+  }
+
+  stockDocument(warehouse: string, lines: [item: string, unit: string, deltaMicro: number][], id: string = randomUUID()): SentEvent {
+    const document = { id, kind: 'PZ', warehouse, number: `PZ/${id.slice(0, 4)}`, created: new Date(this.clockMs).toISOString(), items: [] };
+    return this.append('stock.document', id, { document, ledger: lines.map(([item, unit, d], i) => [warehouse, i + 1, item, unit, d]) });
+  }
+
+  /** The header of events from..to (1-based seqs of the outbox). */
+  header(from: number, to: number, over: Partial<BatchHeader> = {}): BatchHeader {
+    return {
+      protocol: PROTOCOL, schema: SCHEMA, tenant: this.tenant, deviceId: this.deviceId, keyId: this.keyId, epoch: this.epoch,
+      firstSeq: from, lastSeq: to, prevHash: this.events[from - 2]?.hash ?? GENESIS_HASH, lastHash: this.events[to - 1]!.hash,
+      pendingSeq: this.lastSeq, sentAt: new Date(this.clockMs).toISOString(), ...over,
+    };
+  }
+
+  /** The batch's bytes: header signed with `secretKey` (this device's unless given), events as stored. */
+  batch(from: number, to: number, over: { header?: Partial<BatchHeader>; secretKey?: Uint8Array; envelopes?: string[] } = {}): Buffer {
+    const headerText = JSON.stringify(this.header(from, to, over.header));
+    const signature = signDetached(Buffer.from(headerText, 'utf8'), over.secretKey ?? this.keys.secretKey);
+    return encodeBatch(headerText, signature, over.envelopes ?? this.events.slice(from - 1, to).map((e) => e.envelope));
+  }
+
+  post(bytes: Buffer): Promise<Answer> {
+    return this.request('POST', PATHS.batches, bytes, { 'content-type': BATCH_MEDIA_TYPE });
+  }
+
+  send(from: number, to: number): Promise<Answer> {
+    return this.post(this.batch(from, to));
+  }
+
+  /** Sends everything from `from` in batches of `size`, honouring 429 Retry-After (scaled by `retryScale`). */
+  async drain(from = 1, size = 100, retryScale = 1): Promise<Answer[]> {
+    const answers: Answer[] = [];
+    for (let seq = from; seq <= this.lastSeq; ) {
+      const to = Math.min(this.lastSeq, seq + size - 1);
+      const a = await this.send(seq, to);
+      answers.push(a);
+      if (a.status === 429) {
+        await new Promise((r) => setTimeout(r, Number(a.headers.get('retry-after') ?? '1') * 1000 * retryScale));
+        continue;
+      }
+      if (a.status === 409) {
+        seq = a.body.expectedSeq;
+        continue;
+      }
+      if (a.status !== 200) throw new Error(`batch ${seq}..${to}: ${a.status} ${JSON.stringify(a.body)}`);
+      seq = to + 1;
+    }
+    return answers;
+  }
+
+  hello(over: Partial<HelloRequest> = {}): Promise<Answer> {
+    const body = JSON.stringify({ protocol: PROTOCOL, schema: SCHEMA, boxTimeMs: this.clockMs, pendingSeq: this.lastSeq, version: 'sim', ...over });
+    return this.signed('POST', PATHS.hello, body);
+  }
+
+  tail(after: number, limit?: number): Promise<Answer> {
+    return this.signed('GET', `${PATHS.events}?after=${after}${limit ? `&limit=${limit}` : ''}`, '');
+  }
+
+  private signed(method: string, pathAndQuery: string, body: string): Promise<Answer> {
+    const text = requestSigningText(method, pathAndQuery, this.tenant, this.deviceId, body);
+    const signature = Buffer.from(signDetached(Buffer.from(text, 'utf8'), this.keys.secretKey)).toString('base64');
+    return this.request(method, pathAndQuery, method === 'GET' ? undefined : body, {
+      'content-type': 'application/json', 'x-tenant': this.tenant, 'x-device': this.deviceId, 'x-signature': signature,
+    });
+  }
+
+  private async request(method: string, path: string, body: string | Buffer | undefined, headers: Record<string, string>): Promise<Answer> {
+    const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON: kept as text
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
+  }
+}
