@@ -1,4 +1,8 @@
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { chainHash, envelopeText } from '../src/shared/sync-protocol.js';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { startTestCentral, type TestCentral } from './support/central.js';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy.js';
@@ -142,6 +146,29 @@ describe('a box enrolled at a central', () => {
     expect(after.head.seq).toBe(status.newestSeq);
     expect(after.head.seq - before.head.seq).toBe(3);
     expect(proxy.seen.get('/sync-api/api/batches injected-500')).toBe(3);
+  });
+
+  test('an event that breaks the central\'s rules is set aside there and counted here; later events go on', async () => {
+    // A box of an older version wrote an order for a venue the central does not know (added to the outbox
+    // as the box would: the next seq, chained).
+    const db = new Database(join(box.dataDir, 'venue-box.db'), { fileMustExist: true });
+    const last = db.prepare('SELECT seq, chain_hash FROM sync_outbox ORDER BY seq DESC LIMIT 1').get() as { seq: number; chain_hash: string };
+    const orderId = randomUUID();
+    const envelope = envelopeText({ eventId: randomUUID(), tenant: DEMO.tenant, aggregate: orderId, kind: 'order.changed', boxTime: new Date().toISOString() },
+      JSON.stringify({ version: 1, command: {}, order: { id: orderId, tenant: DEMO.tenant, status: 'NEW', created: new Date().toISOString(), buckets: [{ venue: randomUUID() }] }, detail: {} }));
+    db.prepare(`INSERT INTO sync_outbox (seq, event_id, tenant_id, kind, aggregate_id, envelope, chain_hash, created_ms)
+      VALUES (?, ?, ?, 'order.changed', ?, ?, ?, ?)`).run(last.seq + 1, JSON.parse(envelope).eventId, DEMO.tenant, orderId, envelope,
+      chainHash(last.chain_hash, envelope), Date.now());
+    db.close();
+    const s = await staff(box);
+    const after = await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'rosol', quantity: 1 }]));
+    const status = await drained(box);
+    expect(status.deadLetters).toBe(1);
+    expect(status.lastError).toBeNull();
+    expect((await hqOrders(central, DEMO.openVenue)).map((o) => o.id)).toContain(after.orderId);
+    await expect(central.hq(`/hq-api/api/orders/${orderId}`)).rejects.toThrow(/404/);
+    const device = (await central.hq('/hq-api/api/devices'))[0];
+    expect(device).toMatchObject({ deadLetters: 1, head: { seq: status.newestSeq } });
   });
 
   test('a revoked device is refused; the box keeps its queue and keeps taking orders', async () => {

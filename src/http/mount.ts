@@ -50,6 +50,7 @@ export function copyRequest(req: UwsRequest, paramNames: string[]): HttpRequest 
     method: req.getMethod().toUpperCase(),
     path: req.getUrl(),
     query: new URLSearchParams(req.getQuery() ?? ''),
+    rawQuery: req.getQuery() ?? '',
     headers,
     params,
     undecodable,

@@ -4,6 +4,8 @@ export interface HttpRequest {
   method: string;
   path: string;
   query: URLSearchParams;
+  /** The query string as sent (without '?'): what a signed request's signature covers. */
+  rawQuery: string;
   headers: Record<string, string>;
   params: Record<string, string>;
   /** The first path parameter whose percent-encoding is malformed (kept raw in `params`): a 400. */

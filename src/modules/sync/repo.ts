@@ -100,13 +100,28 @@ export function createSyncRepo(db: Db) {
         lastError: r.last_error, lastErrorMs: r.last_error_ms, backfilled: r.backfilled === 1,
       };
     },
-    ack: (seq: number, hash: string, nowMs: number) => s.ack.run(seq, hash, nowMs),
+    /**
+     * Records an acknowledged batch (position and the central's dead letters) without waiting for the disk: the
+     * sender must never hold the event loop for an fsync, and the position need not survive a power cut (a lost
+     * one is found again at the next hello, as a lost acknowledgement is). The next durable commit (any order
+     * command, synchronous=FULL) flushes it with everything before it.
+     */
+    ack(seq: number, hash: string, nowMs: number, deadLetters: { seq: number; eventId: string; reason: string }[]): void {
+      db.pragma('synchronous = NORMAL');
+      try {
+        db.transaction(() => {
+          s.ack.run(seq, hash, nowMs);
+          for (const d of deadLetters) s.deadLetter.run(d.seq, d.eventId, d.reason, nowMs);
+        }).immediate();
+      } finally {
+        db.pragma('synchronous = FULL');
+      }
+    },
     /** Moves the acknowledged position without counting it as a success (a hello that found the central elsewhere). */
     setPosition: (seq: number, hash: string) => s.position.run(seq, hash),
     setEpoch: (epoch: number) => s.epoch.run(epoch),
     setError: (message: string, nowMs: number) => s.error.run(message, nowMs),
     markBackfilled: () => s.backfilled.run(),
-    deadLetter: (seq: number, eventId: string, reason: string, nowMs: number) => s.deadLetter.run(seq, eventId, reason, nowMs),
     deadLetterCount: (): number => s.deadLetters.get()!.n,
     inboxPut: (r: InboxRow) => s.inboxPut.run(r.seq, r.epoch, r.chainHash, r.envelope),
     inboxAll: (): InboxRow[] => s.inboxAll.all().map((r) => ({ seq: r.seq, epoch: r.epoch, chainHash: r.chain_hash, envelope: r.envelope })),

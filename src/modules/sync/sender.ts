@@ -151,11 +151,7 @@ export function createSender(deps: SenderDeps) {
     if (ack.ackedSeq !== last.seq || ack.ackedHash !== last.chainHash) {
       throw new CentralError(502, `the central acknowledged ${ack.ackedSeq}, not the batch ending at ${last.seq}`);
     }
-    const now = deps.now();
-    repo.transaction(() => {
-      repo.ack(ack.ackedSeq, ack.ackedHash, now);
-      for (const dl of ack.deadLetters) repo.deadLetter(dl.seq, dl.eventId, dl.reason, now);
-    });
+    repo.ack(ack.ackedSeq, ack.ackedHash, deps.now(), ack.deadLetters);
     if (ack.deadLetters.length > 0) log.error({ deadLetters: ack.deadLetters }, 'the central set events aside as breaking its rules');
     return true;
   }

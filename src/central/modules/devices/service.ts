@@ -23,9 +23,8 @@ export function createDeviceService(pool: Pool, now: () => number) {
     const signature = Buffer.from(req.headers['x-signature'] ?? '', 'base64');
     const device = tenant && deviceId ? await repo.device(tenant, deviceId) : undefined;
     if (!device || device.status !== 'active') throw unauthorized('unknown or revoked device');
-    // The signed text names the query as sent; mount.ts keeps it parsed, so it is serialised again here
-    // (the same text for the plain `after=N&limit=N` a box sends).
-    const query = req.query.toString();
+    // The signature covers the path and query exactly as sent.
+    const query = req.rawQuery;
     const text = requestSigningText(req.method, query ? `${req.path}?${query}` : req.path, tenant, deviceId, body);
     if (!verifyDetached(Buffer.from(text, 'utf8'), signature, device.publicKey)) throw unauthorized('bad request signature');
     return device;

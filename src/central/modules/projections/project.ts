@@ -46,16 +46,35 @@ const dateOf = (text: string | undefined, what: string): Date => {
   return Number.isFinite(ms) ? new Date(ms) : fail(`${what} is not a date: ${String(text)}`);
 };
 
+/** Venues and warehouses a batch has found to be the tenant's: each is looked up once per batch. */
+export interface KnownIds {
+  venues: Set<string>;
+  warehouses: Set<string>;
+}
+export const noneKnown = (): KnownIds => ({ venues: new Set(), warehouses: new Set() });
+
 /** Applies one checked event to the central's tables (the caller holds a savepoint around it). */
-export async function projectEvent(db: Queryable, source: Source, event: ParsedEvent): Promise<void> {
+export async function projectEvent(db: Queryable, source: Source, event: ParsedEvent, known: KnownIds = noneKnown()): Promise<void> {
   const repo = createProjectionRepo(db);
   const { tenantId } = source;
+  const venuesKnown = async (ids: string[]) => {
+    const missing = ids.filter((id) => !known.venues.has(id));
+    if (missing.length > 0 && (await repo.countVenues(tenantId, missing)) !== missing.length) return false;
+    for (const id of missing) known.venues.add(id);
+    return true;
+  };
+  const warehousesKnown = async (ids: string[]) => {
+    const missing = ids.filter((id) => !known.warehouses.has(id));
+    if (missing.length > 0 && (await repo.countWarehouses(tenantId, missing)) !== missing.length) return false;
+    for (const id of missing) known.warehouses.add(id);
+    return true;
+  };
   switch (event.kind) {
     case 'order.changed': {
       const b = event.body as OrderChangedBody;
       if (b.order.tenant !== tenantId) fail(`order tenant ${b.order.tenant} is not the device's tenant`);
       const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
-      if ((await repo.countVenues(tenantId, venueIds)) !== venueIds.length) fail(`order names a venue that is not the tenant's`);
+      if (!(await venuesKnown(venueIds))) fail(`order names a venue that is not the tenant's`);
       const orderJson = JSON.stringify(b.order);
       await repo.upsertOrder(source, {
         id: b.order.id, version: b.version, status: b.order.status, venueIds,
@@ -68,7 +87,7 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       const b = event.body as StockDocumentBody;
       const d = b.document;
       const named = [...new Set([d.warehouse, ...(d.targetWarehouse ? [d.targetWarehouse] : []), ...b.ledger.map((r) => r[0])])];
-      if ((await repo.countWarehouses(tenantId, named)) !== named.length) fail('stock document names a warehouse the central does not know');
+      if (!(await warehousesKnown(named))) fail('stock document names a warehouse the central does not know');
       const created = typeof d.created === 'string' ? dateOf(d.created, 'document.created') : new Date();
       const inserted = await repo.insertDocument(source, {
         id: d.id, warehouse: d.warehouse, target: d.targetWarehouse ?? null, kind: d.kind, number: d.number, createdAt: created,
@@ -80,11 +99,12 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
     case 'warehouse.changed': {
       const b = event.body as WarehouseChangedBody;
       await repo.upsertWarehouse(tenantId, b.id, b.name);
+      known.warehouses.add(b.id);
       return;
     }
     case 'soldout.changed': {
       const b = event.body as SoldOutChangedBody;
-      if ((await repo.countVenues(tenantId, [b.venue])) !== 1) fail(`sold out names a venue that is not the tenant's`);
+      if (!(await venuesKnown([b.venue]))) fail(`sold out names a venue that is not the tenant's`);
       if (b.locked) await repo.setSoldOut(source, b);
       else await repo.clearSoldOut(tenantId, b.venue, b.productId);
       return;

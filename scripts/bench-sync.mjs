@@ -1,0 +1,197 @@
+// Sync figures (README "Sync to the central node"), on this machine, printed, never asserted:
+//  1. drain rate: a box with a backlog (its central was down for ORDERS orders of a busy day) sends it all;
+//  2. the box's order latency while that backlog drains, against the same load with nothing to send;
+//  3. central ingest with DEVICES simulated boxes uploading at once: events/s, batch p50/p99, 429s.
+// Box and central run on separate cores (taskset: box on core 0, central and its PostgreSQL on core 1); the
+// load generator shares core 0 with the box in (2) at a low rate, and core 0 alone in (3).
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { build } from 'esbuild';
+import { demo, quantile, startBox, token } from './lib/box.mjs';
+import { driveVenueDay } from './lib/venue-day.mjs';
+
+const ORDERS = Number(process.env.ORDERS ?? 1500);
+const DEVICES = Number(process.env.DEVICES ?? 100);
+const BATCHES = Number(process.env.BATCHES ?? 10);
+const RATE = Number(process.env.RATE ?? 100); // order commands/s during the latency runs
+const root = new URL('..', import.meta.url).pathname;
+const W = demo.warehouses.map((w) => w.id);
+const cpuLine = () => readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+
+/** Foreign CPU: the share of this machine's CPU used outside the processes measured, over `fn`. */
+async function withForeignCpu(pids, fn) {
+  const ticks = (pid) => {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      return 0;
+    }
+  };
+  const before = cpuLine();
+  const ours = pids().reduce((s, p) => s + ticks(p), 0);
+  const result = await fn();
+  const after = cpuLine();
+  const busy = (l) => l.reduce((a, b) => a + b, 0) - l[3] - l[4];
+  const total = after.reduce((a, b) => a + b, 0) - before.reduce((a, b) => a + b, 0);
+  const used = busy(after) - busy(before) - (pids().reduce((s, p) => s + ticks(p), 0) - ours);
+  return { ...result, foreignCpuPct: Math.max(0, Math.round((100 * used) / total)) };
+}
+
+function startCentral(dataDir) {
+  const proc = spawn('taskset', ['-c', '1', process.execPath, 'dist/main.cjs', 'central', 'serve', '--demo', '--port', '0',
+    '--host', '127.0.0.1', '--data-dir', dataDir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`central exited with ${code}`)));
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      const entry = JSON.parse(line);
+      if (entry.msg === 'central listening') resolve({ proc, port: entry.port, base: `http://127.0.0.1:${entry.port}` });
+    });
+  });
+}
+const stop = (p) => new Promise((r) => {
+  if (p.exitCode !== null) return r();
+  p.once('exit', r);
+  p.kill('SIGTERM');
+});
+const cli = (args) => execFileSync(process.execPath, ['dist/main.cjs', ...args], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop();
+const status = (dataDir) => JSON.parse(cli(['sync', 'status', '--data-dir', dataDir, '--json']));
+const pidsOf = (proc) => [proc.pid, ...execFileSync('pgrep', ['-P', String(proc.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number)];
+const allPids = (procs) => () => procs.flatMap((p) => { try { return pidsOf(p); } catch { return [p.pid]; } });
+
+/** Open-loop order/new at RATE/s for `seconds`; latency = POST sent -> 200 confirmation, in ms. */
+async function orderLoad(base, seconds) {
+  const { access_token: t } = await token(base, 'kelner', 'kelner-demo-1');
+  const body = JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: demo.venues[0].id, lines: [{ productId: 'zurek', quantity: 1 }] }] });
+  const lat = [];
+  const inflight = [];
+  const started = performance.now();
+  for (let i = 0; i < RATE * seconds; i++) {
+    const due = started + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(fetch(`${base}/ordering-api/api/order/new`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t}` }, body,
+    }).then(async (res) => {
+      await res.text();
+      lat.push(performance.now() - due);
+    }));
+  }
+  await Promise.all(inflight);
+  lat.sort((a, b) => a - b);
+  return { p50Ms: +quantile(lat, 0.5).toFixed(2), p99Ms: +quantile(lat, 0.99).toFixed(2), n: lat.length };
+}
+
+const dirs = [];
+const tmp = (p) => {
+  const d = mkdtempSync(join(tmpdir(), p));
+  dirs.push(d);
+  return d;
+};
+
+// ---- 1 and 2: one box, one central.
+const centralDir = tmp('vb-bench-central-');
+let central = await startCentral(centralDir);
+const boxDir = tmp('vb-bench-box-');
+const box = await startBox(boxDir, []);
+execFileSync('taskset', ['-apc', '0', String(box.proc.pid)], { stdio: 'ignore' });
+const code = cli(['central', 'enrol', '--data-dir', centralDir, '--tenant', demo.id, '--venue', demo.venues[0].id]);
+cli(['sync', 'enrol', '--data-dir', boxDir, '--central', central.base, '--code', code]);
+await new Promise((r) => setTimeout(r, 6000)); // the box finds its device file within 5 s
+
+console.log('idle: the order load with nothing to send...');
+const idle = await withForeignCpu(allPids([box.proc, central.proc]), () => orderLoad(box.base, 10));
+console.log(`  p50 ${idle.p50Ms} ms, p99 ${idle.p99Ms} ms (${idle.n} orders, foreign CPU ${idle.foreignCpuPct}%)`);
+
+console.log(`central down: driving ${ORDERS} orders of a busy day into the box...`);
+await stop(central.proc);
+const port = central.port;
+await driveVenueDay(box.base, { orders: ORDERS, documents: Math.round(ORDERS / 10), warehouses: [W[0], W[1]] });
+const backlog = status(boxDir).backlog;
+console.log(`  backlog ${backlog} events`);
+
+// The central comes back on the port the box knows.
+central = await (async () => {
+  const c = spawn('taskset', ['-c', '1', process.execPath, 'dist/main.cjs', 'central', 'serve', '--port', String(port),
+    '--host', '127.0.0.1', '--data-dir', centralDir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve) => createInterface({ input: c.stdout }).on('line', (l) => {
+    if (JSON.parse(l).msg === 'central listening') resolve({ proc: c, port, base: central.base });
+  }));
+})();
+const drainStart = performance.now();
+console.log('draining, with the same order load on the box meanwhile...');
+const during = await withForeignCpu(allPids([box.proc, central.proc]), async () => {
+  const load = orderLoad(box.base, 10);
+  const r = await load;
+  return { ...r, backlogAfterLoad: status(boxDir).backlog };
+});
+for (;;) {
+  const s = status(boxDir);
+  if (s.backlog === 0) break;
+  await new Promise((r) => setTimeout(r, 200));
+}
+const drainS = (performance.now() - drainStart) / 1000;
+const drainRate = Math.round((backlog + RATE * 10) / drainS);
+console.log(`  drained ${backlog} + ${RATE * 10} events in ${drainS.toFixed(1)} s: ${drainRate} events/s`);
+console.log(`  order p50 ${during.p50Ms} ms, p99 ${during.p99Ms} ms while draining (backlog still ${during.backlogAfterLoad} after the load; foreign CPU ${during.foreignCpuPct}%)`);
+await stop(box.proc);
+await stop(central.proc);
+
+// ---- 3: DEVICES simulated boxes at once against a fresh central.
+const simFile = join(root, 'dist/bench-sim-device.mjs'); // inside the checkout: its imports resolve from node_modules
+await build({ entryPoints: [join(root, 'test/support/sim-device.ts')], bundle: true, platform: 'node', format: 'esm', outfile: simFile, logLevel: 'warning', external: ['tweetnacl'] });
+const { SimDevice } = await import(simFile);
+const hqDir = tmp('vb-bench-central-');
+central = await startCentral(hqDir);
+console.log(`${DEVICES} simulated boxes, ${BATCHES} batches of 500 events each, all at once...`);
+const sims = [];
+for (let i = 0; i < DEVICES; i += 10) {
+  const codes = await Promise.all(Array.from({ length: Math.min(10, DEVICES - i) }, () => new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['dist/main.cjs', 'central', 'enrol', '--data-dir', hqDir, '--tenant', demo.id, '--venue', demo.venues[0].id], { cwd: root });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.on('exit', (c) => (c === 0 ? resolve(out.trim().split('\n').pop()) : reject(new Error(`enrol ${c}`))));
+  })));
+  for (const c of codes) {
+    const d = new SimDevice(central.base);
+    await d.enrol(c);
+    for (let n = 0; n < BATCHES * 500; n++) d.order();
+    sims.push(d);
+  }
+}
+const batchesSigned = sims.map((d) => Array.from({ length: BATCHES }, (_, b) => d.batch(b * 500 + 1, (b + 1) * 500)));
+const batchLatency = [];
+const statuses = new Map();
+const ingest = await withForeignCpu(allPids([central.proc]), async () => {
+  const started = performance.now();
+  await Promise.all(sims.map(async (d, i) => {
+    for (let b = 0; b < BATCHES;) {
+      const t0 = performance.now();
+      const a = await d.post(batchesSigned[i][b]);
+      statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+      if (a.status === 429) {
+        await new Promise((r) => setTimeout(r, Number(a.headers.get('retry-after') ?? '1') * 1000 * Math.random()));
+        continue;
+      }
+      if (a.status !== 200) throw new Error(`batch: ${a.status} ${JSON.stringify(a.body)}`);
+      batchLatency.push(performance.now() - t0);
+      b++;
+    }
+  }));
+  return { seconds: (performance.now() - started) / 1000 };
+});
+batchLatency.sort((a, b) => a - b);
+const ingestRate = Math.round((DEVICES * BATCHES * 500) / ingest.seconds);
+console.log(`  ${DEVICES * BATCHES * 500} events in ${ingest.seconds.toFixed(1)} s: ${ingestRate} events/s; batch p50 ${quantile(batchLatency, 0.5).toFixed(0)} ms, p99 ${quantile(batchLatency, 0.99).toFixed(0)} ms; answers ${JSON.stringify(Object.fromEntries(statuses))} (foreign CPU ${ingest.foreignCpuPct}%)`);
+await stop(central.proc);
+for (const d of dirs) rmSync(d, { recursive: true, force: true });
+
+console.log(JSON.stringify({
+  drainEventsPerSecond: drainRate, backlog, idleOrderP99Ms: idle.p99Ms, drainingOrderP99Ms: during.p99Ms,
+  idleOrderP50Ms: idle.p50Ms, drainingOrderP50Ms: during.p50Ms, ingestEventsPerSecond: ingestRate,
+  ingestBatchP99Ms: +quantile(batchLatency, 0.99).toFixed(0), devices: DEVICES, answers: Object.fromEntries(statuses),
+  foreignCpuPct: { idle: idle.foreignCpuPct, draining: during.foreignCpuPct, ingest: ingest.foreignCpuPct },
+}));
