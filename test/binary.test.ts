@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import pkg from '../package.json';
 import { loadConfigFile, resolveConfig } from '../src/config.js';
 import { DEMO, launch, requestToken } from './support/box.js';
+import { startTestCentral, type TestCentral } from './support/central.js';
 import { openSocket } from './support/socket.js';
+import { FAST_SYNC, waitFor } from './support/sync.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const DEFAULT_CONFIG = join(root, 'native-config/venue-box.jsonc');
@@ -116,6 +118,57 @@ async function startBinary(cwd: string, env: NodeJS.ProcessEnv, args: string[]):
       return exited;
     },
   };
+}
+
+describe('sync from the single binary', () => {
+  let dir: string;
+  let box: RunningBinary | undefined;
+  let central: TestCentral | undefined;
+  beforeAll(() => {
+    // The binary of the test above (build.sh ran in its beforeAll; vitest runs a file's describes in order).
+    dir = mkdtempSync(join(tmpdir(), 'vb-binary-sync-'));
+    copyFileSync(join(root, 'dist/venue-box'), join(dir, 'venue-box'));
+  });
+  afterAll(async () => {
+    await box?.stop();
+    await central?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('central serve needs --database-url: the embedded PostgreSQL is not in the binary', () => {
+    let failure: { status?: number; stderr?: string } = {};
+    try {
+      execFileSync('./venue-box', ['central', 'serve', '--data-dir', join(dir, 'central')], { cwd: dir, encoding: 'utf8', stdio: 'pipe' });
+    } catch (err) {
+      failure = err as typeof failure;
+    }
+    expect(failure.status).toBe(1);
+    expect(failure.stderr).toMatch(/embedded PostgreSQL is not available.*pass --database-url/);
+  });
+
+  test('the binary box signs its batches on its worker thread and drains to a central', async () => {
+    central = await startTestCentral();
+    const env = { PATH: process.env.PATH, HOME: dir, VENUE_BOX_CACHE: join(dir, 'cache') };
+    box = await startBinary(dir, env, [
+      'serve', '--demo', '--data-dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1', '--config', writeFastSync(dir),
+    ]);
+    const code = await central.enrolCode(DEMO.openVenue);
+    execFileSync('./venue-box', ['sync', 'enrol', '--data-dir', join(dir, 'data'), '--central', central.url(''), '--code', code], { cwd: dir, env });
+    const url = (path: string) => `http://127.0.0.1:${box!.port}${path}`;
+    const tok = (await (await requestToken({ url }, { grant_type: 'password', username: 'kelner', password: 'kelner-demo-1' })).json()) as { access_token: string };
+    const res = await fetch(url('/ordering-api/api/order/new'), {
+      method: 'POST', headers: { authorization: `Bearer ${tok.access_token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: DEMO.openVenue, lines: [{ productId: 'zurek', quantity: 1 }] }] }),
+    });
+    const { orderId } = (await res.json()) as { orderId: string };
+    await waitFor('the order at the central', async () => (await central!.hq(`/hq-api/api/orders/${orderId}`).catch(() => undefined)) ?? undefined);
+  }, 60_000);
+});
+
+function writeFastSync(dir: string): string {
+  const file = join(dir, 'fast-sync.json');
+  writeFileSync(file, JSON.stringify(FAST_SYNC));
+  return file;
 }
 
 /** Paths of the leaves of a JSON object: `auth.accessTokenTtlSeconds`, ... */
