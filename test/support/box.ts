@@ -43,6 +43,8 @@ export interface StartOptions {
   dataDir?: string;
   config?: Record<string, unknown>;
   demo?: boolean;
+  /** Extra environment for the box process (e.g. libfaketime's, to move its clock). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Starts the real box (dist/main.cjs) on port 0 with a temp data dir and waits for "listening". */
@@ -55,7 +57,7 @@ export async function startTestBox(options: StartOptions = {}): Promise<TestBox>
     writeFileSync(file, JSON.stringify(options.config));
     args.push('--config', file);
   }
-  const { proc, logs, port, exited } = await launch(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }), 'box');
+  const { proc, logs, port, exited } = await launch(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } }), 'box');
   const url = (path: string) => `http://127.0.0.1:${port}${path}`;
   const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
   const box: TestBox = {
