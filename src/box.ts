@@ -38,7 +38,7 @@ import { createSyncRepo } from './modules/sync/repo.js';
 import { syncRoutes } from './modules/sync/routes.js';
 import { createSender } from './modules/sync/sender.js';
 import { createWorkerSigner } from './modules/sync/signer.js';
-import { syncStatus } from './modules/sync/status.js';
+import { staleWarning, syncStatus } from './modules/sync/status.js';
 import { createServer } from './server.js';
 import pkg from '../package.json';
 import { nowMs } from './shared/clock.js';
@@ -168,11 +168,8 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
       log.info({ removed }, 'old socket events removed');
     }, { name: 'event-prune', noOverlap: true }),
     cron.schedule('*/10 * * * *', () => {
-      const status = syncStatus(syncRepo, dataDir, now());
-      if (status.oldestUnsyncedAgeS !== null && status.oldestUnsyncedAgeS > config.sync.warnAfterHours * 3600) {
-        log.warn({ backlog: status.backlog, oldestUnsyncedAgeS: status.oldestUnsyncedAgeS, central: status.central,
-          lastError: status.lastError }, 'unsynced data is older than sync.warnAfterHours');
-      }
+      const stale = staleWarning(syncStatus(syncRepo, dataDir, now()), config.sync.warnAfterHours);
+      if (stale) log.warn(stale, 'unsynced data is older than sync.warnAfterHours');
     }, { name: 'sync-age-warning', noOverlap: true }),
     cron.schedule('41 * * * *', () => {
       const removed = syncRepo.prune(syncRepo.state().ackedSeq, now() - config.sync.retentionDays * 86_400_000);

@@ -40,3 +40,9 @@ export function syncStatus(repo: SyncRepo, dataDir: string, nowMs: number): Sync
     newestSeq: repo.last()?.seq ?? 0,
   };
 }
+
+/** The warning fields while unsynced data is older than `warnAfterHours`; undefined while it is not. */
+export function staleWarning(status: SyncStatus, warnAfterHours: number): Record<string, unknown> | undefined {
+  if (status.oldestUnsyncedAgeS === null || status.oldestUnsyncedAgeS <= warnAfterHours * 3600) return undefined;
+  return { backlog: status.backlog, oldestUnsyncedAgeS: status.oldestUnsyncedAgeS, central: status.central, lastError: status.lastError };
+}
