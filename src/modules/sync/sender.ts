@@ -48,6 +48,10 @@ export function createSender(deps: SenderDeps) {
   let timer: NodeJS.Timeout | undefined;
   let dueAt = Number.POSITIVE_INFINITY;
   let running: Promise<void> | undefined;
+  /** A change committed while a cycle ran: that cycle may have read the outbox before it. */
+  let wokenWhileRunning = false;
+  /** Until when a failure's backoff holds: a new change does not cut it short (the retry takes it along). */
+  let backoffUntil = 0;
   let stopped = false;
   const abort = new AbortController();
   const client: ClientOptions = { requestTimeoutMs: options.requestTimeoutMs, signal: abort.signal };
@@ -62,8 +66,10 @@ export function createSender(deps: SenderDeps) {
     timer = setTimeout(() => {
       timer = undefined;
       dueAt = Number.POSITIVE_INFINITY;
+      wokenWhileRunning = false;
       running = cycle().finally(() => {
         running = undefined;
+        if (wokenWhileRunning && deps.now() >= backoffUntil) schedule(options.flushDelayMs);
       });
     }, ms);
   }
@@ -76,6 +82,7 @@ export function createSender(deps: SenderDeps) {
       if (!helloDone || deps.now() - lastHelloMs >= options.heartbeatMs) await hello(device);
       const sent = await sendBatch(device);
       attempt = 0;
+      backoffUntil = 0;
       schedule(sent ? 0 : options.heartbeatMs);
     } catch (err) {
       if (stopped) return;
@@ -85,6 +92,7 @@ export function createSender(deps: SenderDeps) {
       repo.setError(message, deps.now());
       log.warn({ err: message, status: (err as CentralError).status, retryInMs: delay }, 'sync to the central failed; retrying');
       helloDone = false;
+      backoffUntil = deps.now() + delay;
       schedule(delay);
     }
   }
@@ -181,7 +189,8 @@ export function createSender(deps: SenderDeps) {
   return {
     /** After a commit that wrote to the outbox: send within flushDelayMs (sooner if a send is due already). */
     wake(): void {
-      if (!running) schedule(options.flushDelayMs);
+      if (running) wokenWhileRunning = true;
+      else if (deps.now() >= backoffUntil) schedule(options.flushDelayMs);
     },
     start(): void {
       schedule(0);
