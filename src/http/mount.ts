@@ -19,15 +19,15 @@ export interface HttpDeps {
 export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps): void {
   for (const route of routes) {
     const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-    app[route.method](route.path, (res, req) => serve(res, copyRequest(req, names), route, deps));
+    app[route.method](route.path, (res, req) => serve(res, copyRequest(req, names, res), route, deps));
   }
   app.any('/*', (res, req) => {
-    const input = copyRequest(req, []);
+    const input = copyRequest(req, [], res);
     serve(res, input, undefined, deps);
   });
 }
 
-export function copyRequest(req: UwsRequest, paramNames: string[]): HttpRequest {
+export function copyRequest(req: UwsRequest, paramNames: string[], res?: UwsResponse): HttpRequest {
   const headers: Record<string, string> = {};
   req.forEach((key, value) => {
     headers[key] = value;
@@ -51,6 +51,7 @@ export function copyRequest(req: UwsRequest, paramNames: string[]): HttpRequest 
     path: req.getUrl(),
     query: new URLSearchParams(req.getQuery() ?? ''),
     rawQuery: req.getQuery() ?? '',
+    remoteAddress: res ? Buffer.from(res.getRemoteAddressAsText()).toString('utf8') : '',
     headers,
     params,
     undecodable,

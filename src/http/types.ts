@@ -6,6 +6,8 @@ export interface HttpRequest {
   query: URLSearchParams;
   /** The query string as sent (without '?'): what a signed request's signature covers. */
   rawQuery: string;
+  /** The peer's IP address as text ('' where unknown), for per-client limits. */
+  remoteAddress: string;
   headers: Record<string, string>;
   params: Record<string, string>;
   /** The first path parameter whose percent-encoding is malformed (kept raw in `params`): a 400. */

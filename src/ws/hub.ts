@@ -42,7 +42,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     maxBackpressure: 4 * 1024 * 1024,
     closeOnBackpressureLimit: 1,
     upgrade(res, req, context) {
-      const input = copyRequest(req, []);
+      const input = copyRequest(req, [], res);
       const key = req.getHeader('sec-websocket-key');
       const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
