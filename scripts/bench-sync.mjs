@@ -6,7 +6,7 @@
 // the load generator (this process) runs on core 1 in (1) and (2), where the niced central yields to it, and on
 // core 0, alone, in (3).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -126,7 +126,11 @@ pin(1);
 const centralDir = tmp('vb-bench-central-');
 let central = await startCentral(centralDir);
 const boxDir = tmp('vb-bench-box-');
-const box = await startBox(boxDir, []);
+// Short retry delays: the drain starts within a second of the central's return (the default backoff may wait
+// minutes after a long outage), so the order load below runs while the backlog drains.
+const boxConfig = join(tmp('vb-bench-config-'), 'box.json');
+writeFileSync(boxConfig, JSON.stringify({ sync: { retryMinMs: 200, retryMaxMs: 1000 } }));
+const box = await startBox(boxDir, ['--config', boxConfig]);
 execFileSync('taskset', ['-apc', '0', String(box.proc.pid)], { stdio: 'ignore' });
 const code = cli(['central', 'enrol', '--data-dir', centralDir, '--tenant', demo.id, '--venue', demo.venues[0].id]);
 cli(['sync', 'enrol', '--data-dir', boxDir, '--central', central.base, '--code', code]);
@@ -215,7 +219,7 @@ await stop(central.proc);
 for (const d of dirs) rmSync(d, { recursive: true, force: true });
 
 console.log(JSON.stringify({
-  drainEventsPerSecond: drainRate, backlog, idleOrderP99Ms: idle.p99Ms, drainingOrderP99Ms: during.p99Ms,
+  drainEventsPerSecond: drainRate, backlog, drainSeconds: +drainS.toFixed(1), idleOrderP99Ms: idle.p99Ms, drainingOrderP99Ms: during.p99Ms,
   idleOrderP50Ms: idle.p50Ms, drainingOrderP50Ms: during.p50Ms, ingestEventsPerSecond: ingestRate,
   ingestBatchP99Ms: +quantile(batchLatency, 0.99).toFixed(0), devices: DEVICES, answers: Object.fromEntries(statuses),
   foreignCpuPct: { idle: idle.foreignCpuPct, draining: during.foreignCpuPct, ingest: ingest.foreignCpuPct },

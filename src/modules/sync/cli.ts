@@ -77,6 +77,10 @@ async function enrol(dataDir: string, central: string, code: string): Promise<nu
     code: code.trim(), publicKey: Buffer.from(pair.publicKey).toString('base64'), name: `venue-box ${pkg.version}`,
   }, { requestTimeoutMs: 30_000 });
   const device = saveDevice(dataDir, central, answer, pair);
+  if (/^http:\/\//i.test(central) && !/^http:\/\/(localhost|127\.|\[::1\])/i.test(central)) {
+    process.stderr.write('venue-box sync: warning: the central is reached over plain http; orders and documents cross the '
+      + 'network unencrypted (put the central behind TLS and enrol with https://)\n');
+  }
   process.stdout.write(`enrolled as device ${device.deviceId} of tenant ${device.tenant}, venue ${device.venue}, at ${central}\n`
     + 'a running box starts sending within a few seconds\n');
   return 0;

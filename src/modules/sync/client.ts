@@ -33,18 +33,28 @@ async function call<T>(url: string, init: RequestInit, options: ClientOptions): 
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     throw new CentralError(0, `central unreachable (${cause})`);
   }
-  const text = await res.text().catch(() => '');
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (err) {
+    throw new CentralError(0, `central stopped answering (${(err as Error).name})`);
+  }
   let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {
     body = undefined;
   }
-  if (res.ok) return body as T;
-  const retry = Number(res.headers.get('retry-after'));
-  const message = (body as SyncErrorBody | undefined)?.message ?? (text.slice(0, 200) || res.statusText);
-  throw new CentralError(res.status, `central answered ${res.status}: ${message}`, body as SyncErrorBody | undefined,
-    Number.isFinite(retry) && retry >= 0 ? retry : undefined);
+  if (res.ok) {
+    if (body === undefined) throw new CentralError(502, `central answered ${res.status} without a JSON body`);
+    return body as T;
+  }
+  // Retry-After in seconds (RFC 9110 10.2.3); absent or unreadable, the sender's own backoff applies.
+  const header = res.headers.get('retry-after');
+  const retry = header !== null && /^\d{1,6}$/.test(header.trim()) ? Number(header) : undefined;
+  const given = (body as SyncErrorBody | undefined)?.message;
+  const message = typeof given === 'string' ? given.slice(0, 200) : (text.slice(0, 200) || res.statusText);
+  throw new CentralError(res.status, `central answered ${res.status}: ${message}`, body as SyncErrorBody | undefined, retry);
 }
 
 /** Headers of a request signed by the device (hello, the tail fetch). */

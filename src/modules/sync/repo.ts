@@ -111,7 +111,7 @@ export function createSyncRepo(db: Db) {
       try {
         db.transaction(() => {
           s.ack.run(seq, hash, nowMs);
-          for (const d of deadLetters) s.deadLetter.run(d.seq, d.eventId, d.reason, nowMs);
+          for (const d of deadLetters) s.deadLetter.run(d.seq, d.eventId.slice(0, 64), d.reason.slice(0, 500), nowMs);
         }).immediate();
       } finally {
         db.pragma('synchronous = FULL');

@@ -1,5 +1,7 @@
 import type { Logger } from '../../log.js';
-import { chainHash, type Envelope, GENESIS_HASH, type Head, type TailResponse } from '../../shared/sync-protocol.js';
+import {
+  type BatchHeader, chainHash, type Envelope, GENESIS_HASH, type Head, type TailResponse, verifyDetached,
+} from '../../shared/sync-protocol.js';
 import type { SyncRepo } from './repo.js';
 
 /**
@@ -16,6 +18,8 @@ export interface ReconcileDeps {
   log: Logger;
   now(): number;
   restore: RestoreApplier;
+  /** This box's identity: a restore takes only events its own key signed for. */
+  device: { deviceId: string; publicKey: Uint8Array };
   fetchTail(after: number, limit: number): Promise<TailResponse>;
 }
 
@@ -64,13 +68,16 @@ async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void
   let common = state.ackedSeq;
   let prev = state.ackedHash;
   let diverged = false;
+  let proof: TailResponse['proof'] = null;
   repo.inboxClear();
   for (let after = state.ackedSeq; after < head.seq;) {
     const page = await deps.fetchTail(after, PAGE);
+    if (!Array.isArray(page?.events)) throw new SyncStateError('the central answered the tail fetch with an unexpected body');
+    proof = page.proof ?? null;
     if (page.events.length === 0) throw new SyncStateError(`the central sent no events after seq ${after}, below its head ${head.seq}`);
     repo.transaction(() => {
       for (const ev of page.events) {
-        if (ev.seq !== after + 1 || chainHash(prev, ev.envelope) !== ev.hash) {
+        if (typeof ev?.envelope !== 'string' || ev.seq !== after + 1 || chainHash(prev, ev.envelope) !== ev.hash) {
           throw new SyncStateError(`the central's event ${ev.seq} does not continue the chain at seq ${after}`);
         }
         if (!diverged && repo.one(ev.seq)?.chainHash === ev.hash) common = ev.seq;
@@ -84,6 +91,11 @@ async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void
     });
   }
   if (prev !== head.hash) throw new SyncStateError('the central\'s events do not reach its own head');
+  // The central hashed those events itself: only this box's own signature on the head proves it sent them.
+  if (!signedByThisBox(proof, head, deps.device)) {
+    repo.inboxClear();
+    throw new SyncStateError(`the central's head (seq ${head.seq}) carries no batch signature of this box: its events are not restored`);
+  }
 
   const now = deps.now();
   const applied = repo.transaction(() => {
@@ -113,4 +125,20 @@ async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void
     return { restored: lost.length, renumbered: ours.length, epoch };
   });
   log.warn({ ...applied, head }, 'restored the events the central kept; this box\'s newer events follow them in a new epoch');
+}
+
+/**
+ * Whether `proof` is a batch header this device signed whose lastSeq and lastHash are the head: since each chain
+ * hash covers every event before it, that signature covers every event up to the head (src/shared/sync-protocol.ts).
+ */
+function signedByThisBox(proof: TailResponse['proof'], head: Head, device: ReconcileDeps['device']): boolean {
+  if (!proof || typeof proof.header !== 'string' || typeof proof.signature !== 'string') return false;
+  let header: Partial<BatchHeader>;
+  try {
+    header = JSON.parse(proof.header) as Partial<BatchHeader>;
+  } catch {
+    return false;
+  }
+  if (header.deviceId !== device.deviceId || header.lastSeq !== head.seq || header.lastHash !== head.hash) return false;
+  return verifyDetached(Buffer.from(proof.header, 'utf8'), Buffer.from(proof.signature, 'base64'), device.publicKey);
 }

@@ -99,7 +99,7 @@ export function createSender(deps: SenderDeps) {
 
   function retryDelay(err: unknown): number {
     if (err instanceof CentralError && err.retryAfterS !== undefined && (err.status === 429 || err.status === 503)) {
-      return Math.min(options.retryMaxMs, err.retryAfterS * 1000);
+      return Math.min(options.retryMaxMs, Math.max(options.retryMinMs, err.retryAfterS * 1000));
     }
     // A refused device or an unknown protocol will not mend by itself soon: wait the longest.
     if (err instanceof CentralError && [401, 403, 426].includes(err.status)) return options.retryMaxMs;
@@ -113,6 +113,9 @@ export function createSender(deps: SenderDeps) {
     const answer = await centralClient.hello(d, signer, {
       protocol: PROTOCOL, schema: SCHEMA, boxTimeMs: deps.now(), pendingSeq: repo.last()?.seq ?? 0, version: deps.version,
     }, client);
+    if (!validHead(answer?.head) || !Array.isArray(answer.protocols)) {
+      throw new CentralError(502, 'the central answered hello with an unexpected body');
+    }
     if (!answer.protocols.includes(PROTOCOL)) {
       throw new CentralError(426, `the central speaks protocols ${answer.protocols.join(', ')}, this box ${PROTOCOL}`);
     }
@@ -123,7 +126,10 @@ export function createSender(deps: SenderDeps) {
 
   /** Moves to where the central is: resend after a restored central, skip what it has, restore a restored box. */
   async function findCentral(d: Device, head: Head): Promise<void> {
-    await reconcile({ repo, log, now: deps.now, restore: deps.restore, fetchTail: (after, limit) => centralClient.tail(d, signer!, after, limit, client) }, head);
+    await reconcile({
+      repo, log, now: deps.now, restore: deps.restore, device: d,
+      fetchTail: (after, limit) => centralClient.tail(d, signer!, after, limit, client),
+    }, head);
   }
 
   /** Sends the next batch; false when there is nothing to send. */
@@ -146,7 +152,7 @@ export function createSender(deps: SenderDeps) {
       ack = await centralClient.postBatch(d, encodeBatch(headerText, signature, rows.map((r) => r.envelope)), client);
     } catch (err) {
       // Not where the central is (a lost acknowledgement, a restored box or central): find it, then go on.
-      if (err instanceof CentralError && err.status === 409 && err.body?.head) {
+      if (err instanceof CentralError && err.status === 409 && validHead(err.body?.head)) {
         log.info({ head: err.body.head, firstSeq: first.seq, code: err.body.codes?.[0]?.code }, 'the central is elsewhere; finding it');
         await findCentral(d, err.body.head);
         const moved = repo.state();
@@ -156,11 +162,13 @@ export function createSender(deps: SenderDeps) {
       }
       throw err;
     }
-    if (ack.ackedSeq !== last.seq || ack.ackedHash !== last.chainHash) {
-      throw new CentralError(502, `the central acknowledged ${ack.ackedSeq}, not the batch ending at ${last.seq}`);
+    if (ack.ackedSeq !== last.seq || ack.ackedHash !== last.chainHash || !validDeadLetters(ack.deadLetters, first.seq, last.seq)) {
+      throw new CentralError(502, `the central's answer does not acknowledge the batch ${first.seq}..${last.seq}`);
     }
     repo.ack(ack.ackedSeq, ack.ackedHash, deps.now(), ack.deadLetters);
-    if (ack.deadLetters.length > 0) log.error({ deadLetters: ack.deadLetters }, 'the central set events aside as breaking its rules');
+    if (ack.deadLetters.length > 0) {
+      log.error({ count: ack.deadLetters.length, first: ack.deadLetters.slice(0, 10) }, 'the central set events aside as breaking its rules');
+    }
     return true;
   }
 
@@ -208,3 +216,13 @@ export function createSender(deps: SenderDeps) {
 export type Sender = ReturnType<typeof createSender>;
 
 const READ_CHUNK = 50;
+
+const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const validHead = (h: unknown): h is Head => typeof h === 'object' && h !== null && isSeq((h as Head).seq)
+  && isSeq((h as Head).epoch) && typeof (h as Head).hash === 'string' && /^[0-9a-f]{64}$/.test((h as Head).hash);
+
+/** Dead letters of an acknowledgement: each names a seq of the batch and says why (kept in sync_dead_letters). */
+function validDeadLetters(list: unknown, first: number, last: number): list is BatchAck['deadLetters'] {
+  return Array.isArray(list) && list.every((d: BatchAck['deadLetters'][number]) => typeof d === 'object' && d !== null
+    && isSeq(d.seq) && d.seq >= first && d.seq <= last && typeof d.eventId === 'string' && typeof d.reason === 'string');
+}
