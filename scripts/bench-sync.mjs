@@ -61,6 +61,7 @@ async function startCentral(dataDir, port) {
   port ??= await freePort();
   const proc = spawn('nice', ['-n', '10', 'taskset', '-c', '1', process.execPath, 'dist/main.cjs', 'central', 'serve', '--demo', '--port', String(port),
     '--host', '127.0.0.1', '--data-dir', dataDir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  started.push(proc);
   return new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`central exited with ${code}`)));
     createInterface({ input: proc.stdout }).on('line', (line) => {
@@ -113,6 +114,19 @@ async function orderLoad(base, seconds) {
 }
 
 const dirs = [];
+// A failed run must not leave a box or a central (and its PostgreSQL) running.
+const started = [];
+process.on('exit', () => {
+  for (const p of started) if (p.exitCode === null) p.kill('SIGTERM');
+});
+process.on('uncaughtException', (err) => {
+  console.error(err);
+  process.exit(1);
+});
+process.on('unhandledRejection', (err) => {
+  console.error(err);
+  process.exit(1);
+});
 const tmp = (p) => {
   const d = mkdtempSync(join(tmpdir(), p));
   dirs.push(d);
@@ -131,6 +145,7 @@ const boxDir = tmp('vb-bench-box-');
 const boxConfig = join(tmp('vb-bench-config-'), 'box.json');
 writeFileSync(boxConfig, JSON.stringify({ sync: { retryMinMs: 200, retryMaxMs: 1000 } }));
 const box = await startBox(boxDir, ['--config', boxConfig]);
+started.push(box.proc);
 execFileSync('taskset', ['-apc', '0', String(box.proc.pid)], { stdio: 'ignore' });
 const code = cli(['central', 'enrol', '--data-dir', centralDir, '--tenant', demo.id, '--venue', demo.venues[0].id]);
 cli(['sync', 'enrol', '--data-dir', boxDir, '--central', central.base, '--code', code]);

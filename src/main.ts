@@ -26,7 +26,8 @@ Usage:
   venue-box sync enrol --central URL --code CODE [--data-dir DIR] [--config FILE]
   venue-box sync status [--data-dir DIR] [--config FILE] [--json]
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo]
-  venue-box central enrol --tenant T --venue V [--data-dir DIR] [--database-url URL]
+                          [--provisioning FILE]
+  venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--data-dir DIR] [--database-url URL] [--json]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
   venue-box --help
@@ -37,7 +38,7 @@ serve options:
   --port N          port to listen on (default 8080; 0 takes a free port)
   --data-dir DIR    where the database and signing key live (default ./data)
   --config FILE     configuration file (JSON with comments; see native-config/venue-box.jsonc)
-  --demo            provision the built-in demo tenant on first start
+  --demo            provision the built-in demo tenant (applied again at a start when it changed)
 
 stock commands:
   check             recompute stock balances from the ledger and report every difference

@@ -125,6 +125,16 @@ describe('a box enrolled at a central', () => {
     await drained(box);
     const at = await hqOrders(central, DEMO.openVenue);
     for (const id of ids) expect(at.filter((o) => o.id === id)).toHaveLength(1);
+
+    // An outage with nothing to send: the next hello that gets through clears the error (a success too).
+    proxy.set('down');
+    const failed = await waitFor('a failed hello', async () => ((await syncStatus(box)).lastError ? syncStatus(box) : undefined));
+    proxy.set('pass');
+    const healed = await waitFor('a successful hello', async () => {
+      const st = await syncStatus(box);
+      return st.lastError === null ? st : undefined;
+    });
+    expect(Date.parse(healed.lastSuccessAt!)).toBeGreaterThan(Date.parse(failed.lastErrorAt ?? failed.lastSuccessAt!));
   });
 
   test('a lost acknowledgement, a duplicated batch and a failing central never lose or double an event', async () => {

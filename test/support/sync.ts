@@ -34,6 +34,7 @@ export interface StatusJson {
   oldestUnsyncedAgeS: number | null;
   lastSuccessAt: string | null;
   lastError: string | null;
+  lastErrorAt: string | null;
   deadLetters: number;
   epoch: number;
   ackedSeq: number;

@@ -59,6 +59,7 @@ export function createSyncRepo(db: Db) {
     }>('SELECT * FROM sync_state WHERE id = 1'),
     ack: db.prepare('UPDATE sync_state SET acked_seq = ?, acked_hash = ?, last_success_ms = ?, last_error = NULL WHERE id = 1'),
     position: db.prepare('UPDATE sync_state SET acked_seq = ?, acked_hash = ? WHERE id = 1'),
+    contact: db.prepare('UPDATE sync_state SET last_success_ms = ?, last_error = NULL WHERE id = 1'),
     epoch: db.prepare('UPDATE sync_state SET epoch = ? WHERE id = 1'),
     error: db.prepare('UPDATE sync_state SET last_error = ?, last_error_ms = ? WHERE id = 1'),
     backfilled: db.prepare('UPDATE sync_state SET backfilled = 1 WHERE id = 1'),
@@ -69,6 +70,16 @@ export function createSyncRepo(db: Db) {
     inboxLast: db.prepare<[], { seq: number; chain_hash: string }>('SELECT seq, chain_hash FROM sync_inbox ORDER BY seq DESC LIMIT 1'),
     inboxClear: db.prepare('DELETE FROM sync_inbox'),
   };
+
+  /** A transaction committed without waiting for the disk (see `ack`); the next durable commit flushes it. */
+  function lazily(fn: () => void): void {
+    db.pragma('synchronous = NORMAL');
+    try {
+      db.transaction(fn).immediate();
+    } finally {
+      db.pragma('synchronous = FULL');
+    }
+  }
 
   return {
     /** The newest event's seq and chain hash; undefined for an empty outbox. */
@@ -107,16 +118,13 @@ export function createSyncRepo(db: Db) {
      * command, synchronous=FULL) flushes it with everything before it.
      */
     ack(seq: number, hash: string, nowMs: number, deadLetters: { seq: number; eventId: string; reason: string }[]): void {
-      db.pragma('synchronous = NORMAL');
-      try {
-        db.transaction(() => {
-          s.ack.run(seq, hash, nowMs);
-          for (const d of deadLetters) s.deadLetter.run(d.seq, d.eventId.slice(0, 64), d.reason.slice(0, 500), nowMs);
-        }).immediate();
-      } finally {
-        db.pragma('synchronous = FULL');
-      }
+      lazily(() => {
+        s.ack.run(seq, hash, nowMs);
+        for (const d of deadLetters) s.deadLetter.run(d.seq, d.eventId.slice(0, 64), d.reason.slice(0, 500), nowMs);
+      });
     },
+    /** The central answered a hello: a success, which clears the last error (written lazily, as `ack`). */
+    contact: (nowMs: number) => lazily(() => s.contact.run(nowMs)),
     /** Moves the acknowledged position without counting it as a success (a hello that found the central elsewhere). */
     setPosition: (seq: number, hash: string) => s.position.run(seq, hash),
     setEpoch: (epoch: number) => s.epoch.run(epoch),

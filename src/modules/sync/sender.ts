@@ -120,6 +120,7 @@ export function createSender(deps: SenderDeps) {
       throw new CentralError(426, `the central speaks protocols ${answer.protocols.join(', ')}, this box ${PROTOCOL}`);
     }
     await findCentral(d, answer.head);
+    repo.contact(deps.now());
     helloDone = true;
     lastHelloMs = deps.now();
   }
