@@ -20,11 +20,36 @@ afterAll(async () => {
 
 test('migrates a new database once, records the version, and runs again as a no-op', async () => {
   const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
-  expect(await migrate(pool)).toEqual({ from: 0, to: latest });
+  expect(await migrate(pool, 1)).toEqual({ from: 0, to: 1 });
+  await atSchema1();
+  expect(await migrate(pool)).toEqual({ from: 1, to: latest });
   expect(await migrate(pool)).toEqual({ from: latest, to: latest });
   const { rows } = await pool.query('SELECT version FROM schema_migrations ORDER BY version');
   expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
+  await afterSchema2();
 });
+
+/** Rows as a central at schema 1 wrote them: a device with a head, and a balance past the safe range. */
+async function atSchema1(): Promise<void> {
+  await pool.query(`INSERT INTO tenants (tenant_id, name) VALUES ('t', 'T')`);
+  await pool.query(`INSERT INTO venues (tenant_id, venue_id, name, document) VALUES ('t', 'v', 'V', '{}')`);
+  await pool.query(`INSERT INTO devices (tenant_id, device_id, venue_id, public_key, key_id, head_epoch, head_seq, head_hash)
+                    VALUES ('t', 'd', 'v', '\\x00', 'k', 1, 7, 'h7')`);
+  await pool.query(`INSERT INTO stock_balances (tenant_id, warehouse_id, item_id, unit, qty_micro)
+                    VALUES ('t', 'w', 'old', 'kg', 18014398509481982), ('t', 'w', 'fine', 'kg', 5)`);
+}
+
+/** Migration 2: heads keep their place with no proof yet; old balances stay, new ones stay in the safe range. */
+async function afterSchema2(): Promise<void> {
+  const device = await pool.query(`SELECT head_seq, head_hash, head_header, head_signature FROM devices WHERE device_id = 'd'`);
+  expect(device.rows).toEqual([{ head_seq: 7, head_hash: 'h7', head_header: null, head_signature: null }]);
+  const balances = await pool.query(`SELECT item_id, qty_micro::text AS qty FROM stock_balances WHERE tenant_id = 't' ORDER BY item_id`);
+  expect(balances.rows).toEqual([{ item_id: 'fine', qty: '5' }, { item_id: 'old', qty: '18014398509481982' }]);
+  await expect(pool.query(`UPDATE stock_balances SET qty_micro = 9007199254740992 WHERE item_id = 'fine'`)).rejects.toMatchObject({
+    constraint: 'stock_balances_qty_safe',
+  });
+  await pool.query(`UPDATE stock_balances SET qty_micro = -9007199254740991 WHERE item_id = 'fine'`);
+}
 
 test('every primary key and unique constraint starts with tenant_id (Citus distribution by tenant)', async () => {
   const { rows } = await pool.query<{ table: string; def: string }>(

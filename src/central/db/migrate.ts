@@ -1,10 +1,12 @@
 import type { Pool } from './pool.js';
 import { inTransaction } from './pool.js';
 import { sql as initial } from './migrations/0001-initial.js';
+import { sql as headProof } from './migrations/0002-head-proof.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 1, name: 'initial', sql: initial },
+  { version: 2, name: 'head-proof', sql: headProof },
 ];
 
 export class SchemaError extends Error {}
@@ -14,20 +16,21 @@ const MIGRATION_LOCK = 0x7e_57_ce_01;
 
 /**
  * Brings the database to the code's schema in one transaction (all of it or none). A database migrated by a
- * newer central refuses to start: this code would not know its tables.
+ * newer central refuses to start: this code would not know its tables. `target` (tests only) stops at an older
+ * version, to put rows into the schema a migration starts from.
  */
-export async function migrate(pool: Pool): Promise<{ from: number; to: number }> {
+export async function migrate(pool: Pool, target?: number): Promise<{ from: number; to: number }> {
   return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
     const from = rows[0]?.v ?? 0;
-    const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+    const latest = target ?? MIGRATIONS[MIGRATIONS.length - 1]!.version;
     if (from > latest) {
       throw new SchemaError(`the database is at schema ${from}, newer than this central knows (${latest}); run a newer venue-box`);
     }
-    for (const m of MIGRATIONS.filter((x) => x.version > from)) {
+    for (const m of MIGRATIONS.filter((x) => x.version > from && x.version <= latest)) {
       await client.query(m.sql);
       await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
     }

@@ -1,4 +1,4 @@
-import type { Head } from '../../../shared/sync-protocol.js';
+import { type Head, MAX_REQUEST_BYTES, type TailEvent, type TailResponse } from '../../../shared/sync-protocol.js';
 import type { Queryable } from '../../db/pool.js';
 
 export interface DeviceRow {
@@ -9,6 +9,8 @@ export interface DeviceRow {
   keyId: string;
   status: 'active' | 'revoked';
   head: Head;
+  /** The header line and signature of the batch that set the head (null at seq 0, or set before migration 2). */
+  proof: TailResponse['proof'];
   pendingSeq: number;
 }
 
@@ -27,11 +29,17 @@ export interface DeviceView {
   enrolledAt: string;
 }
 
-const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, pending_seq`;
+const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, head_header, head_signature, pending_seq`;
 const toDevice = (r: Record<string, any>): DeviceRow => ({
   tenantId: r.tenant_id, deviceId: r.device_id, venueId: r.venue_id, publicKey: r.public_key, keyId: r.key_id,
-  status: r.status, head: { epoch: r.head_epoch, seq: r.head_seq, hash: r.head_hash }, pendingSeq: r.pending_seq,
+  status: r.status, head: { epoch: r.head_epoch, seq: r.head_seq, hash: r.head_hash },
+  proof: r.head_seq > 0 && r.head_header !== null && r.head_signature !== null
+    ? { header: r.head_header, signature: (r.head_signature as Buffer).toString('base64') } : null,
+  pendingSeq: r.pending_seq,
 });
+
+/** A tail page stops adding events once it holds this many bytes of envelopes (it always holds one). */
+export const TAIL_PAGE_BYTES = MAX_REQUEST_BYTES;
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 /** SQL of devices, their enrolment codes, heads and tails. */
@@ -76,11 +84,13 @@ export function createDeviceRepo(db: Queryable) {
       ]);
       return rows[0] && toDevice(rows[0]);
     },
-    async advanceHead(tenantId: string, deviceId: string, head: Head, pendingSeq: number): Promise<void> {
+    /** The new head with its proof: the header line (text as received) and signature of the batch that set it. */
+    async advanceHead(tenantId: string, deviceId: string, head: Head, pendingSeq: number, proof: { header: string; signature: Buffer }): Promise<void> {
       await db.query(
-        `UPDATE devices SET head_epoch = $3, head_seq = $4, head_hash = $5, pending_seq = $6, last_contact_at = now()
+        `UPDATE devices SET head_epoch = $3, head_seq = $4, head_hash = $5, pending_seq = $6, last_contact_at = now(),
+                head_header = $7, head_signature = $8
          WHERE tenant_id = $1 AND device_id = $2`,
-        [tenantId, deviceId, head.epoch, head.seq, head.hash, pendingSeq],
+        [tenantId, deviceId, head.epoch, head.seq, head.hash, pendingSeq, proof.header, proof.signature],
       );
     },
     /** Contact without events (a hello, a replayed batch): the box's offset and backlog, never its events. */
@@ -92,11 +102,29 @@ export function createDeviceRepo(db: Queryable) {
         [tenantId, deviceId, pendingSeq, clockOffsetMs ?? null],
       );
     },
-    async tail(tenantId: string, deviceId: string, after: number, limit: number) {
-      const { rows } = await db.query<{ seq: number; epoch: number; chain_hash: string; envelope: string }>(
-        `SELECT seq, epoch, chain_hash, envelope FROM sync_events
+    /**
+     * Up to `limit` events after `after`, bounded by bytes too: events of up to MAX_EVENT_BYTES each would make a
+     * page of hundreds of megabytes, past what one JSON text can hold. Sizes come first (octet_length reads
+     * only the stored length, no envelope is fetched), then the envelopes of the events that fit.
+     */
+    async tail(tenantId: string, deviceId: string, after: number, limit: number): Promise<TailEvent[]> {
+      const sizes = await db.query<{ seq: number; bytes: number }>(
+        `SELECT seq, octet_length(envelope) AS bytes FROM sync_events
          WHERE tenant_id = $1 AND device_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
         [tenantId, deviceId, after, limit],
+      );
+      let last = after;
+      let bytes = 0;
+      for (const r of sizes.rows) {
+        if (bytes >= TAIL_PAGE_BYTES) break;
+        bytes += r.bytes;
+        last = r.seq;
+      }
+      if (last === after) return [];
+      const { rows } = await db.query<{ seq: number; epoch: number; chain_hash: string; envelope: string }>(
+        `SELECT seq, epoch, chain_hash, envelope FROM sync_events
+         WHERE tenant_id = $1 AND device_id = $2 AND seq > $3 AND seq <= $4 ORDER BY seq`,
+        [tenantId, deviceId, after, last],
       );
       return rows.map((r) => ({ seq: r.seq, epoch: r.epoch, hash: r.chain_hash, envelope: r.envelope }));
     },

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { json, type Route } from '../../../http/types.js';
-import { invalidField } from '../../../shared/errors.js';
+import { AppError, invalidField } from '../../../shared/errors.js';
 import { PATHS } from '../../../shared/sync-protocol.js';
 import { compile, limitOf, parseJson } from '../../../shared/validate.js';
 import type { DeviceService } from './service.js';
@@ -13,9 +13,16 @@ const checkEnrol = compile(
     name: Type.Optional(Type.String({ maxLength: 200 })),
   }),
 );
+// The box's clock is data, never refused for skew; +-1e15 ms (about 31,700 years from 1970) only keeps the
+// offset inside clock_offset_ms (bigint) and exact as a JSON number.
+const BOX_TIME_MS = 1e15;
 const checkHello = compile(
-  Type.Object({ protocol: Count, schema: Count, boxTimeMs: Type.Number(), pendingSeq: Count, version: Type.String({ maxLength: 100 }) }),
+  Type.Object({
+    protocol: Count, schema: Count, boxTimeMs: Type.Number({ minimum: -BOX_TIME_MS, maximum: BOX_TIME_MS }), pendingSeq: Count,
+    version: Type.String({ maxLength: 100 }),
+  }),
 );
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The box-facing device routes; the batch route is the ingest module's. */
 export function deviceRoutes(devices: DeviceService): Route[] {
@@ -28,7 +35,12 @@ export function deviceRoutes(devices: DeviceService): Route[] {
       // Raw: the signature covers the body's exact bytes.
       method: 'post', path: PATHS.hello, auth: 'none', body: 'raw',
       async handle({ req, body }) {
-        const text = (body as Buffer).toString('utf8');
+        let text: string;
+        try {
+          text = utf8.decode(body as Buffer);
+        } catch {
+          throw AppError.of('invalidBody', 'body is not valid UTF-8');
+        }
         return json(200, await devices.hello(req, text, checkHello(parseJson(text))));
       },
     },

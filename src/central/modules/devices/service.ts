@@ -8,6 +8,7 @@ import type { HttpRequest } from '../../../http/types.js';
 import { inTransaction, type Pool } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';
 import { codeHashOf, newEnrolCode } from './enrol-code.js';
+import { isAcceptableKey } from './public-key.js';
 import { createDeviceRepo, type DeviceRow } from './repo.js';
 
 export class EnrolError extends Error {}
@@ -23,6 +24,8 @@ export function createDeviceService(pool: Pool, now: () => number) {
     const signature = Buffer.from(req.headers['x-signature'] ?? '', 'base64');
     const device = tenant && deviceId ? await repo.device(tenant, deviceId) : undefined;
     if (!device || device.status !== 'active') throw unauthorized('unknown or revoked device');
+    // A small-order key enrolled before enrolment refused them would verify forgeries: never trusted.
+    if (!isAcceptableKey(device.publicKey)) throw unauthorized('the device key is a small-order point; enrol the device again');
     // The signature covers the path and query exactly as sent.
     const query = req.rawQuery;
     const text = requestSigningText(req.method, query ? `${req.path}?${query}` : req.path, tenant, deviceId, body);
@@ -46,6 +49,10 @@ export function createDeviceService(pool: Pool, now: () => number) {
       const publicKey = Buffer.from(body.publicKey, 'base64');
       if (publicKey.length !== 32 || publicKey.toString('base64') !== body.publicKey) {
         throw invalidField('/publicKey', 'publicKey must be the 32 bytes of an Ed25519 public key, base64');
+      }
+      // Checked before the code is looked at: a refused key leaves the code usable for a proper one.
+      if (!isAcceptableKey(publicKey)) {
+        throw invalidField('/publicKey', 'publicKey is a small-order or non-canonical Ed25519 point, which no key pair yields');
       }
       const codeHash = codeHashOf(body.code);
       return inTransaction(pool, async (client) => {
@@ -76,7 +83,8 @@ export function createDeviceService(pool: Pool, now: () => number) {
 
     async tail(req: HttpRequest, after: number, limit: number): Promise<TailResponse> {
       const device = await authenticateSigned(req, '');
-      return { head: device.head, events: await repo.tail(device.tenantId, device.deviceId, after, limit) };
+      // Head and proof come from one row read, so the proof is always that of the head it is returned with.
+      return { head: device.head, events: await repo.tail(device.tenantId, device.deviceId, after, limit), proof: device.proof };
     },
 
     list: (tenantId?: string) => repo.list(tenantId),

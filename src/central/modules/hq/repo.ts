@@ -8,12 +8,15 @@ export interface OrderFilter {
   limit: number;
 }
 
-/** SQL of headquarters' reads (the projections' tables; HQ never writes them). */
+/**
+ * SQL of headquarters' reads (the projections' tables; HQ never writes them). Cursor timestamps are written in
+ * UTC whatever the session's TimeZone, so a date of year 9999 never prints as year 10000 (cursor.ts).
+ */
 export function createHqRepo(db: Queryable) {
   return {
     async orders(tenantId: string, f: OrderFilter) {
       const { rows } = await db.query<{ order_id: string; device_id: string; version: number; data: Record<string, unknown>; at: string }>(
-        `SELECT order_id, device_id, version, data, created_at::text AS at FROM orders
+        `SELECT order_id, device_id, version, data, (created_at AT TIME ZONE 'UTC')::text || '+00' AS at FROM orders
          WHERE tenant_id = $1 AND ($2::text IS NULL OR $2 = ANY(venue_ids)) AND ($3::text IS NULL OR status = $3)
            AND ($4::text IS NULL OR device_id = $4) AND ($5::timestamptz IS NULL OR (created_at, order_id) < ($5, $6))
          ORDER BY created_at DESC, order_id DESC LIMIT $7`,
@@ -47,7 +50,7 @@ export function createHqRepo(db: Queryable) {
     },
     async documents(tenantId: string, warehouseId: string, after: { at: string; id: string } | undefined, limit: number) {
       const { rows } = await db.query<{ document_id: string; device_id: string; data: Record<string, unknown>; at: string }>(
-        `SELECT document_id, device_id, data, created_at::text AS at FROM stock_documents
+        `SELECT document_id, device_id, data, (created_at AT TIME ZONE 'UTC')::text || '+00' AS at FROM stock_documents
          WHERE tenant_id = $1 AND warehouse_id = $2 AND ($3::timestamptz IS NULL OR (created_at, document_id) < ($3, $4))
          ORDER BY created_at DESC, document_id DESC LIMIT $5`,
         [tenantId, warehouseId, after?.at ?? null, after?.id ?? '', limit + 1],

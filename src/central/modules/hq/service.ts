@@ -38,11 +38,14 @@ export function createHqService(pool: Pool, devices: DeviceService) {
         version: r.version, deviceId: r.device_id, seq: r.seq, receivedAt: r.received_at.toISOString(), command: r.command, order: r.data,
       }));
     },
-    /** The box's stock shape; locks stay on the box, so nothing is locked here and all of it is available. */
+    /**
+     * The box's stock shape; locks stay on the box, so nothing is locked here and all of it is available. A
+     * balance outside the safe range (only one written before migration 2 can be) reads as null, never a 500.
+     */
     async stock(tenantId: string, warehouseId: string) {
       if (!(await repo.warehouseExists(tenantId, warehouseId))) throw notFound('warehouse');
       const items = (await repo.balances(tenantId, warehouseId)).map((r) => {
-        const qty = fromMicro(r.qty_micro);
+        const qty = Number.isSafeInteger(r.qty_micro) ? fromMicro(r.qty_micro) : null;
         return { id: r.item_id, unit: r.unit, qty, locked: 0, available: qty };
       });
       return { warehouse: warehouseId, items };

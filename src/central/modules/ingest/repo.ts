@@ -16,6 +16,12 @@ export interface DeadLetter {
   reason: string;
 }
 
+/**
+ * PostgreSQL's text cannot hold U+0000; a box's event may carry one as a JSON escape, and its reason for a dead
+ * letter may quote it. Such text is stored with U+FFFD instead, so the event stays a dead letter, never a 500.
+ */
+export const textSafe = (text: string): string => (text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text);
+
 /** SQL of the ingest: raw events, stored chain hashes, dead letters. */
 export function createIngestRepo(db: Queryable) {
   return {
@@ -44,7 +50,7 @@ export function createIngestRepo(db: Queryable) {
       await db.query(
         `INSERT INTO sync_dead_letters (tenant_id, device_id, seq, event_id, reason, envelope) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT DO NOTHING`,
-        [tenantId, deviceId, seq, eventId, reason, envelope],
+        [tenantId, deviceId, seq, eventId, textSafe(reason), envelope],
       );
     },
     async deadLetters(tenantId: string, deviceId: string, from: number, to: number): Promise<DeadLetter[]> {

@@ -9,8 +9,9 @@ export function ingestRoutes(ingest: ReturnType<typeof createIngestService>): Ro
     {
       method: 'post', path: PATHS.batches, auth: 'none', body: 'raw',
       async handle({ req, body }): Promise<Reply> {
-        const type = req.headers['content-type'] ?? '';
-        if (!type.toLowerCase().startsWith(BATCH_MEDIA_TYPE)) {
+        // Exactly the batch media type, parameters allowed (`; charset=utf-8`); not a prefix such as `...FOO`.
+        const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+        if (type !== BATCH_MEDIA_TYPE) {
           throw AppError.of('unsupportedMediaType', `a batch is ${BATCH_MEDIA_TYPE}`);
         }
         try {

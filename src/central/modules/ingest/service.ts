@@ -1,14 +1,15 @@
 import { AppError, unauthorized } from '../../../shared/errors.js';
 import { isUuid } from '../../../shared/ids.js';
 import {
-  type BatchAck, BatchFormatError, chainHash, type DecodedBatch, decodeBatch, GENESIS_HASH, type Head, MAX_EVENT_BYTES,
-  PROTOCOL, SCHEMA, type SyncRejection, verifyDetached,
+  type BatchAck, chainHash, type DecodedBatch, GENESIS_HASH, type Head, type SyncRejection, verifyDetached,
 } from '../../../shared/sync-protocol.js';
 import { type Client, inTransaction, type Pool } from '../../db/pool.js';
+import { isAcceptableKey } from '../devices/public-key.js';
 import { createDeviceRepo, type DeviceRow } from '../devices/repo.js';
 import { type KnownIds, noneKnown, parseEvent, projectEvent, RuleBroken } from '../projections/project.js';
+import { readBatch } from './frame.js';
 import type { IngestLimiter } from './limiter.js';
-import { createIngestRepo, type RawEvent } from './repo.js';
+import { createIngestRepo, type RawEvent, textSafe } from './repo.js';
 
 /** A 409 that tells the box where to resume: its body carries expectedSeq and head (SyncErrorBody). */
 export class SyncConflict extends AppError {
@@ -27,37 +28,20 @@ export interface IngestDeps {
 }
 
 /**
- * One batch, one transaction (SYNC.md "Up: the outbox"): checks that need no database first (format,
- * protocol, signature, chain), then the locked head decides what is new, new events are stored and
- * projected, the head advances, COMMIT, and only then the acknowledgement.
+ * One batch, one transaction (SYNC.md "Up: the outbox"): checks that need no database first (framing, count,
+ * protocol: frame.ts), then a central slot (429 when busy), the device's key, signature and chain, only then the
+ * device's slot (so a request that merely names a device cannot take it), then the locked head decides what is
+ * new, new events are stored and projected, the head advances, COMMIT, and only then the acknowledgement.
  */
 export function createIngestService(deps: IngestDeps) {
   const devices = createDeviceRepo(deps.pool);
-
-  function checkFormat(bytes: Buffer): DecodedBatch {
-    let batch: DecodedBatch;
-    try {
-      batch = decodeBatch(bytes);
-    } catch (err) {
-      if (err instanceof BatchFormatError) throw invalidBatch(err.message);
-      throw err;
-    }
-    const h = batch.header;
-    if (h.protocol !== PROTOCOL || h.schema > SCHEMA) {
-      throw AppError.of('unsupportedProtocol', `this central speaks protocol ${PROTOCOL}, schema up to ${SCHEMA}`);
-    }
-    if (batch.envelopes.length !== h.lastSeq - h.firstSeq + 1) {
-      throw invalidBatch(`the header names ${h.lastSeq - h.firstSeq + 1} events, the batch holds ${batch.envelopes.length}`);
-    }
-    const big = batch.envelopes.findIndex((e) => Buffer.byteLength(e, 'utf8') > MAX_EVENT_BYTES);
-    if (big >= 0) throw invalidBatch(`event ${h.firstSeq + big} is larger than ${MAX_EVENT_BYTES} bytes`);
-    return batch;
-  }
 
   /** Signature and chain: the device's key signed the header, and the events hash to its lastHash. */
   function checkAuthentic(batch: DecodedBatch, device: DeviceRow | undefined): string[] {
     const h = batch.header;
     if (!device || device.status !== 'active' || device.keyId !== h.keyId) throw unauthorized('unknown or revoked device, or unknown key');
+    // A small-order key enrolled before enrolment refused them would verify forgeries: never trusted.
+    if (!isAcceptableKey(device.publicKey)) throw unauthorized('the device key is a small-order point; enrol the device again');
     if (!verifyDetached(Buffer.from(batch.headerText, 'utf8'), batch.signature, device.publicKey)) throw unauthorized('bad batch signature');
     const hashes: string[] = [];
     let hash = h.prevHash;
@@ -95,8 +79,12 @@ export function createIngestService(deps: IngestDeps) {
     await repo.insertEvents(h.tenant, h.deviceId, h.epoch, fresh);
     await projectAll(client, h.tenant, h.deviceId, fresh);
     if (h.lastSeq > head.seq) {
-      await createDeviceRepo(client).advanceHead(h.tenant, h.deviceId, { epoch: h.epoch, seq: h.lastSeq, hash: h.lastHash }, Math.max(h.pendingSeq, h.lastSeq));
+      // The proof of the new head: this batch's header and signature, as received (TailResponse.proof).
+      await createDeviceRepo(client).advanceHead(h.tenant, h.deviceId, { epoch: h.epoch, seq: h.lastSeq, hash: h.lastHash }, Math.max(h.pendingSeq, h.lastSeq), {
+        header: batch.headerText, signature: batch.signature,
+      });
     } else {
+      // A duplicate: the head and its proof stay those of the batch that set them.
       await createDeviceRepo(client).recordContact(h.tenant, h.deviceId, h.pendingSeq);
     }
     const deadLetters = await repo.deadLetters(h.tenant, h.deviceId, h.firstSeq, h.lastSeq);
@@ -140,15 +128,17 @@ export function createIngestService(deps: IngestDeps) {
 
   return {
     async ingest(bytes: Buffer): Promise<BatchAck> {
-      const batch = checkFormat(bytes);
+      const batch = readBatch(bytes);
       const h = batch.header;
-      const release = deps.limiter.acquire(`${h.tenant}\n${h.deviceId}`);
+      // The central's slot before any database work: a hundred boxes at once get 429s, never pool timeouts.
+      const admission = deps.limiter.admit();
       try {
         const hashes = checkAuthentic(batch, await devices.device(h.tenant, h.deviceId));
+        admission.claimDevice(`${h.tenant}\n${h.deviceId}`);
         await deps.ensurePartitions();
         return await inTransaction(deps.pool, (client) => apply(client, batch, hashes));
       } finally {
-        release();
+        admission.release();
       }
     },
   };
@@ -169,7 +159,8 @@ function isEventFault(err: unknown): boolean {
 function columnsOf(envelope: string): Pick<RawEvent, 'eventId' | 'kind' | 'stream' | 'aggregate'> {
   try {
     const e = JSON.parse(envelope) as Record<string, unknown>;
-    const str = (v: unknown) => (typeof v === 'string' ? v.slice(0, 200) : null);
+    // A "\u0000" escape parses to a NUL, which a text column refuses: that would fail the batch, not the event.
+    const str = (v: unknown) => (typeof v === 'string' ? textSafe(v.slice(0, 200)) : null);
     return { eventId: typeof e.eventId === 'string' && isUuid(e.eventId) ? e.eventId : null, kind: str(e.kind), stream: str(e.stream), aggregate: str(e.aggregate) };
   } catch {
     return { eventId: null, kind: null, stream: null, aggregate: null };

@@ -41,10 +41,23 @@ export function parseEvent(text: string, tenant: string): ParsedEvent {
   return { eventId: e.eventId, kind, body: e.body };
 }
 
+/**
+ * Dates that order HQ's lists are kept to years 2000-9999 (UTC): the lists' cursors carry the date as text,
+ * and a date outside would be one the cursor cannot carry back (a year past 9999, or BC), so such an event is a
+ * dead letter instead. A box's clock one year off still fits easily.
+ */
+const MIN_LIST_DATE_MS = Date.UTC(2000, 0, 1);
+const MAX_LIST_DATE_MS = Date.UTC(10000, 0, 1) - 1;
+
 const dateOf = (text: string | undefined, what: string): Date => {
   const ms = text === undefined ? Number.NaN : Date.parse(text);
-  return Number.isFinite(ms) ? new Date(ms) : fail(`${what} is not a date: ${String(text)}`);
+  if (!Number.isFinite(ms)) fail(`${what} is not a date: ${String(text).slice(0, 100)}`);
+  if (ms < MIN_LIST_DATE_MS || ms > MAX_LIST_DATE_MS) fail(`${what} ${String(text).slice(0, 100)} is outside years 2000-9999`);
+  return new Date(ms);
 };
+
+/** The CHECK of migration 2: a balance past +-Number.MAX_SAFE_INTEGER micro-units could not be read back exactly. */
+const BALANCE_CHECK = 'stock_balances_qty_safe';
 
 /** Venues and warehouses a batch has found to be the tenant's: each is looked up once per batch. */
 export interface KnownIds {
@@ -73,13 +86,20 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
     case 'order.changed': {
       const b = event.body as OrderChangedBody;
       if (b.order.tenant !== tenantId) fail(`order tenant ${b.order.tenant} is not the device's tenant`);
+      // Any venue of the device's tenant, not only the venue it was enrolled for: one box may serve several
+      // venues of its tenant (a food court, a shared kitchen), and the box is the system of record for what
+      // happens there (SYNC.md). What a device cannot do is write for another tenant, or take over an order
+      // another device sent (below).
       const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
       if (!(await venuesKnown(venueIds))) fail(`order names a venue that is not the tenant's`);
       const orderJson = JSON.stringify(b.order);
-      await repo.upsertOrder(source, {
+      // An order belongs to the device that first sent it (each kind of data has one writer): another device
+      // sending the same id, by mistake or on purpose, must not turn it back to an older version.
+      const owner = await repo.upsertOrder(source, {
         id: b.order.id, version: b.version, status: b.order.status, venueIds,
         createdAt: dateOf(b.order.created as string, 'order.created'), json: orderJson,
       });
+      if (owner !== undefined) fail(`order belongs to device ${owner}`);
       await repo.insertOrderVersion(source, b.order.id, b.version, orderJson, JSON.stringify(b.command));
       return;
     }
@@ -93,7 +113,14 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
         id: d.id, warehouse: d.warehouse, target: d.targetWarehouse ?? null, kind: d.kind, number: d.number, createdAt: created,
         json: JSON.stringify(d),
       });
-      if (inserted) await repo.bookLedger(tenantId, d.id, b.ledger);
+      if (inserted) {
+        try {
+          await repo.bookLedger(tenantId, d.id, b.ledger);
+        } catch (err) {
+          if ((err as { constraint?: string }).constraint === BALANCE_CHECK) fail('a stock balance would pass +-9007199254740991 micro-units');
+          throw err;
+        }
+      }
       return;
     }
     case 'warehouse.changed': {

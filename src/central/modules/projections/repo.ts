@@ -22,17 +22,26 @@ export function createProjectionRepo(db: Queryable) {
       );
       return rows[0]!.n;
     },
-    /** The newest event of an order wins (by seq of its device): a replay of an older one changes nothing. */
-    async upsertOrder(s: Source, o: { id: string; version: number; status: string; venueIds: string[]; createdAt: Date; json: string }) {
-      await db.query(
+    /**
+     * The newest event of an order wins (by seq of its device): a replay of an older one changes nothing. Only
+     * the device that first sent the order may change it; returns that device when it is another one.
+     */
+    async upsertOrder(s: Source, o: { id: string; version: number; status: string; venueIds: string[]; createdAt: Date; json: string }): Promise<string | undefined> {
+      const written = await db.query(
         `INSERT INTO orders (tenant_id, order_id, device_id, version, last_seq, status, venue_ids, created_at, data)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         ON CONFLICT (tenant_id, order_id) DO UPDATE SET device_id = EXCLUDED.device_id, version = EXCLUDED.version,
+         ON CONFLICT (tenant_id, order_id) DO UPDATE SET version = EXCLUDED.version,
            last_seq = EXCLUDED.last_seq, status = EXCLUDED.status, venue_ids = EXCLUDED.venue_ids,
            created_at = EXCLUDED.created_at, data = EXCLUDED.data, updated_at = now()
-         WHERE orders.device_id <> EXCLUDED.device_id OR orders.last_seq < EXCLUDED.last_seq`,
+         WHERE orders.device_id = EXCLUDED.device_id AND orders.last_seq < EXCLUDED.last_seq`,
         [s.tenantId, o.id, s.deviceId, o.version, s.seq, o.status, o.venueIds, o.createdAt, o.json],
       );
+      if (written.rowCount === 1) return undefined;
+      // Not written: a replay of this device's older event, or another device's order (the row it conflicted
+      // with is committed or ours, so this read sees it).
+      const { rows } = await db.query<{ device_id: string }>('SELECT device_id FROM orders WHERE tenant_id = $1 AND order_id = $2', [s.tenantId, o.id]);
+      const owner = rows[0]?.device_id;
+      return owner !== undefined && owner !== s.deviceId ? owner : undefined;
     },
     async insertOrderVersion(s: Source, orderId: string, version: number, orderJson: string, commandJson: string) {
       await db.query(

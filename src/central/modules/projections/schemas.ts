@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { UUID_PATTERN } from '../../../shared/ids.js';
+import { MAX_QTY_MICRO } from '../../../shared/qty.js';
 
 /**
  * What the central accepts of an event, per kind (src/shared/sync-protocol.ts declares the types). An event
@@ -31,7 +32,9 @@ export const OrderChanged = Type.Object({
   detail: Type.Object({}),
 });
 
-const LedgerTuple = Type.Tuple([Id, Type.Integer({ minimum: 0 }), Id, Type.String({ minLength: 1 }), Type.Integer()]);
+// A delta is a box quantity: the box never books more than MAX_QTY_MICRO in one row (src/shared/qty.ts).
+const Delta = Type.Integer({ minimum: -MAX_QTY_MICRO, maximum: MAX_QTY_MICRO });
+const LedgerTuple = Type.Tuple([Id, Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 }), Id, Type.String({ minLength: 1 }), Delta]);
 
 export const StockDocument = Type.Object({
   document: Type.Object({
