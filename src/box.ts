@@ -83,6 +83,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlMs: config.auth.refreshTokenTtlDays * 86_400_000,
+    throttle: config.auth.throttle,
     now,
   });
   const venues = createVenueRepo(db);
@@ -160,13 +161,17 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
 
   const stopCheckpointer = startCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'));
   const jobs = [
-    cron.schedule('17 * * * *', () => log.info({ removed: auth.sweepExpired() }, 'expired refresh tokens removed'), {
-      name: 'refresh-token-sweep', noOverlap: true,
-    }),
+    cron.schedule('17 * * * *', () => {
+      log.info({ removed: auth.sweepExpired() }, 'expired refresh tokens and revocations removed');
+    }, { name: 'refresh-token-sweep', noOverlap: true }),
     cron.schedule('23 * * * *', () => {
       const removed = events.pruneBefore(now() - config.events.retentionHours * 3_600_000);
       log.info({ removed }, 'old socket events removed');
     }, { name: 'event-prune', noOverlap: true }),
+    cron.schedule('29 * * * *', () => {
+      const removed = ordering.pruneIdempotencyKeys(now() - config.ordering.idempotencyHours * 3_600_000);
+      if (removed > 0) log.info({ removed }, 'expired Idempotency-Keys removed');
+    }, { name: 'idempotency-prune', noOverlap: true }),
     cron.schedule('*/10 * * * *', () => {
       const stale = staleWarning(syncStatus(syncRepo, dataDir, now()), config.sync.warnAfterHours);
       if (stale) log.warn(stale, 'unsynced data is older than sync.warnAfterHours');

@@ -23,6 +23,16 @@ const PrinterSchema = Type.Object(
 );
 export type PrinterConfig = Static<typeof PrinterSchema>;
 
+/** A token bucket of failed sign-in attempts (src/modules/auth/throttle.ts): `burst`, then one per `refillSeconds`. */
+const attemptBucket = (burst: number, refillSeconds: number) =>
+  Type.Object(
+    {
+      burst: Type.Integer({ default: burst, minimum: 1, maximum: 1_000_000 }),
+      refillSeconds: Type.Number({ default: refillSeconds, exclusiveMinimum: 0, maximum: 86_400 }),
+    },
+    { default: {}, additionalProperties: false },
+  );
+
 /** The configuration file: JSON with comments. Every option has a default; see native-config/venue-box.jsonc. */
 const ConfigSchema = Type.Object(
   {
@@ -38,6 +48,16 @@ const ConfigSchema = Type.Object(
       {
         accessTokenTtlSeconds: Type.Integer({ default: 3600, minimum: 1, maximum: 86_400 }),
         refreshTokenTtlDays: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 365 }),
+        throttle: Type.Object(
+          {
+            accountAtAddress: attemptBucket(5, 10),
+            account: attemptBucket(100, 2),
+            address: attemptBucket(20, 1),
+            maxConcurrentHashes: Type.Integer({ default: 2, minimum: 1, maximum: 64 }),
+            maxQueuedHashes: Type.Integer({ default: 16, minimum: 0, maximum: 10_000 }),
+          },
+          { default: {}, additionalProperties: false },
+        ),
       },
       { default: {}, additionalProperties: false },
     ),
@@ -47,6 +67,11 @@ const ConfigSchema = Type.Object(
     ),
     http: Type.Object(
       { maxBodyBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 16_777_216 }) },
+      { default: {}, additionalProperties: false },
+    ),
+    ordering: Type.Object(
+      // How long an order command's Idempotency-Key answers a retry with the first confirmation, in hours.
+      { idempotencyHours: Type.Number({ default: 24, minimum: 1, maximum: 168 }) },
       { default: {}, additionalProperties: false },
     ),
     warehouse: Type.Object(

@@ -3,6 +3,8 @@ import { migration0001 } from './migrations/0001-initial.js';
 import { migration0002 } from './migrations/0002-warehouse.js';
 import { migration0003 } from './migrations/0003-order-lifecycle.js';
 import { migration0004 } from './migrations/0004-sync.js';
+import { migration0005 } from './migrations/0005-idempotency.js';
+import { migration0006 } from './migrations/0006-token-revocations.js';
 
 export interface Migration {
   version: number;
@@ -11,7 +13,8 @@ export interface Migration {
 }
 
 /** Numbered migrations, in order. Never edit a shipped one: add the next number. */
-export const MIGRATIONS: Migration[] = [migration0001, migration0002, migration0003, migration0004];
+export const MIGRATIONS: Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005,
+  migration0006];
 
 /** Applies pending migrations in one transaction; refuses a database newer than this code. */
 export function migrate(db: Db, migrations: Migration[] = MIGRATIONS): number {

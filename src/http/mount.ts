@@ -17,20 +17,30 @@ export interface HttpDeps {
 
 /** The only place that touches uWS requests and responses: copy, read the body, run the route, reply. */
 export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps): void {
+  const framing = createFramingCheck();
+  const serveChecked = (res: UwsResponse, input: HttpRequest, route: Route | undefined) => {
+    const problem = framing.problem(input);
+    if (!problem) return serve(res, input, route, deps);
+    // Answered inside uWS's callback, so the 400 goes out with this read (an await would let uWS parse on first),
+    // and the connection is closed after it.
+    const reply = toErrorReply(AppError.of('invalidBody', problem), input, deps.log);
+    res.cork(() => writeReply(res, reply, input.requestId, true));
+  };
   for (const route of routes) {
     const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-    app[route.method](route.path, (res, req) => serve(res, copyRequest(req, names, res), route, deps));
+    app[route.method](route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
   }
-  app.any('/*', (res, req) => {
-    const input = copyRequest(req, [], res);
-    serve(res, input, undefined, deps);
-  });
+  app.any('/*', (res, req) => serveChecked(res, copyRequest(req, [], res), undefined));
 }
 
 export function copyRequest(req: UwsRequest, paramNames: string[], res?: UwsResponse): HttpRequest {
+  // uWS yields each field line, a repeated field once per line (names lower-cased, values trimmed). Repeats are
+  // joined into one comma-separated value as RFC 9110 section 5.3 allows: a list field reads the same either
+  // way, and a field that must appear once (Authorization, Idempotency-Key, Content-Length) sent twice with
+  // different values reads as invalid instead of as its last copy.
   const headers: Record<string, string> = {};
   req.forEach((key, value) => {
-    headers[key] = value;
+    headers[key] = headers[key] === undefined ? value : `${headers[key]}, ${value}`;
   });
   const params: Record<string, string> = {};
   let undecodable: string | undefined;
@@ -79,7 +89,56 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
     .then((reply) => {
       if (!aborted) res.cork(() => writeReply(res, reply, input.requestId, closeAfter));
     })
-    .catch((err: unknown) => deps.log.error({ err, requestId: input.requestId }, 'writing a reply failed'));
+    .catch((err: unknown) => {
+      // A reply that cannot be written (a body too large to serialise) still answers: a 500, or at the least
+      // a closed connection, never a client left waiting.
+      deps.log.error({ err, requestId: input.requestId }, 'writing a reply failed');
+      if (aborted) return;
+      try {
+        res.cork(() => writeReply(res, toErrorReply(new Error('reply not writable'), input, deps.log), input.requestId, true));
+      } catch {
+        res.close();
+      }
+    });
+}
+
+/**
+ * RFC 9112 section 6.3: a request whose body length is ambiguous gets a 400 and its connection is closed. uWS
+ * frames the body by the first Content-Length line alone and parses whatever follows as the next request, so a
+ * second, different Content-Length (which a proxy in front may have used instead) would let a request be
+ * smuggled past that proxy. uWS itself drops the connection, without a reply, when the first line's value is
+ * not digits (a comma list, a sign) or Transfer-Encoding comes with Content-Length; what reaches us is checked
+ * here. Copies with the same value are accepted (section 6.3 allows it).
+ *
+ * Closing is not enough by itself: after our reply uWS goes on parsing the bytes it already holds, in the same
+ * synchronous run, and would serve a request smuggled behind the body (measured with uws 20.30; `res.close()`
+ * would stop it but throws the 400 away). uWS gives JS no connection identity, so until that run ends every
+ * request from the same address is refused the same way. A request of another connection from that address
+ * arriving in the same microseconds is refused with them: a rare false positive that fails safe.
+ */
+function createFramingCheck() {
+  const refused = new Set<string>();
+  return {
+    problem(input: HttpRequest): string | undefined {
+      if (refused.has(input.remoteAddress)) return 'request follows one with an ambiguous Content-Length';
+      const problem = framingProblem(input.headers);
+      if (problem) {
+        if (refused.size === 0) setImmediate(() => refused.clear());
+        refused.add(input.remoteAddress);
+      }
+      return problem;
+    },
+  };
+}
+
+function framingProblem(headers: Record<string, string>): string | undefined {
+  const length = headers['content-length'];
+  if (length === undefined) return undefined;
+  if (headers['transfer-encoding'] !== undefined) return 'Content-Length and Transfer-Encoding together';
+  const values = length.split(',').map((v) => v.trim().replace(/^0+(?=\d)/, ''));
+  if (!values.every((v) => /^\d+$/.test(v))) return 'Content-Length is not a number';
+  if (values.some((v) => v !== values[0])) return 'conflicting Content-Length values';
+  return undefined;
 }
 
 /**
@@ -91,7 +150,8 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
 function readBody(res: UwsResponse, input: HttpRequest, max: number): Promise<Buffer> {
   if (input.method === 'GET' || input.method === 'HEAD') return Promise.resolve(Buffer.alloc(0));
   const drainLimit = max * DRAIN_FACTOR;
-  const declared = Number(input.headers['content-length'] ?? '0');
+  // Repeated copies are equal by now (framingProblem): the first one is the length.
+  const declared = Number(input.headers['content-length']?.split(',')[0] ?? '0');
   if (declared > drainLimit) return Promise.reject(new BodyTooLarge(max, false));
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = [];
@@ -174,10 +234,12 @@ export function toErrorReply(err: unknown, req: HttpRequest, log: Logger): Reply
 }
 
 function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean): void {
+  // Serialised before anything is written: if it throws, nothing of this reply went out and a 500 can.
+  const text = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
   res.writeStatus(statusLine(reply.status));
   res.writeHeader('content-type', 'application/json; charset=utf-8');
   res.writeHeader('x-request-id', requestId);
   res.writeHeader('cache-control', 'no-store');
   for (const [key, value] of Object.entries(reply.headers ?? {})) res.writeHeader(key, value);
-  res.end(reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body)), close);
+  res.end(text, close);
 }

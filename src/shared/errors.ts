@@ -16,6 +16,8 @@ export const STATUS = {
   /** Sync: a malformed batch, or one whose events do not hash to its header's lastHash. */
   invalidBatch: 400,
   payloadTooLarge: 413,
+  /** Ordering: an Idempotency-Key already used by this user for another command (another path or body). */
+  idempotencyKeyReused: 422,
   unsupportedMediaType: 415,
   /** Sync: a protocol or event schema this central does not speak. */
   unsupportedProtocol: 426,

@@ -6,17 +6,27 @@ export type OAuthErrorCode =
   | 'invalid_grant'
   | 'invalid_request'
   | 'unsupported_grant_type'
-  | 'invalid_scope';
+  | 'invalid_scope'
+  /**
+   * Too many failed sign-ins, or too many password checks at once: HTTP 429 with Retry-After. RFC 6749 has no
+   * 429 code; this is its only code meaning "try again later" (4.1.2.1: the server is temporarily unable to
+   * handle the request). invalid_request would tell the client its request is malformed, invalid_grant that
+   * the password is wrong even when it is right, and slow_down belongs to RFC 8628's device polling.
+   */
+  | 'temporarily_unavailable';
 
 export class OAuthError extends Error {
   constructor(
     readonly error: OAuthErrorCode,
     readonly description: string,
+    /** Whole seconds until a retry can succeed; only with temporarily_unavailable. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(description);
   }
 
   get status(): number {
+    if (this.error === 'temporarily_unavailable') return 429;
     return this.error === 'invalid_client' ? 401 : 400;
   }
 }
@@ -31,11 +41,10 @@ export function parseBasic(header: string | undefined): { clientId: string; clie
   return { clientId: decoded.slice(0, colon), clientSecret: decoded.slice(colon + 1) };
 }
 
-/** The RFC 6749 5.2 error body; 401 with a Basic challenge for a bad client. */
+/** The RFC 6749 5.2 error body; 401 with a Basic challenge for a bad client, 429 with Retry-After. */
 export function oauthReply(err: OAuthError): Reply {
-  return {
-    status: err.status,
-    body: { error: err.error, error_description: err.description },
-    headers: err.status === 401 ? { 'WWW-Authenticate': 'Basic realm="venue-box"' } : {},
-  };
+  const headers: Record<string, string> = {};
+  if (err.status === 401) headers['WWW-Authenticate'] = 'Basic realm="venue-box"';
+  if (err.status === 429) headers['Retry-After'] = String(Math.max(1, Math.ceil(err.retryAfterSeconds ?? 1)));
+  return { status: err.status, body: { error: err.error, error_description: err.description }, headers };
 }

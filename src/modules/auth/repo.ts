@@ -11,6 +11,15 @@ export interface RefreshRow {
   expiresMs: number;
   usedMs: number | null;
   revoked: boolean;
+  /** The access token issued together with this refresh token (null on rows from before migration 0006). */
+  accessJti: string | null;
+  accessExpiresMs: number | null;
+}
+
+export interface Revocation {
+  tenantId: string;
+  jti: string;
+  expiresMs: number;
 }
 
 interface RawRefresh {
@@ -24,9 +33,11 @@ interface RawRefresh {
   expires_ms: number;
   used_ms: number | null;
   revoked: number;
+  access_jti: string | null;
+  access_expires_ms: number | null;
 }
 
-/** SQL of the auth module: tenants' OAuth clients, staff users and refresh tokens. */
+/** SQL of the auth module: tenants' OAuth clients, staff users, refresh tokens and revoked access tokens. */
 export function createAuthRepo(db: Db) {
   const tenantExists = db.prepare<[string], { id: string }>('SELECT id FROM tenants WHERE id = ?');
   const client = db.prepare<[string, string], { secret_hash: string }>(
@@ -36,8 +47,10 @@ export function createAuthRepo(db: Db) {
     'SELECT id, password_hash, scope FROM staff_users WHERE tenant_id = ? AND username = ?',
   );
   const insertRefresh = db.prepare(
-    `INSERT INTO refresh_tokens (token_hash, tenant_id, family_id, client_id, user_id, scope, staff, expires_ms)
-     VALUES (@tokenHash, @tenantId, @familyId, @clientId, @userId, @scope, @staff, @expiresMs)`,
+    `INSERT INTO refresh_tokens (token_hash, tenant_id, family_id, client_id, user_id, scope, staff, expires_ms,
+       access_jti, access_expires_ms)
+     VALUES (@tokenHash, @tenantId, @familyId, @clientId, @userId, @scope, @staff, @expiresMs, @accessJti,
+       @accessExpiresMs)`,
   );
   const refresh = db.prepare<[string], RawRefresh>('SELECT * FROM refresh_tokens WHERE token_hash = ?');
   const markUsed = db.prepare<[number, string]>(
@@ -47,6 +60,23 @@ export function createAuthRepo(db: Db) {
     'UPDATE refresh_tokens SET revoked = 1 WHERE tenant_id = ? AND family_id = ?',
   );
   const deleteExpired = db.prepare<[number]>('DELETE FROM refresh_tokens WHERE expires_ms < ?');
+  // The family's access tokens still alive: each refresh row names the one issued with it.
+  const revokeAccess = db.prepare<
+    [{ nowMs: number; tenantId: string; familyId: string }],
+    { tenant_id: string; jti: string; expires_ms: number }
+  >(
+    `INSERT OR IGNORE INTO token_revocations (tenant_id, jti, family_id, expires_ms, revoked_ms)
+     SELECT tenant_id, access_jti, family_id, access_expires_ms, @nowMs FROM refresh_tokens
+     WHERE tenant_id = @tenantId AND family_id = @familyId AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
+     RETURNING tenant_id, jti, expires_ms`,
+  );
+  const activeRevocations = db.prepare<[number], { tenant_id: string; jti: string; expires_ms: number }>(
+    'SELECT tenant_id, jti, expires_ms FROM token_revocations WHERE expires_ms > ?',
+  );
+  const deleteRevocations = db.prepare<[number]>('DELETE FROM token_revocations WHERE expires_ms <= ?');
+  const toRevocation = (r: { tenant_id: string; jti: string; expires_ms: number }): Revocation => ({
+    tenantId: r.tenant_id, jti: r.jti, expiresMs: r.expires_ms,
+  });
 
   return {
     tenantExists: (tenantId: string): boolean => tenantExists.get(tenantId) !== undefined,
@@ -62,14 +92,18 @@ export function createAuthRepo(db: Db) {
       return {
         tokenHash: r.token_hash, tenantId: r.tenant_id, familyId: r.family_id, clientId: r.client_id,
         userId: r.user_id, scope: r.scope, staff: r.staff === 1, expiresMs: r.expires_ms, usedMs: r.used_ms,
-        revoked: r.revoked === 1,
+        revoked: r.revoked === 1, accessJti: r.access_jti, accessExpiresMs: r.access_expires_ms,
       };
     },
     /** True when this call spent the token (single use even under a race). */
     markUsed: (tokenHash: string, nowMs: number): boolean => markUsed.run(nowMs, tokenHash).changes === 1,
-    revokeFamily: (tenantId: string, familyId: string): void => {
+    /** Revokes the family's refresh tokens and its access tokens not yet expired; returns the latter. */
+    revokeFamily: (tenantId: string, familyId: string, nowMs: number): Revocation[] => {
       revokeFamily.run(tenantId, familyId);
+      return revokeAccess.all({ nowMs, tenantId, familyId }).map(toRevocation);
     },
+    activeRevocations: (nowMs: number): Revocation[] => activeRevocations.all(nowMs).map(toRevocation),
+    deleteExpiredRevocations: (nowMs: number): number => deleteRevocations.run(nowMs).changes,
     deleteExpired: (beforeMs: number): number => deleteExpired.run(beforeMs).changes,
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };

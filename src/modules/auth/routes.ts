@@ -2,6 +2,7 @@ import type { Route } from '../../http/types.js';
 import { isUuid } from '../../shared/ids.js';
 import { OAuthError, oauthReply, parseBasic } from '../../shared/oauth-error.js';
 import type { AuthService } from './service.js';
+import { throttleAddress } from './throttle.js';
 
 export function authRoutes(auth: AuthService): Route[] {
   return [
@@ -24,7 +25,8 @@ export function authRoutes(auth: AuthService): Route[] {
           if (!isUuid(tenantId)) throw new OAuthError('invalid_request', 'x-tenant header must be a tenant UUID');
           const basic = parseBasic(req.headers.authorization);
           if (!basic) throw new OAuthError('invalid_client', 'HTTP Basic client credentials are required');
-          const token = await auth.token({ tenantId, ...basic, form });
+          const clientAddress = throttleAddress(req.remoteAddress);
+          const token = await auth.token({ tenantId, ...basic, clientAddress, form });
           return { status: 200, body: token, headers: { pragma: 'no-cache' } };
         } catch (err) {
           if (err instanceof OAuthError) return oauthReply(err);

@@ -12,17 +12,23 @@ import { loadOrCreateKey } from '../../shared/jwt.js';
 import { createAuthRepo } from './repo.js';
 import { createAuthService } from './service.js';
 
+const THROTTLE = {
+  accountAtAddress: { burst: 5, refillSeconds: 10 }, account: { burst: 100, refillSeconds: 2 },
+  address: { burst: 20, refillSeconds: 1 }, maxConcurrentHashes: 2, maxQueuedHashes: 16,
+};
+
 test('a remembered token is still refused once it expires', async () => {
   const db = new Database(':memory:');
   migrate(db);
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   let now = Date.parse('2026-11-23T12:00:00Z');
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
-    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, now: () => now,
+    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, now: () => now,
   });
   const tenant = demo.tenants[0]!;
   const { access_token: token } = await auth.token({
     tenantId: tenant.id, clientId: tenant.clients[0]!.clientId, clientSecret: tenant.clients[0]!.clientSecret,
+    clientAddress: '127.0.0.1',
     form: new URLSearchParams({ grant_type: 'password', username: 'anonymous', password: '' }),
   });
   expect(auth.verify(token).tenantId).toBe(tenant.id);
@@ -39,7 +45,7 @@ test('an access token lives expires_in seconds, give or take half a second, what
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   let now = 0;
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
-    accessTtlSeconds: 1, refreshTtlMs: 86_400_000, now: () => now,
+    accessTtlSeconds: 1, refreshTtlMs: 86_400_000, throttle: THROTTLE, now: () => now,
   });
   const tenant = demo.tenants[0]!;
   // Issued 1 ms before a second ends (a whole-second exp rounded down would expire it 1 ms later) and 1 ms after.
@@ -47,6 +53,7 @@ test('an access token lives expires_in seconds, give or take half a second, what
     now = Date.parse(issuedAt);
     const issued = await auth.token({
       tenantId: tenant.id, clientId: tenant.clients[0]!.clientId, clientSecret: tenant.clients[0]!.clientSecret,
+      clientAddress: '127.0.0.1',
       form: new URLSearchParams({ grant_type: 'password', username: 'anonymous', password: '' }),
     });
     expect(issued.expires_in).toBe(1);
@@ -55,4 +62,34 @@ test('an access token lives expires_in seconds, give or take half a second, what
     now += 1_000;
     expect(() => auth.verify(issued.access_token)).toThrow(AppError);
   }
+});
+
+test('reusing a refresh token revokes its family\'s access tokens until they expire, after a restart too', async () => {
+  const db = new Database(':memory:');
+  migrate(db);
+  applyProvisioning(createProvisioningRepo(db), 'demo', demo);
+  let now = Date.parse('2026-11-23T12:00:00Z');
+  const key = loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-')));
+  const options = { accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, now: () => now };
+  const auth = createAuthService(createAuthRepo(db), key, options);
+  const { id: tenantId, clients: [client] } = demo.tenants[0]!;
+  const grant = (form: Record<string, string>) =>
+    auth.token({ tenantId, ...client!, clientAddress: '127.0.0.1', form: new URLSearchParams(form) });
+  const anonymous = { grant_type: 'password', username: 'anonymous', password: '' };
+  const first = await grant(anonymous);
+  const second = await grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
+  const other = await grant(anonymous);
+  await expect(grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token }))
+    .rejects.toMatchObject({ error: 'invalid_grant' });
+
+  for (const t of [first, second]) expect(() => auth.verify(t.access_token)).toThrow(/token revoked/);
+  expect(auth.verify(other.access_token).userId).toBe(other.UUID);
+  // A restarted box reads the list back from SQLite.
+  const restarted = createAuthService(createAuthRepo(db), key, options);
+  expect(() => restarted.verify(second.access_token)).toThrow(/token revoked/);
+  expect(restarted.sweepExpired()).toEqual({ refreshTokens: 0, revocations: 0 });
+  // Pruned once the tokens have expired, when the signature check refuses them anyway.
+  now += 60_000;
+  expect(restarted.sweepExpired()).toEqual({ refreshTokens: 0, revocations: 2 });
+  expect(() => restarted.verify(second.access_token)).toThrow(/token expired/);
 });

@@ -4,8 +4,10 @@ import { unauthorized } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { type Claims, type SigningKey, signJwt, verifyJwt } from '../../shared/jwt.js';
 import { OAuthError } from '../../shared/oauth-error.js';
-import { verifySecret } from '../../shared/passwords.js';
-import type { AuthRepo } from './repo.js';
+import { createCredentialChecks } from './credentials.js';
+import type { AuthRepo, Revocation } from './repo.js';
+import { createRevocationList } from './revocations.js';
+import { createLoginThrottle, type ThrottleOptions } from './throttle.js';
 
 export interface TokenResponse {
   access_token: string;
@@ -22,12 +24,15 @@ export interface TokenRequest {
   tenantId: string;
   clientId: string;
   clientSecret: string;
+  /** The client's address as the throttle keys it (throttleAddress of the peer IP). */
+  clientAddress: string;
   form: URLSearchParams;
 }
 
 export interface AuthOptions {
   accessTtlSeconds: number;
   refreshTtlMs: number;
+  throttle: ThrottleOptions;
   now: () => number;
 }
 
@@ -37,25 +42,12 @@ const MAX_VERIFIED_TOKENS = 10_000;
 
 /** Token issue (password and refresh grants) and bearer-token verification. */
 export function createAuthService(repo: AuthRepo, key: SigningKey, options: AuthOptions) {
-  // A kiosk asks for tokens all day with the same client secret; scrypt each time would cost ~50 ms of CPU
-  // on a Pi, so a verified secret is remembered by digest together with the stored hash it matched: a
-  // secret changed by provisioning changes the stored hash, and the old secret is checked (and fails) again.
-  const verifiedClients = new Set<string>();
+  const credentials = createCredentialChecks(repo, createLoginThrottle(options.throttle, options.now));
+  const revocations = createRevocationList(repo, options.now);
   // Every request carries a token and a client reuses one for an hour: a verified token is remembered by its
   // exact text (which the signature covers) so the Ed25519 check runs once per token, not per request. Expiry
   // is checked on every use.
   const verifiedTokens = new Map<string, Claims>();
-
-  async function checkClient(req: TokenRequest): Promise<void> {
-    const stored = repo.tenantExists(req.tenantId) ? repo.clientSecretHash(req.tenantId, req.clientId) : undefined;
-    const digest = sha256(`${stored}\0${req.clientSecret}`);
-    if (stored && verifiedClients.has(digest)) return;
-    if (!stored || !(await verifySecret(req.clientSecret, stored))) {
-      throw new OAuthError('invalid_client', 'unknown client or wrong client secret for this tenant');
-    }
-    if (verifiedClients.size > 1000) verifiedClients.clear();
-    verifiedClients.add(digest);
-  }
 
   function grantScope(requested: string | null, allowed: string[]): string[] {
     if (requested === null || requested.trim() === '') return allowed;
@@ -76,13 +68,14 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
     const iat = Math.round(now / 1000);
     const jti = newId();
     const scope = user.scope.join(' ');
-    const access = signJwt(key, {
-      UUID: user.userId, TENANT: req.tenantId, scope, jti, iat, exp: iat + options.accessTtlSeconds,
-    });
+    const exp = iat + options.accessTtlSeconds;
+    const access = signJwt(key, { UUID: user.userId, TENANT: req.tenantId, scope, jti, iat, exp });
     const refresh = randomBytes(32).toString('base64url');
+    // The refresh row names the access token issued with it, so revoking the family can revoke that too.
     repo.insertRefresh({
       tokenHash: sha256(refresh), tenantId: req.tenantId, familyId, clientId: req.clientId,
       userId: user.userId, scope, staff: user.staff, expiresMs: now + options.refreshTtlMs,
+      accessJti: jti, accessExpiresMs: exp * 1000,
     });
     return {
       access_token: access, token_type: 'bearer', refresh_token: refresh, expires_in: options.accessTtlSeconds,
@@ -99,15 +92,12 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
       const scope = grantScope(req.form.get('scope'), ANONYMOUS_SCOPE);
       return issue(req, { userId: newId(), scope, staff: false }, newId());
     }
-    const staff = repo.staffUser(req.tenantId, username);
-    // Verify against a dummy hash when the user is unknown so timing does not reveal usernames.
-    const ok = await verifySecret(password, staff?.password_hash ?? DUMMY_HASH);
-    if (!staff || !ok) throw new OAuthError('invalid_grant', 'wrong username or password');
+    const staff = await credentials.checkPassword(req.tenantId, username, password, req.clientAddress);
     const scope = grantScope(req.form.get('scope'), staff.scope.split(/\s+/));
     return issue(req, { userId: staff.id, scope, staff: true }, newId());
   }
 
-  function refreshGrant(req: TokenRequest): TokenResponse | { reused: true } {
+  function refreshGrant(req: TokenRequest): TokenResponse | { reused: Revocation[] } {
     const presented = req.form.get('refresh_token');
     if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
     return repo.transaction(() => {
@@ -117,25 +107,30 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
       }
       if (row.revoked) throw new OAuthError('invalid_grant', 'refresh token revoked');
       if (row.expiresMs <= options.now()) throw new OAuthError('invalid_grant', 'refresh token expired');
+      // There is no grace for a retried refresh: any second presentation of a spent token is reuse, whether
+      // or not its successor has been used since.
       if (row.usedMs !== null || !repo.markUsed(row.tokenHash, options.now())) {
-        // Reuse of a spent token means it leaked: revoke the whole family (OAuth 2.0 Security BCP 4.14).
-        repo.revokeFamily(row.tenantId, row.familyId);
-        return { reused: true } as const;
+        // Reuse of a spent token means it leaked: revoke the whole family (OAuth 2.0 Security BCP 4.14),
+        // with the access tokens already issued to it. Returned, not thrown, so the revocation commits.
+        return { reused: repo.revokeFamily(row.tenantId, row.familyId, options.now()) };
       }
       const scope = grantScope(req.form.get('scope'), row.scope.split(' '));
       return issue(req, { userId: row.userId, scope, staff: row.staff }, row.familyId);
-    }) as TokenResponse | { reused: true };
+    }) as TokenResponse | { reused: Revocation[] };
   }
 
   return {
     async token(req: TokenRequest): Promise<TokenResponse> {
-      await checkClient(req);
+      await credentials.checkClient(req.tenantId, req.clientId, req.clientSecret, req.clientAddress);
       const grant = req.form.get('grant_type');
       if (!grant) throw new OAuthError('invalid_request', 'grant_type is required');
       if (grant === 'password') return passwordGrant(req);
       if (grant === 'refresh_token') {
         const result = refreshGrant(req);
-        if ('reused' in result) throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');
+        if ('reused' in result) {
+          revocations.add(result.reused);
+          throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');
+        }
         return result;
       }
       throw new OAuthError('unsupported_grant_type', `grant_type ${grant} is not supported`);
@@ -155,6 +150,7 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
         verifiedTokens.set(token, claims);
       }
       if (!repo.tenantExists(claims.TENANT)) throw unauthorized('unknown tenant');
+      if (revocations.isRevoked(claims.TENANT, claims.jti)) throw unauthorized('token revoked');
       const scope = claims.scope.split(' ');
       return {
         tenantId: claims.TENANT, userId: claims.UUID, scope, staff: scope.includes('write'),
@@ -162,12 +158,15 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
       };
     },
 
-    /** Removes refresh tokens past their expiry (a spent token is kept until then for reuse detection). */
-    sweepExpired: (): number => repo.deleteExpired(options.now()),
+    /**
+     * Removes refresh tokens past their expiry (a spent token is kept until then for reuse detection) and
+     * revocations of access tokens that have expired anyway.
+     */
+    sweepExpired: (): { refreshTokens: number; revocations: number } => ({
+      refreshTokens: repo.deleteExpired(options.now()),
+      revocations: revocations.prune(),
+    }),
   };
 }
-
-const DUMMY_HASH =
-  'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 export type AuthService = ReturnType<typeof createAuthService>;

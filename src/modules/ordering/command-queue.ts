@@ -1,6 +1,7 @@
 import type { Logger } from '../../log.js';
 import { CommandRejected, type ErrorDetail } from '../../shared/errors.js';
 import type { OutgoingFrame } from '../../ws/event-store.js';
+import type { StoredKey } from './idempotency-repo.js';
 import type { CommandRecord, OrderRepo } from './repo.js';
 
 export interface CommandHandler {
@@ -20,6 +21,7 @@ export interface QueueDeps {
 
 interface Waiting {
   record: Omit<CommandRecord, 'seq'>;
+  key: StoredKey | undefined;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -32,6 +34,7 @@ const RETRY_MS = 1000;
  * commit: one fsync for the batch, synchronous=FULL) before any of their 200s is written. Processing
  * follows in confirmation order, each command atomic in its own savepoint, and the events are pushed only
  * after their transaction commits. Commands confirmed before a crash are processed at the next start.
+ * A command's Idempotency-Key is stored in the same transaction as the command: both or neither.
  */
 export function createCommandQueue(deps: QueueDeps) {
   let waiting: Waiting[] = [];
@@ -43,7 +46,10 @@ export function createCommandQueue(deps: QueueDeps) {
     waiting = [];
     try {
       deps.repo.transaction(() => {
-        for (const w of batch) deps.repo.insertCommand(w.record);
+        for (const w of batch) {
+          deps.repo.insertCommand(w.record);
+          if (w.key) deps.repo.idempotency.insert(w.key);
+        }
       });
     } catch (err) {
       for (const w of batch) w.reject(err);
@@ -113,9 +119,9 @@ export function createCommandQueue(deps: QueueDeps) {
 
   return {
     /** Resolves once the command is committed to disk; the caller then writes the confirmation. */
-    confirm(record: Omit<CommandRecord, 'seq'>): Promise<void> {
+    confirm(record: Omit<CommandRecord, 'seq'>, key?: StoredKey): Promise<void> {
       return new Promise((resolve, reject) => {
-        waiting.push({ record, resolve, reject });
+        waiting.push({ record, key, resolve, reject });
         if (waiting.length === 1) setImmediate(flushConfirmations);
       });
     },

@@ -1,4 +1,5 @@
 import type { Db } from '../../db/open.js';
+import { createIdempotencyRepo } from './idempotency-repo.js';
 
 export interface CommandRecord {
   seq: number;
@@ -172,6 +173,8 @@ export function createOrderRepo(db: Db) {
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
   return {
+    /** Idempotency-Keys of confirmed commands, written in the transaction that stores the command. */
+    idempotency: createIdempotencyRepo(db),
     insertCommand(c: Omit<CommandRecord, 'seq'>): void {
       s.insertCommand.run(c.correlationId, c.tenantId, c.userId, c.staff ? 1 : 0, c.orderId, c.kind,
         JSON.stringify(c.body), c.confirmedMs);

@@ -1,9 +1,10 @@
-import { json, type Route } from '../../http/types.js';
+import { json, type Route, type RouteContext } from '../../http/types.js';
 import { isUuid } from '../../shared/ids.js';
 import { notFound } from '../../shared/errors.js';
 import { compile } from '../../shared/validate.js';
+import { idempotencyOf, type IdempotencyRequest } from './idempotency.js';
 import { AppendBody, CancelBody, CompleteBody, EmptyBody, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
-import type { OrderingService } from './service.js';
+import type { Confirmation, OrderingService } from './service.js';
 import { parseOrderQuery } from './staff-views.js';
 
 const validateNew = compile(NewOrderBody);
@@ -20,39 +21,42 @@ const orderIdOf = (id: string | undefined): string => {
   return id;
 };
 
+type Run = (ctx: RouteContext, idem: IdempotencyRequest | undefined) => Promise<Confirmation>;
+
 export function orderingRoutes(ordering: OrderingService): Route[] {
-  /** An order command on `order/{id}/<name>`: validated here, queued and confirmed by the service. */
-  const command = (name: string, body: Route['body'], run: Route['handle']): Route => ({
-    method: 'post', path: `/ordering-api/api/order/:id/${name}`, auth: 'bearer', body, handle: run,
+  /**
+   * An order command: its Idempotency-Key is checked first (the fingerprint is taken from the body as parsed,
+   * before validation), then the body; the service queues it and answers its confirmation.
+   */
+  const command = (path: string, body: Route['body'], run: Run): Route => ({
+    method: 'post', path, auth: 'bearer', body,
+    handle: async (ctx) => json(200, await run(ctx, idempotencyOf(ctx.req.headers, ctx.req.path, ctx.body))),
   });
+  const onOrder = (name: string, body: Route['body'], run: Run): Route =>
+    command(`/ordering-api/api/order/:id/${name}`, body, run);
   return [
-    {
-      method: 'post',
-      path: '/ordering-api/api/order/new',
-      auth: 'bearer',
-      body: 'json',
-      handle: async ({ principal, body }) => json(200, await ordering.newOrder(principal, validateNew(body))),
-    },
-    command('append', 'json', async ({ req, principal, body }) =>
-      json(200, await ordering.append(principal, orderIdOf(req.params.id), validateAppend(body)))),
-    command('update', 'json', async ({ req, principal, body }) =>
-      json(200, await ordering.update(principal, orderIdOf(req.params.id), validateUpdate(body)))),
-    command('remove', 'json', async ({ req, principal, body }) =>
-      json(200, await ordering.remove(principal, orderIdOf(req.params.id), validateRemove(body)))),
-    command('submit', 'optional-json', async ({ req, principal, body }) => {
+    command('/ordering-api/api/order/new', 'json', ({ principal, body }, idem) =>
+      ordering.newOrder(principal, validateNew(body), idem)),
+    onOrder('append', 'json', ({ req, principal, body }, idem) =>
+      ordering.append(principal, orderIdOf(req.params.id), validateAppend(body), idem)),
+    onOrder('update', 'json', ({ req, principal, body }, idem) =>
+      ordering.update(principal, orderIdOf(req.params.id), validateUpdate(body), idem)),
+    onOrder('remove', 'json', ({ req, principal, body }, idem) =>
+      ordering.remove(principal, orderIdOf(req.params.id), validateRemove(body), idem)),
+    onOrder('submit', 'optional-json', ({ req, principal, body }, idem) => {
       const id = orderIdOf(req.params.id);
       validateEmpty(body ?? {});
-      return json(200, await ordering.submit(principal, id));
+      return ordering.submit(principal, id, idem);
     }),
-    command('ready', 'optional-json', async ({ req, principal, body }) => {
+    onOrder('ready', 'optional-json', ({ req, principal, body }, idem) => {
       const id = orderIdOf(req.params.id);
       validateEmpty(body ?? {});
-      return json(200, await ordering.ready(principal, id));
+      return ordering.ready(principal, id, idem);
     }),
-    command('complete', 'json', async ({ req, principal, body }) =>
-      json(200, await ordering.complete(principal, orderIdOf(req.params.id), validateComplete(body)))),
-    command('cancel', 'optional-json', async ({ req, principal, body }) =>
-      json(200, await ordering.cancel(principal, orderIdOf(req.params.id), validateCancel(body ?? {})))),
+    onOrder('complete', 'json', ({ req, principal, body }, idem) =>
+      ordering.complete(principal, orderIdOf(req.params.id), validateComplete(body), idem)),
+    onOrder('cancel', 'optional-json', ({ req, principal, body }, idem) =>
+      ordering.cancel(principal, orderIdOf(req.params.id), validateCancel(body ?? {}), idem)),
     {
       method: 'get',
       path: '/ordering-api/api/order/:id',

@@ -13,6 +13,7 @@ import {
   type StoredComplete, type StoredRemove, type StoredUpdate,
 } from './lifecycle.js';
 import { buildOrder, type Order } from './order-view.js';
+import { createIdempotencyGuard, type IdempotencyRequest } from './idempotency.js';
 import type { CommandRecord, OrderFilter, OrderRepo } from './repo.js';
 import { restoreOrder } from './restore.js';
 import type { AppendBody, CancelBody, CompleteBody, LineInput, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
@@ -44,16 +45,27 @@ export interface OrderingDeps extends CommandDeps {
 /** Ordering use cases: confirm commands (durably), apply them later, read orders. */
 export function createOrderingService(deps: OrderingDeps) {
   let queue: CommandQueue | undefined;
+  const keys = createIdempotencyGuard(deps.repo.idempotency);
   const withIds = (lines: LineInput[] = []): StoredLine[] =>
     lines.map((l) => ({ id: newId(), productId: l.productId, quantity: l.quantity }));
 
-  async function confirm(p: Principal, orderId: string, kind: string, body: unknown, lines: string[]): Promise<Confirmation> {
+  /**
+   * Queues a command durably and resolves with its confirmation. With an Idempotency-Key the confirmation is
+   * stored as JSON text with the command; a retry gets that one back (for `new`, the original order and line
+   * ids, not the fresh ones made for the retry), and it serialises to the same bytes again.
+   */
+  function confirm(p: Principal, orderId: string, kind: string, body: unknown, lines: string[],
+    idem: IdempotencyRequest | undefined): Promise<Confirmation> {
     const correlationId = newId();
-    await queue!.confirm({
-      correlationId, tenantId: p.tenantId, userId: p.userId, staff: isStaff(p), orderId, kind, body,
-      confirmedMs: deps.now(),
-    });
-    return { correlationId, orderId, lines };
+    const confirmation: Confirmation = { correlationId, orderId, lines };
+    const confirmedMs = deps.now();
+    const record = { correlationId, tenantId: p.tenantId, userId: p.userId, staff: isStaff(p), orderId, kind, body, confirmedMs };
+    if (!idem) return queue!.confirm(record).then(() => confirmation);
+    const response = JSON.stringify(confirmation);
+    const stored = { tenantId: p.tenantId, userId: p.userId, key: idem.key, fingerprint: idem.fingerprint, correlationId,
+      response, createdMs: confirmedMs };
+    return keys.once(p.tenantId, p.userId, idem, () => queue!.confirm(record, stored).then(() => response))
+      .then((text) => JSON.parse(text) as Confirmation);
   }
 
   /** The order.changed event of an applied command: the order as it now is, and the command that changed it. */
@@ -102,7 +114,7 @@ export function createOrderingService(deps: OrderingDeps) {
       queue = q;
     },
 
-    newOrder(p: Principal, body: NewOrderBody): Promise<Confirmation> {
+    newOrder(p: Principal, body: NewOrderBody, idem?: IdempotencyRequest): Promise<Confirmation> {
       rejectDuplicates(body.buckets.map((b) => b.venue), (i) => `/buckets/${i}/venue`, 'each venue may have only one bucket');
       const stored: StoredNew = {
         orderType: body.orderType,
@@ -111,38 +123,40 @@ export function createOrderingService(deps: OrderingDeps) {
         ...(body.extra ? { extra: body.extra } : {}),
       };
       const lineIds = stored.buckets.flatMap((b) => b.lines.map((l) => l.id));
-      return confirm(p, newId(), 'new', stored, lineIds);
+      return confirm(p, newId(), 'new', stored, lineIds, idem);
     },
 
-    append(p: Principal, orderId: string, body: AppendBody): Promise<Confirmation> {
+    append(p: Principal, orderId: string, body: AppendBody, idem?: IdempotencyRequest): Promise<Confirmation> {
       const lines = withIds(body.lines);
-      return confirm(p, orderId, 'append', { venue: body.venue, lines }, lines.map((l) => l.id));
+      return confirm(p, orderId, 'append', { venue: body.venue, lines }, lines.map((l) => l.id), idem);
     },
 
-    update(p: Principal, orderId: string, body: UpdateBody): Promise<Confirmation> {
+    update(p: Principal, orderId: string, body: UpdateBody, idem?: IdempotencyRequest): Promise<Confirmation> {
       const ids = body.lines.map((l) => l.id);
       rejectDuplicates(ids, (i) => `/lines/${i}/id`, LINE_ONCE);
       const stored: StoredUpdate = { venue: body.venue, lines: body.lines.map((l) => ({ id: l.id, quantity: l.quantity })) };
-      return confirm(p, orderId, 'update', stored, ids);
+      return confirm(p, orderId, 'update', stored, ids, idem);
     },
 
-    remove(p: Principal, orderId: string, body: RemoveBody): Promise<Confirmation> {
+    remove(p: Principal, orderId: string, body: RemoveBody, idem?: IdempotencyRequest): Promise<Confirmation> {
       rejectDuplicates(body.lines, (i) => `/lines/${i}`, LINE_ONCE);
       const stored: StoredRemove = { venue: body.venue, lines: body.lines };
-      return confirm(p, orderId, 'remove', stored, body.lines);
+      return confirm(p, orderId, 'remove', stored, body.lines, idem);
     },
 
-    submit: (p: Principal, orderId: string): Promise<Confirmation> => confirm(p, orderId, 'submit', {}, []),
-    ready: (p: Principal, orderId: string): Promise<Confirmation> => confirm(p, orderId, 'ready', {}, []),
+    submit: (p: Principal, orderId: string, idem?: IdempotencyRequest): Promise<Confirmation> =>
+      confirm(p, orderId, 'submit', {}, [], idem),
+    ready: (p: Principal, orderId: string, idem?: IdempotencyRequest): Promise<Confirmation> =>
+      confirm(p, orderId, 'ready', {}, [], idem),
 
-    complete(p: Principal, orderId: string, body: CompleteBody): Promise<Confirmation> {
+    complete(p: Principal, orderId: string, body: CompleteBody, idem?: IdempotencyRequest): Promise<Confirmation> {
       const stored: StoredComplete = { claimCode: body.claimCode };
-      return confirm(p, orderId, 'complete', stored, []);
+      return confirm(p, orderId, 'complete', stored, [], idem);
     },
 
-    cancel(p: Principal, orderId: string, body: CancelBody): Promise<Confirmation> {
+    cancel(p: Principal, orderId: string, body: CancelBody, idem?: IdempotencyRequest): Promise<Confirmation> {
       const stored: StoredCancel = body.reason === undefined ? {} : { reason: body.reason };
-      return confirm(p, orderId, 'cancel', stored, []);
+      return confirm(p, orderId, 'cancel', stored, [], idem);
     },
 
     /**
@@ -158,6 +172,9 @@ export function createOrderingService(deps: OrderingDeps) {
       }
       return all.length;
     },
+
+    /** Removes Idempotency-Keys stored before `beforeMs` (the retention job); returns how many. */
+    pruneIdempotencyKeys: (beforeMs: number): number => deps.repo.idempotency.prune(beforeMs),
 
     /** Puts an order back from the central's copy (src/modules/ordering/restore.ts). */
     restore: (tenantId: string, body: OrderChangedBody): void => restoreOrder(deps.repo, tenantId, body),

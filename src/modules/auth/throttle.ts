@@ -1,0 +1,155 @@
+import { OAuthError } from '../../shared/oauth-error.js';
+
+/** A token bucket: `burst` attempts at once, then one more every `refillSeconds`. */
+export interface BucketLimit {
+  burst: number;
+  refillSeconds: number;
+}
+
+export interface ThrottleOptions {
+  /** Failed checks of one account (staff user or OAuth client) from one client address. */
+  accountAtAddress: BucketLimit;
+  /** Failed checks of one account from all addresses together: a high ceiling against many attackers. */
+  account: BucketLimit;
+  /** Failed checks of any account from one address: one client trying many usernames. */
+  address: BucketLimit;
+  /** scrypt verifications running at once; the rest wait in the queue. */
+  maxConcurrentHashes: number;
+  /** Verifications waiting for a slot; beyond this a check is refused at once. */
+  maxQueuedHashes: number;
+}
+
+/** Bucket maps past this size drop their full buckets (a full bucket is the same as no bucket), then the oldest. */
+const MAX_BUCKETS = 10_000;
+
+function createBuckets(limit: BucketLimit, now: () => number) {
+  const refillMs = limit.refillSeconds * 1000;
+  const buckets = new Map<string, { level: number; atMs: number }>();
+  const levelOf = (key: string, at: number): number => {
+    const b = buckets.get(key);
+    return b ? Math.min(limit.burst, b.level + (at - b.atMs) / refillMs) : limit.burst;
+  };
+  const set = (key: string, level: number, at: number): void => {
+    buckets.delete(key); // re-inserted last: the Map's order is oldest change first
+    if (level < limit.burst) buckets.set(key, { level, atMs: at });
+    if (buckets.size > MAX_BUCKETS) shrink(at);
+  };
+  const shrink = (at: number): void => {
+    for (const key of buckets.keys()) if (levelOf(key, at) >= limit.burst) buckets.delete(key);
+    for (const key of buckets.keys()) {
+      if (buckets.size <= MAX_BUCKETS * 0.9) break;
+      buckets.delete(key);
+    }
+  };
+  return {
+    /** Milliseconds until one attempt is available (0: available now). */
+    waitMs(key: string): number {
+      const level = levelOf(key, now());
+      return level >= 1 ? 0 : (1 - level) * refillMs;
+    },
+    take(key: string): void {
+      const at = now();
+      set(key, levelOf(key, at) - 1, at);
+    },
+    give(key: string): void {
+      const at = now();
+      set(key, levelOf(key, at) + 1, at);
+    },
+    reset(key: string): void {
+      buckets.delete(key);
+    },
+    get size(): number {
+      return buckets.size;
+    },
+  };
+}
+
+const tooMany = (waitMs: number, why: string): OAuthError =>
+  new OAuthError('temporarily_unavailable', why, Math.max(1, Math.ceil(waitMs / 1000)));
+
+/**
+ * Throttles password and client-secret checks. Every check takes one attempt from three buckets before scrypt
+ * runs and gets them back if the secret was right, so only failures count: attackers elsewhere never use up
+ * the real user's attempts at their own address. A check that finds a bucket empty, or the scrypt queue full,
+ * is answered at once with 429 temporarily_unavailable and no scrypt at all. Attempts are taken before the
+ * hash runs (not after it fails), so a burst sent in parallel is counted as it arrives.
+ */
+export function createLoginThrottle(options: ThrottleOptions, now: () => number) {
+  const pair = createBuckets(options.accountAtAddress, now);
+  const account = createBuckets(options.account, now);
+  const address = createBuckets(options.address, now);
+  let running = 0;
+  const queue: (() => void)[] = [];
+
+  const release = (): void => {
+    const next = queue.shift();
+    if (next) next();
+    else running -= 1;
+  };
+
+  return {
+    /**
+     * Runs `check` (a secret verification) under the limits; throws OAuthError temporarily_unavailable (429)
+     * without running it when the account or the address has no attempts left or too many checks are waiting.
+     */
+    async verify(accountKey: string, clientAddress: string, check: () => Promise<boolean>): Promise<boolean> {
+      const pairKey = `${accountKey}\0${clientAddress}`;
+      const wait = Math.max(pair.waitMs(pairKey), account.waitMs(accountKey));
+      if (wait > 0) throw tooMany(wait, 'too many failed sign-ins for this account; retry after Retry-After seconds');
+      const addressWait = address.waitMs(clientAddress);
+      if (addressWait > 0) {
+        throw tooMany(addressWait, 'too many failed sign-ins from this address; retry after Retry-After seconds');
+      }
+      if (running >= options.maxConcurrentHashes && queue.length >= options.maxQueuedHashes) {
+        throw tooMany(1000, 'too many sign-ins at once; retry after Retry-After seconds');
+      }
+      pair.take(pairKey);
+      account.take(accountKey);
+      address.take(clientAddress);
+      if (running < options.maxConcurrentHashes) running += 1;
+      else await new Promise<void>((resolve) => queue.push(resolve));
+      let ok = false;
+      try {
+        ok = await check();
+      } finally {
+        release();
+      }
+      if (ok) {
+        // The owner proved the secret from this address: its own typos there are forgiven.
+        pair.reset(pairKey);
+        account.give(accountKey);
+        address.give(clientAddress);
+      }
+      return ok;
+    },
+    /** For tests and diagnostics. */
+    stats: () => ({ running, queued: queue.length, buckets: pair.size + account.size + address.size }),
+  };
+}
+
+export type LoginThrottle = ReturnType<typeof createLoginThrottle>;
+
+/**
+ * The address a client is throttled by: an IPv4 address as it is, an IPv6 address by its /64 prefix (one
+ * host picks any address in its /64 at will), and an IPv4-mapped IPv6 address as the IPv4 address.
+ */
+export function throttleAddress(text: string): string {
+  if (!text.includes(':')) return text;
+  const [head = '', tail] = text.toLowerCase().split('::', 2) as [string, string | undefined];
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const last = right.at(-1) ?? left.at(-1) ?? '';
+  // An embedded dotted IPv4 tail ("::ffff:1.2.3.4") counts as two groups.
+  const dotted = last.includes('.') ? last : undefined;
+  if (dotted) (right.length > 0 ? right : left).pop();
+  const groupCount = left.length + right.length + (dotted ? 2 : 0);
+  const fill = tail === undefined ? [] : Array<string>(Math.max(0, 8 - groupCount)).fill('0');
+  const groups = [...left, ...fill, ...right].map((g) => g.replace(/^0+(?=.)/, ''));
+  if (groups.slice(0, 5).every((g) => g === '0') && groups[5] === 'ffff') {
+    if (dotted) return dotted;
+    const hi = parseInt(groups[6] ?? '0', 16);
+    const lo = parseInt(groups[7] ?? '0', 16);
+    return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+  }
+  return `${groups.slice(0, 4).join(':')}::/64`;
+}
