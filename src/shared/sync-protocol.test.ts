@@ -1,7 +1,7 @@
 import nacl from 'tweetnacl';
 import { describe, expect, test } from 'vitest';
 import {
-  BatchFormatError, type BatchHeader, chainHash, chainOf, decodeBatch, encodeBatch, envelopeText, GENESIS_HASH, keyIdOf,
+  BatchFormatError, type BatchHeader, batchParts, chainHash, chainOf, decodeBatch, encodeBatch, envelopeText, GENESIS_HASH, keyIdOf,
   signDetached, verifyDetached,
 } from './sync-protocol.js';
 
@@ -37,6 +37,13 @@ describe('sync protocol', () => {
     expect(verifyDetached(Buffer.from(headerText.replace('"epoch":1', '"epoch":2')), decoded.signature, pair.publicKey)).toBe(false);
     expect(verifyDetached(Buffer.from(headerText), decoded.signature, nacl.sign.keyPair().publicKey)).toBe(false);
     expect(verifyDetached(Buffer.from(headerText), decoded.signature.subarray(1), pair.publicKey)).toBe(false);
+  });
+
+  test('a batch written in parts is the same bytes as the batch encoded at once', () => {
+    const signature = signDetached(Buffer.from('h'), pair.secretKey);
+    const chunks = [Buffer.from(envelopes.slice(0, 2).join('\n')), Buffer.from(envelopes[2]!)];
+    expect(Buffer.concat(batchParts('h', signature, chunks))).toEqual(encodeBatch('h', signature, envelopes));
+    expect(decodeBatch(Buffer.concat(batchParts(JSON.stringify(header), signature, chunks))).envelopes).toEqual(envelopes);
   });
 
   test('malformed batches are refused with a reason', () => {

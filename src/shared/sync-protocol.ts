@@ -170,8 +170,22 @@ export interface Head {
 
 /** The batch as bytes: header line, signature line (base64), one line per event (JSON text has no raw newline). */
 export function encodeBatch(headerText: string, signature: Uint8Array, envelopes: string[]): Buffer {
-  return Buffer.from(`${headerText}\n${Buffer.from(signature).toString('base64')}\n${envelopes.join('\n')}`, 'utf8');
+  return Buffer.concat(batchParts(headerText, signature, [Buffer.from(envelopes.join('\n'), 'utf8')]));
 }
+
+/**
+ * The same bytes as `encodeBatch`, as parts to write one after another: `eventChunks` are runs of envelopes,
+ * each already joined by newlines and encoded (a sender encodes a few dozen at a time, never the whole batch).
+ */
+export function batchParts(headerText: string, signature: Uint8Array, eventChunks: Buffer[]): Buffer[] {
+  const parts: Buffer[] = [Buffer.from(`${headerText}\n${Buffer.from(signature).toString('base64')}\n`, 'utf8')];
+  eventChunks.forEach((chunk, i) => {
+    if (i > 0) parts.push(NEWLINE);
+    parts.push(chunk);
+  });
+  return parts;
+}
+const NEWLINE = Buffer.from('\n');
 
 export interface DecodedBatch {
   headerText: string;

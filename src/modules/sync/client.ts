@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import {
   BATCH_MEDIA_TYPE, type BatchAck, type EnrolRequest, type EnrolResponse, type HelloRequest, type HelloResponse, PATHS,
   requestSigningText, type SyncErrorBody, type TailResponse,
@@ -24,38 +26,61 @@ export interface ClientOptions {
   signal?: AbortSignal;
 }
 
-async function call<T>(url: string, init: RequestInit, options: ClientOptions): Promise<T> {
-  const signals = [AbortSignal.timeout(options.requestTimeoutMs), ...(options.signal ? [options.signal] : [])];
-  let res: Response;
-  try {
-    res = await fetch(url, { ...init, signal: AbortSignal.any(signals) });
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
-    throw new CentralError(0, `central unreachable (${cause})`);
-  }
-  let text: string;
-  try {
-    text = await res.text();
-  } catch (err) {
-    throw new CentralError(0, `central stopped answering (${(err as Error).name})`);
-  }
+/** One HTTP exchange: the body written part by part (a batch is never joined into one buffer). */
+function exchange(url: string, method: string, headers: Record<string, string>, parts: Buffer[], options: ClientOptions):
+  Promise<{ status: number; retryAfter: string | undefined; text: string }> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const length = parts.reduce((n, p) => n + p.length, 0);
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const signal = AbortSignal.any([AbortSignal.timeout(options.requestTimeoutMs), ...(options.signal ? [options.signal] : [])]);
+    const req = send(target, { method, headers: { ...headers, 'content-length': String(length) }, signal }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        // An answer is a small JSON object or a tail page (at most a few MiB): past that, not a central's answer.
+        if (size > MAX_ANSWER_BYTES) req.destroy(new Error('answer too large'));
+        else chunks.push(c);
+      });
+      res.on('end', () => {
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+          text: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.on('error', (err) => reject(new CentralError(0, `central stopped answering (${(err as Error).message})`)));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const cause = err.name === 'AbortError' ? (options.signal?.aborted ? 'stopping' : 'timeout') : (err.code ?? err.message);
+      reject(new CentralError(0, `central unreachable (${cause})`));
+    });
+    for (const part of parts) req.write(part);
+    req.end();
+  });
+}
+
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+async function call<T>(url: string, method: string, headers: Record<string, string>, parts: Buffer[], options: ClientOptions): Promise<T> {
+  const { status, retryAfter, text } = await exchange(url, method, headers, parts, options);
   let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;
   } catch {
     body = undefined;
   }
-  if (res.ok) {
-    if (body === undefined) throw new CentralError(502, `central answered ${res.status} without a JSON body`);
+  if (status >= 200 && status < 300) {
+    if (body === undefined) throw new CentralError(502, `central answered ${status} without a JSON body`);
     return body as T;
   }
   // Retry-After in seconds (RFC 9110 10.2.3); absent or unreadable, the sender's own backoff applies.
-  const header = res.headers.get('retry-after');
-  const retry = header !== null && /^\d{1,6}$/.test(header.trim()) ? Number(header) : undefined;
+  const retry = retryAfter !== undefined && /^\d{1,6}$/.test(retryAfter.trim()) ? Number(retryAfter) : undefined;
   const given = (body as SyncErrorBody | undefined)?.message;
-  const message = typeof given === 'string' ? given.slice(0, 200) : (text.slice(0, 200) || res.statusText);
-  throw new CentralError(res.status, `central answered ${res.status}: ${message}`, body as SyncErrorBody | undefined, retry);
+  const message = typeof given === 'string' ? given.slice(0, 200) : (text.slice(0, 200) || `status ${status}`);
+  throw new CentralError(status, `central answered ${status}: ${message}`, body as SyncErrorBody | undefined, retry);
 }
+
+const json = (body: string): Buffer[] => [Buffer.from(body, 'utf8')];
 
 /** Headers of a request signed by the device (hello, the tail fetch). */
 async function signedHeaders(device: Device, sign: Signer, method: string, pathAndQuery: string, body: string) {
@@ -68,26 +93,21 @@ const base = (central: string) => central.replace(/\/+$/, '');
 /** The box's calls to its central (README "Sync to the central node"). */
 export const centralClient = {
   enrol: (central: string, req: EnrolRequest, options: ClientOptions): Promise<EnrolResponse> =>
-    call(`${base(central)}${PATHS.enrol}`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(req),
-    }, options),
+    call(`${base(central)}${PATHS.enrol}`, 'POST', { 'content-type': 'application/json' }, json(JSON.stringify(req)), options),
 
   async hello(device: Device, sign: Signer, req: HelloRequest, options: ClientOptions): Promise<HelloResponse> {
     const body = JSON.stringify(req);
     const headers = await signedHeaders(device, sign, 'POST', PATHS.hello, body);
-    return call(`${base(device.central)}${PATHS.hello}`, {
-      method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body,
-    }, options);
+    return call(`${base(device.central)}${PATHS.hello}`, 'POST', { ...headers, 'content-type': 'application/json' }, json(body), options);
   },
 
-  postBatch: (device: Device, batch: Buffer, options: ClientOptions): Promise<BatchAck> =>
-    call(`${base(device.central)}${PATHS.batches}`, {
-      method: 'POST', headers: { 'content-type': BATCH_MEDIA_TYPE }, body: batch,
-    }, options),
+  /** A batch as parts (src/shared/sync-protocol.ts batchParts), written to the socket one after another. */
+  postBatch: (device: Device, parts: Buffer[], options: ClientOptions): Promise<BatchAck> =>
+    call(`${base(device.central)}${PATHS.batches}`, 'POST', { 'content-type': BATCH_MEDIA_TYPE }, parts, options),
 
   async tail(device: Device, sign: Signer, after: number, limit: number, options: ClientOptions): Promise<TailResponse> {
     const path = `${PATHS.events}?after=${after}&limit=${limit}`;
     const headers = await signedHeaders(device, sign, 'GET', path, '');
-    return call(`${base(device.central)}${path}`, { method: 'GET', headers }, options);
+    return call(`${base(device.central)}${path}`, 'GET', headers, [], options);
   },
 };

@@ -1,7 +1,7 @@
 import type { Logger } from '../../log.js';
 import { isoOf } from '../../shared/clock.js';
 import {
-  type BatchAck, type BatchHeader, encodeBatch, type Head, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, PROTOCOL, SCHEMA,
+  type BatchAck, type BatchHeader, batchParts, type Head, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, PROTOCOL, SCHEMA,
 } from '../../shared/sync-protocol.js';
 import { CentralError, centralClient, type ClientOptions } from './client.js';
 import { type Device, loadDevice } from './device.js';
@@ -136,7 +136,7 @@ export function createSender(deps: SenderDeps) {
   /** Sends the next batch; false when there is nothing to send. */
   async function sendBatch(d: Device): Promise<boolean> {
     const state = repo.state();
-    const rows = await readBatch(state.ackedSeq);
+    const { rows, chunks } = await readBatch(state.ackedSeq);
     if (rows.length === 0) return false;
     const first = rows[0]!;
     const last = rows.at(-1)!;
@@ -150,7 +150,7 @@ export function createSender(deps: SenderDeps) {
     const signature = await signer(Buffer.from(headerText, 'utf8'));
     let ack: BatchAck;
     try {
-      ack = await centralClient.postBatch(d, encodeBatch(headerText, signature, rows.map((r) => r.envelope)), client);
+      ack = await centralClient.postBatch(d, batchParts(headerText, signature, chunks), client);
     } catch (err) {
       // Not where the central is (a lost acknowledgement, a restored box or central): find it, then go on.
       if (err instanceof CentralError && err.status === 409 && validHead(err.body?.head)) {
@@ -174,25 +174,29 @@ export function createSender(deps: SenderDeps) {
   }
 
   /**
-   * The rows of the next batch: at most MAX_BATCH_EVENTS and MAX_BATCH_BYTES of events, but always the first.
-   * Read a few dozen rows at a time with the event loop free in between: one read of a whole 256 KiB batch
-   * held it for a millisecond or more, enough to show in the order p99 while a backlog drains.
+   * The rows of the next batch (at most MAX_BATCH_EVENTS and MAX_BATCH_BYTES of events, but always the first),
+   * with their envelopes already encoded, a few dozen at a time with the event loop free in between: reading,
+   * joining and encoding a whole 256 KiB batch at once held it for milliseconds, enough to show in the order p99
+   * while a backlog drains. The chunks go to the socket as they are (batchParts), never joined into one buffer.
    */
-  async function readBatch(ackedSeq: number): Promise<OutboxRow[]> {
-    const out: OutboxRow[] = [];
+  async function readBatch(ackedSeq: number): Promise<{ rows: OutboxRow[]; chunks: Buffer[] }> {
+    const rows: OutboxRow[] = [];
+    const chunks: Buffer[] = [];
     let bytes = 0;
-    for (let after = ackedSeq; out.length < MAX_BATCH_EVENTS;) {
+    for (let after = ackedSeq; ;) {
       const chunk = repo.after(after, READ_CHUNK);
+      let taken = 0;
       for (const r of chunk) {
         bytes += Buffer.byteLength(r.envelope) + 1;
-        if ((out.length > 0 && bytes > MAX_BATCH_BYTES) || out.length === MAX_BATCH_EVENTS) return out;
-        out.push(r);
+        if ((rows.length > 0 && bytes > MAX_BATCH_BYTES) || rows.length === MAX_BATCH_EVENTS) break;
+        rows.push(r);
+        taken++;
       }
-      if (chunk.length < READ_CHUNK) return out;
+      if (taken > 0) chunks.push(Buffer.from(chunk.slice(0, taken).map((r) => r.envelope).join('\n'), 'utf8'));
+      if (taken < READ_CHUNK || chunk.length < READ_CHUNK) return { rows, chunks };
       after = chunk.at(-1)!.seq;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    return out;
   }
 
   return {
