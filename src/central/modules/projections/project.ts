@@ -1,6 +1,6 @@
 import { EVENT_KINDS, type EventKind, type OrderChangedBody, type SoldOutChangedBody, type StockDocumentBody, type WarehouseChangedBody } from '../../../shared/sync-protocol.js';
 import type { Queryable } from '../../db/pool.js';
-import { createProjectionRepo, type Source } from './repo.js';
+import { createProjectionRepo, type PendingOrder, type Source } from './repo.js';
 import { checks, problemOf } from './schemas.js';
 
 /** An event that breaks a rule: the ingest keeps it as a dead letter with this reason and moves on. */
@@ -66,8 +66,12 @@ export interface KnownIds {
 }
 export const noneKnown = (): KnownIds => ({ venues: new Set(), warehouses: new Set() });
 
-/** Applies one checked event to the central's tables (the caller holds a savepoint around it). */
-export async function projectEvent(db: Queryable, source: Source, event: ParsedEvent, known: KnownIds = noneKnown()): Promise<void> {
+/**
+ * Applies one checked event to the central's tables (the caller holds a savepoint around it). With `orders`
+ * given, an order.changed event is checked and kept there for its batch's one upsert (`flushOrders`) instead.
+ */
+export async function projectEvent(db: Queryable, source: Source, event: ParsedEvent, known: KnownIds = noneKnown(),
+  orders?: PendingOrder[]): Promise<void> {
   const repo = createProjectionRepo(db);
   const { tenantId } = source;
   const venuesKnown = async (ids: string[]) => {
@@ -93,11 +97,16 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
       if (!(await venuesKnown(venueIds))) fail(`order names a venue that is not the tenant's`);
       const orderJson = JSON.stringify(b.order);
+      const createdAt = dateOf(b.order.created as string, 'order.created');
+      if (orders) {
+        orders.push({ id: b.order.id, seq: source.seq, version: b.version, status: b.order.status, venueIds, createdAt,
+          json: orderJson, commandJson: JSON.stringify(b.command) });
+        return;
+      }
       // An order belongs to the device that first sent it (each kind of data has one writer): another device
       // sending the same id, by mistake or on purpose, must not turn it back to an older version.
       const owner = await repo.upsertOrder(source, {
-        id: b.order.id, version: b.version, status: b.order.status, venueIds,
-        createdAt: dateOf(b.order.created as string, 'order.created'), json: orderJson,
+        id: b.order.id, version: b.version, status: b.order.status, venueIds, createdAt, json: orderJson,
       });
       if (owner !== undefined) fail(`order belongs to device ${owner}`);
       await repo.insertOrderVersion(source, b.order.id, b.version, orderJson, JSON.stringify(b.command));
@@ -137,4 +146,11 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       return;
     }
   }
+}
+
+/** The batch's kept order events in one go; an order another device owns breaks a rule (the caller goes slow). */
+export async function flushOrders(db: Queryable, tenantId: string, deviceId: string, orders: PendingOrder[]): Promise<void> {
+  if (orders.length === 0) return;
+  const foreign = await createProjectionRepo(db).projectOrders(tenantId, deviceId, orders);
+  if (foreign.length > 0) fail(`order ${foreign[0]} belongs to another device`);
 }

@@ -1,6 +1,18 @@
 import type { LedgerTuple } from '../../../shared/sync-protocol.js';
 import type { Queryable } from '../../db/pool.js';
 
+/** An order.changed event checked and waiting for its batch's one upsert (`projectOrders`). */
+export interface PendingOrder {
+  id: string;
+  seq: number;
+  version: number;
+  status: string;
+  venueIds: string[];
+  createdAt: Date;
+  json: string;
+  commandJson: string;
+}
+
 export interface Source {
   tenantId: string;
   deviceId: string;
@@ -42,6 +54,43 @@ export function createProjectionRepo(db: Queryable) {
       const { rows } = await db.query<{ device_id: string }>('SELECT device_id FROM orders WHERE tenant_id = $1 AND order_id = $2', [s.tenantId, o.id]);
       const owner = rows[0]?.device_id;
       return owner !== undefined && owner !== s.deviceId ? owner : undefined;
+    },
+    /**
+     * A batch's order events at once (the ingest's fast path): every version in one insert, then each order's
+     * newest event of the batch in one upsert, under the same rules as `upsertOrder`. Returns the ids of orders
+     * another device owns (the caller then takes the batch event by event, so only those are set aside).
+     */
+    async projectOrders(tenantId: string, deviceId: string, events: PendingOrder[]): Promise<string[]> {
+      await db.query(
+        `INSERT INTO order_versions (tenant_id, order_id, device_id, seq, version, data, command)
+         SELECT $1, o, $2, s, v, d::jsonb, c::jsonb
+         FROM unnest($3::text[], $4::bigint[], $5::int[], $6::text[], $7::text[]) AS t(o, s, v, d, c)
+         ON CONFLICT DO NOTHING`,
+        [tenantId, deviceId, events.map((e) => e.id), events.map((e) => e.seq), events.map((e) => e.version),
+          events.map((e) => e.json), events.map((e) => e.commandJson)],
+      );
+      const newest = [...new Map(events.map((e) => [e.id, e])).values()];
+      const written = await db.query<{ order_id: string }>(
+        `INSERT INTO orders (tenant_id, order_id, device_id, version, last_seq, status, venue_ids, created_at, data)
+         SELECT $1, o, $2, v, s, st, ARRAY(SELECT jsonb_array_elements_text(vi::jsonb)), c, d::jsonb
+         FROM unnest($3::text[], $4::int[], $5::bigint[], $6::text[], $7::text[], $8::timestamptz[], $9::text[])
+           AS t(o, v, s, st, vi, c, d)
+         ON CONFLICT (tenant_id, order_id) DO UPDATE SET version = EXCLUDED.version,
+           last_seq = EXCLUDED.last_seq, status = EXCLUDED.status, venue_ids = EXCLUDED.venue_ids,
+           created_at = EXCLUDED.created_at, data = EXCLUDED.data, updated_at = now()
+         WHERE orders.device_id = EXCLUDED.device_id AND orders.last_seq < EXCLUDED.last_seq
+         RETURNING order_id`,
+        [tenantId, deviceId, newest.map((e) => e.id), newest.map((e) => e.version), newest.map((e) => e.seq),
+          newest.map((e) => e.status), newest.map((e) => JSON.stringify(e.venueIds)), newest.map((e) => e.createdAt),
+          newest.map((e) => e.json)],
+      );
+      if (written.rowCount === newest.length) return [];
+      const done = new Set(written.rows.map((r) => r.order_id));
+      const { rows } = await db.query<{ order_id: string }>(
+        'SELECT order_id FROM orders WHERE tenant_id = $1 AND order_id = ANY($2) AND device_id <> $3',
+        [tenantId, newest.filter((e) => !done.has(e.id)).map((e) => e.id), deviceId],
+      );
+      return rows.map((r) => r.order_id);
     },
     async insertOrderVersion(s: Source, orderId: string, version: number, orderJson: string, commandJson: string) {
       await db.query(
