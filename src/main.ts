@@ -14,6 +14,7 @@ import { runStockCommand, type StockAction } from './modules/warehouse/ledger-ch
 import { ListenError } from './server.js';
 import { runCentralCli } from './central/cli.js';
 import { runSyncCli } from './modules/sync/cli.js';
+import { untilSignal } from './shared/until-signal.js';
 
 const HELP = `venue-box ${pkg.version}: the ordering and warehouse box of a restaurant
 
@@ -163,23 +164,6 @@ function printers(values: CliValues, testName?: string): Promise<number> {
   return testName === undefined
     ? listPrinters(config.printers, io)
     : printTestPage(config.printers, testName, config.printing.statusTimeoutMs, io);
-}
-
-function untilSignal(box: Box, log: ReturnType<typeof createLogger>): Promise<void> {
-  return new Promise((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'stopping');
-      box.stop().then(resolve, (err: unknown) => {
-        log.error({ err }, 'stopping failed');
-        resolve();
-      });
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
-  });
 }
 
 function print(text: string): number {

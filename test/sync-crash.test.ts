@@ -60,7 +60,7 @@ test('kill -9 of the box mid-drain: after the restart it goes on from the centra
 
 test('kill -9 of the central mid-drain: after its restart the box resends, nothing lost or doubled', async () => {
   const { orderIds, newest } = await backlog();
-  proxy!.set('pass');
+  proxy!.set('slow', { delayMs: 150 }); // a drain slow enough to be caught in the middle
   await waitFor('a part of the backlog to drain', async () => {
     const d = (await central!.hq('/hq-api/api/devices'))[0];
     return d.head.seq > 0 && d.head.seq < newest;
@@ -69,6 +69,7 @@ test('kill -9 of the central mid-drain: after its restart the box resends, nothi
   await central!.stop('SIGKILL');
   central = await startTestCentral({ dataDir });
   proxy!.target(central.port);
+  proxy!.set('pass');
   await drained(box!, 90_000);
   await exactlyOnce(central, orderIds, newest);
 }, 180_000);

@@ -10,6 +10,7 @@ import { createCentralLogger } from './log.js';
 import type { DeviceView } from './modules/devices/repo.js';
 import { createDeviceService, EnrolError } from './modules/devices/service.js';
 import { ProvisioningError } from './modules/tenants/provision.js';
+import { untilSignal } from '../shared/until-signal.js';
 
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
@@ -95,23 +96,6 @@ function readJson(file: string): unknown {
   } catch (err) {
     throw new ProvisioningError(`provisioning file ${file}: ${(err as Error).message}`);
   }
-}
-
-function untilSignal(central: Central, log: ReturnType<typeof createCentralLogger>): Promise<void> {
-  return new Promise((done) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'stopping');
-      central.stop().then(done, (err: unknown) => {
-        log.error({ err }, 'stopping failed');
-        done();
-      });
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
-  });
 }
 
 /** Runs `fn` with the device service on the central's database, then closes it (stopping a cluster it started). */

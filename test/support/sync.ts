@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import type { SyncStatus } from '../../src/modules/sync/status.js';
 import type { TestBox } from './box.js';
 
 /** Sync options that keep tests quick: short flush delay, short backoff, a hello every second. */
@@ -27,19 +28,8 @@ export async function enrol(box: { dataDir: string }, centralUrl: string, code: 
   if (r.code !== 0) throw new Error(`sync enrol exited ${r.code}: ${r.stderr}`);
 }
 
-export interface StatusJson {
-  central: string | null;
-  deviceId: string | null;
-  backlog: number;
-  oldestUnsyncedAgeS: number | null;
-  lastSuccessAt: string | null;
-  lastError: string | null;
-  lastErrorAt: string | null;
-  deadLetters: number;
-  epoch: number;
-  ackedSeq: number;
-  newestSeq: number;
-}
+/** What `venue-box sync status --json` prints. */
+export type StatusJson = SyncStatus;
 
 export async function syncStatus(box: { dataDir: string }): Promise<StatusJson> {
   const r = await syncCli(['status', '--data-dir', box.dataDir, '--json']);

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Principal } from '../../http/types.js';
+import type { TokenCall, TokenResponse } from '../../http/token-route.js';
 import { unauthorized } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { type Claims, type SigningKey, signJwt, verifyJwt } from '../../shared/jwt.js';
@@ -9,24 +10,10 @@ import type { AuthRepo, Revocation } from './repo.js';
 import { createRevocationList } from './revocations.js';
 import { createLoginThrottle, type ThrottleOptions } from './throttle.js';
 
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'bearer';
-  refresh_token: string;
-  expires_in: number;
-  scope: string;
-  UUID: string;
-  TENANT: string;
-  jti: string;
-}
 
-export interface TokenRequest {
-  tenantId: string;
-  clientId: string;
-  clientSecret: string;
+export interface TokenRequest extends TokenCall {
   /** The client's address as the throttle keys it (throttleAddress of the peer IP). */
   clientAddress: string;
-  form: URLSearchParams;
 }
 
 export interface AuthOptions {

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Principal } from '../../../http/types.js';
+import type { TokenCall, TokenResponse } from '../../../http/token-route.js';
 import { unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
 import { type Claims, type SigningKey, signJwt, verifyJwt } from '../../../shared/jwt.js';
@@ -9,23 +10,8 @@ import { inTransaction, type Pool, type Queryable } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';
 import { createAuthRepo } from './repo.js';
 
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'bearer';
-  refresh_token: string;
-  expires_in: number;
-  scope: string;
-  UUID: string;
-  TENANT: string;
-  jti: string;
-}
 
-export interface TokenRequest {
-  tenantId: string;
-  clientId: string;
-  clientSecret: string;
-  form: URLSearchParams;
-}
+export type TokenRequest = TokenCall;
 
 export interface AuthOptions {
   accessTtlSeconds: number;
