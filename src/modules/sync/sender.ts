@@ -89,7 +89,12 @@ export function createSender(deps: SenderDeps) {
       attempt++;
       const delay = retryDelay(err);
       const message = (err as Error).message;
-      repo.setError(message, deps.now());
+      try {
+        repo.setError(message, deps.now());
+      } catch (dbErr) {
+        // A full disk must not end the process from a timer: the error is logged and retried with the rest.
+        log.error({ err: dbErr }, 'recording a sync error failed');
+      }
       log.warn({ err: message, status: (err as CentralError).status, retryInMs: delay }, 'sync to the central failed; retrying');
       helloDone = false;
       backoffUntil = deps.now() + delay;

@@ -1,0 +1,128 @@
+// Abuse figures (README "Known gotchas" and the limits of "The API"), printed, never asserted:
+//  1. a password-guessing flood: wrong passwords checked (400) and refused at once (429) per second, and what the
+//     flood costs other clients (order confirmation p99 with and without it; a real staff sign-in meanwhile);
+//  2. a hostile client growing one order: database bytes written per minute while it appends 200 lines at a
+//     time to its own order as fast as the box answers;
+//  3. paused sockets: scripts/bench-sockets.mjs (box RSS and other clients' push p99 with N paused sockets).
+// The box's event loop runs on core 0 (taskset), this client and the box's other threads on core 1.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { demo, quantile, startBox, token } from './lib/box.mjs';
+
+const SECONDS = Number(process.env.SECONDS ?? 10);
+const root = new URL('..', import.meta.url).pathname;
+const VENUE = demo.venues[0].id;
+const basic = `Basic ${Buffer.from(`${demo.clients[0].clientId}:${demo.clients[0].clientSecret}`).toString('base64')}`;
+execFileSync('taskset', ['-apc', '1', String(process.pid)], { stdio: 'ignore' });
+
+/** A token request from a chosen local address (127.0.0.x): the box's throttles key on the peer address. */
+function tokenFrom(port, localAddress, form) {
+  return new Promise((resolve) => {
+    const body = new URLSearchParams(form).toString();
+    const started = performance.now();
+    const req = request({
+      host: '127.0.0.1', port, localAddress, method: 'POST', path: '/auth-oauth2/oauth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': demo.id, authorization: basic, 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started }));
+    });
+    req.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
+    req.end(body);
+  });
+}
+
+/** Open-loop order/new at `rate`/s for `seconds`: confirmation latencies in ms, sorted. */
+async function orderLoad(base, accessToken, rate, seconds) {
+  const body = JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] }] });
+  const lat = [];
+  const inflight = [];
+  const t0 = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(fetch(`${base}/ordering-api/api/order/new`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` }, body,
+    }).then(async (res) => {
+      await res.text();
+      lat.push(performance.now() - due);
+    }));
+  }
+  await Promise.all(inflight);
+  return lat.sort((a, b) => a - b);
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'vb-abuse-'));
+const box = await startBox(dataDir);
+const staff = await token(box.base, 'kelner', 'kelner-demo-1');
+// The event loop alone on core 0; the box's other threads (libuv's pool, where scrypt runs) on core 1 with this
+// client, as a Raspberry Pi's other cores would take them.
+for (const tid of readdirSync(`/proc/${box.proc.pid}/task`)) {
+  execFileSync('taskset', ['-pc', Number(tid) === box.proc.pid ? '0' : '1', tid], { stdio: 'ignore' });
+}
+
+// ---- 1. password flood
+console.log(`1. ${SECONDS} s of wrong passwords for kelner from 127.0.0.1, 16 at a time...`);
+const quiet = await orderLoad(box.base, staff.access_token, 50, SECONDS);
+const answers = new Map();
+let flooding = true;
+const flood = Promise.all(Array.from({ length: 16 }, async () => {
+  while (flooding) {
+    const r = await tokenFrom(box.port, '127.0.0.1', { grant_type: 'password', username: 'kelner', password: 'wrong-guess' });
+    answers.set(r.status, (answers.get(r.status) ?? 0) + 1);
+  }
+}));
+const signIns = [];
+const signer = (async () => {
+  while (flooding) {
+    signIns.push(await tokenFrom(box.port, '127.0.0.2', { grant_type: 'password', username: 'kuchnia', password: 'kuchnia-demo-1' }));
+    await new Promise((r) => setTimeout(r, 500));
+  }
+})();
+const loud = await orderLoad(box.base, staff.access_token, 50, SECONDS);
+flooding = false;
+await Promise.all([flood, signer]);
+const perSecond = (status) => ((answers.get(status) ?? 0) / SECONDS).toFixed(1);
+const okSignIns = signIns.filter((s) => s.status === 200).length;
+console.log(`   wrong passwords checked ${perSecond(400)}/s, refused at once (429) ${perSecond(429)}/s`);
+console.log(`   order p99 ${quantile(quiet, 0.99).toFixed(1)} ms without the flood, ${quantile(loud, 0.99).toFixed(1)} ms with it`);
+console.log(`   kuchnia from another address: ${okSignIns}/${signIns.length} sign-ins accepted, p99 ${quantile(signIns.map((s) => s.ms).sort((a, b) => a - b), 0.99).toFixed(0)} ms`);
+
+// ---- 2. hostile order growth
+const fileBytes = () => ['venue-box.db', 'venue-box.db-wal'].reduce((n, f) => n + (existsSync(join(dataDir, f)) ? statSync(join(dataDir, f)).size : 0), 0);
+const anon = await token(box.base);
+const first = await (await fetch(`${box.base}/ordering-api/api/order/new`, {
+  method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${anon.access_token}` },
+  body: JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE }] }),
+})).json();
+const lines = Array.from({ length: 200 }, () => ({ productId: 'zurek', quantity: 1 }));
+console.log(`2. ${SECONDS} s of appending 200 lines at a time to one order, as fast as the box answers...`);
+const before = fileBytes();
+let appends = 0;
+const until = performance.now() + SECONDS * 1000;
+while (performance.now() < until) {
+  const res = await fetch(`${box.base}/ordering-api/api/order/${first.orderId}/append`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${anon.access_token}` },
+    body: JSON.stringify({ venue: VENUE, lines }),
+  });
+  await res.text();
+  appends++;
+}
+await new Promise((r) => setTimeout(r, 1500)); // the last commands applied and checkpointed
+const order = await (await fetch(`${box.base}/ordering-api/api/order/${first.orderId}`, { headers: { authorization: `Bearer ${anon.access_token}` } })).json();
+const grownMb = (fileBytes() - before) / 1e6;
+console.log(`   ${appends} appends; the order holds ${order.buckets?.[0]?.lines?.length ?? '?'} lines; database grew ${grownMb.toFixed(1)} MB, ${(grownMb * 60 / SECONDS).toFixed(1)} MB a minute`);
+
+box.proc.kill('SIGTERM');
+await new Promise((r) => box.proc.on('exit', r));
+rmSync(dataDir, { recursive: true, force: true });
+
+// ---- 3. paused sockets
+if (existsSync(join(root, 'scripts/bench-sockets.mjs'))) {
+  console.log('3. paused sockets (scripts/bench-sockets.mjs):');
+  spawnSync(process.execPath, [join(root, 'scripts/bench-sockets.mjs')], { stdio: 'inherit' });
+}
