@@ -3,7 +3,7 @@
 // commands (one line each) at increasing open-loop rates. Per rate it prints commands/s achieved and the
 // command -> ORDER_CHANGE latency p50/p99 (from sending the POST to the push arriving on the user's socket).
 // The last line is one JSON object for the highest rate whose p99 stayed under 50 ms.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -15,7 +15,10 @@ const SECONDS = Number(process.env.SECONDS ?? 4);
 const VENUE = demo.venues[0].id;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'vb-bench-'));
-const { proc: box, port, base } = await startBox(dataDir);
+// A thousand anonymous users from one address: far past the per-address budget a venue's real clients meet.
+const configFile = join(dataDir, '..', `${dataDir.split('/').pop()}.json`);
+writeFileSync(configFile, JSON.stringify({ auth: { anonymous: { perAddressPerMinute: 100_000 } } }));
+const { proc: box, port, base } = await startBox(dataDir, ['--config', configFile]);
 
 const pushedAt = new Map(); // orderId -> time the ORDER_CHANGE arrived
 const waiting = new Map(); // orderId -> time the command was sent
@@ -101,5 +104,6 @@ for (const u of users) u.ws.terminate();
 box.kill('SIGTERM');
 await new Promise((r) => box.on('exit', r));
 rmSync(dataDir, { recursive: true, force: true });
+rmSync(configFile, { force: true });
 const { commandsPerSecond = 0, p50Ms = null, p99Ms = null, sockets = users.length, rssMb: rss = null } = best ?? {};
 console.log(JSON.stringify({ commandsPerSecond, p50Ms, p99Ms, sockets, rssMb: rss }));

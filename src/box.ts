@@ -43,6 +43,8 @@ import { createServer } from './server.js';
 import pkg from '../package.json';
 import { nowMs } from './shared/clock.js';
 import { createEventStore } from './ws/event-store.js';
+import { createDiskWatchdog } from './modules/storage/disk-watchdog.js';
+import { createRetention } from './modules/storage/retention.js';
 
 export interface BoxOptions {
   config: Config;
@@ -84,6 +86,10 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlMs: config.auth.refreshTokenTtlDays * 86_400_000,
     throttle: config.auth.throttle,
+    anonymous: {
+      perAddressPerMinute: config.auth.anonymous.perAddressPerMinute,
+      idleRefreshMs: config.auth.anonymous.idleRefreshHours * 3_600_000,
+    },
     now,
   });
   const venues = createVenueRepo(db);
@@ -103,6 +109,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   const printing = createPrintingService({ repo: printRepo, printers: config.printers, spooler, now });
   const ordering = createOrderingService({
     repo: orderRepo, venues, menus, locks, printJobs: createPrintJobs(printing), events, outbox, source: 'venue-box',
+    bounds: { maxLines: config.ordering.maxLines, maxOpenPerAnonymousUser: config.ordering.maxOpenPerAnonymousUser },
     now,
   });
   const warehouse = createWarehouseService({
@@ -110,6 +117,13 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   });
 
   let accepting = true;
+  const disk = createDiskWatchdog({
+    dir: dataDir, minFreeBytes: config.storage.minFreeBytes, warnFreeBytes: config.storage.warnFreeBytes, log, now,
+  });
+  const retention = createRetention({
+    pruneCommands: orderRepo.pruneProcessedCommands, commandRetentionMs: config.storage.commandRetentionDays * 86_400_000,
+    log, now,
+  });
   const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
   const authenticate = (req: HttpRequest) => auth.verify(bearerOf(req));
   // Browsers cannot set headers on a WebSocket, so the socket alone also takes `?access_token=`; HTTP calls
@@ -124,7 +138,8 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
     ],
     {
       log, events, authenticate, authenticateSocket, authorizeVenue: ordering.authorizeVenue, maxBodyBytes: config.http.maxBodyBytes,
-      accepting: () => accepting,
+      sockets: config.sockets,
+      accepting: () => accepting, storage: disk,
     },
   );
   // After each commit of processed commands: push their frames, and wake the printers for their print jobs.
@@ -162,7 +177,9 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   const stopCheckpointer = startCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'));
   const jobs = [
     cron.schedule('17 * * * *', () => {
-      log.info({ removed: auth.sweepExpired() }, 'expired refresh tokens and revocations removed');
+      // An idle anonymous user keeps its refresh tokens while any order lists it (the ordering module knows).
+      const removed = auth.sweepExpired((tenantId, userId) => ordering.userHasOrder(tenantId, userId));
+      log.info({ removed }, 'expired refresh tokens and revocations removed');
     }, { name: 'refresh-token-sweep', noOverlap: true }),
     cron.schedule('23 * * * *', () => {
       const removed = events.pruneBefore(now() - config.events.retentionHours * 3_600_000);
@@ -172,6 +189,9 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
       const removed = ordering.pruneIdempotencyKeys(now() - config.ordering.idempotencyHours * 3_600_000);
       if (removed > 0) log.info({ removed }, 'expired Idempotency-Keys removed');
     }, { name: 'idempotency-prune', noOverlap: true }),
+    cron.schedule('35 * * * *', () => retention.pruneCommands(), { name: 'command-retention', noOverlap: true }),
+    // Requests look at the disk only when they write; this look makes the low-space warning come on an idle box too.
+    cron.schedule('* * * * *', () => disk.full(), { name: 'disk-watch', noOverlap: true }),
     cron.schedule('*/10 * * * *', () => {
       const stale = staleWarning(syncStatus(syncRepo, dataDir, now()), config.sync.warnAfterHours);
       if (stale) log.warn(stale, 'unsynced data is older than sync.warnAfterHours');

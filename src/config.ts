@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
+import { DEFAULT_ORDER_BOUNDS } from './modules/ordering/bounds.js';
 import { printerProblems } from './modules/printing/printers.js';
 import { Uuid } from './shared/types.js';
 
@@ -58,6 +59,14 @@ const ConfigSchema = Type.Object(
           },
           { default: {}, additionalProperties: false },
         ),
+        // Anonymous tokens cost nothing to ask for (src/modules/auth/anonymous.ts).
+        anonymous: Type.Object(
+          {
+            perAddressPerMinute: Type.Integer({ default: 60, minimum: 1, maximum: 100_000 }),
+            idleRefreshHours: Type.Number({ default: 24, minimum: 1, maximum: 24 * 365 }),
+          },
+          { default: {}, additionalProperties: false },
+        ),
       },
       { default: {}, additionalProperties: false },
     ),
@@ -69,9 +78,26 @@ const ConfigSchema = Type.Object(
       { maxBodyBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 16_777_216 }) },
       { default: {}, additionalProperties: false },
     ),
+    // Limits of the live socket (src/ws/hub.ts; README "The socket"), in bytes and sockets.
+    sockets: Type.Object(
+      {
+        maxBufferedBytes: Type.Integer({ default: 16 * 1024 * 1024, minimum: 65_536, maximum: 1024 * 1024 * 1024 }),
+        maxBackpressureBytes: Type.Integer({ default: 1024 * 1024, minimum: 16_384, maximum: 64 * 1024 * 1024 }),
+        maxReplayBytes: Type.Integer({ default: 4 * 1024 * 1024, minimum: 1024, maximum: 256 * 1024 * 1024 }),
+        maxFrameBytes: Type.Integer({ default: 512 * 1024, minimum: 1024, maximum: 16 * 1024 * 1024 }),
+        maxPerUser: Type.Integer({ default: 16, minimum: 1, maximum: 100_000 }),
+        maxPerToken: Type.Integer({ default: 8, minimum: 1, maximum: 100_000 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     ordering: Type.Object(
-      // How long an order command's Idempotency-Key answers a retry with the first confirmation, in hours.
-      { idempotencyHours: Type.Number({ default: 24, minimum: 1, maximum: 168 }) },
+      {
+        // How long an order command's Idempotency-Key answers a retry with the first confirmation, in hours.
+        idempotencyHours: Type.Number({ default: 24, minimum: 1, maximum: 168 }),
+        // Size limits of orders (src/modules/ordering/bounds.ts).
+        maxLines: Type.Integer({ default: DEFAULT_ORDER_BOUNDS.maxLines, minimum: 1, maximum: 10_000 }),
+        maxOpenPerAnonymousUser: Type.Integer({ default: DEFAULT_ORDER_BOUNDS.maxOpenPerAnonymousUser, minimum: 1, maximum: 10_000 }),
+      },
       { default: {}, additionalProperties: false },
     ),
     warehouse: Type.Object(
@@ -87,6 +113,15 @@ const ConfigSchema = Type.Object(
         requestTimeoutSeconds: Type.Number({ default: 30, minimum: 1, maximum: 600 }),
         retentionDays: Type.Number({ default: 30, minimum: 1, maximum: 365 }),
         warnAfterHours: Type.Number({ default: 6, exclusiveMinimum: 0, maximum: 24 * 30 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
+    // Disk space and retention (src/modules/storage; README "Storage").
+    storage: Type.Object(
+      {
+        minFreeBytes: Type.Integer({ default: 67_108_864, minimum: 0 }),
+        warnFreeBytes: Type.Integer({ default: 268_435_456, minimum: 0 }),
+        commandRetentionDays: Type.Number({ default: 7, minimum: 1, maximum: 365 }),
       },
       { default: {}, additionalProperties: false },
     ),

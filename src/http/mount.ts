@@ -1,5 +1,6 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
+import { isStorageFull, storageFullError } from '../db/storage-full.js';
 import { AppError, errorBody, forbidden, invalidField } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { parseJson } from '../shared/validate.js';
@@ -13,6 +14,8 @@ export interface HttpDeps {
   authenticate(req: HttpRequest): Principal;
   /** False while the box is shutting down: new requests get a 503. */
   accepting(): boolean;
+  /** The data disk's free-space guard (src/modules/storage/disk-watchdog.ts); absent: never refuses. */
+  storage?: { full(): boolean; noteFull(): void };
 }
 
 /** The only place that touches uWS requests and responses: copy, read the body, run the route, reply. */
@@ -80,10 +83,18 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
       input.body = body;
       if (!route) throw AppError.of('notFound', `no route for ${input.method} ${input.path}`);
       if (!deps.accepting()) throw AppError.of('unavailable', 'venue-box is shutting down');
+      // Refused before SQLite fails mid-write: the client learns "retry later", and reads go on serving.
+      if ((route.writes ?? route.method !== 'get') && deps.storage?.full()) return storageFullReply(input.path);
       return run(route, input, deps);
     })
     .catch((err: unknown) => {
       if (err instanceof BodyTooLarge && !err.drained) closeAfter = true;
+      if (isStorageFull(err)) {
+        // The disk filled between two looks (or below the floor's estimate): the write rolled back, nothing
+        // was confirmed; the guard refuses the next writes at once.
+        deps.storage?.noteFull();
+        return storageFullReply(input.path);
+      }
       return toErrorReply(err, input, deps.log);
     })
     .then((reply) => {
@@ -231,6 +242,16 @@ export function toErrorReply(err: unknown, req: HttpRequest, log: Logger): Reply
       codes: [{ code: 'internal', message: 'internal error', args: [req.requestId] }],
     },
   };
+}
+
+/** The token endpoint (src/http/token-route.ts) answers in RFC 6749's shape, also when refused here. */
+const TOKEN_PATH = '/auth-oauth2/oauth/token';
+
+function storageFullReply(path: string): Reply {
+  const err = storageFullError();
+  if (path !== TOKEN_PATH) return { status: err.status, body: errorBody(err), headers: err.headers };
+  // temporarily_unavailable is RFC 6749's one code for "try again later" (4.1.2.1).
+  return { status: err.status, body: { error: 'temporarily_unavailable', error_description: err.message }, headers: err.headers };
 }
 
 function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean): void {

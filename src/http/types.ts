@@ -49,6 +49,11 @@ export interface Route {
   path: string;
   auth: AuthMode;
   body: BodyMode;
+  /**
+   * Whether the route writes to the database: such routes are refused with 503 storageFull while the data disk
+   * is full. Unset, every method but GET counts as a write (a POST that only reads may say `writes: false`).
+   */
+  writes?: boolean;
   handle(ctx: RouteContext): Reply | Promise<Reply>;
 }
 

@@ -24,6 +24,8 @@ export const STATUS = {
   tooManyRequests: 429,
   internal: 500,
   unavailable: 503,
+  /** The data directory's disk is below storage.minFreeBytes: writes wait (Retry-After), reads go on. */
+  storageFull: 503,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS;

@@ -1,4 +1,5 @@
 import type { Db } from '../db/open.js';
+import { tooLargeNotice } from './frame-size.js';
 
 export type FrameType = 'HELLO' | 'ORDER_CHANGE' | 'NOTIFICATION' | 'PRINTER_STATUS';
 
@@ -35,8 +36,23 @@ export function createEventStore(db: Db) {
   const insert = db.prepare(
     'INSERT INTO user_events (tenant_id, user_id, seq, type, payload_json, created_ms) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  const after = db.prepare<[string, string, number], { seq: number; type: FrameType; payload_json: string }>(
-    'SELECT seq, type, payload_json FROM user_events WHERE tenant_id = ? AND user_id = ? AND seq > ? ORDER BY seq',
+  // A payload over the frame limit is not loaded into memory: SQLite hands over its order id instead, for the
+  // ORDER_TOO_LARGE notice that replaces it (frame-size.ts).
+  type PageParams = { max: number; tenant: string; stream: string; after: number; limit: number };
+  const page = db.prepare<[PageParams], {
+    seq: number; type: FrameType; payload_json: string | null; order_id: string | null;
+  }>(
+    `SELECT seq, type,
+            CASE WHEN octet_length(payload_json) > @max THEN NULL ELSE payload_json END AS payload_json,
+            CASE WHEN octet_length(payload_json) > @max
+                 THEN coalesce(json_extract(payload_json, '$.orderId'), json_extract(payload_json, '$.id')) END AS order_id
+       FROM user_events WHERE tenant_id = @tenant AND user_id = @stream AND seq > @after ORDER BY seq LIMIT @limit`,
+  );
+  // What a replay would put on the wire, counted in SQLite so no payload is loaded into memory to decide. A row
+  // over the frame limit is sent as a small notice (frame-size.ts), so it counts as one.
+  const wireBytes = db.prepare<[{ max: number; tenant: string; stream: string; after: number; before: number }], { bytes: number }>(
+    `SELECT COALESCE(SUM(CASE WHEN octet_length(payload_json) > @max THEN 128 ELSE octet_length(payload_json) + 64 END), 0)
+       AS bytes FROM user_events WHERE tenant_id = @tenant AND user_id = @stream AND seq > @after AND seq < @before`,
   );
   const prune = db.prepare<[number]>('DELETE FROM user_events WHERE created_ms < ?');
 
@@ -48,12 +64,20 @@ export function createEventStore(db: Db) {
       return { tenantId, stream, seq, text: frameText(type, seq, payloadJson) };
     },
     /** The HELLO of a new socket: takes a number of the stream, is not kept for replay. */
-    hello(tenantId: string, stream: string, payloadJson: string): string {
+    hello(tenantId: string, stream: string, payloadJson: string): { seq: number; text: string } {
       const seq = bump.get(tenantId, stream)!.last_seq;
-      return frameText('HELLO', seq, payloadJson);
+      return { seq, text: frameText('HELLO', seq, payloadJson) };
     },
-    replay(tenantId: string, stream: string, since: number): string[] {
-      return after.all(tenantId, stream, since).map((r) => frameText(r.type, r.seq, r.payload_json));
+    /** Up to `limit` kept frames after seq `after`, in order: a replay is read page by page. */
+    page(tenantId: string, stream: string, after: number, limit: number, maxFrameBytes: number): { seq: number; text: string }[] {
+      return page.all({ max: maxFrameBytes, tenant: tenantId, stream, after, limit }).map((r) => ({
+        seq: r.seq,
+        text: r.payload_json === null ? tooLargeNotice(r.seq, r.order_id) : frameText(r.type, r.seq, r.payload_json),
+      }));
+    },
+    /** About the bytes a replay of the frames numbered after `since` and before `before` would send. */
+    replayBytes(tenantId: string, stream: string, since: number, before: number, maxFrameBytes: number): number {
+      return wireBytes.get({ max: maxFrameBytes, tenant: tenantId, stream, after: since, before })!.bytes;
     },
     pruneBefore: (ms: number): number => prune.run(ms).changes,
   };

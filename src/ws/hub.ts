@@ -6,41 +6,124 @@ import type { Logger } from '../log.js';
 import { isoOf } from '../shared/clock.js';
 import { AppError, errorBody, invalidField } from '../shared/errors.js';
 import { type EventStore, type OutgoingFrame, venueStream } from './event-store.js';
+import {
+  CLOSE_REPLAY_TOO_LARGE, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, REPLAY_TOO_LARGE_REASON, TOO_SLOW_REASON, wireFrame,
+} from './frame-size.js';
+import { DROPPED, pumpReplay, type ReplayState } from './replay.js';
+import { createSendBudget } from './send-budget.js';
+import { createSocketCounts } from './socket-counts.js';
 
-interface SocketData {
+interface SocketData extends ReplayState {
   principal: Principal;
   since: number | undefined;
   /** The stream this socket reads: the user's own, or a venue's (`?venue=V`, staff). */
   stream: string;
   venue: string | undefined;
   key: string;
+  /** The per-user and per-token counters this socket takes a place in. */
+  countKeys: readonly string[];
+  /** Bytes in this socket's send buffer when last looked at (send, drain): its share of the budget. */
+  buffered: number;
+  ws?: WebSocket<SocketData>;
+  closed: boolean;
   expiryTimer?: NodeJS.Timeout;
+}
+
+/** The `sockets` section of the config (native-config/venue-box.jsonc). */
+export interface SocketLimits {
+  maxBufferedBytes: number;
+  maxBackpressureBytes: number;
+  maxReplayBytes: number;
+  maxFrameBytes: number;
+  maxPerUser: number;
+  maxPerToken: number;
 }
 
 export interface HubDeps {
   log: Logger;
   events: EventStore;
+  sockets: SocketLimits;
   /** Verifies the token of an upgrade request (header or `access_token`); throws a 401 AppError. */
   authenticateSocket(req: HttpRequest): Principal;
   /** Allows a principal to watch every order of a venue (`?venue=V`); throws a 403 or 404 AppError. */
   authorizeVenue(principal: Principal, venueId: string): void;
 }
 
-export const TOKEN_EXPIRED = 4001;
+/** How long uWS keeps a socket closed with end() that cannot take its close frame: idleTimeout 120 -> 16 s. */
+const CLOSING_HOLD_MS = 17_000;
 const streamKey = (tenantId: string, stream: string): string => `${tenantId}:${stream}`;
 
 /**
  * The live socket: sockets per stream (a user's, or a venue's for staff), HELLO, replay after `?since=N`,
- * pushes, and close at token expiry.
+ * pushes, and close at token expiry. Memory is bounded: every socket's send buffer, all of them together,
+ * a replay, a frame and the sockets per user and per token (README "The socket").
  */
 export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
+  const { log, events, sockets: limits } = deps;
   const sockets = new Map<string, Set<WebSocket<SocketData>>>();
+  const budget = createSendBudget<SocketData>(limits.maxBufferedBytes, limits.maxBackpressureBytes);
+  const counts = createSocketCounts(limits);
+  // A frame never fills a socket's whole allowance by itself, so a reader that is keeping up is never closed
+  // for one big frame.
+  const maxFrameBytes = Math.min(limits.maxFrameBytes, limits.maxBackpressureBytes);
+
+  // A socket closed with a close frame keeps its send buffer until the client reads it or uWS gives up on it
+  // (for idleTimeout 120, 16 s later). Under a flood of slow sockets those buffers add up (1000 frozen sockets
+  // peaked ~220 MB higher without this), so they have a budget of their own, as large as the live one; past it
+  // a slow socket is dropped
+  // without a close frame (the client sees 1006), which frees its buffer at once. It loses nothing either way.
+  let closingBytes = 0;
+  const closeTooSlow = (data: SocketData, why: string): void => {
+    if (data.closed) return;
+    const held = data.buffered;
+    const graceful = closingBytes + held <= limits.maxBufferedBytes;
+    log.info({ userId: data.principal.userId, stream: data.stream, buffered: held, why, graceful }, 'socket too slow: closed');
+    if (!graceful) {
+      data.ws!.close();
+      return;
+    }
+    closingBytes += held;
+    setTimeout(() => { closingBytes -= held; }, CLOSING_HOLD_MS).unref();
+    data.ws!.end(CLOSE_TOO_SLOW, TOO_SLOW_REASON);
+  };
+  /** Records a socket's buffer after sending to it; closes it when it is over its own cap. */
+  const settle = (data: SocketData, status: number): void => {
+    if (data.closed) return;
+    if (budget.set(data, data.ws!.getBufferedAmount())) closeTooSlow(data, 'maxBackpressureBytes');
+    else if (status === DROPPED) closeTooSlow(data, 'frame dropped');
+  };
+  /** Over the total, the sockets furthest behind go first: one slow tablet never holds the others' memory. */
+  const enforceBudget = (): void => {
+    for (const data of budget.overBudget()) closeTooSlow(data, 'maxBufferedBytes');
+  };
+  const replay = (data: SocketData): void => {
+    let result: ReturnType<typeof pumpReplay>;
+    try {
+      result = pumpReplay(data.ws!, data, {
+        page: (after, limit) => events.page(data.principal.tenantId, data.stream, after, limit, maxFrameBytes),
+        pageBytes: Math.min(64 * 1024, limits.maxBackpressureBytes),
+        maxFrameBytes,
+        // The backlog was checked against maxReplayBytes at open; events arriving during the replay get as much
+        // again before the reader counts as too slow.
+        maxReplayBytes: 2 * limits.maxReplayBytes,
+      });
+    } catch (err) {
+      log.error({ err, userId: data.principal.userId, stream: data.stream }, 'socket replay failed');
+      data.ws!.end(1011, 'internal error');
+      return;
+    }
+    settle(data, 1);
+    if (result === 'tooSlow') closeTooSlow(data, 'replay');
+    enforceBudget();
+  };
 
   app.ws<SocketData>(path, {
     maxPayloadLength: 16 * 1024,
     idleTimeout: 120,
-    maxBackpressure: 4 * 1024 * 1024,
-    closeOnBackpressureLimit: 1,
+    // uWS drops a frame (or the close frame) silently past this: keep it above our own cap plus one frame, so
+    // that our cap closes the socket first, with 4008.
+    maxBackpressure: limits.maxBackpressureBytes + maxFrameBytes + 64 * 1024,
+    closeOnBackpressureLimit: 0,
     upgrade(res, req, context) {
       const input = copyRequest(req, [], res);
       const key = req.getHeader('sec-websocket-key');
@@ -55,11 +138,15 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         }
         const venue = input.query.get('venue') ?? undefined;
         if (venue !== undefined) deps.authorizeVenue(principal, venue);
+        counts.check(principal);
         const stream = venue === undefined ? principal.userId : venueStream(venue);
-        const data: SocketData = { principal, since, stream, venue, key: streamKey(principal.tenantId, stream) };
+        const data: SocketData = {
+          principal, since, stream, venue, key: streamKey(principal.tenantId, stream), countKeys: counts.keysOf(principal),
+          buffered: 0, cursor: 0, replaying: false, replayedBytes: 0, closed: false,
+        };
         res.upgrade(data, key, protocol, extensions, context);
       } catch (err) {
-        if (!(err instanceof AppError)) deps.log.error({ err }, 'socket upgrade failed');
+        if (!(err instanceof AppError)) log.error({ err }, 'socket upgrade failed');
         const e = err instanceof AppError ? err : AppError.of('internal', 'internal error');
         res.writeStatus(statusLine(e.status));
         res.writeHeader('content-type', 'application/json; charset=utf-8');
@@ -70,32 +157,46 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     open(ws) {
       const data = ws.getUserData();
       const { principal } = data;
+      data.ws = ws;
+      counts.add(data.countKeys);
       let set = sockets.get(data.key);
       if (!set) sockets.set(data.key, (set = new Set()));
       set.add(ws);
-      const hello = JSON.stringify({
+      const helloJson = JSON.stringify({
         userId: principal.userId,
         expiresAt: isoOf(principal.expMs),
         ...(data.venue === undefined ? {} : { venue: data.venue }),
       });
       // The HELLO takes a seq (a write) and the replay reads: a database error here must not be thrown into
       // uWS, which would end the process. The client gets 1011 and reconnects with ?since=N.
-      let frames: string[];
+      let hello: { seq: number; text: string };
+      let replayTooLarge = false;
       try {
-        frames = [deps.events.hello(principal.tenantId, data.stream, hello)];
-        // concat, not push(...): a long replay would pass the engine's argument limit.
-        if (data.since !== undefined) {
-          frames = frames.concat(deps.events.replay(principal.tenantId, data.stream, data.since));
-        }
+        hello = events.hello(principal.tenantId, data.stream, helloJson);
+        replayTooLarge = data.since !== undefined &&
+          events.replayBytes(principal.tenantId, data.stream, data.since, hello.seq, maxFrameBytes) > limits.maxReplayBytes;
       } catch (err) {
-        deps.log.error({ err, userId: principal.userId, stream: data.stream }, 'socket open failed');
+        log.error({ err, userId: principal.userId, stream: data.stream }, 'socket open failed');
         ws.end(1011, 'internal error');
         return;
       }
-      ws.cork(() => {
-        for (const frame of frames) ws.send(frame);
-      });
-      data.expiryTimer = setTimeout(() => ws.end(TOKEN_EXPIRED, 'token expired'), principal.expMs - Date.now());
+      ws.cork(() => ws.send(hello.text));
+      if (replayTooLarge) {
+        // The HELLO's seq is where the client reconnects from, once it has fetched its orders over HTTP.
+        ws.end(CLOSE_REPLAY_TOO_LARGE, REPLAY_TOO_LARGE_REASON);
+        return;
+      }
+      // A `since` beyond the stream's end is the client's mistake: it then gets what follows the HELLO.
+      data.cursor = data.since === undefined ? hello.seq : Math.min(data.since, hello.seq);
+      data.replaying = data.since !== undefined;
+      data.expiryTimer = setTimeout(() => ws.end(CLOSE_TOKEN_EXPIRED, 'token expired'), principal.expMs - Date.now());
+      if (data.replaying) replay(data);
+      else settle(data, 1);
+    },
+    drain(ws) {
+      const data = ws.getUserData();
+      budget.set(data, ws.getBufferedAmount());
+      if (data.replaying) replay(data);
     },
     message(ws) {
       // The socket is for pushes; clients send nothing but pings, which uWS answers itself.
@@ -103,7 +204,11 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     },
     close(ws) {
       const data = ws.getUserData();
+      if (data.closed) return;
+      data.closed = true;
       clearTimeout(data.expiryTimer);
+      budget.remove(data);
+      counts.remove(data.countKeys);
       const set = sockets.get(data.key);
       set?.delete(ws);
       if (set?.size === 0) sockets.delete(data.key);
@@ -116,10 +221,25 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       for (const frame of frames) {
         const set = sockets.get(streamKey(frame.tenantId, frame.stream));
         if (!set) continue;
-        for (const ws of set) ws.cork(() => ws.send(frame.text));
+        // Measured (and, if too large, replaced by its notice) and encoded once per frame, not per socket: uWS
+        // sends a Buffer as it is, where a string would be converted to UTF-8 again for every socket.
+        const bytes = Buffer.from(wireFrame(frame.text, frame.seq, maxFrameBytes));
+        for (const ws of set) {
+          const data = ws.getUserData();
+          // A replaying socket reads this frame from the store in its turn.
+          if (data.replaying || frame.seq <= data.cursor) continue;
+          let status = 1;
+          ws.cork(() => {
+            status = ws.send(bytes, false);
+          });
+          data.cursor = frame.seq;
+          settle(data, status);
+        }
       }
+      enforceBudget();
     },
     socketCount: (): number => [...sockets.values()].reduce((n, s) => n + s.size, 0),
+    bufferedBytes: (): number => budget.total(),
     closeAll(code: number, reason: string): void {
       for (const set of sockets.values()) for (const ws of set) ws.end(code, reason);
     },

@@ -60,6 +60,18 @@ export function createAuthRepo(db: Db) {
     'UPDATE refresh_tokens SET revoked = 1 WHERE tenant_id = ? AND family_id = ?',
   );
   const deleteExpired = db.prepare<[number]>('DELETE FROM refresh_tokens WHERE expires_ms < ?');
+  // Anonymous (staff = 0) refresh families whose newest token expires before @before, one page after the
+  // (tenant, family) given; every row of a family names the same user.
+  const idleAnonymous = db.prepare<
+    [{ before: number; tenantId: string; familyId: string; limit: number }],
+    { tenant_id: string; family_id: string; user_id: string }
+  >(
+    `SELECT tenant_id, family_id, MIN(user_id) AS user_id FROM refresh_tokens
+     WHERE staff = 0 AND (tenant_id, family_id) > (@tenantId, @familyId)
+     GROUP BY tenant_id, family_id HAVING MAX(expires_ms) < @before
+     ORDER BY tenant_id, family_id LIMIT @limit`,
+  );
+  const deleteFamily = db.prepare<[string, string]>('DELETE FROM refresh_tokens WHERE tenant_id = ? AND family_id = ?');
   // The family's access tokens still alive: each refresh row names the one issued with it.
   const revokeAccess = db.prepare<
     [{ nowMs: number; tenantId: string; familyId: string }],
@@ -105,6 +117,10 @@ export function createAuthRepo(db: Db) {
     activeRevocations: (nowMs: number): Revocation[] => activeRevocations.all(nowMs).map(toRevocation),
     deleteExpiredRevocations: (nowMs: number): number => deleteRevocations.run(nowMs).changes,
     deleteExpired: (beforeMs: number): number => deleteExpired.run(beforeMs).changes,
+    idleAnonymousFamilies: (expiresBefore: number, after: { tenantId: string; familyId: string }, limit: number) =>
+      idleAnonymous.all({ before: expiresBefore, ...after, limit })
+        .map((r) => ({ tenantId: r.tenant_id, familyId: r.family_id, userId: r.user_id })),
+    deleteFamily: (tenantId: string, familyId: string): number => deleteFamily.run(tenantId, familyId).changes,
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };
 }

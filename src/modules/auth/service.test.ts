@@ -16,6 +16,7 @@ const THROTTLE = {
   accountAtAddress: { burst: 5, refillSeconds: 10 }, account: { burst: 100, refillSeconds: 2 },
   address: { burst: 20, refillSeconds: 1 }, maxConcurrentHashes: 2, maxQueuedHashes: 16,
 };
+const ANONYMOUS = { perAddressPerMinute: 60, idleRefreshMs: 86_400_000 };
 
 test('a remembered token is still refused once it expires', async () => {
   const db = new Database(':memory:');
@@ -23,7 +24,7 @@ test('a remembered token is still refused once it expires', async () => {
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   let now = Date.parse('2026-11-23T12:00:00Z');
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
-    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, now: () => now,
+    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, now: () => now,
   });
   const tenant = demo.tenants[0]!;
   const { access_token: token } = await auth.token({
@@ -45,7 +46,7 @@ test('an access token lives expires_in seconds, give or take half a second, what
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   let now = 0;
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
-    accessTtlSeconds: 1, refreshTtlMs: 86_400_000, throttle: THROTTLE, now: () => now,
+    accessTtlSeconds: 1, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, now: () => now,
   });
   const tenant = demo.tenants[0]!;
   // Issued 1 ms before a second ends (a whole-second exp rounded down would expire it 1 ms later) and 1 ms after.
@@ -70,7 +71,7 @@ test('reusing a refresh token revokes its family\'s access tokens until they exp
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   let now = Date.parse('2026-11-23T12:00:00Z');
   const key = loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-')));
-  const options = { accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, now: () => now };
+  const options = { accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, now: () => now };
   const auth = createAuthService(createAuthRepo(db), key, options);
   const { id: tenantId, clients: [client] } = demo.tenants[0]!;
   const grant = (form: Record<string, string>) =>
@@ -87,9 +88,9 @@ test('reusing a refresh token revokes its family\'s access tokens until they exp
   // A restarted box reads the list back from SQLite.
   const restarted = createAuthService(createAuthRepo(db), key, options);
   expect(() => restarted.verify(second.access_token)).toThrow(/token revoked/);
-  expect(restarted.sweepExpired()).toEqual({ refreshTokens: 0, revocations: 0 });
+  expect(restarted.sweepExpired(() => true)).toEqual({ refreshTokens: 0, idleAnonymous: 0, revocations: 0 });
   // Pruned once the tokens have expired, when the signature check refuses them anyway.
   now += 60_000;
-  expect(restarted.sweepExpired()).toEqual({ refreshTokens: 0, revocations: 2 });
+  expect(restarted.sweepExpired(() => true)).toEqual({ refreshTokens: 0, idleAnonymous: 0, revocations: 2 });
   expect(() => restarted.verify(second.access_token)).toThrow(/token expired/);
 });

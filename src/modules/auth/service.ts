@@ -5,6 +5,7 @@ import { unauthorized } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { type Claims, type SigningKey, signJwt, verifyJwt } from '../../shared/jwt.js';
 import { OAuthError } from '../../shared/oauth-error.js';
+import { type AnonymousOptions, createAnonymousLimit } from './anonymous.js';
 import { createCredentialChecks } from './credentials.js';
 import type { AuthRepo, Revocation } from './repo.js';
 import { createRevocationList } from './revocations.js';
@@ -20,17 +21,23 @@ export interface AuthOptions {
   accessTtlSeconds: number;
   refreshTtlMs: number;
   throttle: ThrottleOptions;
+  anonymous: AnonymousOptions;
   now: () => number;
 }
+
+/** Whether any order lists the user (the ordering module answers; wired in src/box.ts). */
+export type UserHasOrder = (tenantId: string, userId: string) => boolean;
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 const ANONYMOUS_SCOPE = ['read'];
 const MAX_VERIFIED_TOKENS = 10_000;
+const SWEEP_PAGE = 1000;
 
 /** Token issue (password and refresh grants) and bearer-token verification. */
 export function createAuthService(repo: AuthRepo, key: SigningKey, options: AuthOptions) {
   const credentials = createCredentialChecks(repo, createLoginThrottle(options.throttle, options.now));
   const revocations = createRevocationList(repo, options.now);
+  const anonymousLimit = createAnonymousLimit(options.anonymous, options.now);
   // Every request carries a token and a client reuses one for an hour: a verified token is remembered by its
   // exact text (which the signature covers) so the Ed25519 check runs once per token, not per request. Expiry
   // is checked on every use.
@@ -77,6 +84,7 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
     if (username === 'anonymous') {
       if (password !== '') throw new OAuthError('invalid_grant', 'the anonymous user has an empty password');
       const scope = grantScope(req.form.get('scope'), ANONYMOUS_SCOPE);
+      anonymousLimit.take(req.clientAddress);
       return issue(req, { userId: newId(), scope, staff: false }, newId());
     }
     const staff = await credentials.checkPassword(req.tenantId, username, password, req.clientAddress);
@@ -146,13 +154,29 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
     },
 
     /**
-     * Removes refresh tokens past their expiry (a spent token is kept until then for reuse detection) and
-     * revocations of access tokens that have expired anyway.
+     * Removes refresh tokens past their expiry (a spent token is kept until then for reuse detection),
+     * revocations of access tokens that have expired anyway, and the refresh tokens of idle anonymous users
+     * with no order: the refresh family's newest token is older than `anonymous.idleRefreshMs`, and
+     * `hasOrder` says no order lists the user. Anonymous tokens are free, so most users who never order are
+     * forgotten within a day instead of keeping a row for weeks; a user with an order keeps the full lifetime.
      */
-    sweepExpired: (): { refreshTokens: number; revocations: number } => ({
-      refreshTokens: repo.deleteExpired(options.now()),
-      revocations: revocations.prune(),
-    }),
+    sweepExpired(hasOrder: UserHasOrder): { refreshTokens: number; idleAnonymous: number; revocations: number } {
+      const now = options.now();
+      const refreshTokens = repo.deleteExpired(now);
+      // Rows keep no issue time: a row was issued refreshTtlMs before it expires.
+      const expiresBefore = now - options.anonymous.idleRefreshMs + options.refreshTtlMs;
+      let idleAnonymous = 0;
+      let after = { tenantId: '', familyId: '' };
+      for (;;) {
+        const page = repo.idleAnonymousFamilies(expiresBefore, after, SWEEP_PAGE);
+        if (page.length === 0) break;
+        idleAnonymous += repo.transaction(() => page
+          .filter((f) => !hasOrder(f.tenantId, f.userId))
+          .reduce((n, f) => n + repo.deleteFamily(f.tenantId, f.familyId), 0));
+        after = page.at(-1)!;
+      }
+      return { refreshTokens, idleAnonymous, revocations: revocations.prune() };
+    },
   };
 }
 

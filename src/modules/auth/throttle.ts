@@ -22,7 +22,7 @@ export interface ThrottleOptions {
 /** Bucket maps past this size drop their full buckets (a full bucket is the same as no bucket), then the oldest. */
 const MAX_BUCKETS = 10_000;
 
-function createBuckets(limit: BucketLimit, now: () => number) {
+export function createBuckets(limit: BucketLimit, now: () => number) {
   const refillMs = limit.refillSeconds * 1000;
   const buckets = new Map<string, { level: number; atMs: number }>();
   const levelOf = (key: string, at: number): number => {
@@ -64,7 +64,8 @@ function createBuckets(limit: BucketLimit, now: () => number) {
   };
 }
 
-const tooMany = (waitMs: number, why: string): OAuthError =>
+/** 429 temporarily_unavailable with Retry-After: whole seconds until an attempt is available, at least 1. */
+export const tooMany = (waitMs: number, why: string): OAuthError =>
   new OAuthError('temporarily_unavailable', why, Math.max(1, Math.ceil(waitMs / 1000)));
 
 /**

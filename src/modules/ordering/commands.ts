@@ -4,6 +4,7 @@ import type { MenuService } from '../menus/service.js';
 import { isOpen } from '../venues/opening-hours.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { Venue } from '../venues/schemas.js';
+import { checkOpenOrders, checkOrderSize, DEFAULT_ORDER_BOUNDS, type OrderBounds } from './bounds.js';
 import { pickClaimCode } from './claim-code.js';
 import type { PrintJobs } from './print-jobs.js';
 import type { CommandRecord, NewLine, OrderRepo, OrderRow } from './repo.js';
@@ -35,15 +36,22 @@ export interface CommandDeps {
   locks: Pick<ProductLocks, 'isLocked'>;
   printJobs: PrintJobs;
   source: string;
+  /** Size limits of orders (config `ordering.*`); the defaults when absent. */
+  bounds?: OrderBounds;
 }
+
+export const boundsOf = (deps: CommandDeps): OrderBounds => deps.bounds ?? DEFAULT_ORDER_BOUNDS;
 
 export const ROLES_OF_CREATOR = ['CREATOR', 'CUSTOMER'];
 
 /** Business rules of `new`: venues open, products on the menu; then the order, its lines and its creator. */
 export function applyNew(deps: CommandDeps, cmd: CommandRecord, now: number): void {
   const body = cmd.body as StoredNew;
+  // Staff open orders for many guests; a customer's token is free, so its open orders are bounded.
+  if (!cmd.staff) checkOpenOrders(deps.repo.openOrdersOf(cmd.tenantId, cmd.userId), boundsOf(deps));
   const venues = body.buckets.map((b) => openVenue(deps, cmd.tenantId, b.venue, body.orderType, now));
   const lines = body.buckets.flatMap((b, i) => priceLines(deps, cmd, venues[i]!, body.orderType, b.lines, now));
+  checkOrderSize(cmd.orderId, lines, boundsOf(deps));
   const claimCode = pickClaimCode((code) => venues.some((v) => deps.repo.claimTaken(cmd.tenantId, v.id, code)));
   deps.repo.insertOrder({
     tenantId: cmd.tenantId, id: cmd.orderId, orderType: body.orderType, claimCode,
@@ -64,9 +72,9 @@ export function applyAppend(deps: CommandDeps, cmd: CommandRecord, now: number):
   requireBucket(deps.repo, cmd, body.venue);
   const type = order.order_type as OrderType;
   const venue = openVenue(deps, cmd.tenantId, body.venue, type, now);
-  for (const line of priceLines(deps, cmd, venue, type, body.lines, now)) {
-    deps.repo.insertLine(cmd.tenantId, cmd.orderId, line);
-  }
+  const added = priceLines(deps, cmd, venue, type, body.lines, now);
+  checkOrderSize(cmd.orderId, [...deps.repo.lines(cmd.tenantId, cmd.orderId), ...added], boundsOf(deps));
+  for (const line of added) deps.repo.insertLine(cmd.tenantId, cmd.orderId, line);
   recomputeTotals(deps.repo, cmd.tenantId, cmd.orderId, now);
 }
 

@@ -1,8 +1,9 @@
 import { CommandRejected, type ErrorDetail, reject } from '../../shared/errors.js';
 import { formatMoney, parseMoney } from '../../shared/money.js';
 import type { Venue } from '../venues/schemas.js';
+import { checkOrderSize } from './bounds.js';
 import {
-  type CommandDeps, openVenue, orderFor, productUnavailable, recomputeTotals, requireBucket,
+  boundsOf, type CommandDeps, openVenue, orderFor, productUnavailable, recomputeTotals, requireBucket,
 } from './commands.js';
 import type { TicketContext } from './print-jobs.js';
 import type { CommandRecord, LineRow, OrderRow } from './repo.js';
@@ -55,6 +56,11 @@ export function applyUpdate(deps: CommandDeps, cmd: CommandRecord, now: number):
     const name = deps.venues.getVenue(cmd.tenantId, body.venue)?.name ?? body.venue;
     throw new CommandRejected(locked.map((l) => productUnavailable(l.id, l.product_id, name)));
   }
+  // Larger quantities can push the order's value past its ceiling. The line count does not change, so it is
+  // not checked: an order over a maxLines lowered since it grew can still be edited down.
+  const quantities = new Map(body.lines.map((l) => [l.id, l.quantity]));
+  const after = deps.repo.lines(cmd.tenantId, cmd.orderId).map((l) => ({ ...l, quantity: quantities.get(l.id) ?? l.quantity }));
+  checkOrderSize(cmd.orderId, after, { ...boundsOf(deps), maxLines: Infinity });
   for (const l of body.lines) deps.repo.setLineQuantity(cmd.tenantId, cmd.orderId, l.id, l.quantity, now);
   recomputeTotals(deps.repo, cmd.tenantId, cmd.orderId, now);
 }

@@ -85,6 +85,14 @@ export function createOrderRepo(db: Db) {
       kind: string; body_json: string; confirmed_ms: number;
     }>('SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?'),
     processed: db.prepare('UPDATE order_commands SET processed_ms = ?, outcome = ? WHERE seq = ?'),
+    // Retention removes a prefix of the log in seq order: the first row still pending or processed at or after
+    // the cutoff stops it, so a pending command is never touched and each run reads only what it removes.
+    pruneStop: db.prepare<[number], { seq: number }>(
+      'SELECT seq FROM order_commands WHERE processed_ms IS NULL OR processed_ms >= ? ORDER BY seq LIMIT 1',
+    ),
+    pruneBelow: db.prepare<[number, number]>(
+      'DELETE FROM order_commands WHERE seq IN (SELECT seq FROM order_commands WHERE seq < ? ORDER BY seq LIMIT ?)',
+    ),
     order: db.prepare<[string, string], OrderRow>('SELECT * FROM orders WHERE tenant_id = ? AND id = ?'),
     insertOrder: db.prepare(
       `INSERT INTO orders (tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed,
@@ -164,6 +172,14 @@ export function createOrderRepo(db: Db) {
          @productJson, @createdMs, @updatedMs, @round)`,
     ),
     insertUser: db.prepare('INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES (?, ?, ?, ?)'),
+    // Both use the index order_users_user (tenant_id, user_id).
+    openOrdersOf: db.prepare<[string, string], { n: number }>(
+      `SELECT COUNT(*) AS n FROM order_users u JOIN orders o ON o.tenant_id = u.tenant_id AND o.id = u.order_id
+       WHERE u.tenant_id = ? AND u.user_id = ? AND o.closed = 0`,
+    ),
+    userHasOrder: db.prepare<[string, string], { one: number }>(
+      'SELECT 1 AS one FROM order_users WHERE tenant_id = ? AND user_id = ? LIMIT 1',
+    ),
     users: db.prepare<[string, string], { user_id: string; roles: string }>(
       'SELECT user_id, roles FROM order_users WHERE tenant_id = ? AND order_id = ? ORDER BY rowid',
     ),
@@ -186,6 +202,14 @@ export function createOrderRepo(db: Db) {
       }));
     },
     markProcessed: (seq: number, outcome: string, nowMs: number) => s.processed.run(nowMs, outcome, seq),
+    /**
+     * Removes up to `limit` commands processed before `beforeMs` (oldest first); returns how many. Nothing reads a
+     * processed command again: orders hold their state, Idempotency-Keys their own confirmation.
+     */
+    pruneProcessedCommands(beforeMs: number, limit: number): number {
+      const stop = s.pruneStop.get(beforeMs)?.seq ?? Number.MAX_SAFE_INTEGER;
+      return s.pruneBelow.run(stop, limit).changes;
+    },
     order: (tenantId: string, id: string): OrderRow | undefined => s.order.get(tenantId, id),
     insertOrder: (o: {
       tenantId: string; id: string; orderType: string; claimCode: string; source: string;
@@ -208,6 +232,10 @@ export function createOrderRepo(db: Db) {
       s.insertUser.run(tenantId, orderId, userId, roles.join(',')),
     users: (tenantId: string, orderId: string): { userId: string; roles: string[] }[] =>
       s.users.all(tenantId, orderId).map((u) => ({ userId: u.user_id, roles: u.roles.split(',') })),
+    /** Open orders that list the user. */
+    openOrdersOf: (tenantId: string, userId: string): number => s.openOrdersOf.get(tenantId, userId)!.n,
+    /** Whether any order, open or closed, lists the user. */
+    userHasOrder: (tenantId: string, userId: string): boolean => s.userHasOrder.get(tenantId, userId) !== undefined,
     setLineQuantity: (tenantId: string, orderId: string, lineId: string, quantity: number, nowMs: number) =>
       s.lineQuantity.run(quantity, nowMs, tenantId, orderId, lineId),
     deleteLine: (tenantId: string, orderId: string, lineId: string) => s.deleteLine.run(tenantId, orderId, lineId),

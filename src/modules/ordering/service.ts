@@ -173,6 +173,12 @@ export function createOrderingService(deps: OrderingDeps) {
       return all.length;
     },
 
+    /**
+     * Whether any order (open or closed) lists the user: such a user keeps its refresh tokens for the full
+     * lifetime, to follow its order; the auth module's sweep asks this (wired in src/box.ts).
+     */
+    userHasOrder: (tenantId: string, userId: string): boolean => deps.repo.userHasOrder(tenantId, userId),
+
     /** Removes Idempotency-Keys stored before `beforeMs` (the retention job); returns how many. */
     pruneIdempotencyKeys: (beforeMs: number): number => deps.repo.idempotency.prune(beforeMs),
 

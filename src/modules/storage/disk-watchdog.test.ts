@@ -1,0 +1,44 @@
+import pino from 'pino';
+import { expect, test } from 'vitest';
+import { createDiskWatchdog } from './disk-watchdog.js';
+
+function setup(free: number) {
+  const state = { free, now: 0, looks: 0 };
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line).msg as string) });
+  const disk = createDiskWatchdog({
+    dir: '/data', minFreeBytes: 100, warnFreeBytes: 200, log, now: () => state.now,
+    freeBytes: () => (state.looks++, state.free),
+  });
+  return { state, disk, lines };
+}
+
+test('refuses below the floor, looks at most once a second, and recovers when space returns', () => {
+  const { state, disk, lines } = setup(1000);
+  expect(disk.full()).toBe(false);
+  state.free = 50;
+  state.now = 500;
+  expect(disk.full()).toBe(false); // the look of t=0 still holds
+  expect(state.looks).toBe(1);
+  state.now = 1000;
+  expect(disk.full()).toBe(true);
+  expect(lines).toContain('data disk is full: write requests are refused with 503 until space is freed');
+  state.free = 150;
+  state.now = 2000;
+  expect(disk.full()).toBe(false);
+  expect(lines).toContain('data disk is nearly full (below storage.warnFreeBytes)');
+  state.free = 1000;
+  state.now = 3000;
+  expect(disk.full()).toBe(false);
+  expect(lines.at(-1)).toBe('data disk has space again');
+});
+
+test('after SQLITE_FULL writes are refused for one interval whatever statfs says, then measured again', () => {
+  const { state, disk } = setup(1000);
+  expect(disk.full()).toBe(false);
+  disk.noteFull();
+  state.now = 999;
+  expect(disk.full()).toBe(true);
+  state.now = 1000;
+  expect(disk.full()).toBe(false);
+});

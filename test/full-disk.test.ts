@@ -1,0 +1,157 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { DEMO, requestToken, startTestBox, type TestBox } from './support/box.js';
+import { command, newOrder } from './support/orders.js';
+
+const MiB = 1024 * 1024;
+
+// A small disk of its own: a 40 MiB tmpfs, which only root may mount. Elsewhere the suite is skipped, saying why.
+function mountSmallDisk(): string | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'vb-full-disk-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    console.warn('test/full-disk.test.ts skipped: `mount -t tmpfs` failed (it needs root)');
+    return undefined;
+  }
+}
+const disk = mountSmallDisk();
+const boxes: TestBox[] = [];
+
+afterAll(async () => {
+  for (const box of boxes) await box.stop();
+  if (!disk) return;
+  execFileSync('umount', [disk]);
+  rmSync(disk, { recursive: true, force: true });
+});
+
+const freeBytes = (dir: string) => {
+  const s = statfsSync(dir);
+  return s.bavail * s.bsize;
+};
+
+/** Writes a filler file until `leave` bytes are free (or the disk refuses more). */
+function fill(dir: string, name: string, leave: number): void {
+  const fd = openSync(join(dir, name), 'a');
+  const chunk = Buffer.alloc(MiB, 1);
+  try {
+    for (let rest = freeBytes(dir) - leave; rest > 0; rest -= chunk.length) {
+      writeSync(fd, chunk, 0, Math.min(chunk.length, rest));
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A log line arrives through the box's stdout a moment after the request that caused it: wait for it. */
+async function logged(box: TestBox, text: string): Promise<boolean> {
+  for (let i = 0; i < 100 && !box.logs.some((l) => l.includes(text)); i++) await sleep(20);
+  return box.logs.some((l) => l.includes(text));
+}
+/** The guard trusts one look at the disk for a second. */
+const afterNextLook = () => sleep(1100);
+
+async function start(name: string, minFreeBytes: number, warnFreeBytes: number): Promise<TestBox> {
+  const dataDir = join(disk!, name);
+  mkdirSync(dataDir);
+  const box = await startTestBox({ dataDir, config: { storage: { minFreeBytes, warnFreeBytes } } });
+  boxes.push(box);
+  return box;
+}
+
+const append = (box: TestBox, token: string, orderId: string) =>
+  box.post(`/ordering-api/api/order/${orderId}/append`, token, { venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }] });
+
+/** Waits until the order holds every line in `ids` (commands are applied just after their 200). */
+async function expectApplied(box: TestBox, token: string, orderId: string, ids: string[]): Promise<void> {
+  let present = new Set<string>();
+  for (let i = 0; i < 200; i++) {
+    const res = await box.get(`/ordering-api/api/order/${orderId}`, token);
+    if (res.status === 200) {
+      const order = (await res.json()) as { buckets: { lines: { id: string }[] }[] };
+      present = new Set(order.buckets.flatMap((b) => b.lines.map((l) => l.id)));
+      if (ids.every((id) => present.has(id))) return;
+    }
+    await sleep(25);
+  }
+  expect(ids.filter((id) => !present.has(id))).toEqual([]);
+}
+
+describe.skipIf(!disk)('a full data disk (40 MiB tmpfs)', () => {
+  test('below storage.minFreeBytes writes get 503 storageFull, reads go on, and the box recovers by itself', async () => {
+    const box = await start('floor', 8 * MiB, 16 * MiB);
+    const t = await box.token();
+    const order = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
+    const confirmed: string[] = [];
+    for (let i = 0; i < 5; i++) confirmed.push((await command(box, t.access_token, `${order.orderId}/append`, {
+      venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }],
+    })).lines[0]!);
+
+    // Between the warning and the floor: still served, and the log warns.
+    fill(disk!, 'floor-filler-1', 12 * MiB);
+    await afterNextLook();
+    expect((await append(box, t.access_token, order.orderId)).status).toBe(200);
+    expect(await logged(box, 'data disk is nearly full')).toBe(true);
+
+    fill(disk!, 'floor-filler-2', 4 * MiB);
+    await afterNextLook();
+    const refused = await append(box, t.access_token, order.orderId);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('10');
+    expect(((await refused.json()) as { codes: { code: string }[] }).codes.map((c) => c.code)).toEqual(['storageFull']);
+    // The token endpoint writes too (refresh tokens), and keeps RFC 6749's shape.
+    const tokenRes = await requestToken(box, { grant_type: 'password', username: 'anonymous', password: '' });
+    expect(tokenRes.status).toBe(503);
+    expect(tokenRes.headers.get('retry-after')).toBe('10');
+    expect(await tokenRes.json()).toMatchObject({ error: 'temporarily_unavailable' });
+    // Reads go on.
+    expect((await box.get(`/ordering-api/api/order/${order.orderId}`, t.access_token)).status).toBe(200);
+    expect((await box.get(`/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY`, t.access_token)).status).not.toBe(503);
+    expect(await logged(box, 'data disk is full')).toBe(true);
+
+    rmSync(join(disk!, 'floor-filler-1'));
+    rmSync(join(disk!, 'floor-filler-2'));
+    await afterNextLook();
+    confirmed.push((await command(box, t.access_token, `${order.orderId}/append`, {
+      venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }],
+    })).lines[0]!);
+    expect((await requestToken(box, { grant_type: 'password', username: 'anonymous', password: '' })).status).toBe(200);
+    await expectApplied(box, t.access_token, order.orderId, confirmed);
+  });
+
+  test('SQLITE_FULL that still happens (floor 0) is a 503 storageFull, never a 500, and loses nothing confirmed', async () => {
+    const box = await start('no-floor', 0, 0);
+    const t = await box.token();
+    const order = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
+    fill(disk!, 'no-floor-filler', 0);
+
+    const confirmed: string[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i < 2000 && !refused; i++) {
+      const res = await append(box, t.access_token, order.orderId);
+      if (res.status === 200) confirmed.push(((await res.json()) as { lines: string[] }).lines[0]!);
+      else refused = res;
+    }
+    expect(refused?.status).toBe(503);
+    expect(((await refused!.json()) as { codes: { code: string }[] }).codes.map((c) => c.code)).toEqual(['storageFull']);
+    // The next write is refused by the guard at once, without asking SQLite.
+    expect((await append(box, t.access_token, order.orderId)).status).toBe(503);
+    expect((await box.get(`/ordering-api/api/order/${order.orderId}`, t.access_token)).status).toBe(200);
+    expect(box.logs.some((l) => l.includes('"level":"error"') && l.includes('request failed'))).toBe(false);
+
+    rmSync(join(disk!, 'no-floor-filler'));
+    await afterNextLook();
+    confirmed.push((await command(box, t.access_token, `${order.orderId}/append`, {
+      venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }],
+    })).lines[0]!);
+    await expectApplied(box, t.access_token, order.orderId, confirmed);
+  });
+});
