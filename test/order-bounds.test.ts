@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -53,6 +54,11 @@ describe('order bounds', () => {
     expect(after.editTotal).toBe(full.editTotal);
     // 20 refused commands (their bodies, 20 NOTIFICATIONs); unbounded, the same appends wrote tens of MB.
     expect(diskBytes() - before).toBeLessThan(3 * 1024 * 1024);
+    // A refused command's body is not kept (only what it was and why): a flood of them cannot grow the file.
+    const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true });
+    const refusedBodies = db.prepare("SELECT DISTINCT body_json FROM order_commands WHERE outcome = 'rejected'").all();
+    db.close();
+    expect(refusedBodies).toEqual([{ body_json: '{}' }]);
 
     // A removed line makes room for exactly one more.
     await orderCommand(box, customer, c.orderId, 'remove', { venue: VENUE, lines: [linesOf(after)[0]!.id] });

@@ -1,4 +1,5 @@
-import { createBuckets, tooMany } from './throttle.js';
+import { createBuckets } from '../../shared/token-bucket.js';
+import { tooMany } from './throttle.js';
 
 /** Limits on anonymous users (config `auth.anonymous`). */
 export interface AnonymousOptions {

@@ -84,7 +84,12 @@ export function createOrderRepo(db: Db) {
       seq: number; correlation_id: string; tenant_id: string; user_id: string; staff: number; order_id: string;
       kind: string; body_json: string; confirmed_ms: number;
     }>('SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?'),
-    processed: db.prepare('UPDATE order_commands SET processed_ms = ?, outcome = ? WHERE seq = ?'),
+    // A rejected command changed nothing, so its body (up to 200 lines) is not kept: a client sending refused
+    // commands as fast as it can would otherwise grow the file by their bodies until the retention prunes them.
+    processed: db.prepare(
+      `UPDATE order_commands SET processed_ms = @now, outcome = @outcome,
+         body_json = CASE WHEN @outcome = 'rejected' THEN '{}' ELSE body_json END WHERE seq = @seq`,
+    ),
     // Retention removes a prefix of the log in seq order: the first row still pending or processed at or after
     // the cutoff stops it, so a pending command is never touched and each run reads only what it removes.
     pruneStop: db.prepare<[number], { seq: number }>(
@@ -201,7 +206,7 @@ export function createOrderRepo(db: Db) {
         orderId: r.order_id, kind: r.kind, body: JSON.parse(r.body_json) as unknown, confirmedMs: r.confirmed_ms,
       }));
     },
-    markProcessed: (seq: number, outcome: string, nowMs: number) => s.processed.run(nowMs, outcome, seq),
+    markProcessed: (seq: number, outcome: string, nowMs: number) => s.processed.run({ now: nowMs, outcome, seq }),
     /**
      * Removes up to `limit` commands processed before `beforeMs` (oldest first); returns how many. Nothing reads a
      * processed command again: orders hold their state, Idempotency-Keys their own confirmation.
