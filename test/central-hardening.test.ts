@@ -4,7 +4,7 @@ import { BATCH_MEDIA_TYPE, type BatchHeader, MAX_BATCH_EVENTS, MAX_REQUEST_BYTES
 import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './support/central.js';
 import { SimDevice } from './support/sim-device.js';
 
-// The hostile tester's findings (findings-sync.md), one describe each: every bad input a device or HQ can send
+// What a hostile device or headquarters client sent, one describe each: every bad input a device or HQ can send
 // is a 4xx or a dead letter, never a 500, and no device can make the central do unbounded work.
 
 let central: TestCentral;
@@ -29,7 +29,7 @@ const hqGet = async (path: string) => {
 };
 const cursor = (at: string, id = 'x') => Buffer.from(JSON.stringify([at, id])).toString('base64url');
 
-describe('batch framing (findings 1, 7, 14)', () => {
+describe('batch framing', () => {
   test('more than MAX_BATCH_EVENTS events, a 4 KiB header, an unknown header field: 400 invalidBatch', async () => {
     const d = await enrolled();
     for (let i = 0; i < MAX_BATCH_EVENTS + 1; i++) d.append('x.y', 'a', {});
@@ -108,7 +108,7 @@ describe('batch framing (findings 1, 7, 14)', () => {
   });
 });
 
-describe('the tail (finding 4, proof)', () => {
+describe('the tail: byte-bounded pages and the proof of the head', () => {
   test('a page stops once it passes MAX_REQUEST_BYTES, with at least one event', async () => {
     const d = await enrolled();
     const big = 3 * 1024 * 1024 - 1000;
@@ -143,7 +143,7 @@ describe('the tail (finding 4, proof)', () => {
   });
 });
 
-describe('headquarters cursors and dates (findings 5, 10)', () => {
+describe('headquarters cursors and dates', () => {
   test('a forged cursor with an impossible date is a 400 invalidField after, on both lists', async () => {
     const wh = CENTRAL_DEMO.warehouses[0]!;
     for (const at of ['2024-02-30 00:00:00+00', '2023-02-29 00:00:00+00', '2024-13-01 00:00:00+00', '2024-01-01 24:00:00+00',
@@ -183,7 +183,7 @@ describe('headquarters cursors and dates (findings 5, 10)', () => {
   });
 });
 
-describe('stock ranges (finding 6)', () => {
+describe('stock ranges', () => {
   test('a delta past MAX_QTY_MICRO or a balance past the safe range is a dead letter; the warehouse reads', async () => {
     const d = await enrolled();
     const wh = CENTRAL_DEMO.warehouses[2]!;
@@ -203,7 +203,7 @@ describe('stock ranges (finding 6)', () => {
   });
 });
 
-describe('enrolment keys (finding 8)', () => {
+describe('enrolment keys', () => {
   // libsodium's ge25519_has_small_order blocklist (before 0f767c7d), each also with bit 255 set.
   const smallOrder = [
     '0000000000000000000000000000000000000000000000000000000000000000',
@@ -235,7 +235,7 @@ describe('enrolment keys (finding 8)', () => {
   });
 });
 
-describe('order ownership (finding 9)', () => {
+describe('order ownership', () => {
   test('an order another device of the tenant sent first is a dead letter; any venue of the tenant is accepted', async () => {
     const a = await enrolled(CENTRAL_DEMO.venues[0]!);
     const b = await enrolled(CENTRAL_DEMO.venues[1]!);
@@ -253,7 +253,7 @@ describe('order ownership (finding 9)', () => {
   });
 });
 
-describe('admission (findings 11, 3)', () => {
+describe('admission', () => {
   test("unauthenticated batches naming a device never take that device's slot", async () => {
     const victim = await enrolled();
     const attacker = new SimDevice(central.url(''));

@@ -100,7 +100,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
 
 /**
  * A route that answers 503 with Retry-After once shutdown began (on connections still open): the box honours
- * Retry-After on 503 (SYNC.md), and 5-9 s, jittered, covers a restart without the boxes coming back at once.
+ * Retry-After on 503 (README "Sync to the central node"), and 5-9 s, jittered, covers a restart without the boxes coming back at once.
  */
 function refusedWhileStopping(route: Route, accepting: () => boolean): Route {
   return {

@@ -183,7 +183,7 @@ CREATE TABLE stock_balances (
   PRIMARY KEY (tenant_id, warehouse_id, item_id, unit)
 );
 
--- The staff flag of sold out, set by a box; the HQ flag will travel down (SYNC.md).
+-- The staff flag of sold out, set by a box; the HQ flag will travel down (README "Sync to the central node").
 CREATE TABLE sold_out (
   tenant_id text NOT NULL,
   venue_id text NOT NULL,

@@ -1,5 +1,5 @@
 /**
- * Hardening after the hostile test (findings-sync.md):
+ * Hardening against hostile devices (test/central-hardening.test.ts):
  * - devices keep the proof of their head: the header line (text as received) and the Ed25519 signature of the
  *   batch that set it, returned by the tail fetch (TailResponse.proof). Heads set before this migration have none
  *   (null) until the device's next batch moves its head.

@@ -1,6 +1,6 @@
 /**
  * Ed25519 public keys that verify forgeries: small-order points. With A and R of small order and S = 0, node's
- * verify accepts about one message in four, with no secret key at all (findings-sync.md, finding 8). A key from
+ * verify accepts about one message in four, with no secret key at all (a hostile device enrolled one; tested in test/central-hardening.test.ts). A key from
  * a real key pair is never one of them, so enrolment refuses them.
  *
  * The list is libsodium's `ge25519_has_small_order` blocklist (src/libsodium/crypto_core/ed25519/ref10/

@@ -92,7 +92,7 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       if (b.order.tenant !== tenantId) fail(`order tenant ${b.order.tenant} is not the device's tenant`);
       // Any venue of the device's tenant, not only the venue it was enrolled for: one box may serve several
       // venues of its tenant (a food court, a shared kitchen), and the box is the system of record for what
-      // happens there (SYNC.md). What a device cannot do is write for another tenant, or take over an order
+      // happens there (README "Sync to the central node"). What a device cannot do is write for another tenant, or take over an order
       // another device sent (below).
       const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
       if (!(await venuesKnown(venueIds))) fail(`order names a venue that is not the tenant's`);
