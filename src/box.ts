@@ -110,6 +110,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   const ordering = createOrderingService({
     repo: orderRepo, venues, menus, locks, printJobs: createPrintJobs(printing), events, outbox, source: 'venue-box',
     bounds: { maxLines: config.ordering.maxLines, maxOpenPerAnonymousUser: config.ordering.maxOpenPerAnonymousUser },
+    customerCommandRate: config.ordering.customerCommandRate,
     now,
   });
   const warehouse = createWarehouseService({

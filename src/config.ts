@@ -97,6 +97,14 @@ const ConfigSchema = Type.Object(
         // Size limits of orders (src/modules/ordering/bounds.ts).
         maxLines: Type.Integer({ default: DEFAULT_ORDER_BOUNDS.maxLines, minimum: 1, maximum: 10_000 }),
         maxOpenPerAnonymousUser: Type.Integer({ default: DEFAULT_ORDER_BOUNDS.maxOpenPerAnonymousUser, minimum: 1, maximum: 10_000 }),
+        // Order commands of one customer: `burst` at once, then one per `refillSeconds` (staff not limited).
+        customerCommandRate: Type.Object(
+          {
+            burst: Type.Integer({ default: 40, minimum: 1, maximum: 1_000_000 }),
+            refillSeconds: Type.Number({ default: 0.1, exclusiveMinimum: 0, maximum: 3600 }),
+          },
+          { default: {}, additionalProperties: false },
+        ),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { DEMO, startTestBox } from './support/box.js';
+import { DEMO, startTestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import { command, newOrder } from './support/orders.js';
 
 interface OrderBody {
@@ -8,7 +8,7 @@ interface OrderBody {
 }
 
 test('kill -9 while commands are being confirmed: after restart every confirmed command is applied exactly once', async () => {
-  const box = await startTestBox();
+  const box = await startTestBox({ config: UNLIMITED_CUSTOMER });
   const t = await box.token();
   const created = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
   for (let i = 0; i < 50 && (await box.get(`/ordering-api/api/order/${created.orderId}`, t.access_token)).status !== 200; i++) {

@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statfsSync, writeS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { DEMO, requestToken, startTestBox, type TestBox } from './support/box.js';
+import { DEMO, requestToken, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import { command, newOrder } from './support/orders.js';
 
 const MiB = 1024 * 1024;
@@ -62,7 +62,7 @@ const afterNextLook = () => sleep(1100);
 async function start(name: string, minFreeBytes: number, warnFreeBytes: number): Promise<TestBox> {
   const dataDir = join(disk!, name);
   mkdirSync(dataDir);
-  const box = await startTestBox({ dataDir, config: { storage: { minFreeBytes, warnFreeBytes } } });
+  const box = await startTestBox({ dataDir, config: { ...UNLIMITED_CUSTOMER, storage: { minFreeBytes, warnFreeBytes } } });
   boxes.push(box);
   return box;
 }

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { DEMO, startTestBox, type TestBox } from './support/box.js';
+import { DEMO, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import { expectApiError } from './support/fixtures.js';
 import { type Confirmation, newOrder } from './support/orders.js';
 import { openSocket, type TestSocket } from './support/socket.js';
@@ -14,7 +14,8 @@ let box: TestBox;
 let staff: string;
 
 beforeAll(async () => {
-  box = await startTestBox();
+  // One customer gives commands here faster than ordering.customerCommandRate allows: the box lifts that limit.
+  box = await startTestBox({ config: UNLIMITED_CUSTOMER });
   staff = (await box.token(DEMO.staff.username, DEMO.staff.password)).access_token;
 });
 afterAll(async () => {
@@ -250,7 +251,7 @@ describe('concurrent requests with the same key', () => {
 
 describe('kill -9', () => {
   test('a retry after restart gets the stored confirmation, and every command is applied exactly once', async () => {
-    const own = await startTestBox();
+    const own = await startTestBox({ config: UNLIMITED_CUSTOMER });
     let again: TestBox | undefined;
     try {
       const t = await own.token();
@@ -282,7 +283,7 @@ describe('kill -9', () => {
       await Promise.all(workers);
       expect(confirmed.size).toBeGreaterThan(10);
 
-      again = await startTestBox({ dataDir: own.dataDir });
+      again = await startTestBox({ dataDir: own.dataDir, config: UNLIMITED_CUSTOMER });
       // Every key retried, confirmed or not: a confirmed one answers as before, the others are applied now.
       const lines: string[] = [];
       for (const key of sent) {
@@ -301,7 +302,7 @@ describe('kill -9', () => {
   });
 
   test('a new order confirmed just before the kill: the retry answers with the original ids', async () => {
-    const own = await startTestBox();
+    const own = await startTestBox({ config: UNLIMITED_CUSTOMER });
     let again: TestBox | undefined;
     try {
       const t = await own.token();
@@ -311,7 +312,7 @@ describe('kill -9', () => {
       own.proc.kill('SIGKILL');
       await own.stop();
 
-      again = await startTestBox({ dataDir: own.dataDir });
+      again = await startTestBox({ dataDir: own.dataDir, config: UNLIMITED_CUSTOMER });
       const retry = await send(again, NEW, t.access_token, ORDER_AGAIN, key);
       expect(retry).toEqual(first);
       const { orderId, lines } = JSON.parse(first.text) as Confirmation;

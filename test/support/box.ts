@@ -15,6 +15,9 @@ export const DEMO = {
   menu: demo.tenants[0]!.menus[0]!.id,
 };
 
+/** Config for tests that drive one customer's commands as fast as the box answers (no per-customer rate). */
+export const UNLIMITED_CUSTOMER = { ordering: { customerCommandRate: { burst: 1_000_000, refillSeconds: 0.000001 } } };
+
 export interface TestBox {
   port: number;
   dataDir: string;

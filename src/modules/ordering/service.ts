@@ -1,5 +1,6 @@
 import type { Principal } from '../../http/types.js';
-import { type ErrorDetail, forbidden, invalidField, notFound, reject } from '../../shared/errors.js';
+import { AppError, type ErrorDetail, forbidden, invalidField, notFound, reject } from '../../shared/errors.js';
+import { createBuckets } from '../../shared/token-bucket.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
 import { isoOf } from '../../shared/clock.js';
@@ -34,7 +35,19 @@ const APPLY: Record<string, Apply> = {
 /** Staff powers (every order of the tenant, staff commands, venue sockets) need a staff token with scope write. */
 export const isStaff = (p: Principal): boolean => p.staff && p.scope.includes('write');
 
+/**
+ * The rate of commands a customer (a token without scope write) may give: a token bucket per user. Every applied
+ * command writes the whole order again (two socket events, the sync outbox), so one customer changing a large
+ * order as fast as the box answers could otherwise write megabytes a second. Staff devices are not limited.
+ */
+export interface CommandRate {
+  burst: number;
+  refillSeconds: number;
+}
+
 export interface OrderingDeps extends CommandDeps {
+  /** Absent: no rate limit (in-process tests that drive the service directly). */
+  customerCommandRate?: CommandRate;
   events: EventStore;
   /** Every applied command's order goes to the central through the outbox, in the command's savepoint. */
   outbox: Outbox;
@@ -54,8 +67,23 @@ export function createOrderingService(deps: OrderingDeps) {
    * stored as JSON text with the command; a retry gets that one back (for `new`, the original order and line
    * ids, not the fresh ones made for the retry), and it serialises to the same bytes again.
    */
+  const customerRate = deps.customerCommandRate ? createBuckets(deps.customerCommandRate, deps.now) : undefined;
+  /** 429 with Retry-After past the customer's command rate; the command is not queued. */
+  function checkRate(p: Principal): void {
+    if (!customerRate || isStaff(p)) return;
+    const key = `${p.tenantId}\n${p.userId}`;
+    const waitMs = customerRate.waitMs(key);
+    if (waitMs > 0) {
+      const message = 'too many order commands: retry after Retry-After seconds';
+      throw new AppError(429, message, [{ code: 'tooManyRequests', message, args: ['ordering.customerCommandRate'] }],
+        { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) });
+    }
+    customerRate.take(key);
+  }
+
   function confirm(p: Principal, orderId: string, kind: string, body: unknown, lines: string[],
     idem: IdempotencyRequest | undefined): Promise<Confirmation> {
+    checkRate(p);
     const correlationId = newId();
     const confirmation: Confirmation = { correlationId, orderId, lines };
     const confirmedMs = deps.now();
