@@ -2,6 +2,7 @@ import { createHash, createPublicKey, type KeyObject, verify } from 'node:crypto
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
+import { unauthorized } from './errors.js';
 
 /** Access-token claims (DESIGN.md "Auth"). */
 export interface Claims {
@@ -88,3 +89,28 @@ export function verifyJwt(key: SigningKey, token: string, nowSeconds: number): V
   if (claims.exp <= nowSeconds) return { ok: false, reason: 'token expired' };
   return { ok: true, claims };
 }
+
+/**
+ * Checks bearer tokens for the box and the central alike; throws a 401. Every request carries a token and a
+ * client reuses one for an hour, so a verified token is remembered by its exact text (which the signature
+ * covers) and the Ed25519 check runs once per token, not per request. Expiry is checked on every use.
+ */
+export function createBearerCheck(key: SigningKey, now: () => number) {
+  const verified = new Map<string, Claims>();
+  return (token: string | undefined): Claims => {
+    if (!token) throw unauthorized('missing bearer token');
+    const nowSeconds = Math.floor(now() / 1000);
+    let claims = verified.get(token);
+    if (!claims || claims.exp <= nowSeconds) {
+      verified.delete(token);
+      const result = verifyJwt(key, token, nowSeconds);
+      if (!result.ok) throw unauthorized(result.reason);
+      claims = result.claims;
+      if (verified.size >= MAX_VERIFIED_TOKENS) verified.clear();
+      verified.set(token, claims);
+    }
+    return claims;
+  };
+}
+
+const MAX_VERIFIED_TOKENS = 10_000;

@@ -3,7 +3,7 @@ import type { Principal } from '../../http/types.js';
 import type { TokenCall, TokenResponse } from '../../http/token-route.js';
 import { unauthorized } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
-import { type Claims, type SigningKey, signJwt, verifyJwt } from '../../shared/jwt.js';
+import { createBearerCheck, type SigningKey, signJwt } from '../../shared/jwt.js';
 import { OAuthError } from '../../shared/oauth-error.js';
 import { type AnonymousOptions, createAnonymousLimit } from './anonymous.js';
 import { createCredentialChecks } from './credentials.js';
@@ -30,7 +30,6 @@ export type UserHasOrder = (tenantId: string, userId: string) => boolean;
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 const ANONYMOUS_SCOPE = ['read'];
-const MAX_VERIFIED_TOKENS = 10_000;
 const SWEEP_PAGE = 1000;
 
 /** Token issue (password and refresh grants) and bearer-token verification. */
@@ -38,10 +37,7 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
   const credentials = createCredentialChecks(repo, createLoginThrottle(options.throttle, options.now));
   const revocations = createRevocationList(repo, options.now);
   const anonymousLimit = createAnonymousLimit(options.anonymous, options.now);
-  // Every request carries a token and a client reuses one for an hour: a verified token is remembered by its
-  // exact text (which the signature covers) so the Ed25519 check runs once per token, not per request. Expiry
-  // is checked on every use.
-  const verifiedTokens = new Map<string, Claims>();
+  const bearer = createBearerCheck(key, options.now);
 
   function grantScope(requested: string | null, allowed: string[]): string[] {
     if (requested === null || requested.trim() === '') return allowed;
@@ -133,17 +129,7 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
 
     /** Bearer-token check for every API call and the socket; throws a 401 AppError. */
     verify(token: string | undefined): Principal {
-      if (!token) throw unauthorized('missing bearer token');
-      const nowSeconds = Math.floor(options.now() / 1000);
-      let claims = verifiedTokens.get(token);
-      if (!claims || claims.exp <= nowSeconds) {
-        verifiedTokens.delete(token);
-        const result = verifyJwt(key, token, nowSeconds);
-        if (!result.ok) throw unauthorized(result.reason);
-        claims = result.claims;
-        if (verifiedTokens.size >= MAX_VERIFIED_TOKENS) verifiedTokens.clear();
-        verifiedTokens.set(token, claims);
-      }
+      const claims = bearer(token);
       if (!repo.tenantExists(claims.TENANT)) throw unauthorized('unknown tenant');
       if (revocations.isRevoked(claims.TENANT, claims.jti)) throw unauthorized('token revoked');
       const scope = claims.scope.split(' ');

@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Principal } from '../../../http/types.js';
 import type { TokenCall, TokenResponse } from '../../../http/token-route.js';
-import { unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
-import { type Claims, type SigningKey, signJwt, verifyJwt } from '../../../shared/jwt.js';
+import { createBearerCheck, type SigningKey, signJwt } from '../../../shared/jwt.js';
 import { OAuthError } from '../../../shared/oauth-error.js';
 import { verifySecret } from '../../../shared/passwords.js';
 import { inTransaction, type Pool, type Queryable } from '../../db/pool.js';
@@ -20,7 +19,6 @@ export interface AuthOptions {
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
-const MAX_REMEMBERED = 10_000;
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 /**
@@ -29,8 +27,7 @@ const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAA
  */
 export function createCentralAuth(pool: Pool, key: SigningKey, options: AuthOptions) {
   const tenants = createTenantRepo(pool);
-  // A verified token is remembered by its exact text (the signature covers it); expiry is checked on every use.
-  const verified = new Map<string, Claims>();
+  const bearer = createBearerCheck(key, options.now);
 
   async function checkClient(req: TokenRequest): Promise<void> {
     const stored = await tenants.clientHash(req.tenantId, req.clientId);
@@ -111,17 +108,7 @@ export function createCentralAuth(pool: Pool, key: SigningKey, options: AuthOpti
 
     /** Bearer-token check of every HQ route; throws a 401 AppError. */
     verify(token: string | undefined): Principal {
-      if (!token) throw unauthorized('missing bearer token');
-      const nowSeconds = Math.floor(options.now() / 1000);
-      let claims = verified.get(token);
-      if (!claims || claims.exp <= nowSeconds) {
-        verified.delete(token);
-        const result = verifyJwt(key, token, nowSeconds);
-        if (!result.ok) throw unauthorized(result.reason);
-        claims = result.claims;
-        if (verified.size >= MAX_REMEMBERED) verified.clear();
-        verified.set(token, claims);
-      }
+      const claims = bearer(token);
       const scope = claims.scope.split(' ');
       // Tokens are only issued to provisioned tenants, and tenants are never deleted.
       return { tenantId: claims.TENANT, userId: claims.UUID, scope, staff: true, expMs: claims.exp * 1000, jti: claims.jti };
