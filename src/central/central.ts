@@ -2,9 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import uWS from 'uWebSockets.js';
 import { mountRoutes } from '../http/mount.js';
-import type { HttpRequest, Route } from '../http/types.js';
+import type { HttpRequest } from '../http/types.js';
 import type { Logger } from '../log.js';
-import { AppError } from '../shared/errors.js';
 import { loadOrCreateKey } from '../shared/jwt.js';
 import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
 import { openCentralDatabase } from './db/open.js';
@@ -68,9 +67,11 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const app = uWS.App();
     const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     const routes = [...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq)];
-    // The shutdown refusal is the routes' own (below), so that it carries Retry-After; mount's check stays open.
-    mountRoutes(app, routes.map((r) => refusedWhileStopping(r, () => accepting)), {
-      log, maxBodyBytes: MAX_REQUEST_BYTES, authenticate: (req) => auth.verify(bearerOf(req)), accepting: () => true,
+    mountRoutes(app, routes, {
+      log, maxBodyBytes: MAX_REQUEST_BYTES, authenticate: (req) => auth.verify(bearerOf(req)), accepting: () => accepting,
+      // Boxes honour Retry-After on 503 (README "Sync to the central node"); 5-9 s, jittered, covers a restart
+      // without the boxes coming back at once.
+      stopping: { message: 'the central is shutting down; retry after Retry-After seconds', retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5) },
     });
     const { socket, port } = await listen(app, o.host, o.port);
     const hourly = setInterval(() => {
@@ -96,23 +97,6 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     await db.close();
     throw err;
   }
-}
-
-/**
- * A route that answers 503 with Retry-After once shutdown began (on connections still open): the box honours
- * Retry-After on 503 (README "Sync to the central node"), and 5-9 s, jittered, covers a restart without the boxes coming back at once.
- */
-function refusedWhileStopping(route: Route, accepting: () => boolean): Route {
-  return {
-    ...route,
-    handle(ctx) {
-      if (!accepting()) {
-        const message = 'the central is shutting down; retry after Retry-After seconds';
-        throw new AppError(503, message, [{ code: 'unavailable', message, args: [] }], { 'Retry-After': String(5 + Math.floor(Math.random() * 5)) });
-      }
-      return route.handle(ctx);
-    },
-  };
 }
 
 function listen(app: uWS.TemplatedApp, host: string, port: number): Promise<{ socket: uWS.us_listen_socket; port: number }> {

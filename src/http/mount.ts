@@ -14,6 +14,8 @@ export interface HttpDeps {
   authenticate(req: HttpRequest): Principal;
   /** False while the box is shutting down: new requests get a 503. */
   accepting(): boolean;
+  /** What a request that arrives while stopping is told: the message and the seconds to wait (Retry-After). */
+  stopping?: { message: string; retryAfterSeconds(): number | undefined };
   /** The data disk's free-space guard (src/modules/storage/disk-watchdog.ts); absent: never refuses. */
   storage?: { full(): boolean; noteFull(): void };
 }
@@ -82,9 +84,9 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
     .then((body) => {
       input.body = body;
       if (!route) throw AppError.of('notFound', `no route for ${input.method} ${input.path}`);
-      if (!deps.accepting()) throw AppError.of('unavailable', 'venue-box is shutting down');
+      if (!deps.accepting()) throw stoppingError(deps);
       // Refused before SQLite fails mid-write: the client learns "retry later", and reads go on serving.
-      if ((route.writes ?? route.method !== 'get') && deps.storage?.full()) return storageFullReply(input.path);
+      if ((route.writes ?? route.method !== 'get') && deps.storage?.full()) throw storageFullError();
       return run(route, input, deps);
     })
     .catch((err: unknown) => {
@@ -93,9 +95,9 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
         // The disk filled between two looks (or below the floor's estimate): the write rolled back, nothing
         // was confirmed; the guard refuses the next writes at once.
         deps.storage?.noteFull();
-        return storageFullReply(input.path);
+        err = storageFullError();
       }
-      return toErrorReply(err, input, deps.log);
+      return (err instanceof AppError && route?.errorReply?.(err)) || toErrorReply(err, input, deps.log);
     })
     .then((reply) => {
       if (!aborted) res.cork(() => writeReply(res, reply, input.requestId, closeAfter));
@@ -245,13 +247,11 @@ export function toErrorReply(err: unknown, req: HttpRequest, log: Logger): Reply
 }
 
 /** The token endpoint (src/http/token-route.ts) answers in RFC 6749's shape, also when refused here. */
-const TOKEN_PATH = '/auth-oauth2/oauth/token';
-
-function storageFullReply(path: string): Reply {
-  const err = storageFullError();
-  if (path !== TOKEN_PATH) return { status: err.status, body: errorBody(err), headers: err.headers };
-  // temporarily_unavailable is RFC 6749's one code for "try again later" (4.1.2.1).
-  return { status: err.status, body: { error: 'temporarily_unavailable', error_description: err.message }, headers: err.headers };
+/** 503 while stopping, with the Retry-After the composition root chose (none by default). */
+function stoppingError(deps: HttpDeps): AppError {
+  const err = AppError.of('unavailable', deps.stopping?.message ?? 'venue-box is shutting down');
+  const seconds = deps.stopping?.retryAfterSeconds();
+  return seconds === undefined ? err : new AppError(err.status, err.message, err.codes, { 'Retry-After': String(seconds) });
 }
 
 function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean): void {

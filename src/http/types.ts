@@ -1,3 +1,5 @@
+import type { AppError } from '../shared/errors.js';
+
 /** What a handler sees of a request: copied out of uWS at once, so it outlives the uWS callback. */
 export interface HttpRequest {
   requestId: string;
@@ -54,6 +56,11 @@ export interface Route {
    * is full. Unset, every method but GET counts as a write (a POST that only reads may say `writes: false`).
    */
   writes?: boolean;
+  /**
+   * The route's own shape for an error raised around it (a full disk): the token endpoint keeps RFC 6749's
+   * shape there too. Undefined: the API's error body.
+   */
+  errorReply?(err: AppError): Reply | undefined;
   handle(ctx: RouteContext): Reply | Promise<Reply>;
 }
 
