@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demo, quantile, startBox, token } from './lib/box.mjs';
+import { demo, orderLoad, quantile, startBox, token } from './lib/box.mjs';
 
 const SECONDS = Number(process.env.SECONDS ?? 10);
 const root = new URL('..', import.meta.url).pathname;
@@ -33,27 +33,6 @@ function tokenFrom(port, localAddress, form) {
     req.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
     req.end(body);
   });
-}
-
-/** Open-loop order/new at `rate`/s for `seconds`: confirmation latencies in ms, sorted. */
-async function orderLoad(base, accessToken, rate, seconds) {
-  const body = JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] }] });
-  const lat = [];
-  const inflight = [];
-  const t0 = performance.now();
-  for (let i = 0; i < rate * seconds; i++) {
-    const due = t0 + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    inflight.push(fetch(`${base}/ordering-api/api/order/new`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` }, body,
-    }).then(async (res) => {
-      await res.text();
-      lat.push(performance.now() - due);
-    }));
-  }
-  await Promise.all(inflight);
-  return lat.sort((a, b) => a - b);
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'vb-abuse-'));

@@ -6,8 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import WebSocket from 'ws';
-import { demo, quantile, startBox, token } from './lib/box.mjs';
+import { customerSocket, demo, quantile, startBox } from './lib/box.mjs';
 
 const SOCKETS = Number(process.env.SOCKETS ?? 1000);
 const RATES = (process.env.RATES ?? '100,200,400,800,1200,1600').split(',').map(Number);
@@ -35,20 +34,10 @@ function settle(orderId) {
 console.log(`opening ${SOCKETS} sockets of anonymous users...`);
 const users = [];
 for (let i = 0; i < SOCKETS; i += 50) {
-  const batch = await Promise.all(Array.from({ length: Math.min(50, SOCKETS - i) }, async () => {
-    const { access_token: accessToken } = await token(base);
-    const ws = new WebSocket(`ws://127.0.0.1:${port}/ordering-api/ws`, { headers: { authorization: `Bearer ${accessToken}` } });
-    ws.on('message', (data) => {
-      const at = performance.now();
-      const frame = JSON.parse(String(data));
-      if (frame.type === 'ORDER_CHANGE') {
-        pushedAt.set(frame.payload.id, at);
-        settle(frame.payload.id);
-      }
-    });
-    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
-    return { token: accessToken, ws };
-  }));
+  const batch = await Promise.all(Array.from({ length: Math.min(50, SOCKETS - i) }, () => customerSocket(base, port, (id, at) => {
+    pushedAt.set(id, at);
+    settle(id);
+  })));
   users.push(...batch);
 }
 

@@ -10,8 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import WebSocket from 'ws';
-import { demo, quantile, startBox, token } from './lib/box.mjs';
+import { customerSocket, demo, openSocket, quantile, startBox, token } from './lib/box.mjs';
 
 const PAUSED = (process.env.PAUSED ?? '100,1000').split(',').map(Number);
 const CUSTOMERS = Number(process.env.CUSTOMERS ?? 50);
@@ -20,12 +19,6 @@ const SECONDS = Number(process.env.SECONDS ?? 20);
 const LINES = Number(process.env.LINES ?? 50);
 const VENUE = demo.venues[0].id;
 const staffUser = demo.users.find((u) => u.username === 'kuchnia');
-
-const open = (url, accessToken) => new Promise((resolve, reject) => {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${accessToken}` } });
-  ws.once('open', () => resolve(ws));
-  ws.once('error', reject);
-});
 
 async function run(paused) {
   const dataDir = mkdtempSync(join(tmpdir(), 'vb-bench-sockets-'));
@@ -41,7 +34,7 @@ async function run(paused) {
   const staff = (await token(base, staffUser.username, staffUser.password)).access_token;
   const slow = [];
   for (let i = 0; i < paused; i += 100) {
-    slow.push(...(await Promise.all(Array.from({ length: Math.min(100, paused - i) }, () => open(`${wsUrl}?venue=${VENUE}`, staff)))));
+    slow.push(...(await Promise.all(Array.from({ length: Math.min(100, paused - i) }, () => openSocket(`${wsUrl}?venue=${VENUE}`, staff)))));
   }
   for (const ws of slow) ws._socket.pause();
 
@@ -51,19 +44,10 @@ async function run(paused) {
   const settle = (id) => {
     if (sentAt.has(id) && pushedAt.has(id)) latencies.push(pushedAt.get(id) - sentAt.get(id));
   };
-  const customers = await Promise.all(Array.from({ length: CUSTOMERS }, async () => {
-    const { access_token: accessToken } = await token(base);
-    const ws = await open(wsUrl, accessToken);
-    ws.on('message', (data) => {
-      const at = performance.now();
-      const frame = JSON.parse(String(data));
-      if (frame.type === 'ORDER_CHANGE') {
-        pushedAt.set(frame.payload.id, at);
-        settle(frame.payload.id);
-      }
-    });
-    return { token: accessToken, ws };
-  }));
+  const customers = await Promise.all(Array.from({ length: CUSTOMERS }, () => customerSocket(base, port, (id, at) => {
+    pushedAt.set(id, at);
+    settle(id);
+  })));
 
   const body = JSON.stringify({
     orderType: 'TAKE_AWAY',

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
-import { demo, quantile, startBox, token } from './lib/box.mjs';
+import { demo, orderLoad, quantile, startBox, token } from './lib/box.mjs';
 import { driveVenueDay } from './lib/venue-day.mjs';
 
 const ORDERS = Number(process.env.ORDERS ?? 1500);
@@ -90,26 +90,10 @@ function treeOf(pid) {
 /** The measured processes: the box, the central with its PostgreSQL, and this load generator. */
 const allPids = (procs) => () => [process.pid, ...procs.flatMap((p) => treeOf(p.pid))];
 
-/** Open-loop order/new at RATE/s for `seconds`; latency = POST sent -> 200 confirmation, in ms. */
-async function orderLoad(base, seconds) {
+/** The order load of (1) and (2): a staff user's order/new at RATE/s; confirmation latency p50/p99 in ms. */
+async function orderP99(base, seconds) {
   const { access_token: t } = await token(base, 'kelner', 'kelner-demo-1');
-  const body = JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: demo.venues[0].id, lines: [{ productId: 'zurek', quantity: 1 }] }] });
-  const lat = [];
-  const inflight = [];
-  const started = performance.now();
-  for (let i = 0; i < RATE * seconds; i++) {
-    const due = started + (i * 1000) / RATE;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    inflight.push(fetch(`${base}/ordering-api/api/order/new`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${t}` }, body,
-    }).then(async (res) => {
-      await res.text();
-      lat.push(performance.now() - due);
-    }));
-  }
-  await Promise.all(inflight);
-  lat.sort((a, b) => a - b);
+  const lat = await orderLoad(base, t, RATE, seconds);
   return { p50Ms: +quantile(lat, 0.5).toFixed(2), p99Ms: +quantile(lat, 0.99).toFixed(2), n: lat.length };
 }
 
@@ -162,7 +146,7 @@ await new Promise((r) => setTimeout(r, 6000)); // the box finds its device file 
 
 pinBox();
 console.log('idle: the order load with nothing to send...');
-const idle = await withForeignCpu(allPids([box.proc, central.proc]), () => orderLoad(box.base, 10));
+const idle = await withForeignCpu(allPids([box.proc, central.proc]), () => orderP99(box.base, 10));
 console.log(`  p50 ${idle.p50Ms} ms, p99 ${idle.p99Ms} ms (${idle.n} orders, foreign CPU ${idle.foreignCpuPct}%)`);
 
 console.log(`central down: driving ${ORDERS} orders of a busy day into the box...`);
@@ -178,7 +162,7 @@ pinBox();
 const drainStart = performance.now();
 console.log('draining, with the same order load on the box meanwhile...');
 const during = await withForeignCpu(allPids([box.proc, central.proc]), async () => {
-  const load = orderLoad(box.base, 10);
+  const load = orderP99(box.base, 10);
   const r = await load;
   return { ...r, backlogAfterLoad: status(boxDir).backlog };
 });

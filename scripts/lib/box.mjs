@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import WebSocket from 'ws';
 
 export const demo = JSON.parse(readFileSync(new URL('../../native-config/demo.json', import.meta.url), 'utf8')).tenants[0];
 const root = new URL('../..', import.meta.url).pathname;
@@ -43,3 +44,46 @@ export async function token(base, username = 'anonymous', password = '') {
 
 /** The q-quantile (0..1) of an ascending array. */
 export const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+
+/**
+ * Open-loop `order/new` (one line) at `rate`/s for `seconds` with one token; resolves with each command's
+ * latency in ms, from its due time to its confirmation, sorted ascending.
+ */
+export async function orderLoad(base, accessToken, rate, seconds) {
+  const body = JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: demo.venues[0].id, lines: [{ productId: 'zurek', quantity: 1 }] }] });
+  const latencies = [];
+  const inflight = [];
+  const started = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const due = started + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(fetch(`${base}/ordering-api/api/order/new`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` }, body,
+    }).then(async (res) => {
+      await res.text();
+      latencies.push(performance.now() - due);
+    }));
+  }
+  await Promise.all(inflight);
+  return latencies.sort((a, b) => a - b);
+}
+
+/** A socket of the box, opened with a bearer token; resolves once open. */
+export const openSocket = (url, accessToken) => new Promise((resolve, reject) => {
+  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${accessToken}` } });
+  ws.once('open', () => resolve(ws));
+  ws.once('error', reject);
+});
+
+/** A new anonymous customer with its socket open; `onOrderChange(orderId, at)` hears each ORDER_CHANGE. */
+export async function customerSocket(base, port, onOrderChange) {
+  const { access_token: accessToken } = await token(base);
+  const ws = await openSocket(`ws://127.0.0.1:${port}/ordering-api/ws`, accessToken);
+  ws.on('message', (data) => {
+    const at = performance.now();
+    const frame = JSON.parse(String(data));
+    if (frame.type === 'ORDER_CHANGE') onOrderChange(frame.payload.id, at);
+  });
+  return { token: accessToken, ws };
+}
