@@ -150,3 +150,58 @@ describe('limits on replay, sockets per user and token, frame size', () => {
     again.close();
   });
 });
+
+// The kernel takes megabytes for a connection before uWS's send buffer fills; the reader's pongs tell the box
+// what it has read instead (src/ws/ack-window.ts). Only that window can close a socket here.
+describe('a reader is measured by its pongs', () => {
+  const WINDOW = 64 * KiB;
+  let box: TestBox;
+  beforeAll(async () => {
+    box = await startTestBox({
+      config: {
+        sockets: { maxUnacknowledgedBytes: WINDOW, maxBackpressureBytes: 64 * MiB, maxBufferedBytes: 512 * MiB, maxReplayBytes: 64 * MiB },
+      },
+    });
+  });
+  afterAll(async () => {
+    await box.stop();
+  });
+
+  test('a paused reader is closed with 4008 once it is a window behind, long before the kernel buffers fill', async () => {
+    const staff = await staffToken(box);
+    const paused = await openSocket(box.wsUrl(`${WS}?venue=${VENUE}`), staff);
+    await paused.next('HELLO');
+    (paused.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const reader = await openSocket(box.wsUrl(`${WS}?venue=${VENUE}`), staff);
+    const hello = await reader.next('HELLO');
+
+    const closes = () => box.logs.filter((l) => l.includes('socket too slow'));
+    let commands = 0;
+    // Each 200-line order is a frame of tens of KB: 40 of them are far more than the window, and far less than
+    // the kernel holds for a loopback connection (MiBs), so without the window nothing would be closed.
+    while (closes().length === 0 && commands < 40) {
+      await command(box, staff, 'new', newOrder(VENUE, lines(200)));
+      commands++;
+    }
+    expect(closes()).toHaveLength(1);
+    const closed = JSON.parse(closes()[0]!) as { why: string; unacknowledged: number };
+    expect(closed.why).toBe('maxUnacknowledgedBytes');
+    expect(closed.unacknowledged).toBeLessThan(WINDOW + 2 * 64 * KiB);
+
+    // The reader that answers pings got every frame and is still open.
+    const changes: Frame[] = [];
+    for (let i = 0; i < commands; i++) changes.push(await reader.next('ORDER_CHANGE', 10_000));
+    expect(changes.map((f) => f.seq)).toEqual(changes.map((_, i) => hello.seq + 1 + i));
+    expect(reader.ws.readyState).toBe(reader.ws.OPEN);
+
+    // A replay many windows long goes out window by window, each after the reader's pong, and completes.
+    const again = await openSocket(box.wsUrl(`${WS}?venue=${VENUE}&since=${hello.seq}`), staff);
+    const replayed: Frame[] = [];
+    for (let i = 0; i < commands; i++) replayed.push(await again.next('ORDER_CHANGE', 10_000));
+    expect(replayed.map((f) => f.seq)).toEqual(changes.map((f) => f.seq));
+    const replayBytes = replayed.reduce((n, f) => n + JSON.stringify(f).length, 0);
+    expect(replayBytes).toBeGreaterThan(4 * WINDOW);
+    expect(again.ws.readyState).toBe(again.ws.OPEN);
+    for (const s of [paused, reader, again]) s.ws.terminate();
+  }, 60_000);
+});

@@ -9,6 +9,7 @@ import { type EventStore, type OutgoingFrame, venueStream } from './event-store.
 import {
   CLOSE_REPLAY_TOO_LARGE, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, REPLAY_TOO_LARGE_REASON, TOO_SLOW_REASON, wireFrame,
 } from './frame-size.js';
+import { type AckWindow, countPong, countSent, newAckWindow, pingPayload } from './ack-window.js';
 import { DROPPED, pumpReplay, type ReplayState } from './replay.js';
 import { createSendBudget } from './send-budget.js';
 import { createSocketCounts } from './socket-counts.js';
@@ -24,6 +25,8 @@ interface SocketData extends ReplayState {
   countKeys: readonly string[];
   /** Bytes in this socket's send buffer when last looked at (send, drain): its share of the budget. */
   buffered: number;
+  /** What the client has read of what was sent, by its pongs. */
+  ack: AckWindow;
   ws?: WebSocket<SocketData>;
   closed: boolean;
   expiryTimer?: NodeJS.Timeout;
@@ -33,6 +36,7 @@ interface SocketData extends ReplayState {
 export interface SocketLimits {
   maxBufferedBytes: number;
   maxBackpressureBytes: number;
+  maxUnacknowledgedBytes: number;
   maxReplayBytes: number;
   maxFrameBytes: number;
   maxPerUser: number;
@@ -66,6 +70,8 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
   // A frame never fills a socket's whole allowance by itself, so a reader that is keeping up is never closed
   // for one big frame.
   const maxFrameBytes = Math.min(limits.maxFrameBytes, limits.maxBackpressureBytes);
+  // What a reader has not acknowledged yet (src/ws/ack-window.ts); a replay waits for the pong each ping asks for.
+  const ackLimits = { maxBytes: limits.maxUnacknowledgedBytes, pingEveryBytes: limits.maxUnacknowledgedBytes / 4 };
 
   // A socket closed with a close frame keeps its send buffer until the client reads it or uWS gives up on it
   // (for idleTimeout 120, 16 s later). Under a flood of slow sockets those buffers add up (1000 frozen sockets
@@ -77,7 +83,8 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     if (data.closed) return;
     const held = data.buffered;
     const graceful = closingBytes + held <= limits.maxBufferedBytes;
-    log.info({ userId: data.principal.userId, stream: data.stream, buffered: held, why, graceful }, 'socket too slow: closed');
+    const unacknowledged = data.ack.sent - data.ack.acked;
+    log.info({ userId: data.principal.userId, stream: data.stream, buffered: held, unacknowledged, why, graceful }, 'socket too slow: closed');
     if (!graceful) {
       data.ws!.close();
       return;
@@ -96,10 +103,27 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
   const enforceBudget = (): void => {
     for (const data of budget.overBudget()) closeTooSlow(data, 'maxBufferedBytes');
   };
+  /** Counts bytes just sent (inside the socket's cork): pings when due; true when the reader is too far behind. */
+  const counted = (data: SocketData, bytes: number): boolean => {
+    const next = countSent(data.ack, bytes, ackLimits);
+    if (next === 'ping') data.ws!.ping(pingPayload(data.ack));
+    return next === 'tooSlow';
+  };
   const replay = (data: SocketData): void => {
+    const ws = data.ws!;
+    const wire = {
+      // A replay never outruns the window: it waits for the pong (`held`), so `tooSlow` cannot come from here.
+      send(text: string): number {
+        const status = ws.send(text);
+        if (status !== DROPPED) counted(data, text.length);
+        return status;
+      },
+      held: () => ws.getBufferedAmount() > 0 || data.ack.sent - data.ack.acked >= ackLimits.pingEveryBytes,
+      cork: (fn: () => void) => ws.cork(fn),
+    };
     let result: ReturnType<typeof pumpReplay>;
     try {
-      result = pumpReplay(data.ws!, data, {
+      result = pumpReplay(wire, data, {
         page: (after, limit) => events.page(data.principal.tenantId, data.stream, after, limit, maxFrameBytes),
         pageBytes: Math.min(64 * 1024, limits.maxBackpressureBytes),
         maxFrameBytes,
@@ -142,7 +166,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         const stream = venue === undefined ? principal.userId : venueStream(venue);
         const data: SocketData = {
           principal, since, stream, venue, key: streamKey(principal.tenantId, stream), countKeys: counts.keysOf(principal),
-          buffered: 0, cursor: 0, replaying: false, replayedBytes: 0, closed: false,
+          buffered: 0, ack: newAckWindow(), cursor: 0, replaying: false, replayedBytes: 0, closed: false,
         };
         res.upgrade(data, key, protocol, extensions, context);
       } catch (err) {
@@ -198,6 +222,12 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       budget.set(data, ws.getBufferedAmount());
       if (data.replaying) replay(data);
     },
+    pong(ws, message) {
+      const data = ws.getUserData();
+      if (data.closed || !countPong(data.ack, Buffer.from(message).toString('latin1'))) return;
+      ws.cork(() => counted(data, 0));
+      if (data.replaying) replay(data);
+    },
     message(ws) {
       // The socket is for pushes; clients send nothing but pings, which uWS answers itself.
       ws.end(1008, 'this socket accepts no messages');
@@ -229,11 +259,14 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
           // A replaying socket reads this frame from the store in its turn.
           if (data.replaying || frame.seq <= data.cursor) continue;
           let status = 1;
+          let behind = false;
           ws.cork(() => {
             status = ws.send(bytes, false);
+            behind = status !== DROPPED && counted(data, bytes.length);
           });
           data.cursor = frame.seq;
           settle(data, status);
+          if (behind) closeTooSlow(data, 'maxUnacknowledgedBytes');
         }
       }
       enforceBudget();

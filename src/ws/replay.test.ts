@@ -18,8 +18,8 @@ function fakeWire() {
       sent.push(text);
       return this.status;
     },
-    getBufferedAmount() {
-      return this.buffered;
+    held() {
+      return this.buffered > 0;
     },
     cork(fn: () => void) {
       fn();

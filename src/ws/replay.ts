@@ -3,7 +3,8 @@ import { wireFrame } from './frame-size.js';
 /** What the replay needs of a uWS WebSocket (a fake in unit tests). */
 export interface ReplayWire {
   send(text: string): number;
-  getBufferedAmount(): number;
+  /** True while the socket holds unsent bytes, or its reader has not acknowledged enough of what was sent. */
+  held(): boolean;
   cork(fn: () => void): unknown;
 }
 
@@ -29,9 +30,9 @@ export const DROPPED = 2;
 const PAGE_ROWS = 16;
 
 /**
- * Sends the replay after `?since=` page by page, each only once the socket's send buffer is empty, so a replay
- * never holds more than about one page per socket in memory (the rest waits in SQLite). Called at open and
- * again from uWS's `drain` handler.
+ * Sends the replay after `?since=` page by page, each only once the socket's send buffer is empty and the reader
+ * has acknowledged what came before (src/ws/ack-window.ts), so a replay never holds more than about one page per
+ * socket in memory (the rest waits in SQLite). Called at open, and again from uWS's `drain` and `pong` handlers.
  *
  * The replay runs until it reaches the end of the stream, events that arrived meanwhile included; only then
  * does the socket take live pushes. So frames go out in seq order with none missing or twice.
@@ -41,7 +42,7 @@ const PAGE_ROWS = 16;
  */
 export function pumpReplay(ws: ReplayWire, state: ReplayState, o: ReplayOptions): 'live' | 'wait' | 'tooSlow' {
   for (;;) {
-    if (ws.getBufferedAmount() > 0) return 'wait';
+    if (ws.held()) return 'wait';
     const rows = o.page(state.cursor, PAGE_ROWS);
     if (rows.length === 0) {
       state.replaying = false;
