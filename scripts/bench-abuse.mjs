@@ -5,18 +5,17 @@
 //     time to its own order as fast as the box answers;
 //  3. paused sockets: scripts/bench-sockets.mjs (box RSS and other clients' push p99 with N paused sockets).
 // The box's event loop runs on core 0 (taskset), this client and the box's other threads on core 1.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demo, orderLoad, quantile, startBox, token } from './lib/box.mjs';
+import { demo, orderLoad, pinBox, quantile, startBox, token } from './lib/box.mjs';
 
 const SECONDS = Number(process.env.SECONDS ?? 10);
 const root = new URL('..', import.meta.url).pathname;
 const VENUE = demo.venues[0].id;
 const basic = `Basic ${Buffer.from(`${demo.clients[0].clientId}:${demo.clients[0].clientSecret}`).toString('base64')}`;
-execFileSync('taskset', ['-apc', '1', String(process.pid)], { stdio: 'ignore' });
 
 /** A token request from a chosen local address (127.0.0.x): the box's throttles key on the peer address. */
 function tokenFrom(port, localAddress, form) {
@@ -38,11 +37,7 @@ function tokenFrom(port, localAddress, form) {
 const dataDir = mkdtempSync(join(tmpdir(), 'vb-abuse-'));
 const box = await startBox(dataDir);
 const staff = await token(box.base, 'kelner', 'kelner-demo-1');
-// The event loop alone on core 0; the box's other threads (libuv's pool, where scrypt runs) on core 1 with this
-// client, as a Raspberry Pi's other cores would take them.
-for (const tid of readdirSync(`/proc/${box.proc.pid}/task`)) {
-  execFileSync('taskset', ['-pc', Number(tid) === box.proc.pid ? '0' : '1', tid], { stdio: 'ignore' });
-}
+pinBox(box.proc.pid);
 
 // ---- 1. password flood
 console.log(`1. ${SECONDS} s of wrong passwords for kelner from 127.0.0.1, 16 at a time...`);

@@ -6,12 +6,12 @@
 // core 1, niced; the load generator (this process) runs on core 1 in (1) and (2), where the niced central yields
 // to it, and on core 0, alone, in (3) (the box is stopped by then).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
-import { demo, orderLoad, quantile, startBox, token } from './lib/box.mjs';
+import { demo, orderLoad, pinBox, quantile, startBox, token, withForeignCpu } from './lib/box.mjs';
 import { driveVenueDay } from './lib/venue-day.mjs';
 
 const ORDERS = Number(process.env.ORDERS ?? 1500);
@@ -20,28 +20,6 @@ const BATCHES = Number(process.env.BATCHES ?? 2);
 const RATE = Number(process.env.RATE ?? 100); // order commands/s during the latency runs
 const root = new URL('..', import.meta.url).pathname;
 const W = demo.warehouses.map((w) => w.id);
-const cpuLine = () => readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-
-/** Foreign CPU: the share of this machine's CPU used outside the processes measured, over `fn`. */
-async function withForeignCpu(pids, fn) {
-  const ticks = (pid) => {
-    try {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    } catch {
-      return 0;
-    }
-  };
-  const before = cpuLine();
-  const ours = pids().reduce((s, p) => s + ticks(p), 0);
-  const result = await fn();
-  const after = cpuLine();
-  const busy = (l) => l.reduce((a, b) => a + b, 0) - l[3] - l[4];
-  const total = after.reduce((a, b) => a + b, 0) - before.reduce((a, b) => a + b, 0);
-  const used = busy(after) - busy(before) - (pids().reduce((s, p) => s + ticks(p), 0) - ours);
-  return { ...result, foreignCpuPct: Math.max(0, Math.round((100 * used) / total)) };
-}
-
 /**
  * A free port below the ephemeral range: the central comes back on the same port after its outage, and a port
  * that port 0 handed out may meanwhile be taken by some client connection's local end.
@@ -130,21 +108,14 @@ const boxConfig = join(tmp('vb-bench-config-'), 'box.json');
 writeFileSync(boxConfig, JSON.stringify({ sync: { retryMinMs: 200, retryMaxMs: 1000 } }));
 const box = await startBox(boxDir, ['--config', boxConfig]);
 started.push(box.proc);
-/**
- * The box's event loop gets core 0 to itself; its other threads (the signer worker, libuv's pool, V8's helpers)
- * run on core 1 beside the niced central and this client, as on a Raspberry Pi's four cores the signer runs
- * beside the loop, not on it. Called again before each measurement: threads start lazily.
- */
-function pinBox() {
-  for (const tid of readdirSync(`/proc/${box.proc.pid}/task`)) {
-    execFileSync('taskset', ['-pc', Number(tid) === box.proc.pid ? '0' : '1', tid], { stdio: 'ignore' });
-  }
-}
+// The box's event loop on core 0, its other threads beside the niced central and this client on core 1
+// (scripts/lib/box.mjs pinBox); again before each measurement, as threads start lazily.
+const pinEventLoop = () => pinBox(box.proc.pid);
 const code = cli(['central', 'enrol', '--data-dir', centralDir, '--tenant', demo.id, '--venue', demo.venues[0].id]);
 cli(['sync', 'enrol', '--data-dir', boxDir, '--central', central.base, '--code', code]);
 await new Promise((r) => setTimeout(r, 6000)); // the box finds its device file within 5 s
 
-pinBox();
+pinEventLoop();
 console.log('idle: the order load with nothing to send...');
 const idle = await withForeignCpu(allPids([box.proc, central.proc]), () => orderP99(box.base, 10));
 console.log(`  p50 ${idle.p50Ms} ms, p99 ${idle.p99Ms} ms (${idle.n} orders, foreign CPU ${idle.foreignCpuPct}%)`);
@@ -158,7 +129,7 @@ console.log(`  backlog ${backlog} events`);
 
 // The central comes back on the port the box knows.
 central = await startCentral(centralDir, port);
-pinBox();
+pinEventLoop();
 const drainStart = performance.now();
 console.log('draining, with the same order load on the box meanwhile...');
 const during = await withForeignCpu(allPids([box.proc, central.proc]), async () => {

@@ -1,6 +1,6 @@
 // Shared by the benchmarks: the demo tenant, a real box process on a free port, tokens, percentiles.
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
 
@@ -89,4 +89,38 @@ export async function customerSocket(base, port, onOrderChange) {
     if (frame.type === 'ORDER_CHANGE') onOrderChange(frame.payload.id, at);
   });
   return { token: accessToken, ws };
+}
+
+/**
+ * The box's event loop gets core 0 to itself; its other threads (libuv's pool where scrypt runs, the signer
+ * worker, V8's helpers) and the calling client go to core 1, as a Raspberry Pi's other cores would take them.
+ * Call again before each measurement: threads start lazily.
+ */
+export function pinBox(pid) {
+  execFileSync('taskset', ['-apc', '1', String(process.pid)], { stdio: 'ignore' });
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    execFileSync('taskset', ['-pc', Number(tid) === pid ? '0' : '1', tid], { stdio: 'ignore' });
+  }
+}
+
+const cpuLine = () => readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+
+/** Foreign CPU: the share of this machine's CPU used outside the processes measured, over `fn`. */
+export async function withForeignCpu(pids, fn) {
+  const ticks = (pid) => {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      return 0;
+    }
+  };
+  const before = cpuLine();
+  const ours = pids().reduce((s, p) => s + ticks(p), 0);
+  const result = await fn();
+  const after = cpuLine();
+  const busy = (l) => l.reduce((a, b) => a + b, 0) - l[3] - l[4];
+  const total = after.reduce((a, b) => a + b, 0) - before.reduce((a, b) => a + b, 0);
+  const used = busy(after) - busy(before) - (pids().reduce((s, p) => s + ticks(p), 0) - ours);
+  return { ...result, foreignCpuPct: Math.max(0, Math.round((100 * used) / total)) };
 }
