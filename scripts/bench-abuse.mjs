@@ -1,8 +1,8 @@
 // Abuse figures (README "Known gotchas" and the limits of "The API"), printed, never asserted:
 //  1. a password-guessing flood: wrong passwords checked (400) and refused at once (429) per second, and what the
 //     flood costs other clients (order confirmation p99 with and without it; a real staff sign-in meanwhile);
-//  2. a hostile client growing one order: database bytes written per minute while it appends 200 lines at a
-//     time to its own order as fast as the box answers;
+//  2. a hostile client growing one order to its line bound, then changing one line of it as fast as the box
+//     answers: database bytes written per minute;
 //  3. paused sockets: scripts/bench-sockets.mjs (box RSS and other clients' push p99 with N paused sockets).
 // The box's event loop runs on core 0 (taskset), this client and the box's other threads on core 1.
 import { spawnSync } from 'node:child_process';
@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { demo, orderLoad, pinBox, quantile, startBox, token } from './lib/box.mjs';
 
 const SECONDS = Number(process.env.SECONDS ?? 10);
+// Long enough that the customer's burst is a small part: the figure is the steady growth.
+const HOSTILE_SECONDS = Number(process.env.HOSTILE_SECONDS ?? 60);
 const root = new URL('..', import.meta.url).pathname;
 const VENUE = demo.venues[0].id;
 const basic = `Basic ${Buffer.from(`${demo.clients[0].clientId}:${demo.clients[0].clientSecret}`).toString('base64')}`;
@@ -74,22 +76,34 @@ const first = await (await fetch(`${box.base}/ordering-api/api/order/new`, {
   body: JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE }] }),
 })).json();
 const lines = Array.from({ length: 200 }, () => ({ productId: 'zurek', quantity: 1 }));
-console.log(`2. ${SECONDS} s of appending 200 lines at a time to one order, as fast as the box answers...`);
-const before = fileBytes();
-let appends = 0;
-const until = performance.now() + SECONDS * 1000;
-while (performance.now() < until) {
-  const res = await fetch(`${box.base}/ordering-api/api/order/${first.orderId}/append`, {
+const post = async (path, body) => {
+  const res = await fetch(`${box.base}/ordering-api/api/order/${first.orderId}/${path}`, {
     method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${anon.access_token}` },
-    body: JSON.stringify({ venue: VENUE, lines }),
+    body: JSON.stringify(body),
   });
-  await res.text();
-  appends++;
+  return { status: res.status, body: await res.json() };
+};
+// Every applied command stores the whole order again (socket events, sync outbox): the worst a customer can do is
+// grow its order to the bound, then change one line of it as fast as the box lets it.
+console.log(`2. an order grown to its line bound, then ${HOSTILE_SECONDS} s of changing one of its lines as fast as the box answers...`);
+const before = fileBytes();
+let lineId;
+for (let i = 0; i < 10 && !lineId; i++) {
+  const { status, body } = await post('append', { venue: VENUE, lines });
+  if (status === 200 && body.lines?.length) lineId ??= body.lines[0];
+}
+for (let i = 0; i < 10; i++) await post('append', { venue: VENUE, lines }); // refused past maxLines
+const answers2 = new Map();
+const until = performance.now() + HOSTILE_SECONDS * 1000;
+for (let q = 1; performance.now() < until; q = 3 - q) {
+  const { status } = await post('update', { venue: VENUE, lines: [{ id: lineId, quantity: q }] });
+  answers2.set(status, (answers2.get(status) ?? 0) + 1);
 }
 await new Promise((r) => setTimeout(r, 1500)); // the last commands applied and checkpointed
 const order = await (await fetch(`${box.base}/ordering-api/api/order/${first.orderId}`, { headers: { authorization: `Bearer ${anon.access_token}` } })).json();
 const grownMb = (fileBytes() - before) / 1e6;
-console.log(`   ${appends} appends; the order holds ${order.buckets?.[0]?.lines?.length ?? '?'} lines; database grew ${grownMb.toFixed(1)} MB, ${(grownMb * 60 / SECONDS).toFixed(1)} MB a minute`);
+console.log(`   the order holds ${order.buckets?.[0]?.lines?.length ?? '?'} lines; changes answered ${JSON.stringify(Object.fromEntries(answers2))}; ` +
+  `database grew ${grownMb.toFixed(1)} MB, ${(grownMb * 60 / HOSTILE_SECONDS).toFixed(1)} MB a minute`);
 
 box.proc.kill('SIGTERM');
 await new Promise((r) => box.proc.on('exit', r));

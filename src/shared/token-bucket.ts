@@ -36,6 +36,11 @@ export function createBuckets(limit: BucketLimit, now: () => number) {
       const at = now();
       set(key, levelOf(key, at) - 1, at);
     },
+    /** Takes `n` more after the fact, when the cost is known only once the work is done; the level may go below 0. */
+    charge(key: string, n: number): void {
+      const at = now();
+      set(key, levelOf(key, at) - n, at);
+    },
     give(key: string): void {
       const at = now();
       set(key, levelOf(key, at) + 1, at);

@@ -55,6 +55,9 @@ export interface OrderingDeps extends CommandDeps {
   now(): number;
 }
 
+/** A customer's command costs one more in its command rate per this many bytes of the order it writes. */
+export const ORDER_WRITE_UNIT = 4096;
+
 /** Ordering use cases: confirm commands (durably), apply them later, read orders. */
 export function createOrderingService(deps: OrderingDeps) {
   let queue: CommandQueue | undefined;
@@ -68,10 +71,11 @@ export function createOrderingService(deps: OrderingDeps) {
    * ids, not the fresh ones made for the retry), and it serialises to the same bytes again.
    */
   const customerRate = deps.customerCommandRate ? createBuckets(deps.customerCommandRate, deps.now) : undefined;
+  const rateKey = (tenantId: string, userId: string) => `${tenantId}\n${userId}`;
   /** 429 with Retry-After past the customer's command rate; the command is not queued. */
   function checkRate(p: Principal): void {
     if (!customerRate || isStaff(p)) return;
-    const key = `${p.tenantId}\n${p.userId}`;
+    const key = rateKey(p.tenantId, p.userId);
     const waitMs = customerRate.waitMs(key);
     if (waitMs > 0) {
       const message = 'too many order commands: retry after Retry-After seconds';
@@ -116,6 +120,10 @@ export function createOrderingService(deps: OrderingDeps) {
       const order = buildOrder(deps.repo, deps.venues, cmd.tenantId, cmd.orderId)!;
       const payload = JSON.stringify(order);
       recordForSync(cmd, payload, now);
+      // Every applied command stores the whole order again (socket streams, sync outbox): a customer's command
+      // costs one more per ORDER_WRITE_UNIT of it (README "Order limits"), so a huge order cannot be rewritten
+      // many times a second.
+      if (customerRate && !cmd.staff) customerRate.charge(rateKey(cmd.tenantId, cmd.userId), Math.floor(payload.length / ORDER_WRITE_UNIT));
       // The order's users, the commanding user (staff acting on a customer's order hear their answer too),
       // and the stream of every venue of the order (staff sockets, `?venue=V`).
       const streams = new Set(order.users.map((u) => u.userId));
