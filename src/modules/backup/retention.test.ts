@@ -5,7 +5,7 @@ import { retain } from './retention.js';
 
 const at = (iso: string) => ({ name: backupName(Date.parse(iso)), takenMs: Date.parse(iso) });
 const HOUR = 3_600_000;
-const kept = (backups: { name: string }[], keepHourly: number, keepDaily: number) =>
+const kept = (backups: { name: string; takenMs: number }[], keepHourly: number, keepDaily: number) =>
   [...retain(backups, { keepHourly, keepDaily }).keys()].sort();
 
 describe('backup names', () => {

@@ -21,6 +21,7 @@ export interface BackupJobDeps {
  */
 export function createBackupJob({ dataDir, configFile, log }: BackupJobDeps) {
   let running: { proc: ChildProcess; done: Promise<void> } | undefined;
+  let stopping = false;
 
   function run(): Promise<void> {
     if (running) {
@@ -52,7 +53,9 @@ export function createBackupJob({ dataDir, configFile, log }: BackupJobDeps) {
         const ms = Date.now() - started;
         const loopDelayMaxMs = Math.round(delay.max / 1e6);
         const lines = stdout.trim().split('\n');
-        if (code === 0) {
+        if (stopping && code !== 0) {
+          log.warn({ ms }, 'backup abandoned: the box is stopping (its temp files are removed)');
+        } else if (code === 0) {
           const removed = lines.filter((l) => l.startsWith('removed by retention: ')).map((l) => l.slice(22));
           log.info({ file: lines.at(-1), ms, removed, loopDelayMaxMs }, 'backup written');
         } else {
@@ -72,6 +75,7 @@ export function createBackupJob({ dataDir, configFile, log }: BackupJobDeps) {
     run,
     /** Stops a backup in flight: it removes its temp files and exits. */
     async stop(): Promise<void> {
+      stopping = true;
       const r = running;
       if (!r) return;
       r.proc.kill('SIGTERM');

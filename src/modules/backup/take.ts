@@ -3,7 +3,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import Database from 'better-sqlite3';
 import pkg from '../../../package.json';
 import { DB_FILE, openDatabase } from '../../db/open.js';
@@ -82,7 +82,7 @@ export async function takeBackup(target: BackupTarget, now: () => number = Date.
     if (existsSync(file)) throw new BackupError(`${file} exists already`);
     renameSync(tmp, file);
     fsyncPath(target.dir, true);
-    const removed = applyRetention(target.dir, target.keep);
+    const removed = applyRetention(target.dir, target.keep, basename(file));
     return { file, bytes: statSync(file).size, ms: now() - started, removed };
   } catch (err) {
     removeTemp();
@@ -199,8 +199,9 @@ export function listBackups(dir: string, keep: RetentionRule): ListedBackup[] {
     .sort((a, b) => b.takenMs - a.takenMs);
 }
 
-function applyRetention(dir: string, keep: RetentionRule): string[] {
-  const removed = listBackups(dir, keep).filter((b) => b.keptBy.length === 0);
+/** Never the backup just written: after the clock jumped back, older backups carry later names. */
+function applyRetention(dir: string, keep: RetentionRule, written: string): string[] {
+  const removed = listBackups(dir, keep).filter((b) => b.keptBy.length === 0 && b.name !== written);
   for (const b of removed) unlinkQuietly(b.file);
   if (removed.length > 0) fsyncPath(dir, true);
   return removed.map((b) => b.name);
