@@ -11,6 +11,8 @@ import { startFakePrinter } from './support/fake-printer.js';
 import { command, newOrder } from './support/orders.js';
 import { FAST_PRINTING, jobsOf, VENUE } from './support/printing.js';
 import { openSocket } from './support/socket.js';
+import { startTestCentral } from './support/central.js';
+import { drained, enrol, FAST_SYNC, hqOrders, syncStatus, waitFor } from './support/sync.js';
 import { call, staff, W1, wpath } from './warehouse-client.js';
 
 // The restore drill (README "Backups and restore"): a box serving orders, documents and print jobs; a backup
@@ -143,3 +145,43 @@ test('restore drill: backup while serving, more orders, kill -9, restore into a 
     + `${Math.round(drillMs)} ms in all (${(statSync(file).size / 1_048_576).toFixed(1)} MiB backup)`);
   expect(drillMs).toBeLessThan(60_000);
 }, 90_000);
+
+test('restore drill of an enrolled box: the same device; what the central took after the backup comes back', async () => {
+  const central = await startTestCentral();
+  cleanup.push(() => central.stop());
+  const first = await startTestBox({ config: FAST_SYNC });
+  cleanup.push(() => first.stop());
+  await enrol(first, central.url(''), await central.enrolCode(DEMO.openVenue));
+  const kelner = await staff(first);
+  const order = async (box: TestBox, productId: string) =>
+    (await command(box, kelner.token, 'new', newOrder(VENUE, [{ productId, quantity: 1 }]))).orderId;
+  const before = [await order(first, 'zurek'), await order(first, 'rosol')];
+  await drained(first);
+  const backup = cli('backup', 'now', '--data-dir', first.dataDir);
+  expect(backup.status, backup.stderr).toBe(0);
+  const file = backup.stdout.trim().split('\n').at(-1)!;
+  const after = [await order(first, 'barszcz')];
+  expect((await call(first, kelner, 'POST', wpath(W1, '/documents/pz'), { number: 'PZ-SYNCED', items: [{ id: 'maka', unit: 'kg', qty: 5 }] })).status).toBe(201);
+  const sent = await drained(first);
+  const unsent = await order(first, 'woda'); // the box dies before sending it
+  expect(await first.stop('SIGKILL')).toBeNull();
+
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'vb-drill-sync-')), 'data');
+  expect(cli('restore', file, '--data-dir', dataDir).status).toBe(0);
+  const second = await startTestBox({ dataDir, config: FAST_SYNC });
+  cleanup.push(() => second.stop());
+  const status = await waitFor('the restored box to catch up with the central', async () => {
+    const s = await syncStatus(second);
+    return s.epoch > sent.epoch && s.backlog === 0 ? s : undefined;
+  }, 60_000);
+  expect(status).toMatchObject({ deviceId: sent.deviceId, lastError: null, ackedSeq: sent.newestSeq });
+  // Orders from before the backup, and the ones the central took after it, are on the box; the unsent one is lost.
+  for (const id of [...before, ...after]) expect((await second.get(`/ordering-api/api/order/${id}`, kelner.token)).status, id).toBe(200);
+  expect((await second.get(`/ordering-api/api/order/${unsent}`, kelner.token)).status).toBe(404);
+  expect((await call(second, kelner, 'POST', wpath(W1, '/stock'), { items: ['maka'] })).body.items[0]).toMatchObject({ qty: 5 });
+  // One device at the central, which goes on taking this box's events.
+  expect((await central.hq('/hq-api/api/devices')).map((d: { id: string }) => d.id)).toEqual([sent.deviceId]);
+  const fresh = await order(second, 'sernik');
+  await drained(second);
+  expect((await hqOrders(central, VENUE)).map((o: { id: string }) => o.id)).toEqual(expect.arrayContaining([...before, ...after, fresh]));
+}, 150_000);
