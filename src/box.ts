@@ -45,12 +45,16 @@ import { nowMs } from './shared/clock.js';
 import { createEventStore } from './ws/event-store.js';
 import { createDiskWatchdog } from './modules/storage/disk-watchdog.js';
 import { createRetention } from './modules/storage/retention.js';
+import { createBackupJob } from './modules/backup/service.js';
+import { DataDirLockedError, lockDataDir } from './db/data-dir-lock.js';
 
 export interface BoxOptions {
   config: Config;
   log: Logger;
   /** Provisioning documents applied at start, by name (the demo, a provisioning file). */
   provisioning: { name: string; document: unknown }[];
+  /** The --config file, read again by the scheduled backup (src/modules/backup/service.ts). */
+  configFile?: string;
 }
 
 export interface Box {
@@ -62,25 +66,39 @@ export interface Box {
 export class StartError extends Error {}
 
 /** Opens the data directory and database, provisions, starts the server and the scheduled jobs. */
-export async function startBox({ config, log, provisioning }: BoxOptions): Promise<Box> {
+export async function startBox({ config, log, provisioning, configFile }: BoxOptions): Promise<Box> {
   const dataDir = resolve(config.dataDir);
   prepareDataDir(dataDir);
-  const db = openDatabase(join(dataDir, DB_FILE));
+  // Held while the box runs: one box per data dir, and `venue-box restore` refuses it (README "Backups and restore").
+  const lock = lockDataDirForStart(dataDir);
+  let db: Db | undefined;
   try {
+    db = openDatabase(join(dataDir, DB_FILE));
     migrate(db);
     const provisioningRepo = createProvisioningRepo(db);
     for (const p of provisioning) {
       const result = applyProvisioning(provisioningRepo, p.name, p.document);
       log.info({ provisioning: p.name, result }, 'provisioning checked');
     }
-    return await serve(db, dataDir, config, log);
+    const box = await serve(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }));
+    return { ...box, stop: () => box.stop().finally(() => lock.release()) };
   } catch (err) {
-    db.close();
+    db?.close();
+    lock.release();
     throw err;
   }
 }
 
-async function serve(db: Db, dataDir: string, config: Config, log: Logger): Promise<Box> {
+function lockDataDirForStart(dataDir: string): { release(): void } {
+  try {
+    return lockDataDir(dataDir);
+  } catch (err) {
+    if (err instanceof DataDirLockedError) throw new StartError(err.message);
+    throw new StartError(`data directory ${dataDir}: cannot take its lock: ${(err as { code?: string }).code ?? String(err)}`);
+  }
+}
+
+async function serve(db: Db, dataDir: string, config: Config, log: Logger, backups: ReturnType<typeof createBackupJob>): Promise<Box> {
   const now = nowMs;
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
@@ -207,6 +225,9 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
       if (removed > 0) log.info({ removed }, 'expired stock locks removed');
     }, { name: 'lock-sweep', noOverlap: true }),
   ];
+  if (config.backup.enabled) {
+    jobs.push(cron.schedule(config.backup.schedule, () => backups.run(), { name: 'backup', noOverlap: true }));
+  }
 
   const port = await server.listen(config.host, config.port);
   log.info({ address: `http://${config.host}:${port}`, host: config.host, port, dataDir }, 'venue-box listening');
@@ -218,6 +239,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
       accepting = false;
       server.stopListening();
       for (const job of jobs) await job.destroy();
+      await backups.stop();
       stopCheckpointer();
       // Let confirmations already in this tick commit and their replies go out before closing.
       await new Promise((r) => setTimeout(r, 20));
@@ -254,7 +276,7 @@ function backfillOutbox(db: Db, repo: ReturnType<typeof createSyncRepo>, log: Lo
  * Creates the data directory one level at a time: Node 20's recursive mkdirSync spins forever on paths such
  * as /proc/x instead of failing, and a box that hangs at start is worse than one that says why it stopped.
  */
-function prepareDataDir(dir: string): void {
+export function prepareDataDir(dir: string): void {
   const missing: string[] = [];
   for (let d = dir; !existsSync(d) && dirname(d) !== d; d = dirname(d)) missing.unshift(d);
   try {

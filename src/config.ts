@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
+import cron from 'node-cron';
 import { DEFAULT_ORDER_BOUNDS } from './modules/ordering/bounds.js';
 import { printerProblems } from './modules/printing/printers.js';
 import { Uuid } from './shared/types.js';
@@ -134,6 +135,17 @@ const ConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    // Backups of the database and the key files (src/modules/backup; README "Backups and restore").
+    backup: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        dir: Type.Optional(Type.String({ minLength: 1 })),
+        schedule: Type.String({ default: '0 * * * *', minLength: 1 }),
+        keepHourly: Type.Integer({ default: 48, minimum: 0, maximum: 100_000 }),
+        keepDaily: Type.Integer({ default: 14, minimum: 0, maximum: 100_000 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     printers: Type.Array(PrinterSchema, { default: [], maxItems: 32 }),
     printing: Type.Object(
       {
@@ -160,6 +172,9 @@ export function resolveConfig(partial: unknown): Config {
   const value = withDefaults(ConfigSchema, partial) as Config;
   const first = checker.Errors(value).First();
   if (first) throw new ConfigError(`${first.path || '/'}: ${first.message}`);
+  if (!cron.validate(value.backup.schedule)) {
+    throw new ConfigError(`/backup/schedule: not a cron expression: ${value.backup.schedule}`);
+  }
   const problem = printerProblems(value.printers)[0];
   if (problem) throw new ConfigError(problem);
   return value;

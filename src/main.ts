@@ -15,6 +15,9 @@ import { ListenError } from './server.js';
 import { runCentralCli } from './central/cli.js';
 import { runSyncCli } from './modules/sync/cli.js';
 import { untilSignal } from './shared/until-signal.js';
+import { backupList, backupNow, backupVerify, restore } from './modules/backup/cli.js';
+import { BackupError } from './modules/backup/take.js';
+import { DataDirLockedError } from './db/data-dir-lock.js';
 
 const HELP = `venue-box ${pkg.version}: the ordering and warehouse box of a restaurant
 
@@ -26,6 +29,10 @@ Usage:
   venue-box printers test NAME [--config FILE]
   venue-box sync enrol --central URL --code CODE [--data-dir DIR] [--config FILE]
   venue-box sync status [--data-dir DIR] [--config FILE] [--json]
+  venue-box backup now [--data-dir DIR] [--config FILE]
+  venue-box backup list [--data-dir DIR] [--config FILE]
+  venue-box backup verify FILE
+  venue-box restore FILE --data-dir DIR
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo]
                           [--provisioning FILE]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
@@ -56,6 +63,17 @@ sync commands (the box's half of sync to a central node):
                     one-time code from 'venue-box central enrol' (the box may be running)
   status            central, device, backlog, oldest unsynced event, last success and error
 
+backup commands (README "Backups and restore"):
+  now               take a backup (the box may be running): the database, the token signing key
+                    and the sync device identity in one verified file in backup.dir (default
+                    DIR/backups); prints its path on the last line; then the retention rule
+  list              the backups in backup.dir, newest first, and which rule keeps each
+  verify FILE       check that FILE is a whole venue-box backup, as restore does
+
+restore FILE        put a backup into the data directory --data-dir DIR (created when missing):
+                    refused while a box runs on DIR; what DIR held is moved to DIR/replaced-<time>;
+                    exit 65 when FILE is not a usable venue-box backup
+
 central commands (the central node: 'venue-box central --help' for more):
   serve             the central's API for boxes and headquarters, on PostgreSQL (an embedded
                     one in the data directory unless --database-url is given)
@@ -80,6 +98,13 @@ async function main(argv: string[]): Promise<number> {
     return stock(rest[0], values);
   }
   if (command === 'printers' && rest[0] === 'list' && rest.length === 1) return printers(values);
+  if (command === 'backup' && rest.length === 1 && rest[0] === 'now') return backupNow(configOf(values), out);
+  if (command === 'backup' && rest.length === 1 && rest[0] === 'list') return backupList(configOf(values), out);
+  if (command === 'backup' && rest.length === 2 && rest[0] === 'verify') return backupVerify(rest[1]!, out);
+  if (command === 'restore' && rest.length === 1) {
+    if (values['data-dir'] === undefined) throw new UsageError('restore needs --data-dir DIR (the data directory to restore into)');
+    return restore(rest[0]!, values['data-dir'], out);
+  }
   if (command === 'printers' && rest[0] === 'test' && rest.length === 2) return printers(values, rest[1]);
   throw new UsageError(command ? `unknown command: ${positionals.join(' ')}` : 'no command given');
 }
@@ -137,7 +162,7 @@ async function serve(values: CliValues): Promise<number> {
   if (config.provisioningFile) {
     provisioning.push({ name: config.provisioningFile, document: loadConfigFile(config.provisioningFile) });
   }
-  const box = await startBox({ config, log, provisioning });
+  const box = await startBox({ config, log, provisioning, configFile: values.config });
   await untilSignal(box, log);
   return 0;
 }
@@ -166,12 +191,14 @@ function printers(values: CliValues, testName?: string): Promise<number> {
     : printTestPage(config.printers, testName, config.printing.statusTimeoutMs, io);
 }
 
+const out = (text: string) => process.stdout.write(text);
+
 function print(text: string): number {
   process.stdout.write(text);
   return 0;
 }
 
-const EXPECTED = [UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError];
+const EXPECTED = [UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError, BackupError, DataDirLockedError];
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
@@ -179,7 +206,7 @@ main(process.argv.slice(2)).then(
     if (EXPECTED.some((E) => err instanceof E)) {
       const hint = err instanceof UsageError ? " (run 'venue-box --help' for usage)" : '';
       process.stderr.write(`venue-box: ${(err as Error).message}${hint}\n`);
-      process.exit(err instanceof UsageError ? 64 : 1);
+      process.exit(err instanceof UsageError ? 64 : ((err as { exitCode?: number }).exitCode ?? 1));
     }
     process.stderr.write(`venue-box: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
     process.exit(70);

@@ -27,7 +27,7 @@ const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const verifyKeyOf = (publicKey: Uint8Array): KeyObject =>
   createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
 
-const KEY_FILE = 'jwt-ed25519.json';
+export const KEY_FILE = 'jwt-ed25519.json';
 
 /** Loads the box's Ed25519 signing key, generating it (mode 0600, written atomically) on first start. */
 export function loadOrCreateKey(dataDir: string): SigningKey {
