@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BATCH_MEDIA_TYPE, type BatchHeader, MAX_BATCH_EVENTS, MAX_REQUEST_BYTES, verifyDetached } from '../src/shared/sync-protocol.js';
@@ -232,6 +233,31 @@ describe('enrolment keys', () => {
       expect(res, key.toString('hex')).toMatchObject({ status: 400, body: { codes: [{ code: 'invalidField', args: ['/publicKey'] }] } });
     }
     expect((await new SimDevice(central.url('')).enrol(code)).status).toBe(201);
+  });
+});
+
+describe('enrolment codes', () => {
+  /** An enrolment from a chosen loopback address: the limit is per client address. */
+  const enrolFrom = (localAddress: string, code: string) => new Promise<{ status: number; retryAfter?: string }>((resolve, reject) => {
+    const body = JSON.stringify({ code, publicKey: Buffer.from(new SimDevice('').keys.publicKey).toString('base64') });
+    const url = new URL(central.url('/sync-api/api/enrol'));
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+
+  test('past 10 wrong codes from one address: 429 with Retry-After, even for a right one; other addresses go on', async () => {
+    for (let i = 0; i < 10; i++) expect((await enrolFrom('127.0.0.3', `WRONG-${i}`)).status).toBe(401);
+    const good = await central.enrolCode(CENTRAL_DEMO.venues[0]!);
+    const refused = await enrolFrom('127.0.0.3', good);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
+    // The refused attempt did not spend the code: another address enrols with it.
+    expect((await enrolFrom('127.0.0.4', good)).status).toBe(201);
   });
 });
 

@@ -29,7 +29,7 @@ export function deviceRoutes(devices: DeviceService): Route[] {
   return [
     {
       method: 'post', path: PATHS.enrol, auth: 'none', body: 'json',
-      handle: async ({ body }) => json(201, await devices.enrol(checkEnrol(body))),
+      handle: async ({ req, body }) => json(201, await devices.enrol(checkEnrol(body), req.remoteAddress)),
     },
     {
       // Raw: the signature covers the body's exact bytes.

@@ -1,5 +1,6 @@
 import { AppError, invalidField, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
+import { createBuckets } from '../../../shared/token-bucket.js';
 import {
   type EnrolRequest, type EnrolResponse, GENESIS_HASH, type HelloRequest, type HelloResponse, keyIdOf, PROTOCOL,
   requestSigningText, SCHEMA, type TailResponse, verifyDetached,
@@ -13,9 +14,16 @@ import { createDeviceRepo, type DeviceRow } from './repo.js';
 
 export class EnrolError extends Error {}
 
+/**
+ * Enrolments with a wrong code per client address: 10, then one a minute (README "The central node"). A code has
+ * 80 bits, so guessing is hopeless anyway; the bound keeps a flood from taking the database's connections.
+ */
+export const ENROL_FAILURES = { burst: 10, refillSeconds: 60 };
+
 /** Devices: enrolment codes, enrolment, signed requests (hello and the tail), listing and revocation. */
 export function createDeviceService(pool: Pool, now: () => number) {
   const repo = createDeviceRepo(pool);
+  const enrolFailures = createBuckets(ENROL_FAILURES, now);
 
   /** The device of a signed request (headers x-tenant, x-device, x-signature over requestSigningText). */
   async function authenticateSigned(req: HttpRequest, body: string): Promise<DeviceRow> {
@@ -33,6 +41,31 @@ export function createDeviceService(pool: Pool, now: () => number) {
     return device;
   }
 
+  /** Registers a box's public key; the code is spent in the same transaction that creates the device. */
+  async function enrolWith(body: EnrolRequest): Promise<EnrolResponse> {
+    const publicKey = Buffer.from(body.publicKey, 'base64');
+    if (publicKey.length !== 32 || publicKey.toString('base64') !== body.publicKey) {
+      throw invalidField('/publicKey', 'publicKey must be the 32 bytes of an Ed25519 public key, base64');
+    }
+    // Checked before the code is looked at: a refused key leaves the code usable for a proper one.
+    if (!isAcceptableKey(publicKey)) {
+      throw invalidField('/publicKey', 'publicKey is a small-order or non-canonical Ed25519 point, which no key pair yields');
+    }
+    const codeHash = codeHashOf(body.code);
+    return inTransaction(pool, async (client) => {
+      const tx = createDeviceRepo(client);
+      const code = await tx.codeForUpdate(codeHash);
+      if (!code?.usable) throw unauthorized('unknown, used or expired enrolment code');
+      const deviceId = newId();
+      const keyId = keyIdOf(publicKey);
+      await tx.insertDevice({
+        tenantId: code.tenant_id, deviceId, venueId: code.venue_id, name: body.name ?? null, publicKey, keyId, genesis: GENESIS_HASH,
+      });
+      await tx.consumeCode(code.tenant_id, codeHash, deviceId);
+      return { deviceId, tenant: code.tenant_id, venue: code.venue_id, keyId };
+    });
+  }
+
   return {
     /** A one-time code for a box of `venueId`; only its digest is stored. */
     async createCode(tenantId: string, venueId: string, ttlHours: number): Promise<string> {
@@ -44,29 +77,21 @@ export function createDeviceService(pool: Pool, now: () => number) {
       return code;
     },
 
-    /** Registers a box's public key; the code is spent in the same transaction that creates the device. */
-    async enrol(body: EnrolRequest): Promise<EnrolResponse> {
-      const publicKey = Buffer.from(body.publicKey, 'base64');
-      if (publicKey.length !== 32 || publicKey.toString('base64') !== body.publicKey) {
-        throw invalidField('/publicKey', 'publicKey must be the 32 bytes of an Ed25519 public key, base64');
+    /** Enrols a box; past ENROL_FAILURES of the client's address, 429 with Retry-After and nothing looked at. */
+    async enrol(body: EnrolRequest, address: string): Promise<EnrolResponse> {
+      const waitMs = enrolFailures.waitMs(address);
+      if (waitMs > 0) {
+        const message = 'too many failed enrolments from this address: retry after Retry-After seconds';
+        throw new AppError(429, message, [{ code: 'tooManyRequests', message, args: ['enrol'] }],
+          { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
       }
-      // Checked before the code is looked at: a refused key leaves the code usable for a proper one.
-      if (!isAcceptableKey(publicKey)) {
-        throw invalidField('/publicKey', 'publicKey is a small-order or non-canonical Ed25519 point, which no key pair yields');
+      try {
+        return await enrolWith(body);
+      } catch (err) {
+        // Wrong codes count: each is a transaction. A refused key is answered before the database is asked.
+        if (err instanceof AppError && err.status === 401) enrolFailures.take(address);
+        throw err;
       }
-      const codeHash = codeHashOf(body.code);
-      return inTransaction(pool, async (client) => {
-        const tx = createDeviceRepo(client);
-        const code = await tx.codeForUpdate(codeHash);
-        if (!code?.usable) throw unauthorized('unknown, used or expired enrolment code');
-        const deviceId = newId();
-        const keyId = keyIdOf(publicKey);
-        await tx.insertDevice({
-          tenantId: code.tenant_id, deviceId, venueId: code.venue_id, name: body.name ?? null, publicKey, keyId, genesis: GENESIS_HASH,
-        });
-        await tx.consumeCode(code.tenant_id, codeHash, deviceId);
-        return { deviceId, tenant: code.tenant_id, venue: code.venue_id, keyId };
-      });
     },
 
     async hello(req: HttpRequest, bodyText: string, body: HelloRequest): Promise<HelloResponse> {
