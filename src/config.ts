@@ -3,6 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
 import { DEFAULT_ORDER_BOUNDS } from './modules/ordering/bounds.js';
+import { addressListProblems } from './modules/health/addresses.js';
 import { printerProblems } from './modules/printing/printers.js';
 import { Uuid } from './shared/types.js';
 
@@ -133,6 +134,15 @@ const ConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    // GET /metrics (src/modules/health; README "Health: metrics, readiness and the watchdog").
+    metrics: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        // Addresses (or CIDR ranges) that may scrape without a token; everyone else needs a staff token.
+        allowAddresses: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [], maxItems: 256 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     printers: Type.Array(PrinterSchema, { default: [], maxItems: 32 }),
     printing: Type.Object(
       {
@@ -159,7 +169,7 @@ export function resolveConfig(partial: unknown): Config {
   const value = withDefaults(ConfigSchema, partial) as Config;
   const first = checker.Errors(value).First();
   if (first) throw new ConfigError(`${first.path || '/'}: ${first.message}`);
-  const problem = printerProblems(value.printers)[0];
+  const problem = printerProblems(value.printers)[0] ?? addressListProblems(value.metrics.allowAddresses)[0];
   if (problem) throw new ConfigError(problem);
   return value;
 }
