@@ -29,7 +29,7 @@ export interface Principal {
 export interface Reply {
   status: number;
   body?: unknown;
-  /** Pre-serialised body (the token endpoint's RFC 6749 shape, JSON already built, or a `content-type` header's text). */
+  /** Pre-serialised body: the token endpoint's RFC 6749 shape, JSON already built, or text of the `content-type` in `headers`. */
   raw?: string;
   headers?: Record<string, string>;
 }
