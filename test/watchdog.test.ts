@@ -44,9 +44,9 @@ if (absent) console.warn(`test/watchdog.test.ts skipped: ${absent} is not instal
 interface Message { t: number; msg: string }
 
 const children: ChildProcess[] = [];
-let box: TestBox | undefined;
+const boxes: TestBox[] = [];
 afterAll(async () => {
-  await box?.stop();
+  for (const b of boxes) await b.stop();
   for (const c of children) c.kill();
 });
 
@@ -74,7 +74,8 @@ describe.skipIf(absent)('sd_notify through systemd-notify (Type=notify, Watchdog
     const notifySocket = join(mkdtempSync(join(tmpdir(), 'vb-notify-')), 'notify');
     const messages = await startReceiver(notifySocket);
     // WatchdogSec=1s: a ping every 500 ms.
-    box = await startTestBox({ env: { NOTIFY_SOCKET: notifySocket, WATCHDOG_USEC: '1000000' } });
+    const box = await startTestBox({ env: { NOTIFY_SOCKET: notifySocket, WATCHDOG_USEC: '1000000' } });
+    boxes.push(box);
     const listeningAt = Date.parse((JSON.parse(box.logs.find((l) => l.includes('venue-box listening'))!) as { time: string }).time);
     const pings = () => messages.filter((m) => m.msg === 'WATCHDOG=1').map((m) => m.t);
 
@@ -124,6 +125,7 @@ describe.skipIf(absent)('sd_notify through systemd-notify (Type=notify, Watchdog
     const notifySocket = join(mkdtempSync(join(tmpdir(), 'vb-notify-')), 'notify');
     const messages = await startReceiver(notifySocket);
     const plain = await startTestBox({ env: { NOTIFY_SOCKET: notifySocket } });
+    boxes.push(plain);
     await sleep(1200);
     expect(await plain.stop()).toBe(0);
     await sleep(100);
