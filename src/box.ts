@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import cron from 'node-cron';
 import type { Config } from './config.js';
 import { DB_FILE, openDatabase, startCheckpointer, type Db } from './db/open.js';
-import { migrate } from './db/migrate.js';
+import { migrate, MIGRATIONS } from './db/migrate.js';
 import type { HttpRequest } from './http/types.js';
 import type { Logger } from './log.js';
 import { loadOrCreateKey } from './shared/jwt.js';
@@ -19,7 +19,7 @@ import { createCommandQueue } from './modules/ordering/command-queue.js';
 import { createPrintJobs } from './modules/ordering/print-jobs.js';
 import { createOrderRepo } from './modules/ordering/repo.js';
 import { orderingRoutes } from './modules/ordering/routes.js';
-import { createOrderingService } from './modules/ordering/service.js';
+import { COMMAND_KINDS, createOrderingService } from './modules/ordering/service.js';
 import { createPrintRepo } from './modules/printing/repo.js';
 import { printingRoutes } from './modules/printing/routes.js';
 import { createPrintingService } from './modules/printing/service.js';
@@ -44,6 +44,10 @@ import pkg from '../package.json';
 import { nowMs } from './shared/clock.js';
 import { createEventStore } from './ws/event-store.js';
 import { createDiskWatchdog } from './modules/storage/disk-watchdog.js';
+import { createAddressList } from './modules/health/addresses.js';
+import { createBoxMetrics } from './modules/health/metrics.js';
+import { readiness } from './modules/health/readiness.js';
+import { healthRoutes } from './modules/health/routes.js';
 import { createRetention } from './modules/storage/retention.js';
 import { createBackupJob } from './modules/backup/service.js';
 import { DataDirLockedError, lockDataDir } from './db/data-dir-lock.js';
@@ -149,11 +153,32 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   // do not, as query strings end up in proxy and access logs.
   const authenticateSocket = (req: HttpRequest) =>
     auth.verify(req.headers.authorization ? bearerOf(req) : (req.query.get('access_token') ?? undefined));
+  // Read at scrape time only (README "Health: metrics, readiness and the watchdog"); `server` and `queue` exist by then.
+  const metrics = config.metrics.enabled ? createBoxMetrics({
+    version: pkg.version, commandKinds: COMMAND_KINDS,
+    queueDepth: orderRepo.pendingCount,
+    socketsOpen: () => server.hub.socketCount(), socketBufferedBytes: () => server.hub.bufferedBytes(),
+    printers: () => printing.printerHealth(),
+    sync() {
+      const s = syncStatus(syncRepo, dataDir, now());
+      return { enrolled: s.central !== null, backlog: s.backlog, oldestUnsyncedAgeS: s.oldestUnsyncedAgeS,
+        lastSuccessMs: s.lastSuccessAt === null ? null : Date.parse(s.lastSuccessAt), deadLetters: s.deadLetters };
+    },
+    disk() {
+      disk.full();
+      return { freeBytes: disk.freeBytes(), level: disk.level(), minFreeBytes: config.storage.minFreeBytes, warnFreeBytes: config.storage.warnFreeBytes };
+    },
+  }) : undefined;
+  const ready = () => readiness(!accepting, () => ({
+    schemaVersion: db.pragma('user_version', { simple: true }) as number, latestSchema: MIGRATIONS.at(-1)!.version,
+    readOnly: db.readonly, disk: disk.full() ? 'full' : disk.level(), queueFailing: queue.failing(),
+  }));
   const server = createServer(
     [
       ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...lockRoutes(locks, now),
       ...orderingRoutes(ordering), ...warehouseRoutes(warehouse), ...printingRoutes(printing),
       ...syncRoutes(() => syncStatus(syncRepo, dataDir, now())),
+      ...healthRoutes({ metrics, allow: createAddressList(config.metrics.allowAddresses), authenticate, readiness: ready }),
     ],
     {
       log, events, authenticate, authenticateSocket, authorizeVenue: ordering.authorizeVenue, maxBodyBytes: config.http.maxBodyBytes,
@@ -166,7 +191,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     server.hub.push(frames);
     spooler.wake();
   };
-  const queue = createCommandQueue({ repo: orderRepo, handler: ordering.handler, push: afterCommit, log, now });
+  const queue = createCommandQueue({ repo: orderRepo, handler: ordering.handler, push: afterCommit, log, now, observer: metrics?.observer });
   ordering.attachQueue(queue);
   backfillOutbox(db, syncRepo, log, () => ({
     orders: ordering.backfillSync(now()), documents: warehouse.backfillSync(), soldOut: locks.backfillSync(now()),
@@ -193,7 +218,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   outbox.onAppend(() => sender.wake());
   sender.start();
 
-  const stopCheckpointer = startCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'));
+  const stopCheckpointer = startCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'), metrics?.onCheckpoint);
   const jobs = [
     cron.schedule('17 * * * *', () => {
       // An idle anonymous user keeps its refresh tokens while any order lists it (the ordering module knows).
@@ -252,6 +277,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
       server.hub.closeAll(1001, 'venue-box is stopping');
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();
+      metrics?.close();
       log.info('venue-box stopped');
     },
   };

@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
 import cron from 'node-cron';
 import { DEFAULT_ORDER_BOUNDS } from './modules/ordering/bounds.js';
+import { addressListProblems } from './modules/health/addresses.js';
 import { printerProblems } from './modules/printing/printers.js';
 import { Uuid } from './shared/types.js';
 
@@ -146,6 +147,15 @@ const ConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    // GET /metrics (src/modules/health; README "Health: metrics, readiness and the watchdog").
+    metrics: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        // Addresses (or CIDR ranges) that may scrape without a token; everyone else needs a staff token.
+        allowAddresses: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [], maxItems: 256 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     printers: Type.Array(PrinterSchema, { default: [], maxItems: 32 }),
     printing: Type.Object(
       {
@@ -175,7 +185,7 @@ export function resolveConfig(partial: unknown): Config {
   if (!cron.validate(value.backup.schedule)) {
     throw new ConfigError(`/backup/schedule: not a cron expression: ${value.backup.schedule}`);
   }
-  const problem = printerProblems(value.printers)[0];
+  const problem = printerProblems(value.printers)[0] ?? addressListProblems(value.metrics.allowAddresses)[0];
   if (problem) throw new ConfigError(problem);
   return value;
 }

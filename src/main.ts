@@ -8,6 +8,7 @@ import { type Config, ConfigError, loadConfigFile, resolveConfig } from './confi
 import { migrate } from './db/migrate.js';
 import { DB_FILE, openDatabase } from './db/open.js';
 import { createLogger } from './log.js';
+import { createSystemdNotifier } from './modules/health/watchdog.js';
 import { listPrinters, PrinterCliError, printTestPage } from './modules/printing/cli.js';
 import { ProvisioningError } from './modules/provisioning/service.js';
 import { runStockCommand, type StockAction } from './modules/warehouse/ledger-check.js';
@@ -162,8 +163,17 @@ async function serve(values: CliValues): Promise<number> {
   if (config.provisioningFile) {
     provisioning.push({ name: config.provisioningFile, document: loadConfigFile(config.provisioningFile) });
   }
+  // systemd's Type=notify and WatchdogSec (native-config/venue-box.service); nothing without NOTIFY_SOCKET.
+  const systemd = createSystemdNotifier({ env: process.env, pid: process.pid, log });
   const box = await startBox({ config, log, provisioning, configFile: values.config });
-  await untilSignal(box, log);
+  systemd.ready(`serving on ${config.host}:${box.port}`);
+  await untilSignal({
+    async stop() {
+      systemd.stopping();
+      await box.stop();
+      await systemd.close();
+    },
+  }, log);
   return 0;
 }
 

@@ -33,3 +33,18 @@ test('PASSIVE checkpoints keep the WAL small while the box writes', async () => 
   expect(statSync(`${file}-wal`).size).toBeLessThan(2 * 1024 * 1024);
   db.close();
 });
+
+test('each checkpoint is reported with its duration and the WAL frames, or as a failure', async () => {
+  const done: { ok: boolean; walFrames: number; seconds: number }[] = [];
+  const fine = { pragma: () => [{ busy: 0, log: 12, checkpointed: 12 }] } as unknown as Db;
+  let stop = startCheckpointer(fine, 5, undefined, (d) => done.push(d));
+  await new Promise((r) => setTimeout(r, 40));
+  stop();
+  const failing = { pragma: () => { throw new Error('disk I/O error'); } } as unknown as Db;
+  stop = startCheckpointer(failing, 5, () => undefined, (d) => done.push(d));
+  await new Promise((r) => setTimeout(r, 40));
+  stop();
+  expect(done[0]).toMatchObject({ ok: true, walFrames: 12 });
+  expect(done.at(-1)).toMatchObject({ ok: false, walFrames: -1 });
+  expect(done.every((d) => d.seconds >= 0 && d.seconds < 1)).toBe(true);
+});

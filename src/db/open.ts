@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { betterSqliteOptions } from '../native/addons.js';
 
@@ -24,6 +25,20 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
+/** SQLite's answer to `PRAGMA wal_checkpoint`: `log` frames in the WAL, `checkpointed` of them copied back. */
+interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+/** One checkpoint, for the metrics: its duration, whether it succeeded, the WAL's frames (-1 after a failure). */
+export interface CheckpointDone {
+  seconds: number;
+  ok: boolean;
+  walFrames: number;
+}
+
 /**
  * Runs a PASSIVE checkpoint every `intervalMs`. PASSIVE never waits for readers (a TRUNCATE or RESTART one would
  * wait up to busy_timeout on the event loop while `stock check` reads); once readers let the WAL restart,
@@ -31,13 +46,18 @@ export function openDatabase(file: string): Db {
  * `onError` and is tried again at the next tick: thrown from the timer it would end the process, and the WAL
  * keeps every commit meanwhile.
  */
-export function startCheckpointer(db: Db, intervalMs = 1000, onError: (err: unknown) => void = () => undefined): () => void {
+export function startCheckpointer(
+  db: Db, intervalMs = 1000, onError: (err: unknown) => void = () => undefined, onCheckpoint?: (done: CheckpointDone) => void,
+): () => void {
   const timer = setInterval(() => {
+    const start = performance.now();
+    let result: CheckpointResult | undefined;
     try {
-      db.pragma('wal_checkpoint(PASSIVE)');
+      result = (db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[])[0];
     } catch (err) {
       onError(err);
     }
+    onCheckpoint?.({ seconds: (performance.now() - start) / 1000, ok: result !== undefined, walFrames: result?.log ?? -1 });
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);

@@ -84,7 +84,7 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
     .then((body) => {
       input.body = body;
       if (!route) throw AppError.of('notFound', `no route for ${input.method} ${input.path}`);
-      if (!deps.accepting()) throw stoppingError(deps);
+      if (!deps.accepting() && !route.whileStopping) throw stoppingError(deps);
       // Refused before SQLite fails mid-write: the client learns "retry later", and reads go on serving.
       if ((route.writes ?? route.method !== 'get') && deps.storage?.full()) throw storageFullError();
       return run(route, input, deps);
@@ -258,9 +258,10 @@ function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: bo
   // Serialised before anything is written: if it throws, nothing of this reply went out and a 500 can.
   const text = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
   res.writeStatus(statusLine(reply.status));
-  res.writeHeader('content-type', 'application/json; charset=utf-8');
+  const { 'content-type': contentType = 'application/json; charset=utf-8', ...headers } = reply.headers ?? {};
+  res.writeHeader('content-type', contentType);
   res.writeHeader('x-request-id', requestId);
   res.writeHeader('cache-control', 'no-store');
-  for (const [key, value] of Object.entries(reply.headers ?? {})) res.writeHeader(key, value);
+  for (const [key, value] of Object.entries(headers)) res.writeHeader(key, value);
   res.end(text, close);
 }

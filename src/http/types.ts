@@ -29,7 +29,7 @@ export interface Principal {
 export interface Reply {
   status: number;
   body?: unknown;
-  /** Pre-serialised body (the token endpoint's RFC 6749 shape, or JSON already built). */
+  /** Pre-serialised body: the token endpoint's RFC 6749 shape, JSON already built, or text of the `content-type` in `headers`. */
   raw?: string;
   headers?: Record<string, string>;
 }
@@ -61,6 +61,8 @@ export interface Route {
    * shape there too. Undefined: the API's error body.
    */
   errorReply?(err: AppError): Reply | undefined;
+  /** Served while the box is stopping too (/healthz, /readyz); every other route then gets 503 unavailable. */
+  whileStopping?: boolean;
   handle(ctx: RouteContext): Reply | Promise<Reply>;
 }
 

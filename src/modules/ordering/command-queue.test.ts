@@ -4,14 +4,14 @@ import { afterEach, expect, test, vi } from 'vitest';
 import { migrate } from '../../db/migrate.js';
 import { reject } from '../../shared/errors.js';
 import type { OutgoingFrame } from '../../ws/event-store.js';
-import { type CommandHandler, createCommandQueue } from './command-queue.js';
+import { type CommandHandler, createCommandQueue, type ProcessedCommand, type QueueObserver } from './command-queue.js';
 import { createOrderRepo } from './repo.js';
 
 afterEach(() => {
   vi.useRealTimers();
 });
 
-function setup(process: CommandHandler['process']) {
+function setup(process: CommandHandler['process'], observer?: QueueObserver) {
   const db = new Database(':memory:');
   migrate(db);
   const repo = createOrderRepo(db);
@@ -23,7 +23,7 @@ function setup(process: CommandHandler['process']) {
       return [] as OutgoingFrame[];
     },
   };
-  const queue = createCommandQueue({ repo, handler, push: () => undefined, log: pino({ level: 'silent' }), now: () => 1 });
+  const queue = createCommandQueue({ repo, handler, push: () => undefined, log: pino({ level: 'silent' }), now: () => 1, observer });
   const outcome = (id: string) =>
     db.prepare('SELECT outcome FROM order_commands WHERE correlation_id = ?').pluck().get(id) as string | null;
   return { queue, notified, outcome };
@@ -67,4 +67,40 @@ test('any other error fails only that command, with an internal NOTIFICATION', a
   queue.drain();
   expect(outcome('d')).toBe('failed');
   expect(notified).toEqual(['d:internal']);
+});
+
+test('the observer hears each committed batch once, after its commit; a batch the database refused is not reported', async () => {
+  const heard: string[] = [];
+  let seconds: number[] = [];
+  const observer: QueueObserver = {
+    confirmed: (kinds, transaction, commit) => {
+      heard.push(`confirmed ${kinds.join(',')}`);
+      seconds.push(transaction, commit);
+    },
+    processed: (cmds: readonly ProcessedCommand[], _t, _c, pushedMs) =>
+      heard.push(`processed ${cmds.map((c) => `${c.kind}:${c.outcome}:${pushedMs - c.confirmedMs}`).join(',')}`),
+  };
+  let ioErrors = 1;
+  const { queue } = setup((cmd) => {
+    if (cmd.correlationId === 'x') throw reject('invalidVenue', 'no');
+    if (cmd.correlationId === 'z' && ioErrors-- > 0) throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+    return [];
+  }, observer);
+  await Promise.all([queue.confirm(record('w')), queue.confirm({ ...record('x'), kind: 'append' })]);
+  queue.drain();
+  expect(heard).toEqual(['confirmed new,append', 'processed new:applied:0,append:rejected:0']);
+  expect(seconds.every((s) => s >= 0 && s < 5)).toBe(true);
+  expect(seconds[1]).toBeLessThanOrEqual(seconds[0]!);
+  expect(queue.failing()).toBe(false);
+
+  heard.length = 0;
+  seconds = [];
+  await queue.confirm(record('z'));
+  queue.drain();
+  expect(heard).toEqual(['confirmed new']);
+  expect(queue.failing()).toBe(true);
+  queue.drain();
+  expect(heard).toEqual(['confirmed new', 'processed new:applied:0']);
+  expect(queue.failing()).toBe(false);
+  queue.stop();
 });

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../log.js';
 import { CommandRejected, type ErrorDetail } from '../../shared/errors.js';
 import type { OutgoingFrame } from '../../ws/event-store.js';
@@ -11,12 +12,30 @@ export interface CommandHandler {
   notify(cmd: CommandRecord, codes: ErrorDetail[], now: number): OutgoingFrame[];
 }
 
+/** A processed command as the metrics see it (src/modules/health/metrics.ts). */
+export interface ProcessedCommand {
+  kind: string;
+  outcome: 'applied' | 'rejected' | 'failed';
+  confirmedMs: number;
+}
+
+/**
+ * Told after each transaction of the queue commits (never inside one): the box's metrics. Seconds are the whole
+ * transaction's and its COMMIT's alone (with synchronous=FULL, the fsync of the WAL).
+ */
+export interface QueueObserver {
+  confirmed(kinds: readonly string[], transactionSeconds: number, commitSeconds: number): void;
+  /** `pushedMs`: when the batch's frames went to the sockets. */
+  processed(commands: readonly ProcessedCommand[], transactionSeconds: number, commitSeconds: number, pushedMs: number): void;
+}
+
 export interface QueueDeps {
   repo: OrderRepo;
   handler: CommandHandler;
   push(frames: OutgoingFrame[]): void;
   log: Logger;
   now(): number;
+  observer?: QueueObserver;
 }
 
 interface Waiting {
@@ -40,12 +59,27 @@ export function createCommandQueue(deps: QueueDeps) {
   let waiting: Waiting[] = [];
   let processScheduled = false;
   let retryTimer: NodeJS.Timeout | undefined;
+  /** The last processing transaction failed (disk full, I/O error): retried every RETRY_MS until one commits. */
+  let failing = false;
+
+  /** Runs `fn` in one transaction; returns the seconds of the whole and of its COMMIT (the time after `fn`). */
+  function timedTransaction(fn: () => void): [number, number] {
+    const start = performance.now();
+    let bodyEnd = start;
+    deps.repo.transaction(() => {
+      fn();
+      bodyEnd = performance.now();
+    });
+    const end = performance.now();
+    return [(end - start) / 1000, (end - bodyEnd) / 1000];
+  }
 
   function flushConfirmations(): void {
     const batch = waiting;
     waiting = [];
+    let seconds: [number, number];
     try {
-      deps.repo.transaction(() => {
+      seconds = timedTransaction(() => {
         for (const w of batch) {
           deps.repo.insertCommand(w.record);
           if (w.key) deps.repo.idempotency.insert(w.key);
@@ -56,6 +90,7 @@ export function createCommandQueue(deps: QueueDeps) {
       return;
     }
     for (const w of batch) w.resolve();
+    deps.observer?.confirmed(batch.map((w) => w.record.kind), ...seconds);
     scheduleProcessing();
   }
 
@@ -71,36 +106,39 @@ export function createCommandQueue(deps: QueueDeps) {
   /** Processes up to BATCH pending commands in one transaction; returns how many it took. */
   function processBatch(): number {
     const frames: OutgoingFrame[] = [];
-    let count = 0;
+    const done: ProcessedCommand[] = [];
+    let seconds: [number, number];
     try {
-      deps.repo.transaction(() => {
-        for (const cmd of deps.repo.pendingCommands(0, BATCH)) {
-          count++;
-          frames.push(...processOne(cmd));
-        }
+      seconds = timedTransaction(() => {
+        for (const cmd of deps.repo.pendingCommands(0, BATCH)) frames.push(...processOne(cmd, done));
       });
     } catch (err) {
       // The database refused the whole batch (disk full, I/O error): nothing was applied; try again later.
       deps.log.error({ err }, 'processing order commands failed; retrying');
+      failing = true;
       retryTimer = setTimeout(() => {
         retryTimer = undefined;
         scheduleProcessing();
       }, RETRY_MS);
       return 0;
     }
+    failing = false;
     deps.push(frames);
-    return count;
+    if (done.length > 0) deps.observer?.processed(done, ...seconds, deps.now());
+    return done.length;
   }
 
-  function processOne(cmd: CommandRecord): OutgoingFrame[] {
+  /** Applies one command in its savepoint; `done` gets its outcome once nothing can roll it back but the batch. */
+  function processOne(cmd: CommandRecord, done: ProcessedCommand[]): OutgoingFrame[] {
     const now = deps.now();
     try {
       const frames = deps.repo.savepoint(() => deps.handler.process(cmd, now));
       deps.repo.markProcessed(cmd.seq, 'applied', now);
+      done.push({ kind: cmd.kind, outcome: 'applied', confirmedMs: cmd.confirmedMs });
       return frames;
     } catch (err) {
       let codes: ErrorDetail[];
-      let outcome = 'rejected';
+      let outcome: ProcessedCommand['outcome'] = 'rejected';
       if (err instanceof CommandRejected) {
         codes = err.codes;
       } else if (isEnvironmentalDbError(err)) {
@@ -113,6 +151,7 @@ export function createCommandQueue(deps: QueueDeps) {
         outcome = 'failed';
       }
       deps.repo.markProcessed(cmd.seq, outcome, now);
+      done.push({ kind: cmd.kind, outcome, confirmedMs: cmd.confirmedMs });
       return deps.handler.notify(cmd, codes, now);
     }
   }
@@ -133,6 +172,8 @@ export function createCommandQueue(deps: QueueDeps) {
     stop(): void {
       clearTimeout(retryTimer);
     },
+    /** True while the database refuses the queue's transactions (README "Health": /readyz says why). */
+    failing: (): boolean => failing,
   };
 }
 export type CommandQueue = ReturnType<typeof createCommandQueue>;

@@ -84,6 +84,7 @@ export function createOrderRepo(db: Db) {
       seq: number; correlation_id: string; tenant_id: string; user_id: string; staff: number; order_id: string;
       kind: string; body_json: string; confirmed_ms: number;
     }>('SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?'),
+    pendingCount: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM order_commands WHERE processed_ms IS NULL'),
     // A rejected command changed nothing, so its body (up to 200 lines) is not kept: a client sending refused
     // commands as fast as it can would otherwise grow the file by their bodies until the retention prunes them.
     processed: db.prepare(
@@ -206,6 +207,8 @@ export function createOrderRepo(db: Db) {
         orderId: r.order_id, kind: r.kind, body: JSON.parse(r.body_json) as unknown, confirmedMs: r.confirmed_ms,
       }));
     },
+    /** Commands confirmed and not yet processed (the partial index order_commands_pending counts them). */
+    pendingCount: (): number => s.pendingCount.get()!.n,
     markProcessed: (seq: number, outcome: string, nowMs: number) => s.processed.run({ now: nowMs, outcome, seq }),
     /**
      * Removes up to `limit` commands processed before `beforeMs` (oldest first); returns how many. Nothing reads a

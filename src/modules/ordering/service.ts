@@ -32,6 +32,9 @@ const APPLY: Record<string, Apply> = {
   ready: applyReady, complete: applyComplete, cancel: applyCancel,
 };
 
+/** Every kind of order command (the paths under /ordering-api/api/order). */
+export const COMMAND_KINDS: readonly string[] = Object.keys(APPLY);
+
 /** Staff powers (every order of the tenant, staff commands, venue sockets) need a staff token with scope write. */
 export const isStaff = (p: Principal): boolean => p.staff && p.scope.includes('write');
 

@@ -67,6 +67,15 @@ export function createPrintingService(deps: PrintingDeps) {
       });
     },
 
+    /** Every configured printer's status and queued jobs, whatever its tenant (the box's metrics). */
+    printerHealth(): { name: string; status: PrinterView['status']; queueDepth: number }[] {
+      return deps.printers.map((printer) => {
+        const tenants = repo.venueTenants(printer.venue);
+        const queueDepth = tenants.reduce((n, t) => n + repo.queueStats(t, printer.name).depth, 0);
+        return { name: printer.name, status: (deps.spooler?.statusOf(printer.name) ?? NO_STATE).status, queueDepth };
+      });
+    },
+
     listJobs(p: Principal, query: JobQuery): JobView[] {
       if (query.printer !== undefined && !printersOf(p.tenantId).some((x) => x.name === query.printer)) {
         throw notFound('printer');

@@ -42,3 +42,18 @@ test('after SQLITE_FULL writes are refused for one interval whatever statfs says
   state.now = 1000;
   expect(disk.full()).toBe(false);
 });
+
+test('level() tells ok, low and full apart, as of the last look (the metrics and /readyz read it)', () => {
+  const { state, disk } = setup(1000);
+  disk.full();
+  expect(disk.level()).toBe('ok');
+  state.free = 150;
+  state.now = 1000;
+  disk.full();
+  expect([disk.level(), disk.freeBytes()]).toEqual(['low', 150]);
+  state.free = 50;
+  state.now = 2000;
+  expect(disk.level()).toBe('low'); // no new look yet
+  disk.full();
+  expect(disk.level()).toBe('full');
+});

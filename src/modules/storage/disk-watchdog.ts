@@ -18,7 +18,9 @@ export interface DiskWatchdogOptions {
 const RECHECK_MS = 1000;
 const WARN_REPEAT_MS = 10 * 60_000;
 
-type Level = 'ok' | 'low' | 'full';
+/** 'low': below warnFreeBytes (a warning); 'full': below minFreeBytes (writes refused). */
+export type DiskLevel = 'ok' | 'low' | 'full';
+type Level = DiskLevel;
 
 /**
  * Watches the free space of the data directory's disk so that a full disk is answered as "retry later"
@@ -80,6 +82,8 @@ export function createDiskWatchdog(o: DiskWatchdogOptions) {
     },
     /** The last measured free bytes (Infinity before the first look). */
     freeBytes: (): number => free,
+    /** The level of the last look (call full() first for a fresh one). */
+    level: (): DiskLevel => level,
   };
 }
 export type DiskWatchdog = ReturnType<typeof createDiskWatchdog>;

@@ -1,0 +1,46 @@
+import type { HttpRequest, Principal, Route } from '../../http/types.js';
+import { json } from '../../http/types.js';
+import { AppError, forbidden } from '../../shared/errors.js';
+import { isStaff } from '../ordering/service.js';
+import type { createAddressList } from './addresses.js';
+import type { BoxMetrics } from './metrics.js';
+import type { Readiness } from './readiness.js';
+
+export interface HealthRouteDeps {
+  /** Absent: metrics.enabled is false, and /metrics is not served (404 like any unknown path). */
+  metrics?: BoxMetrics;
+  /** metrics.allowAddresses: scrapers that need no token. */
+  allow: ReturnType<typeof createAddressList>;
+  /** Verifies the bearer token; throws a 401 AppError. */
+  authenticate(req: HttpRequest): Principal;
+  readiness(): Readiness;
+}
+
+/**
+ * /healthz and /readyz take no token: they say "up" and "ready, or the reason not", which anyone on the LAN can
+ * tell by trying an order anyway. /metrics shows the box's load and its printers' names: staff only, or the
+ * addresses of metrics.allowAddresses (README "Health: metrics, readiness and the watchdog").
+ */
+export function healthRoutes(deps: HealthRouteDeps): Route[] {
+  const { metrics } = deps;
+  return [
+    { method: 'get', path: '/healthz', auth: 'none', body: 'none', whileStopping: true, handle: () => json(200, { status: 'ok' }) },
+    {
+      method: 'get', path: '/readyz', auth: 'none', body: 'none', whileStopping: true,
+      handle() {
+        const r = deps.readiness();
+        if (r.ready) return json(200, { status: 'ready' });
+        throw new AppError(503, r.message, [{ code: r.code, message: r.message, args: [r.reason] }]);
+      },
+    },
+    ...(metrics ? [{
+      method: 'get', path: '/metrics', auth: 'none', body: 'none',
+      async handle({ req }) {
+        if (!deps.allow.allows(req.remoteAddress) && !isStaff(deps.authenticate(req))) {
+          throw forbidden('metrics need a staff token (scope write)');
+        }
+        return { status: 200, raw: await metrics.render(), headers: { 'content-type': metrics.contentType } };
+      },
+    } satisfies Route] : []),
+  ];
+}
