@@ -5,7 +5,7 @@ import type { HttpRequest, Principal } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { isoOf } from '../shared/clock.js';
 import { AppError, errorBody, invalidField } from '../shared/errors.js';
-import { type EventStore, type OutgoingFrame, venueStream } from './event-store.js';
+import { type EventStore, frameText, type OutgoingFrame, venueStream } from './event-store.js';
 import {
   CLOSE_REPLAY_TOO_LARGE, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, REPLAY_TOO_LARGE_REASON, TOO_SLOW_REASON, wireFrame,
 } from './frame-size.js';
@@ -167,27 +167,30 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         expiresAt: isoOf(principal.expMs),
         ...(data.venue === undefined ? {} : { venue: data.venue }),
       });
-      // The HELLO takes a seq (a write) and the replay reads: a database error here must not be thrown into
-      // uWS, which would end the process. The client gets 1011 and reconnects with ?since=N.
-      let hello: { seq: number; text: string };
+      // The HELLO takes no number of its own: its seq is the position this socket starts after, `since` while
+      // replaying, else the stream's end, so every frame that follows carries a higher seq (README "The
+      // socket"). Reading the position and sizing the replay must not throw into uWS, which would end the
+      // process: the client gets 1011 and reconnects with ?since=N.
+      let end: number;
       let replayTooLarge = false;
       try {
-        hello = events.hello(principal.tenantId, data.stream, helloJson);
-        replayTooLarge = data.since !== undefined &&
-          events.replayBytes(principal.tenantId, data.stream, data.since, hello.seq, maxFrameBytes) > limits.maxReplayBytes;
+        end = events.position(principal.tenantId, data.stream);
+        replayTooLarge = data.since !== undefined && data.since < end &&
+          events.replayBytes(principal.tenantId, data.stream, data.since, end + 1, maxFrameBytes) > limits.maxReplayBytes;
       } catch (err) {
         log.error({ err, userId: principal.userId, stream: data.stream }, 'socket open failed');
         ws.end(1011, 'internal error');
         return;
       }
-      ws.cork(() => ws.send(hello.text));
+      // A `since` beyond the stream's end (a box restored from an older copy) starts at the end: the HELLO then
+      // tells the client its number is ahead of the box's. Too large a replay: the HELLO names the end, where
+      // the client reconnects from once it has fetched its orders over HTTP.
+      data.cursor = data.since === undefined || replayTooLarge ? end : Math.min(data.since, end);
+      ws.cork(() => ws.send(frameText('HELLO', data.cursor, helloJson)));
       if (replayTooLarge) {
-        // The HELLO's seq is where the client reconnects from, once it has fetched its orders over HTTP.
         ws.end(CLOSE_REPLAY_TOO_LARGE, REPLAY_TOO_LARGE_REASON);
         return;
       }
-      // A `since` beyond the stream's end is the client's mistake: it then gets what follows the HELLO.
-      data.cursor = data.since === undefined ? hello.seq : Math.min(data.since, hello.seq);
       data.replaying = data.since !== undefined;
       data.expiryTimer = setTimeout(() => ws.end(CLOSE_TOKEN_EXPIRED, 'token expired'), principal.expMs - Date.now());
       if (data.replaying) replay(data);
