@@ -87,6 +87,7 @@ const ConfigSchema = Type.Object(
         maxFrameBytes: Type.Integer({ default: 512 * 1024, minimum: 1024, maximum: 16 * 1024 * 1024 }),
         maxPerUser: Type.Integer({ default: 16, minimum: 1, maximum: 100_000 }),
         maxPerToken: Type.Integer({ default: 8, minimum: 1, maximum: 100_000 }),
+        idleTimeoutSeconds: Type.Integer({ default: 120, minimum: 8, maximum: 120 }),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import WebSocket from 'ws';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { command, newOrder } from './support/orders.js';
 import { type Frame, openSocket } from './support/socket.js';
@@ -73,4 +74,57 @@ describe('seq is strictly increasing on the wire', () => {
     expect((await c.next('ORDER_CHANGE')).seq).toBe(1);
     c.close();
   });
+});
+
+describe('subprotocols and pings', () => {
+  test('an offered subprotocol is not echoed: the box speaks none (RFC 6455 4.2.2)', async () => {
+    const t = await box.token();
+    const ws = new WebSocket(box.wsUrl(WS), ['chat', 'mqtt'], { headers: { authorization: `Bearer ${t.access_token}` } });
+    const outcome = await new Promise<string>((resolve) => {
+      ws.once('upgrade', (res) => resolve(`protocol header: ${String(res.headers['sec-websocket-protocol'])}`));
+      ws.once('error', (err) => resolve(`error: ${err.message}`));
+    });
+    // `ws` fails the handshake itself ("Server sent no subprotocol") when a client asked for one and got none;
+    // what matters here is what the box answered.
+    expect(outcome).toBe('protocol header: undefined');
+    ws.terminate();
+  });
+
+  test('a client without any subprotocol still connects', async () => {
+    const t = await box.token();
+    const ws = await openSocket(box.wsUrl(WS), t.access_token);
+    expect((await ws.next('HELLO')).payload.userId).toBe(t.UUID);
+    ws.close();
+  });
+});
+
+describe('pings', () => {
+  // `ws` answers pings by itself unless told not to (autoPong: false): a client whose network went away.
+  test('a client that stops answering pings is dropped after sockets.idleTimeoutSeconds; one that answers stays', async () => {
+    const quick = await startTestBox({ config: { sockets: { idleTimeoutSeconds: 8 } } });
+    try {
+      const t = await quick.token();
+      const open = (autoPong: boolean) => new Promise<{ ws: WebSocket; pings: number[]; closed: Promise<number> }>((resolve, reject) => {
+        const ws = new WebSocket(quick.wsUrl(WS), { autoPong, headers: { authorization: `Bearer ${t.access_token}` } });
+        const pings: number[] = [];
+        ws.on('ping', () => pings.push(Date.now()));
+        const closed = new Promise<number>((r) => ws.on('close', () => r(Date.now())));
+        ws.once('open', () => resolve({ ws, pings, closed }));
+        ws.once('error', reject);
+      });
+      const started = Date.now();
+      const [silent, answering] = await Promise.all([open(false), open(true)]);
+      const droppedAt = await silent.closed;
+      expect(silent.pings.length).toBeGreaterThan(0);
+      expect(droppedAt - started).toBeGreaterThan(4000);
+      expect(droppedAt - started).toBeLessThan(20_000);
+      // The answering client outlives the silent one by a full timeout.
+      await new Promise((r) => setTimeout(r, 9000));
+      expect(answering.ws.readyState).toBe(WebSocket.OPEN);
+      expect(answering.pings.length).toBeGreaterThan(1);
+      answering.ws.close();
+    } finally {
+      await quick.stop();
+    }
+  }, 45_000);
 });

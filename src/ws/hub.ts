@@ -37,6 +37,8 @@ export interface SocketLimits {
   maxFrameBytes: number;
   maxPerUser: number;
   maxPerToken: number;
+  /** uWS pings a quiet socket after half this and drops it when nothing (no pong) came back within it. */
+  idleTimeoutSeconds: number;
 }
 
 export interface HubDeps {
@@ -119,7 +121,10 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
 
   app.ws<SocketData>(path, {
     maxPayloadLength: 16 * 1024,
-    idleTimeout: 120,
+    // A client that stops answering pings (a tablet gone off the network without a close) is dropped after
+    // this, freeing its place in maxPerUser and maxPerToken.
+    idleTimeout: limits.idleTimeoutSeconds,
+    sendPingsAutomatically: true,
     // uWS drops a frame (or the close frame) silently past this: keep it above our own cap plus one frame, so
     // that our cap closes the socket first, with 4008.
     maxBackpressure: limits.maxBackpressureBytes + maxFrameBytes + 64 * 1024,
@@ -127,7 +132,6 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     upgrade(res, req, context) {
       const input = copyRequest(req, [], res);
       const key = req.getHeader('sec-websocket-key');
-      const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
       try {
         const principal = deps.authenticateSocket(input);
@@ -144,7 +148,9 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
           principal, since, stream, venue, key: streamKey(principal.tenantId, stream), countKeys: counts.keysOf(principal),
           buffered: 0, cursor: 0, replaying: false, replayedBytes: 0, closed: false,
         };
-        res.upgrade(data, key, protocol, extensions, context);
+        // RFC 6455 4.2.2: the server selects a subprotocol it speaks, or none. The box defines none, so it
+        // never echoes one a client offers (the client then knows its protocol was not agreed).
+        res.upgrade(data, key, '', extensions, context);
       } catch (err) {
         if (!(err instanceof AppError)) log.error({ err }, 'socket upgrade failed');
         const e = err instanceof AppError ? err : AppError.of('internal', 'internal error');
