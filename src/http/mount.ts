@@ -1,7 +1,7 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { isStorageFull, storageFullError } from '../db/storage-full.js';
-import { AppError, errorBody, forbidden, invalidField } from '../shared/errors.js';
+import { AppError, errorBody, forbidden, insufficientScope, invalidField } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { parseJson } from '../shared/validate.js';
 import { statusLine } from './status-text.js';
@@ -210,7 +210,7 @@ async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Repl
       throw forbidden('x-tenant differs from the token tenant');
     }
     if (route.auth === 'write' && !principal.scope.includes('write')) {
-      throw forbidden('this operation needs scope write');
+      throw insufficientScope('write', 'this operation needs scope write');
     }
   }
   if (req.undecodable) {

@@ -75,8 +75,10 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
 
   async function passwordGrant(req: TokenRequest): Promise<TokenResponse> {
     const username = req.form.get('username');
-    const password = req.form.get('password') ?? '';
+    const password = req.form.get('password');
     if (!username) throw new OAuthError('invalid_request', 'username is required');
+    // RFC 6749 4.3.2: password is required; the anonymous user sends it empty (`password=`).
+    if (password === null) throw new OAuthError('invalid_request', 'password is required');
     if (username === 'anonymous') {
       if (password !== '') throw new OAuthError('invalid_grant', 'the anonymous user has an empty password');
       const scope = grantScope(req.form.get('scope'), ANONYMOUS_SCOPE);

@@ -1,5 +1,5 @@
 import type { Principal } from '../../http/types.js';
-import { AppError, type ErrorDetail, forbidden, invalidField, notFound, reject } from '../../shared/errors.js';
+import { AppError, type ErrorDetail, forbidden, insufficientScope, invalidField, notFound, reject } from '../../shared/errors.js';
 import { createBuckets } from '../../shared/token-bucket.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
@@ -235,7 +235,7 @@ export function createOrderingService(deps: OrderingDeps) {
 
     /** A socket watching every order of a venue (`?venue=V`): staff only (403), a venue of the tenant (404). */
     authorizeVenue(p: Principal, venueId: string): void {
-      if (!isStaff(p)) throw forbidden('only staff may watch a venue');
+      if (!isStaff(p)) throw insufficientScope('write', 'only staff (scope write) may watch a venue');
       if (!isUuid(venueId) || !deps.venues.getVenue(p.tenantId, venueId)) throw notFound('venue');
     },
   };
