@@ -85,6 +85,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlMs: config.auth.refreshTokenTtlDays * 86_400_000,
+    refreshRetryGraceMs: config.auth.refreshRetryGraceSeconds * 1000,
     throttle: config.auth.throttle,
     anonymous: {
       perAddressPerMinute: config.auth.anonymous.perAddressPerMinute,

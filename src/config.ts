@@ -49,6 +49,8 @@ const ConfigSchema = Type.Object(
       {
         accessTokenTtlSeconds: Type.Integer({ default: 3600, minimum: 1, maximum: 86_400 }),
         refreshTokenTtlDays: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 365 }),
+        // A retry of the same refresh within this many seconds gets the same new pair (README "Token revocation").
+        refreshRetryGraceSeconds: Type.Number({ default: 30, minimum: 0, maximum: 300 }),
         throttle: Type.Object(
           {
             accountAtAddress: attemptBucket(5, 10),

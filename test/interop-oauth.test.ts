@@ -83,7 +83,7 @@ describe('token endpoint details', () => {
   test('a malformed %-escape in Basic credentials is invalid_client', async () => {
     const res = await requestToken(box, anonymous, { authorization: `Basic ${Buffer.from('demo%2-kiosk:x').toString('base64')}` });
     expect(res.status).toBe(401);
-    expect((await res.json()).error).toBe('invalid_client');
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_client');
   });
 
   test('a password grant without a password is invalid_request; the anonymous user sends it empty', async () => {
@@ -91,7 +91,7 @@ describe('token endpoint details', () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: 'invalid_request', error_description: 'password is required' });
     const staff = await requestToken(box, { grant_type: 'password', username: DEMO.staff.username });
-    expect((await staff.json()).error).toBe('invalid_request');
+    expect(((await staff.json()) as { error: string }).error).toBe('invalid_request');
   });
 
   test('a 403 for a missing scope carries WWW-Authenticate: Bearer error="insufficient_scope" (RFC 6750 3.1)', async () => {
@@ -100,5 +100,69 @@ describe('token endpoint details', () => {
     expect(res.status).toBe(403);
     expect(res.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="write"');
     expect(await res.json()).toMatchObject({ codes: [{ code: 'forbidden' }] });
+  });
+});
+
+describe('a retried refresh (auth.refreshRetryGraceSeconds)', () => {
+  const refreshWith = (token: string) => oauth.refreshTokenGrantRequest(as(), client, oauth.ClientSecretBasic(DEMO.client.clientSecret), token, options());
+  const nearest = (token: string) => box.get('/venue-api/api/nearest?lat=50&lng=20', token).then((r) => r.status);
+
+  test('the same refresh token again within the grace gets the identical answer; the family stays usable', async () => {
+    const first = await box.token();
+    const answer = await refreshWith(first.refresh_token);
+    expect(answer.status).toBe(200);
+    const text = await answer.text();
+    // The client lost that answer and retries: byte for byte the same pair, nothing revoked.
+    const retried = await refreshWith(first.refresh_token);
+    expect(retried.status).toBe(200);
+    expect(await retried.text()).toBe(text);
+    const pair = await oauth.processRefreshTokenResponse(as(), client, new Response(text, { headers: { 'content-type': 'application/json' } }));
+    expect(await nearest(pair.access_token)).toBe(200);
+    expect(await nearest(first.access_token)).toBe(200);
+    const next = await oauth.processRefreshTokenResponse(as(), client, await refreshWith(pair.refresh_token!));
+    expect(await nearest(next.access_token)).toBe(200);
+  });
+
+  test('refreshes racing with one token all get the one pair', async () => {
+    const first = await box.token();
+    const answers = await Promise.all([1, 2, 3].map(() => requestToken(box, { grant_type: 'refresh_token', refresh_token: first.refresh_token })));
+    const bodies = await Promise.all(answers.map((r) => r.text()));
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(new Set(bodies).size).toBe(1);
+  });
+
+  test('a retry whose new refresh token was already used is reuse whatever the grace: the family is revoked', async () => {
+    const first = await box.token();
+    const second = await oauth.processRefreshTokenResponse(as(), client, await refreshWith(first.refresh_token));
+    const third = await oauth.processRefreshTokenResponse(as(), client, await refreshWith(second.refresh_token!));
+    const replay = await refreshWith(first.refresh_token);
+    expect(replay.status).toBe(400);
+    expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await nearest(third.access_token)).toBe(401);
+    expect((await refreshWith(third.refresh_token!)).status).toBe(400);
+  });
+
+  test('a retry asking for another scope is not a retry: reuse', async () => {
+    const staff = await box.token(DEMO.staff.username, DEMO.staff.password);
+    const renewed = await oauth.processRefreshTokenResponse(as(), client, await refreshWith(staff.refresh_token));
+    const narrowed = await oauth.refreshTokenGrantRequest(as(), client, oauth.ClientSecretBasic(DEMO.client.clientSecret),
+      staff.refresh_token, { ...options(), additionalParameters: { scope: 'read' } });
+    expect(narrowed.status).toBe(400);
+    expect(await nearest(renewed.access_token)).toBe(401);
+  });
+
+  test('outside the grace a second presentation revokes the family, as before', async () => {
+    const short = await startTestBox({ config: { auth: { refreshRetryGraceSeconds: 1 } } });
+    try {
+      const first = await short.token();
+      const res = await requestToken(short, { grant_type: 'refresh_token', refresh_token: first.refresh_token });
+      const second = (await res.json()) as { access_token: string };
+      await new Promise((r) => setTimeout(r, 1600));
+      const late = await requestToken(short, { grant_type: 'refresh_token', refresh_token: first.refresh_token });
+      expect(late.status).toBe(400);
+      expect((await short.get('/venue-api/api/nearest?lat=50&lng=20', second.access_token)).status).toBe(401);
+    } finally {
+      await short.stop();
+    }
   });
 });
