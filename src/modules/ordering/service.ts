@@ -13,7 +13,7 @@ import {
   applyCancel, applyComplete, applyReady, applyRemove, applySubmit, applyUpdate, type StoredCancel,
   type StoredComplete, type StoredRemove, type StoredUpdate,
 } from './lifecycle.js';
-import { buildOrder, type Order } from './order-view.js';
+import { buildOrder, type Order, withoutContact } from './order-view.js';
 import { createIdempotencyGuard, type IdempotencyRequest } from './idempotency.js';
 import type { CommandRecord, OrderFilter, OrderRepo } from './repo.js';
 import { restoreOrder } from './restore.js';
@@ -115,7 +115,7 @@ export function createOrderingService(deps: OrderingDeps) {
       apply(deps, cmd, now);
       const order = buildOrder(deps.repo, deps.venues, cmd.tenantId, cmd.orderId)!;
       const payload = JSON.stringify(order);
-      recordForSync(cmd, payload, now);
+      recordForSync(cmd, order.contact ? JSON.stringify(withoutContact(order)) : payload, now);
       // The order's users, the commanding user (staff acting on a customer's order hear their answer too),
       // and the stream of every venue of the order (staff sockets, `?venue=V`).
       const streams = new Set(order.users.map((u) => u.userId));
@@ -196,7 +196,7 @@ export function createOrderingService(deps: OrderingDeps) {
       for (const { tenantId, id } of all) {
         const order = buildOrder(deps.repo, deps.venues, tenantId, id)!;
         recordForSync({ tenantId, orderId: id, correlationId: '', kind: 'backfill', userId: '', staff: false,
-          confirmedMs: Date.parse(order.lastChanged) }, JSON.stringify(order), now);
+          confirmedMs: Date.parse(order.lastChanged) }, JSON.stringify(withoutContact(order)), now);
       }
       return all.length;
     },

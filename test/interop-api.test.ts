@@ -1,0 +1,67 @@
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { DEMO, startTestBox, type TestBox } from './support/box.js';
+import { command, newOrder } from './support/orders.js';
+import { openSocket, type TestSocket } from './support/socket.js';
+
+// What the API tells clients, as interface.md shapes it plus the few fields the README adds: the order's
+// contact, sold-out products in the menu tree, kitchen notes, coordinates as clients print them.
+let box: TestBox;
+let staff: string;
+beforeAll(async () => {
+  box = await startTestBox();
+  staff = (await box.token(DEMO.staff.username, DEMO.staff.password)).access_token;
+});
+afterAll(async () => {
+  await box.stop();
+});
+
+const VENUE = DEMO.openVenue;
+const change = async (ws: TestSocket, orderId: string) => {
+  for (;;) {
+    const f = await ws.next('ORDER_CHANGE');
+    if (f.payload.id === orderId) return f.payload;
+  }
+};
+
+describe('contact', () => {
+  const contact = { name: 'Anna', phone: '+48 600 100 200', email: 'anna@example.pl' };
+
+  test("a delivery's contact is in the Order for its own users and for staff, nowhere else", async () => {
+    const customer = await box.token();
+    const ws = await openSocket(box.wsUrl('/ordering-api/ws'), customer.access_token);
+    const venueWs = await openSocket(box.wsUrl(`/ordering-api/ws?venue=${VENUE}`), staff);
+    await Promise.all([ws.next('HELLO'), venueWs.next('HELLO')]);
+    const c = await command(box, customer.access_token, 'new', { ...newOrder(VENUE, [{ productId: 'zurek', quantity: 1 }], 'DELIVERY'), contact });
+
+    expect((await change(ws, c.orderId)).contact).toEqual(contact);
+    expect((await change(venueWs, c.orderId)).contact).toEqual(contact);
+    const mine = await box.get(`/ordering-api/api/order/${c.orderId}`, customer.access_token);
+    expect(((await mine.json()) as { contact: unknown }).contact).toEqual(contact);
+    const list = (await (await box.get(`/ordering-api/api/orders?venue=${VENUE}&limit=5`, staff)).json()) as { items: { id: string; contact?: unknown }[] };
+    expect(list.items.find((o) => o.id === c.orderId)!.contact).toEqual(contact);
+    // Another customer does not see the order at all.
+    const other = await box.token();
+    expect((await box.get(`/ordering-api/api/order/${c.orderId}`, other.access_token)).status).toBe(404);
+    // The central's copy carries the contact in its detail only, not twice.
+    const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true });
+    try {
+      const rows = db.prepare("SELECT envelope FROM sync_outbox WHERE kind = 'order.changed' AND aggregate_id = ?").all(c.orderId) as { envelope: string }[];
+      expect(rows.length).toBeGreaterThan(0);
+      for (const r of rows) expect(r.envelope.split('+48 600 100 200').length - 1).toBe(1);
+    } finally {
+      db.close();
+    }
+    ws.close();
+    venueWs.close();
+  });
+
+  test('an order without contact has no contact field', async () => {
+    const customer = await box.token();
+    const c = await command(box, customer.access_token, 'new', newOrder(VENUE));
+    await new Promise((r) => setTimeout(r, 100));
+    const order = (await (await box.get(`/ordering-api/api/order/${c.orderId}`, customer.access_token)).json()) as Record<string, unknown>;
+    expect(order).not.toHaveProperty('contact');
+  });
+});
