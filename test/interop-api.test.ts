@@ -65,3 +65,33 @@ describe('contact', () => {
     expect(order).not.toHaveProperty('contact');
   });
 });
+
+describe('sold out in the menu tree', () => {
+  type Node = { kind: string; id: string; items?: Node[]; soldOut?: boolean };
+  const products = (n: Node): Node[] => (n.kind === 'svc/product' ? [n] : n.items!.flatMap(products));
+  const menuOf = async (venue: string) => {
+    const t = await box.token();
+    return (await (await box.get(`/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY&instance=${venue}`, t.access_token)).json()) as { root: Node; locks: { productId: string }[] };
+  };
+  const lock = (venue: string, locked: boolean) => fetch(box.url(`/menu-api/api/menu/${DEMO.menu}/locks`), {
+    method: 'PUT', headers: { authorization: `Bearer ${staff}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ venue, productId: 'barszcz', locked, reason: 'no beetroot' }),
+  });
+
+  test('a sold-out product carries soldOut: true in the tree (and stays in locks); others carry nothing', async () => {
+    expect((await lock(VENUE, true)).status).toBe(200);
+    try {
+      const menu = await menuOf(VENUE);
+      const all = products(menu.root);
+      expect(all.filter((p) => p.soldOut === true).map((p) => p.id)).toEqual(['barszcz']);
+      expect(all.filter((p) => p.id !== 'barszcz').every((p) => !('soldOut' in p))).toBe(true);
+      expect(menu.locks.map((l) => l.productId)).toEqual(['barszcz']);
+      // Venues sharing the menu sell out separately.
+      const otherVenue = DEMO.venues.find((v) => v.id !== VENUE && v.menu === DEMO.menu)!.id;
+      expect(products((await menuOf(otherVenue)).root).some((p) => 'soldOut' in p)).toBe(false);
+    } finally {
+      expect((await lock(VENUE, false)).status).toBe(200);
+    }
+    expect(products((await menuOf(VENUE)).root).some((p) => 'soldOut' in p)).toBe(false);
+  });
+});
