@@ -95,3 +95,28 @@ describe('sold out in the menu tree', () => {
     expect(products((await menuOf(VENUE)).root).some((p) => 'soldOut' in p)).toBe(false);
   });
 });
+
+describe('coordinates', () => {
+  const nearest = async (query: string) => {
+    const t = await box.token();
+    return box.get(`/venue-api/api/nearest?${query}`, t.access_token);
+  };
+  test.each([
+    ['exponent form', 'lat=5.00614e1&lng=1.99366E%2B1'],
+    ['more than 15 decimals', 'lat=50.06140000000000000001&lng=19.936600000000000000000001'],
+    ['a leading plus and a trailing point', 'lat=%2B50.0614&lng=19.9366'],
+    ['negative exponent', 'lat=5006.14e-2&lng=.199366e2'],
+  ])('%s is a coordinate', async (_name, query) => {
+    const res = await nearest(query);
+    expect(res.status).toBe(200);
+    // The same point as the plain decimals 50.0614, 19.9366, so the same order of venues.
+    const plain = (await (await nearest('lat=50.0614&lng=19.9366')).json()) as { id: string }[];
+    expect(((await res.json()) as { id: string }[]).map((v) => v.id)).toEqual(plain.map((v) => v.id));
+  });
+  test.each([['lat=9.1e1&lng=0', 'lat'], ['lat=0&lng=1e309', 'lng'], ['lat=1e&lng=0', 'lat'], ['lat=e1&lng=0', 'lat'], ['lat=1.2.3&lng=0', 'lat']])(
+    '%s is refused naming the field', async (query, field) => {
+      const res = await nearest(query);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ codes: [{ code: 'invalidField', args: [field] }] });
+    });
+});
