@@ -120,3 +120,59 @@ describe('coordinates', () => {
       expect(await res.json()).toMatchObject({ codes: [{ code: 'invalidField', args: [field] }] });
     });
 });
+
+describe('kitchen notes (a line\'s extra.note)', () => {
+  const line = (note: string) => ({ productId: 'zurek', quantity: 1, extra: { note } });
+
+  test('shown in the Order and carried to the kitchen ticket', async () => {
+    const customer = await box.token();
+    const ws = await openSocket(box.wsUrl('/ordering-api/ws'), customer.access_token);
+    await ws.next('HELLO');
+    const note = 'bez śmietany 🌶'.padEnd(139, '!') + '🍋'; // 140 characters, two of them outside the BMP
+    const c = await command(box, customer.access_token, 'new', newOrder(VENUE, [line(note), { productId: 'kompot', quantity: 1 }]));
+    const order = await change(ws, c.orderId) as { buckets: { lines: { id: string; extra?: unknown }[] }[] };
+    expect(order.buckets[0]!.lines.map((l) => l.extra)).toEqual([{ note }, undefined]);
+    expect(order.buckets[0]!.lines[1]).not.toHaveProperty('extra');
+    await command(box, customer.access_token, `${c.orderId}/append`, { venue: VENUE, lines: [line('na wynos')] });
+    const appended = await change(ws, c.orderId) as typeof order;
+    expect(appended.buckets[0]!.lines[2]!.extra).toEqual({ note: 'na wynos' });
+    await command(box, customer.access_token, `${c.orderId}/submit`, {});
+    await change(ws, c.orderId);
+    // The kitchen ticket's print job holds each line's note (printed under the line: src/modules/printing/tickets.ts).
+    await expect.poll(async () => {
+      const jobs = (await (await box.get(`/printing-api/api/jobs?venue=${VENUE}&limit=50`, staff)).json()) as { items?: { orderId: string; kind: string }[] };
+      return (jobs.items ?? []).filter((j) => j.orderId === c.orderId).map((j) => j.kind).sort();
+    }).toContain('kitchen');
+    const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true });
+    try {
+      const row = db.prepare("SELECT payload_json FROM print_jobs WHERE order_id = ? AND kind = 'kitchen'").get(c.orderId) as { payload_json: string };
+      const lines = (JSON.parse(row.payload_json) as { lines: { name: string; note?: string }[] }).lines;
+      expect(lines.map((l) => l.note)).toEqual([note, undefined, 'na wynos']);
+    } finally {
+      db.close();
+    }
+    ws.close();
+  });
+
+  test.each([
+    ['141 characters', 'x'.repeat(141)],
+    ['a control character (an ESC would be a printer command)', 'bez\u001b@cebuli'],
+    ['a newline', 'bez\ncebuli'],
+    ['an empty note', ''],
+  ])('%s is 400 invalidField naming the note', async (_name, note) => {
+    const t = await box.token();
+    const res = await box.post('/ordering-api/api/order/new', t.access_token, newOrder(VENUE, [{ productId: 'kompot', quantity: 1 }, line(note)]));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ codes: [{ code: 'invalidField', args: ['/buckets/0/lines/1/extra/note'] }] });
+  });
+
+  test('another key in a line\'s extra is 400 too; append checks the same', async () => {
+    const t = await box.token();
+    const res = await box.post('/ordering-api/api/order/new', t.access_token, newOrder(VENUE, [{ productId: 'kompot', quantity: 1, extra: { colour: 'red' } } as never]));
+    expect(res.status).toBe(400);
+    const c = await command(box, t.access_token, 'new', newOrder(VENUE));
+    const append = await box.post(`/ordering-api/api/order/${c.orderId}/append`, t.access_token, { venue: VENUE, lines: [line('y'.repeat(141))] });
+    expect(append.status).toBe(400);
+    expect(await append.json()).toMatchObject({ codes: [{ code: 'invalidField', args: ['/lines/0/extra/note'] }] });
+  });
+});

@@ -52,6 +52,8 @@ interface OrderLine {
   product: unknown;
   status: string;
   hash: string;
+  /** `{note}`: the kitchen note sent with the line; only on lines that have one. */
+  extra?: { note: string };
 }
 
 /** A short digest of what a line is, so clients can tell when a line's content changed. */
@@ -83,6 +85,7 @@ export function buildOrder(repo: OrderRepo, venues: VenueRepo, tenantId: string,
         product: JSON.parse(l.product_json) as unknown,
         status: l.status,
         hash: lineHash(l.product_id, l.quantity, l.price_minor, l.status),
+        ...(l.note === null ? {} : { extra: { note: l.note } }),
       })),
       extra: {
         minDeliveryMinutes: String(Number(h) * 60 + Number(m)),

@@ -60,7 +60,7 @@ export function createOrderingService(deps: OrderingDeps) {
   let queue: CommandQueue | undefined;
   const keys = createIdempotencyGuard(deps.repo.idempotency);
   const withIds = (lines: LineInput[] = []): StoredLine[] =>
-    lines.map((l) => ({ id: newId(), productId: l.productId, quantity: l.quantity }));
+    lines.map((l) => ({ id: newId(), productId: l.productId, quantity: l.quantity, ...(l.extra?.note ? { note: l.extra.note } : {}) }));
 
   /**
    * Queues a command durably and resolves with its confirmation. With an Idempotency-Key the confirmation is

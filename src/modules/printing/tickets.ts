@@ -12,6 +12,8 @@ export interface TicketLine {
   name: string;
   category?: string;
   price?: string;
+  /** A kitchen note: printed under the line on kitchen and cancel tickets. */
+  note?: string;
 }
 
 interface TicketBase {
@@ -61,6 +63,8 @@ export function encodeTicket(ticket: Ticket, format: PrinterFormat, options: Pri
       e.table([{ width: format.columns - 10 }, { width: 10, align: 'right' }], [[`${line.quantity} x ${line.name}`, line.price ?? '']]);
     } else {
       e.size(2, 2).line(`${line.quantity} x ${line.name}`).size(1, 1);
+      // Wrapped to the width by the encoder; bold so the cook sees it next to the large line.
+      if (line.note) e.bold(true).line(`  >> ${line.note}`).bold(false);
     }
   }
   e.rule();
