@@ -20,8 +20,13 @@ export interface HttpDeps {
   storage?: { full(): boolean; noteFull(): void };
 }
 
-/** The only place that touches uWS requests and responses: copy, read the body, run the route, reply. */
-export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps): void {
+/**
+ * The only place that touches uWS requests and responses: copy, read the body, run the route, reply.
+ * `otherPaths` are paths served outside these routes (the socket's GET), so that a wrong method there is a 405
+ * too.
+ */
+export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps,
+  otherPaths: Pick<Route, 'method' | 'path'>[] = []): void {
   const framing = createFramingCheck();
   const serveChecked = (res: UwsResponse, input: HttpRequest, route: Route | undefined) => {
     const problem = framing.problem(input);
@@ -34,8 +39,49 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps):
   for (const route of routes) {
     const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
     app[route.method](route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
+    // RFC 9110 9.3.2: HEAD is GET without the body (the same status and headers, Content-Length included).
+    if (route.method === 'get') app.head(route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
   }
-  app.any('/*', (res, req) => serveChecked(res, copyRequest(req, [], res), undefined));
+  const allowed = allowedMethods([...routes, ...otherPaths]);
+  app.any('/*', (res, req) => {
+    const input = copyRequest(req, [], res);
+    const allow = allowed(input.path);
+    // A method the path is served with that still lands here (a GET of the socket without an upgrade) stays 404.
+    const route = allow === undefined ? undefined
+      : input.method === 'OPTIONS' || !allow.split(', ').includes(input.method) ? methodNotAllowed(allow) : undefined;
+    serveChecked(res, input, route);
+  });
+}
+
+const METHOD_NAMES: Record<Route['method'], string> = { get: 'GET', post: 'POST', put: 'PUT', del: 'DELETE' };
+
+/** The methods a path is served with (`Allow`, RFC 9110 10.2.1), or undefined for a path no route knows. */
+function allowedMethods(routes: Pick<Route, 'method' | 'path'>[]): (path: string) => string | undefined {
+  const patterns = routes.map((r) => ({
+    method: METHOD_NAMES[r.method],
+    pattern: new RegExp(`^${r.path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`),
+  }));
+  return (path) => {
+    const methods = new Set(patterns.filter((p) => p.pattern.test(path)).map((p) => p.method));
+    if (methods.size === 0) return undefined;
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods, 'OPTIONS'].join(', ');
+  };
+}
+
+/**
+ * The route of a known path asked with a method it does not take: OPTIONS is answered 204 with `Allow` (RFC
+ * 9110 9.3.7, and a CORS preflight where allowed), any other method 405 with `Allow` (RFC 9110 15.5.6).
+ */
+function methodNotAllowed(allow: string): Route {
+  return {
+    method: 'get', path: '', auth: 'none', body: 'none', writes: false,
+    handle: ({ req }) => {
+      if (req.method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
+      const message = `${req.method} is not allowed on ${req.path} (allowed: ${allow})`;
+      throw new AppError(405, message, [{ code: 'methodNotAllowed', message, args: [req.method] }], { Allow: allow });
+    },
+  };
 }
 
 export function copyRequest(req: UwsRequest, paramNames: string[], res?: UwsResponse): HttpRequest {
@@ -100,7 +146,7 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
       return (err instanceof AppError && route?.errorReply?.(err)) || toErrorReply(err, input, deps.log);
     })
     .then((reply) => {
-      if (!aborted) res.cork(() => writeReply(res, reply, input.requestId, closeAfter));
+      if (!aborted) res.cork(() => writeReply(res, reply, input.requestId, closeAfter, input.method === 'HEAD'));
     })
     .catch((err: unknown) => {
       // A reply that cannot be written (a body too large to serialise) still answers: a 500, or at the least
@@ -254,13 +300,16 @@ function stoppingError(deps: HttpDeps): AppError {
   return seconds === undefined ? err : new AppError(err.status, err.message, err.codes, { 'Retry-After': String(seconds) });
 }
 
-function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean): void {
+function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean, head = false): void {
   // Serialised before anything is written: if it throws, nothing of this reply went out and a 500 can.
   const text = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
   res.writeStatus(statusLine(reply.status));
-  res.writeHeader('content-type', 'application/json; charset=utf-8');
+  if (reply.status !== 204) res.writeHeader('content-type', 'application/json; charset=utf-8');
   res.writeHeader('x-request-id', requestId);
   res.writeHeader('cache-control', 'no-store');
   for (const [key, value] of Object.entries(reply.headers ?? {})) res.writeHeader(key, value);
-  res.end(text, close);
+  // HEAD: the GET's headers and Content-Length, no body.
+  if (head) res.endWithoutBody(Buffer.byteLength(text), close);
+  else if (reply.status === 204) res.endWithoutBody(undefined, close);
+  else res.end(text, close);
 }
