@@ -140,6 +140,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger): Prom
     ],
     {
       log, events, authenticate, authenticateSocket, authorizeVenue: ordering.authorizeVenue, maxBodyBytes: config.http.maxBodyBytes,
+      corsOrigins: config.http.corsOrigins,
       sockets: config.sockets,
       accepting: () => accepting, storage: disk,
     },

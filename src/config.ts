@@ -77,7 +77,11 @@ const ConfigSchema = Type.Object(
       { default: {}, additionalProperties: false },
     ),
     http: Type.Object(
-      { maxBodyBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 16_777_216 }) },
+      {
+        maxBodyBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 16_777_216 }),
+        // Origins (scheme://host[:port], as browsers send Origin) whose pages may call the API (README "CORS").
+        corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 255 }), { default: [], maxItems: 64 }),
+      },
       { default: {}, additionalProperties: false },
     ),
     // Limits of the live socket (src/ws/hub.ts; README "The socket"), in bytes and sockets.

@@ -18,6 +18,8 @@ export interface HttpDeps {
   stopping?: { message: string; retryAfterSeconds(): number | undefined };
   /** The data disk's free-space guard (src/modules/storage/disk-watchdog.ts); absent: never refuses. */
   storage?: { full(): boolean; noteFull(): void };
+  /** Origins whose browser pages may call the API (`http.corsOrigins`); absent or empty: none. */
+  corsOrigins?: readonly string[];
 }
 
 /**
@@ -51,6 +53,33 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps,
       : input.method === 'OPTIONS' || !allow.split(', ').includes(input.method) ? methodNotAllowed(allow) : undefined;
     serveChecked(res, input, route);
   });
+}
+
+/** Request headers a page may send (the token endpoint's x-tenant, the warehouse's x-user included). */
+const CORS_REQUEST_HEADERS = 'Authorization, Content-Type, Idempotency-Key, x-tenant, x-user';
+/** Response headers a page may read besides the simple ones. */
+const CORS_EXPOSED_HEADERS = 'Retry-After, WWW-Authenticate, x-request-id, Allow';
+const CORS_MAX_AGE_SECONDS = '600';
+
+/**
+ * CORS (README "Browsers on another origin (CORS)"): a reply to a page of an allowed origin says so
+ * (Access-Control-Allow-Origin with that origin, Vary: Origin), and a preflight (OPTIONS, answered 204 by
+ * methodNotAllowed) also names the methods, the request headers and how long to remember them. A reply to
+ * any other origin gets no CORS header, so the browser withholds it from the page (and never sends a request
+ * that needed a preflight). No credentials mode: the API takes bearer tokens, not cookies.
+ */
+function withCors(reply: Reply, req: HttpRequest, origins: readonly string[] | undefined): Reply {
+  const origin = req.headers.origin;
+  if (origin === undefined || !origins?.includes(origin)) return reply;
+  const headers: Record<string, string> = { ...reply.headers, 'Access-Control-Allow-Origin': origin, Vary: 'Origin' };
+  if (req.method === 'OPTIONS' && reply.status === 204) {
+    headers['Access-Control-Allow-Methods'] = reply.headers?.Allow ?? '';
+    headers['Access-Control-Allow-Headers'] = CORS_REQUEST_HEADERS;
+    headers['Access-Control-Max-Age'] = CORS_MAX_AGE_SECONDS;
+  } else {
+    headers['Access-Control-Expose-Headers'] = CORS_EXPOSED_HEADERS;
+  }
+  return { ...reply, headers };
 }
 
 const METHOD_NAMES: Record<Route['method'], string> = { get: 'GET', post: 'POST', put: 'PUT', del: 'DELETE' };
@@ -146,7 +175,8 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
       return (err instanceof AppError && route?.errorReply?.(err)) || toErrorReply(err, input, deps.log);
     })
     .then((reply) => {
-      if (!aborted) res.cork(() => writeReply(res, reply, input.requestId, closeAfter, input.method === 'HEAD'));
+      const answer = withCors(reply, input, deps.corsOrigins);
+      if (!aborted) res.cork(() => writeReply(res, answer, input.requestId, closeAfter, input.method === 'HEAD'));
     })
     .catch((err: unknown) => {
       // A reply that cannot be written (a body too large to serialise) still answers: a 500, or at the least
