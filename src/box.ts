@@ -107,6 +107,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlMs: config.auth.refreshTokenTtlDays * 86_400_000,
+    refreshRetryGraceMs: config.auth.refreshRetryGraceSeconds * 1000,
     throttle: config.auth.throttle,
     anonymous: {
       perAddressPerMinute: config.auth.anonymous.perAddressPerMinute,
@@ -182,6 +183,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     ],
     {
       log, events, authenticate, authenticateSocket, authorizeVenue: ordering.authorizeVenue, maxBodyBytes: config.http.maxBodyBytes,
+      corsOrigins: config.http.corsOrigins,
       sockets: config.sockets,
       accepting: () => accepting, storage: disk,
     },

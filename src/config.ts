@@ -51,6 +51,8 @@ const ConfigSchema = Type.Object(
       {
         accessTokenTtlSeconds: Type.Integer({ default: 3600, minimum: 1, maximum: 86_400 }),
         refreshTokenTtlDays: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 365 }),
+        // A retry of the same refresh within this many seconds gets the same new pair (README "Token revocation").
+        refreshRetryGraceSeconds: Type.Number({ default: 30, minimum: 0, maximum: 300 }),
         throttle: Type.Object(
           {
             accountAtAddress: attemptBucket(5, 10),
@@ -77,7 +79,11 @@ const ConfigSchema = Type.Object(
       { default: {}, additionalProperties: false },
     ),
     http: Type.Object(
-      { maxBodyBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 16_777_216 }) },
+      {
+        maxBodyBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 16_777_216 }),
+        // Origins (scheme://host[:port], as browsers send Origin) whose pages may call the API (README "CORS").
+        corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 255 }), { default: [], maxItems: 64 }),
+      },
       { default: {}, additionalProperties: false },
     ),
     // Limits of the live socket (src/ws/hub.ts; README "The socket"), in bytes and sockets.
@@ -90,6 +96,7 @@ const ConfigSchema = Type.Object(
         maxFrameBytes: Type.Integer({ default: 512 * 1024, minimum: 1024, maximum: 16 * 1024 * 1024 }),
         maxPerUser: Type.Integer({ default: 16, minimum: 1, maximum: 100_000 }),
         maxPerToken: Type.Integer({ default: 8, minimum: 1, maximum: 100_000 }),
+        idleTimeoutSeconds: Type.Integer({ default: 120, minimum: 8, maximum: 120 }),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -20,7 +20,7 @@ export function createServer(routes: Route[], deps: HttpDeps & HubDeps): Server 
   const app = uWS.App();
   // The socket route is registered before the catch-all 404 of the HTTP routes.
   const hub = createHub(app, SOCKET_PATH, deps);
-  mountRoutes(app, routes, deps);
+  mountRoutes(app, routes, deps, [{ method: 'get', path: SOCKET_PATH }]);
   let listenSocket: uWS.us_listen_socket | undefined;
 
   return {

@@ -12,7 +12,8 @@ let short: TestBox;
 
 beforeAll(async () => {
   [box, other, short] = await Promise.all([
-    startTestBox({ config: { provisioningFile: writeTenantB() } }),
+    // No retry grace: these tests present spent refresh tokens at once (the grace: test/interop-oauth.test.ts).
+    startTestBox({ config: { provisioningFile: writeTenantB(), auth: { refreshRetryGraceSeconds: 0 } } }),
     startTestBox(),
     startTestBox({ config: { auth: { accessTokenTtlSeconds: 1 } } }),
   ]);

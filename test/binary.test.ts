@@ -75,7 +75,7 @@ describe('the single binary', () => {
     expect(venues[0]?.id).toBe(DEMO.venues[0]!.id);
 
     const ws = await openSocket(`ws://127.0.0.1:${box.port}/ordering-api/ws`, token.access_token);
-    expect(await ws.next('HELLO')).toMatchObject({ seq: 1, payload: { userId: token.UUID } });
+    expect(await ws.next('HELLO')).toMatchObject({ seq: 0, payload: { userId: token.UUID } });
 
     const orderRes = await fetch(url('/ordering-api/api/order/new'), {
       method: 'POST',

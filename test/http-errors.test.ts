@@ -52,11 +52,19 @@ describe('unknown paths', () => {
     ['GET', '/'],
     ['POST', '/venue-api/api/nearest/extra'],
     ['GET', '/ordering-api/api/order/new/x'],
-    ['DELETE', '/auth-oauth2/oauth/token'],
-    ['GET', '/auth-oauth2/oauth/token'],
   ])('%s %s is 404 notFound with the API error shape', async (method, path) => {
     const res = await fetch(box.url(path), { method, headers: { authorization: `Bearer ${token}` } });
     await expectApiError(res, 404, 'notFound');
+  });
+
+  // A known path with a method it does not take was 404 too; RFC 9110 15.5.6 makes it 405 with Allow.
+  test.each([
+    ['DELETE', '/auth-oauth2/oauth/token'],
+    ['GET', '/auth-oauth2/oauth/token'],
+  ])('%s %s is 405 methodNotAllowed with the API error shape and Allow', async (method, path) => {
+    const res = await fetch(box.url(path), { method, headers: { authorization: `Bearer ${token}` } });
+    expect(res.headers.get('allow')).toBe('POST, OPTIONS');
+    await expectApiError(res, 405, 'methodNotAllowed');
   });
 
   test('an unknown path is 404 even without a token (no 401 that would reveal nothing exists)', async () => {

@@ -1,7 +1,7 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { isStorageFull, storageFullError } from '../db/storage-full.js';
-import { AppError, errorBody, forbidden, invalidField } from '../shared/errors.js';
+import { AppError, errorBody, forbidden, insufficientScope, invalidField } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { parseJson } from '../shared/validate.js';
 import { statusLine } from './status-text.js';
@@ -18,10 +18,17 @@ export interface HttpDeps {
   stopping?: { message: string; retryAfterSeconds(): number | undefined };
   /** The data disk's free-space guard (src/modules/storage/disk-watchdog.ts); absent: never refuses. */
   storage?: { full(): boolean; noteFull(): void };
+  /** Origins whose browser pages may call the API (`http.corsOrigins`); absent or empty: none. */
+  corsOrigins?: readonly string[];
 }
 
-/** The only place that touches uWS requests and responses: copy, read the body, run the route, reply. */
-export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps): void {
+/**
+ * The only place that touches uWS requests and responses: copy, read the body, run the route, reply.
+ * `otherPaths` are paths served outside these routes (the socket's GET), so that a wrong method there is a 405
+ * too.
+ */
+export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps,
+  otherPaths: Pick<Route, 'method' | 'path'>[] = []): void {
   const framing = createFramingCheck();
   const serveChecked = (res: UwsResponse, input: HttpRequest, route: Route | undefined) => {
     const problem = framing.problem(input);
@@ -34,8 +41,76 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps):
   for (const route of routes) {
     const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
     app[route.method](route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
+    // RFC 9110 9.3.2: HEAD is GET without the body (the same status and headers, Content-Length included).
+    if (route.method === 'get') app.head(route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
   }
-  app.any('/*', (res, req) => serveChecked(res, copyRequest(req, [], res), undefined));
+  const allowed = allowedMethods([...routes, ...otherPaths]);
+  app.any('/*', (res, req) => {
+    const input = copyRequest(req, [], res);
+    const allow = allowed(input.path);
+    // A method the path is served with that still lands here (a GET of the socket without an upgrade) stays 404.
+    const route = allow === undefined ? undefined
+      : input.method === 'OPTIONS' || !allow.split(', ').includes(input.method) ? methodNotAllowed(allow) : undefined;
+    serveChecked(res, input, route);
+  });
+}
+
+/** Request headers a page may send (the token endpoint's x-tenant, the warehouse's x-user included). */
+const CORS_REQUEST_HEADERS = 'Authorization, Content-Type, Idempotency-Key, x-tenant, x-user';
+/** Response headers a page may read besides the simple ones. */
+const CORS_EXPOSED_HEADERS = 'Retry-After, WWW-Authenticate, x-request-id, Allow';
+const CORS_MAX_AGE_SECONDS = '600';
+
+/**
+ * CORS (README "Browsers on another origin (CORS)"): a reply to a page of an allowed origin says so
+ * (Access-Control-Allow-Origin with that origin, Vary: Origin), and a preflight (OPTIONS, answered 204 by
+ * methodNotAllowed) also names the methods, the request headers and how long to remember them. A reply to
+ * any other origin gets no CORS header, so the browser withholds it from the page (and never sends a request
+ * that needed a preflight). No credentials mode: the API takes bearer tokens, not cookies.
+ */
+function withCors(reply: Reply, req: HttpRequest, origins: readonly string[] | undefined): Reply {
+  const origin = req.headers.origin;
+  if (origin === undefined || !origins?.includes(origin)) return reply;
+  const headers: Record<string, string> = { ...reply.headers, 'Access-Control-Allow-Origin': origin, Vary: 'Origin' };
+  if (req.method === 'OPTIONS' && reply.status === 204) {
+    headers['Access-Control-Allow-Methods'] = reply.headers?.Allow ?? '';
+    headers['Access-Control-Allow-Headers'] = CORS_REQUEST_HEADERS;
+    headers['Access-Control-Max-Age'] = CORS_MAX_AGE_SECONDS;
+  } else {
+    headers['Access-Control-Expose-Headers'] = CORS_EXPOSED_HEADERS;
+  }
+  return { ...reply, headers };
+}
+
+const METHOD_NAMES: Record<Route['method'], string> = { get: 'GET', post: 'POST', put: 'PUT', del: 'DELETE' };
+
+/** The methods a path is served with (`Allow`, RFC 9110 10.2.1), or undefined for a path no route knows. */
+function allowedMethods(routes: Pick<Route, 'method' | 'path'>[]): (path: string) => string | undefined {
+  const patterns = routes.map((r) => ({
+    method: METHOD_NAMES[r.method],
+    pattern: new RegExp(`^${r.path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`),
+  }));
+  return (path) => {
+    const methods = new Set(patterns.filter((p) => p.pattern.test(path)).map((p) => p.method));
+    if (methods.size === 0) return undefined;
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods, 'OPTIONS'].join(', ');
+  };
+}
+
+/**
+ * The route of a known path asked with a method it does not take: OPTIONS is answered 204 with `Allow` (RFC
+ * 9110 9.3.7, and a CORS preflight where allowed), any other method 405 with `Allow` (RFC 9110 15.5.6).
+ */
+function methodNotAllowed(allow: string): Route {
+  return {
+    method: 'get', path: '', auth: 'none', body: 'none', writes: false,
+    handle: ({ req }) => {
+      if (req.method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
+      const message = `${req.method} is not allowed on ${req.path} (allowed: ${allow})`;
+      throw new AppError(405, message, [{ code: 'methodNotAllowed', message, args: [req.method] }], { Allow: allow });
+    },
+  };
 }
 
 export function copyRequest(req: UwsRequest, paramNames: string[], res?: UwsResponse): HttpRequest {
@@ -100,7 +175,8 @@ function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, d
       return (err instanceof AppError && route?.errorReply?.(err)) || toErrorReply(err, input, deps.log);
     })
     .then((reply) => {
-      if (!aborted) res.cork(() => writeReply(res, reply, input.requestId, closeAfter));
+      const answer = withCors(reply, input, deps.corsOrigins);
+      if (!aborted) res.cork(() => writeReply(res, answer, input.requestId, closeAfter, input.method === 'HEAD'));
     })
     .catch((err: unknown) => {
       // A reply that cannot be written (a body too large to serialise) still answers: a 500, or at the least
@@ -210,7 +286,7 @@ async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Repl
       throw forbidden('x-tenant differs from the token tenant');
     }
     if (route.auth === 'write' && !principal.scope.includes('write')) {
-      throw forbidden('this operation needs scope write');
+      throw insufficientScope('write', 'this operation needs scope write');
     }
   }
   if (req.undecodable) {
@@ -254,14 +330,17 @@ function stoppingError(deps: HttpDeps): AppError {
   return seconds === undefined ? err : new AppError(err.status, err.message, err.codes, { 'Retry-After': String(seconds) });
 }
 
-function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean): void {
+function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean, head = false): void {
   // Serialised before anything is written: if it throws, nothing of this reply went out and a 500 can.
   const text = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
   res.writeStatus(statusLine(reply.status));
   const { 'content-type': contentType = 'application/json; charset=utf-8', ...headers } = reply.headers ?? {};
-  res.writeHeader('content-type', contentType);
+  if (reply.status !== 204) res.writeHeader('content-type', contentType);
   res.writeHeader('x-request-id', requestId);
   res.writeHeader('cache-control', 'no-store');
   for (const [key, value] of Object.entries(headers)) res.writeHeader(key, value);
-  res.end(text, close);
+  // HEAD: the GET's headers and Content-Length, no body.
+  if (head) res.endWithoutBody(Buffer.byteLength(text), close);
+  else if (reply.status === 204) res.endWithoutBody(undefined, close);
+  else res.end(text, close);
 }

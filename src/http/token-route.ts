@@ -23,8 +23,30 @@ export interface TokenCall {
 }
 
 /**
+ * The client's credentials (RFC 6749 2.3.1): HTTP Basic (client_secret_basic), or `client_id` and
+ * `client_secret` in the form (client_secret_post). One method only (2.3): both at once is invalid_request.
+ */
+function clientCredentials(authorization: string | undefined, form: URLSearchParams): { clientId: string; clientSecret: string } {
+  const inForm = form.has('client_id') || form.has('client_secret');
+  if (authorization !== undefined) {
+    if (inForm) throw new OAuthError('invalid_request', 'client credentials in both the Authorization header and the form');
+    const basic = parseBasic(authorization);
+    if (!basic) throw new OAuthError('invalid_client', 'malformed HTTP Basic client credentials');
+    return basic;
+  }
+  const clientId = form.get('client_id');
+  const clientSecret = form.get('client_secret');
+  // A public client (an id without a secret) is not one the box knows.
+  if (!clientId || clientSecret === null) {
+    throw new OAuthError('invalid_client', 'client credentials are required (HTTP Basic, or client_id and client_secret)');
+  }
+  return { clientId, clientSecret };
+}
+
+/**
  * `POST /auth-oauth2/oauth/token` in RFC 6749's shape, for the box and the central alike: form body, no repeated
- * parameter (3.1), `x-tenant`, HTTP Basic client credentials (2.3.1); its errors are RFC 6749 section 5.2's.
+ * parameter (3.1), `x-tenant`, client credentials in HTTP Basic or the form (2.3.1); its errors are RFC 6749
+ * section 5.2's.
  */
 export function tokenRoute(issue: (call: TokenCall, req: HttpRequest) => Promise<TokenResponse>): Route {
   return {
@@ -49,9 +71,8 @@ export function tokenRoute(issue: (call: TokenCall, req: HttpRequest) => Promise
         if (repeated) throw new OAuthError('invalid_request', `parameter ${repeated} is repeated`);
         const tenantId = req.headers['x-tenant'] ?? '';
         if (!isUuid(tenantId)) throw new OAuthError('invalid_request', 'x-tenant header must be a tenant UUID');
-        const basic = parseBasic(req.headers.authorization);
-        if (!basic) throw new OAuthError('invalid_client', 'HTTP Basic client credentials are required');
-        return { status: 200, body: await issue({ tenantId, ...basic, form }, req), headers: { pragma: 'no-cache' } };
+        const client = clientCredentials(req.headers.authorization, form);
+        return { status: 200, body: await issue({ tenantId, ...client, form }, req), headers: { pragma: 'no-cache' } };
       } catch (err) {
         if (err instanceof OAuthError) return oauthReply(err);
         throw err;

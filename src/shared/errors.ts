@@ -56,6 +56,10 @@ export class AppError extends Error {
 
 export const notFound = (what = 'resource'): AppError => AppError.of('notFound', `${what} not found`);
 export const forbidden = (message: string): AppError => AppError.of('forbidden', message);
+/** 403 for a token without the scope a call needs, with RFC 6750 3.1's challenge naming that scope. */
+export const insufficientScope = (scope: string, message: string): AppError =>
+  new AppError(403, message, [{ code: 'forbidden', message, args: [] }],
+    { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` });
 /** A 400 naming one field: a JSON pointer into the body, or the name of a query parameter. */
 export const invalidField = (field: string, message: string): AppError =>
   new AppError(400, message, [{ code: 'invalidField', message, args: [field] }]);

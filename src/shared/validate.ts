@@ -45,6 +45,17 @@ export function parseJson(text: string): unknown {
   }
 }
 
+/**
+ * A number written in JSON's syntax (RFC 8259 section 6, a leading '+' and a bare leading or trailing '.' also
+ * taken): any count of decimals and an exponent (`5.2e1`), as clients that print doubles send them. Number()
+ * alone would also take "0x10", "Infinity", " 5" or ""; those, and anything that overflows to Infinity, give NaN.
+ */
+export function decimalNumber(text: string): number {
+  if (text.length > 400 || !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) return Number.NaN;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : Number.NaN;
+}
+
 /** The `limit` query parameter of a list: an integer from 1 to `max`, `fallback` when absent; else a 400. */
 export function limitOf(query: URLSearchParams, fallback: number, max: number): number {
   const limit = query.get('limit');

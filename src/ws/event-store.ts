@@ -21,8 +21,10 @@ export const frameText = (type: FrameType, seq: number, payloadJson: string): st
   `{"type":"${type}","seq":${seq},"payload":${payloadJson}}`;
 
 /**
- * The event streams behind the socket. Every frame of a stream takes the next number of that stream;
- * ORDER_CHANGE, NOTIFICATION and PRINTER_STATUS frames are kept for replay (`?since=N`), HELLO frames are not.
+ * The event streams behind the socket. Every event of a stream takes the next number of that stream;
+ * ORDER_CHANGE, NOTIFICATION and PRINTER_STATUS frames are kept for replay (`?since=N`). A HELLO takes no
+ * number of its own: it carries the stream position its socket starts after (README "The socket"), so every
+ * frame on a socket has a higher seq than the one before it, replayed or live.
  *
  * Venue streams live in the same tables as user streams (`user_id` = `venue:<id>`): numbering, replay and
  * the retention sweep then work identically for both, in the same transaction as the command that caused the
@@ -54,6 +56,9 @@ export function createEventStore(db: Db) {
     `SELECT COALESCE(SUM(CASE WHEN octet_length(payload_json) > @max THEN 128 ELSE octet_length(payload_json) + 64 END), 0)
        AS bytes FROM user_events WHERE tenant_id = @tenant AND user_id = @stream AND seq > @after AND seq < @before`,
   );
+  const position = db.prepare<[string, string], { last_seq: number }>(
+    'SELECT last_seq FROM user_streams WHERE tenant_id = ? AND user_id = ?',
+  );
   const prune = db.prepare<[number]>('DELETE FROM user_events WHERE created_ms < ?');
 
   return {
@@ -63,11 +68,8 @@ export function createEventStore(db: Db) {
       insert.run(tenantId, stream, seq, type, payloadJson, nowMs);
       return { tenantId, stream, seq, text: frameText(type, seq, payloadJson) };
     },
-    /** The HELLO of a new socket: takes a number of the stream, is not kept for replay. */
-    hello(tenantId: string, stream: string, payloadJson: string): { seq: number; text: string } {
-      const seq = bump.get(tenantId, stream)!.last_seq;
-      return { seq, text: frameText('HELLO', seq, payloadJson) };
-    },
+    /** The seq of the stream's newest event (0 for a stream with none): a read, no number is taken. */
+    position: (tenantId: string, stream: string): number => position.get(tenantId, stream)?.last_seq ?? 0,
     /** Up to `limit` kept frames after seq `after`, in order: a replay is read page by page. */
     page(tenantId: string, stream: string, after: number, limit: number, maxFrameBytes: number): { seq: number; text: string }[] {
       return page.all({ max: maxFrameBytes, tenant: tenantId, stream, after, limit }).map((r) => ({

@@ -5,7 +5,7 @@ import type { HttpRequest, Principal } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { isoOf } from '../shared/clock.js';
 import { AppError, errorBody, invalidField } from '../shared/errors.js';
-import { type EventStore, type OutgoingFrame, venueStream } from './event-store.js';
+import { type EventStore, frameText, type OutgoingFrame, venueStream } from './event-store.js';
 import {
   CLOSE_REPLAY_TOO_LARGE, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, REPLAY_TOO_LARGE_REASON, TOO_SLOW_REASON, wireFrame,
 } from './frame-size.js';
@@ -41,6 +41,8 @@ export interface SocketLimits {
   maxFrameBytes: number;
   maxPerUser: number;
   maxPerToken: number;
+  /** uWS pings a quiet socket after half this and drops it when nothing (no pong) came back within it. */
+  idleTimeoutSeconds: number;
 }
 
 export interface HubDeps {
@@ -143,7 +145,10 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
 
   app.ws<SocketData>(path, {
     maxPayloadLength: 16 * 1024,
-    idleTimeout: 120,
+    // A client that stops answering pings (a tablet gone off the network without a close) is dropped after
+    // this, freeing its place in maxPerUser and maxPerToken.
+    idleTimeout: limits.idleTimeoutSeconds,
+    sendPingsAutomatically: true,
     // uWS drops a frame (or the close frame) silently past this: keep it above our own cap plus one frame, so
     // that our cap closes the socket first, with 4008.
     maxBackpressure: limits.maxBackpressureBytes + maxFrameBytes + 64 * 1024,
@@ -151,7 +156,6 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     upgrade(res, req, context) {
       const input = copyRequest(req, [], res);
       const key = req.getHeader('sec-websocket-key');
-      const protocol = req.getHeader('sec-websocket-protocol');
       const extensions = req.getHeader('sec-websocket-extensions');
       try {
         const principal = deps.authenticateSocket(input);
@@ -168,7 +172,9 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
           principal, since, stream, venue, key: streamKey(principal.tenantId, stream), countKeys: counts.keysOf(principal),
           buffered: 0, ack: newAckWindow(), cursor: 0, replaying: false, replayedBytes: 0, closed: false,
         };
-        res.upgrade(data, key, protocol, extensions, context);
+        // RFC 6455 4.2.2: the server selects a subprotocol it speaks, or none. The box defines none, so it
+        // never echoes one a client offers (the client then knows its protocol was not agreed).
+        res.upgrade(data, key, '', extensions, context);
       } catch (err) {
         if (!(err instanceof AppError)) log.error({ err }, 'socket upgrade failed');
         const e = err instanceof AppError ? err : AppError.of('internal', 'internal error');
@@ -191,27 +197,30 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         expiresAt: isoOf(principal.expMs),
         ...(data.venue === undefined ? {} : { venue: data.venue }),
       });
-      // The HELLO takes a seq (a write) and the replay reads: a database error here must not be thrown into
-      // uWS, which would end the process. The client gets 1011 and reconnects with ?since=N.
-      let hello: { seq: number; text: string };
+      // The HELLO takes no number of its own: its seq is the position this socket starts after, `since` while
+      // replaying, else the stream's end, so every frame that follows carries a higher seq (README "The
+      // socket"). Reading the position and sizing the replay must not throw into uWS, which would end the
+      // process: the client gets 1011 and reconnects with ?since=N.
+      let end: number;
       let replayTooLarge = false;
       try {
-        hello = events.hello(principal.tenantId, data.stream, helloJson);
-        replayTooLarge = data.since !== undefined &&
-          events.replayBytes(principal.tenantId, data.stream, data.since, hello.seq, maxFrameBytes) > limits.maxReplayBytes;
+        end = events.position(principal.tenantId, data.stream);
+        replayTooLarge = data.since !== undefined && data.since < end &&
+          events.replayBytes(principal.tenantId, data.stream, data.since, end + 1, maxFrameBytes) > limits.maxReplayBytes;
       } catch (err) {
         log.error({ err, userId: principal.userId, stream: data.stream }, 'socket open failed');
         ws.end(1011, 'internal error');
         return;
       }
-      ws.cork(() => ws.send(hello.text));
+      // A `since` beyond the stream's end (a box restored from an older copy) starts at the end: the HELLO then
+      // tells the client its number is ahead of the box's. Too large a replay: the HELLO names the end, where
+      // the client reconnects from once it has fetched its orders over HTTP.
+      data.cursor = data.since === undefined || replayTooLarge ? end : Math.min(data.since, end);
+      ws.cork(() => ws.send(frameText('HELLO', data.cursor, helloJson)));
       if (replayTooLarge) {
-        // The HELLO's seq is where the client reconnects from, once it has fetched its orders over HTTP.
         ws.end(CLOSE_REPLAY_TOO_LARGE, REPLAY_TOO_LARGE_REASON);
         return;
       }
-      // A `since` beyond the stream's end is the client's mistake: it then gets what follows the HELLO.
-      data.cursor = data.since === undefined ? hello.seq : Math.min(data.since, hello.seq);
       data.replaying = data.since !== undefined;
       data.expiryTimer = setTimeout(() => ws.end(CLOSE_TOKEN_EXPIRED, 'token expired'), principal.expMs - Date.now());
       if (data.replaying) replay(data);

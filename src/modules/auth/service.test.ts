@@ -94,3 +94,28 @@ test('reusing a refresh token revokes its family\'s access tokens until they exp
   expect(restarted.sweepExpired(() => true)).toEqual({ refreshTokens: 0, idleAnonymous: 0, revocations: 2 });
   expect(() => restarted.verify(second.access_token)).toThrow(/token expired/);
 });
+
+test('a retried refresh within the grace gets the identical pair, and no secret of it is stored; past the grace it is reuse', async () => {
+  const db = new Database(':memory:');
+  migrate(db);
+  applyProvisioning(createProvisioningRepo(db), 'demo', demo);
+  let now = Date.parse('2026-11-23T12:00:00.700Z');
+  const key = loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-')));
+  const auth = createAuthService(createAuthRepo(db), key, {
+    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, refreshRetryGraceMs: 30_000, now: () => now,
+  });
+  const { id: tenantId, clients: [client] } = demo.tenants[0]!;
+  const grant = (form: Record<string, string>) =>
+    auth.token({ tenantId, ...client!, clientAddress: '127.0.0.1', form: new URLSearchParams(form) });
+  const first = await grant({ grant_type: 'password', username: 'anonymous', password: '' });
+  const second = await grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
+  now += 29_000;
+  expect(JSON.stringify(await grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token }))).toBe(JSON.stringify(second));
+  // The database holds hashes and claims only: neither token of the pair appears in it.
+  const dump = JSON.stringify(db.prepare('SELECT * FROM refresh_tokens').all());
+  expect(dump).not.toContain(second.refresh_token);
+  expect(dump).not.toContain(second.access_token.split('.')[2]);
+  now += 2_000;
+  await expect(grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token })).rejects.toMatchObject({ error: 'invalid_grant' });
+  expect(() => auth.verify(second.access_token)).toThrow(/token revoked/);
+});

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Principal } from '../../http/types.js';
 import type { TokenCall, TokenResponse } from '../../http/token-route.js';
 import { unauthorized } from '../../shared/errors.js';
@@ -7,7 +7,7 @@ import { createBearerCheck, type SigningKey, signJwt } from '../../shared/jwt.js
 import { OAuthError } from '../../shared/oauth-error.js';
 import { type AnonymousOptions, createAnonymousLimit } from './anonymous.js';
 import { createCredentialChecks } from './credentials.js';
-import type { AuthRepo, Revocation } from './repo.js';
+import type { AuthRepo, RefreshRow, Revocation } from './repo.js';
 import { createRevocationList } from './revocations.js';
 import { createLoginThrottle, type ThrottleOptions } from './throttle.js';
 
@@ -22,6 +22,11 @@ export interface AuthOptions {
   refreshTtlMs: number;
   throttle: ThrottleOptions;
   anonymous: AnonymousOptions;
+  /**
+   * How long after a refresh the same refresh token may be presented again and get the same answer (a client
+   * retrying after a lost response); absent or 0: never, any second presentation is reuse.
+   */
+  refreshRetryGraceMs?: number;
   now: () => number;
 }
 
@@ -47,36 +52,70 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
     return allowed.filter((s) => wanted.includes(s));
   }
 
+  // A refresh grant's new refresh token is derived from the one presented (HMAC under a key of the box), not
+  // drawn at random: a retry of the same refresh within the grace derives it again, and its access token is
+  // signed again from the successor row's claims (Ed25519 signatures are deterministic), so the retry gets the
+  // identical pair while no usable secret is ever stored, only hashes and claims (README "Token revocation").
+  const successorKey = createHmac('sha256', key.secretKey).update('venue-box refresh successor v1').digest();
+  const successorOf = (presented: string): string =>
+    createHmac('sha256', successorKey).update(presented).digest('base64url');
+
+  /** The Token response; the same claims and refresh token always give the same bytes. */
+  function tokenResponse(user: { userId: string; tenantId: string; scope: string }, jti: string, iat: number, exp: number,
+    refresh: string): TokenResponse {
+    const access = signJwt(key, { UUID: user.userId, TENANT: user.tenantId, scope: user.scope, jti, iat, exp });
+    return {
+      access_token: access, token_type: 'bearer', refresh_token: refresh, expires_in: exp - iat,
+      scope: user.scope, UUID: user.userId, TENANT: user.tenantId, jti,
+    };
+  }
+
   function issue(
     req: TokenRequest,
     user: { userId: string; scope: string[]; staff: boolean },
     familyId: string,
+    refresh = randomBytes(32).toString('base64url'),
+    now = options.now(),
   ): TokenResponse {
-    const now = options.now();
     // Claims are whole seconds. Rounded down, a token issued at x.999 s would live ttl - 0.999 s (a 1-second
     // token 1 ms, refused at once); rounded to the nearest second it lives ttl seconds give or take half a second.
     const iat = Math.round(now / 1000);
     const jti = newId();
     const scope = user.scope.join(' ');
     const exp = iat + options.accessTtlSeconds;
-    const access = signJwt(key, { UUID: user.userId, TENANT: req.tenantId, scope, jti, iat, exp });
-    const refresh = randomBytes(32).toString('base64url');
     // The refresh row names the access token issued with it, so revoking the family can revoke that too.
     repo.insertRefresh({
       tokenHash: sha256(refresh), tenantId: req.tenantId, familyId, clientId: req.clientId,
       userId: user.userId, scope, staff: user.staff, expiresMs: now + options.refreshTtlMs,
       accessJti: jti, accessExpiresMs: exp * 1000,
     });
-    return {
-      access_token: access, token_type: 'bearer', refresh_token: refresh, expires_in: options.accessTtlSeconds,
-      scope, UUID: user.userId, TENANT: req.tenantId, jti,
-    };
+    return tokenResponse({ userId: user.userId, tenantId: req.tenantId, scope }, jti, iat, exp, refresh);
+  }
+
+  /**
+   * The answer to a retry of a refresh: the same pair as the first time, when the spent token was used within
+   * the grace, its successor is unused and the retry asks for the same scope. Undefined otherwise (reuse).
+   */
+  function retryAnswer(req: TokenRequest, spent: RefreshRow, presented: string, now: number): TokenResponse | undefined {
+    const grace = options.refreshRetryGraceMs ?? 0;
+    if (grace <= 0 || spent.usedMs === null || now - spent.usedMs > grace) return undefined;
+    const refresh = successorOf(presented);
+    const next = repo.refresh(sha256(refresh));
+    if (!next || next.familyId !== spent.familyId || next.usedMs !== null || next.revoked) return undefined;
+    if (next.accessJti === null || next.accessExpiresMs === null) return undefined;
+    if (grantScope(req.form.get('scope'), spent.scope.split(' ')).join(' ') !== next.scope) return undefined;
+    // The successor was issued in the transaction that spent this token, at its usedMs.
+    const iat = Math.round(spent.usedMs / 1000);
+    return tokenResponse({ userId: next.userId, tenantId: next.tenantId, scope: next.scope }, next.accessJti, iat,
+      next.accessExpiresMs / 1000, refresh);
   }
 
   async function passwordGrant(req: TokenRequest): Promise<TokenResponse> {
     const username = req.form.get('username');
-    const password = req.form.get('password') ?? '';
+    const password = req.form.get('password');
     if (!username) throw new OAuthError('invalid_request', 'username is required');
+    // RFC 6749 4.3.2: password is required; the anonymous user sends it empty (`password=`).
+    if (password === null) throw new OAuthError('invalid_request', 'password is required');
     if (username === 'anonymous') {
       if (password !== '') throw new OAuthError('invalid_grant', 'the anonymous user has an empty password');
       const scope = grantScope(req.form.get('scope'), ANONYMOUS_SCOPE);
@@ -97,16 +136,20 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
         throw new OAuthError('invalid_grant', 'unknown refresh token');
       }
       if (row.revoked) throw new OAuthError('invalid_grant', 'refresh token revoked');
-      if (row.expiresMs <= options.now()) throw new OAuthError('invalid_grant', 'refresh token expired');
-      // There is no grace for a retried refresh: any second presentation of a spent token is reuse, whether
-      // or not its successor has been used since.
-      if (row.usedMs !== null || !repo.markUsed(row.tokenHash, options.now())) {
-        // Reuse of a spent token means it leaked: revoke the whole family (OAuth 2.0 Security BCP 4.14),
-        // with the access tokens already issued to it. Returned, not thrown, so the revocation commits.
-        return { reused: repo.revokeFamily(row.tenantId, row.familyId, options.now()) };
+      const now = options.now();
+      if (row.expiresMs <= now) throw new OAuthError('invalid_grant', 'refresh token expired');
+      if (row.usedMs !== null || !repo.markUsed(row.tokenHash, now)) {
+        // A client retrying a refresh whose answer it lost gets that answer again, within the grace and only
+        // while the new refresh token is unused.
+        const retry = retryAnswer(req, row, presented, now);
+        if (retry) return retry;
+        // Any other second presentation is reuse of a spent token: it leaked. Revoke the whole family (OAuth 2.0
+        // Security BCP 4.14), with the access tokens already issued to it. Returned, not thrown, so the
+        // revocation commits.
+        return { reused: repo.revokeFamily(row.tenantId, row.familyId, now) };
       }
       const scope = grantScope(req.form.get('scope'), row.scope.split(' '));
-      return issue(req, { userId: row.userId, scope, staff: row.staff }, row.familyId);
+      return issue(req, { userId: row.userId, scope, staff: row.staff }, row.familyId, successorOf(presented), now);
     }) as TokenResponse | { reused: Revocation[] };
   }
 

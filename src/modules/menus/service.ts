@@ -19,7 +19,9 @@ export function createMenuService(menus: MenuRepo, venues: VenueRepo, locks: Pic
       if (!venue || venue.menu !== menuId) throw notFound('menu for this venue');
       const root = menus.menuRoot(tenantId, menuId);
       if (!root) throw notFound('menu');
-      return { root: forChannel(root, channel)!, locks: locks.locksOf(tenantId, venueId) };
+      const venueLocks = locks.locksOf(tenantId, venueId);
+      const soldOut = new Set(venueLocks.map((l) => l.productId));
+      return { root: forChannel(root, channel, soldOut)!, locks: venueLocks };
     },
 
     /** A product of the menu as sold on the channel, or undefined when it is not offered there. */
@@ -32,10 +34,15 @@ export function createMenuService(menus: MenuRepo, venues: VenueRepo, locks: Pic
 }
 export type MenuService = ReturnType<typeof createMenuService>;
 
-export function forChannel(node: MenuNode, channel: Channel): MenuNode | undefined {
+/**
+ * The tree as served on a channel: products of other channels left out; a product sold out at the venue
+ * carries `soldOut: true` (absent otherwise, so a menu with nothing sold out keeps the interface's exact shape).
+ */
+export function forChannel(node: MenuNode, channel: Channel, soldOut: ReadonlySet<string> = new Set()): MenuNode | undefined {
   if (isProduct(node)) {
     const { channels, ...served } = node;
-    return channels && !channels.includes(channel) ? undefined : served;
+    if (channels && !channels.includes(channel)) return undefined;
+    return soldOut.has(node.id) ? Object.assign(served, { soldOut: true }) : served;
   }
-  return { ...node, items: node.items.map((n) => forChannel(n, channel)).filter((n) => n !== undefined) };
+  return { ...node, items: node.items.map((n) => forChannel(n, channel, soldOut)).filter((n) => n !== undefined) };
 }

@@ -16,6 +16,8 @@ export interface StoredLine {
   id: string;
   productId: string;
   quantity: number;
+  /** The line's kitchen note (`extra.note`). */
+  note?: string;
 }
 export interface StoredNew {
   orderType: OrderType;
@@ -142,7 +144,7 @@ function priceLines(
     priced.push({
       id: line.id, venue_id: venue.id, creator: cmd.userId, product_id: product.id, quantity: line.quantity,
       price_minor: product.priceMinor, status: 'NEW', productJson: product.snapshotJson, created_ms: now,
-      updated_ms: now,
+      updated_ms: now, note: line.note ?? null,
     });
   }
   if (problems.length > 0) throw new CommandRejected(problems);

@@ -21,7 +21,16 @@ export interface Order {
   buckets: Bucket[];
   closed: boolean;
   completed: boolean;
+  /**
+   * The `contact` sent with `new` (a delivery's phone), only on orders that have one. Every Order goes to the
+   * order's own users or to staff (REST, their sockets, venue sockets), never elsewhere; the copy sent to the
+   * central leaves it out (withoutContact): the sync detail carries it there.
+   */
+  contact?: Record<string, string>;
 }
+
+/** The Order without `contact`, for the sync outbox (whose detail carries the contact already). */
+export const withoutContact = ({ contact: _contact, ...order }: Order): Order => order;
 
 interface Bucket {
   venue: string;
@@ -43,6 +52,8 @@ interface OrderLine {
   product: unknown;
   status: string;
   hash: string;
+  /** `{note}`: the kitchen note sent with the line; only on lines that have one. */
+  extra?: { note: string };
 }
 
 /** A short digest of what a line is, so clients can tell when a line's content changed. */
@@ -74,6 +85,7 @@ export function buildOrder(repo: OrderRepo, venues: VenueRepo, tenantId: string,
         product: JSON.parse(l.product_json) as unknown,
         status: l.status,
         hash: lineHash(l.product_id, l.quantity, l.price_minor, l.status),
+        ...(l.note === null ? {} : { extra: { note: l.note } }),
       })),
       extra: {
         minDeliveryMinutes: String(Number(h) * 60 + Number(m)),
@@ -97,5 +109,6 @@ export function buildOrder(repo: OrderRepo, venues: VenueRepo, tenantId: string,
     buckets,
     closed: row.closed === 1,
     completed: row.completed === 1,
+    ...(row.contact_json === null ? {} : { contact: JSON.parse(row.contact_json) as Record<string, string> }),
   };
 }

@@ -63,6 +63,7 @@ function ticket(
     return {
       text: `${l.quantity} x ${name}`, quantity: l.quantity, name, category: product.extra?.category ?? '',
       price: formatMoney(l.price_minor), amount: formatMoney(l.price_minor * l.quantity),
+      ...(l.note === null ? {} : { note: l.note }),
     };
   });
   return {

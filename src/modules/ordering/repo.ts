@@ -45,6 +45,8 @@ export interface LineRow {
   updated_ms: number;
   /** The round the line was ordered in; null while NEW. */
   round: number | null;
+  /** The kitchen note sent with the line (`extra.note`), or null. */
+  note: string | null;
 }
 
 export interface NewLine extends Omit<LineRow, 'product_json' | 'round'> {
@@ -59,7 +61,7 @@ export interface RestoredOrder {
   buckets: { venueId: string }[];
   lines: {
     id: string; venueId: string; creator: string; productId: string; quantity: number; priceMinor: number; status: string;
-    productJson: string; createdMs: number; updatedMs: number; round: number | null;
+    productJson: string; createdMs: number; updatedMs: number; round: number | null; note: string | null;
   }[];
   users: { userId: string; roles: string[] }[];
 }
@@ -119,13 +121,13 @@ export function createOrderRepo(db: Db) {
     ),
     insertLine: db.prepare(
       `INSERT INTO order_lines (tenant_id, order_id, id, venue_id, position, creator, product_id, quantity,
-         price_minor, status, product_json, created_ms, updated_ms)
+         price_minor, status, product_json, created_ms, updated_ms, note)
        VALUES (?, ?, ?, ?, (SELECT COALESCE(MAX(position) + 1, 0) FROM order_lines WHERE tenant_id = ? AND order_id = ?),
-         ?, ?, ?, ?, ?, ?, ?, ?)`,
+         ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     lines: db.prepare<[string, string], LineRow>(
       `SELECT id, venue_id, creator, product_id, quantity, price_minor, status, product_json, created_ms, updated_ms,
-         round
+         round, note
        FROM order_lines WHERE tenant_id = ? AND order_id = ? ORDER BY position`,
     ),
     lineQuantity: db.prepare(
@@ -173,9 +175,9 @@ export function createOrderRepo(db: Db) {
     ),
     restoreLine: db.prepare(
       `INSERT INTO order_lines (tenant_id, order_id, id, venue_id, position, creator, product_id, quantity,
-         price_minor, status, product_json, created_ms, updated_ms, round)
+         price_minor, status, product_json, created_ms, updated_ms, round, note)
        VALUES (@tenantId, @orderId, @id, @venueId, @position, @creator, @productId, @quantity, @priceMinor, @status,
-         @productJson, @createdMs, @updatedMs, @round)`,
+         @productJson, @createdMs, @updatedMs, @round, @note)`,
     ),
     insertUser: db.prepare('INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES (?, ?, ?, ?)'),
     // Both use the index order_users_user (tenant_id, user_id).
@@ -233,7 +235,7 @@ export function createOrderRepo(db: Db) {
       s.claimTaken.get(tenantId, venueId, code) !== undefined,
     insertLine(tenantId: string, orderId: string, l: NewLine): void {
       s.insertLine.run(tenantId, orderId, l.id, l.venue_id, tenantId, orderId, l.creator, l.product_id, l.quantity,
-        l.price_minor, l.status, l.productJson, l.created_ms, l.updated_ms);
+        l.price_minor, l.status, l.productJson, l.created_ms, l.updated_ms, l.note);
     },
     lines: (tenantId: string, orderId: string): LineRow[] => s.lines.all(tenantId, orderId),
     insertUser: (tenantId: string, orderId: string, userId: string, roles: string[]) =>

@@ -23,6 +23,7 @@ export function restoreOrder(repo: OrderRepo, tenantId: string, body: OrderChang
       id: l.id, venueId: b.venue, creator: l.creator, productId: l.productId, quantity: l.quantity,
       priceMinor: parseMoney(l.price), status: l.status, productJson: JSON.stringify(l.product),
       createdMs: ms(l.created), updatedMs: ms(l.updated), round: body.detail.lineRounds[l.id] ?? null,
+      note: l.extra?.note ?? null,
     }))),
     users: order.users,
   });

@@ -11,12 +11,20 @@ export const channelOf = (type: OrderType): Channel =>
 
 export const MAX_LINES_PER_COMMAND = 200;
 
+export const MAX_NOTE_CHARS = 140;
+const LineNote = Type.RegExp(new RegExp(`^[^\\p{Cc}]{1,${MAX_NOTE_CHARS}}$`, 'u'));
+
 export const LineInput = Type.Object({
   productId: ProductId,
   /** The client's idea of the price: ignored, the menu's price is used. */
   price: Type.Optional(Type.Number()),
   quantity: Type.Integer({ minimum: 1, maximum: 999 }),
   status: Type.Optional(Type.Literal('NEW')),
+  /**
+   * `note`: a kitchen note, 1 to 140 characters (code points, so an emoji counts once), no control characters
+   * (the note goes to an ESC/POS printer, where those would be printer commands). README "Kitchen tickets".
+   */
+  extra: Type.Optional(Type.Object({ note: Type.Optional(LineNote) }, { additionalProperties: false })),
 });
 export type LineInput = Static<typeof LineInput>;
 

@@ -1,5 +1,5 @@
 import type { Principal } from '../../http/types.js';
-import { AppError, type ErrorDetail, forbidden, invalidField, notFound, reject } from '../../shared/errors.js';
+import { AppError, type ErrorDetail, forbidden, insufficientScope, invalidField, notFound, reject } from '../../shared/errors.js';
 import { createBuckets } from '../../shared/token-bucket.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
@@ -13,7 +13,7 @@ import {
   applyCancel, applyComplete, applyReady, applyRemove, applySubmit, applyUpdate, type StoredCancel,
   type StoredComplete, type StoredRemove, type StoredUpdate,
 } from './lifecycle.js';
-import { buildOrder, type Order } from './order-view.js';
+import { buildOrder, type Order, withoutContact } from './order-view.js';
 import { createIdempotencyGuard, type IdempotencyRequest } from './idempotency.js';
 import type { CommandRecord, OrderFilter, OrderRepo } from './repo.js';
 import { restoreOrder } from './restore.js';
@@ -66,7 +66,7 @@ export function createOrderingService(deps: OrderingDeps) {
   let queue: CommandQueue | undefined;
   const keys = createIdempotencyGuard(deps.repo.idempotency);
   const withIds = (lines: LineInput[] = []): StoredLine[] =>
-    lines.map((l) => ({ id: newId(), productId: l.productId, quantity: l.quantity }));
+    lines.map((l) => ({ id: newId(), productId: l.productId, quantity: l.quantity, ...(l.extra?.note ? { note: l.extra.note } : {}) }));
 
   /**
    * Queues a command durably and resolves with its confirmation. With an Idempotency-Key the confirmation is
@@ -122,7 +122,7 @@ export function createOrderingService(deps: OrderingDeps) {
       apply(deps, cmd, now);
       const order = buildOrder(deps.repo, deps.venues, cmd.tenantId, cmd.orderId)!;
       const payload = JSON.stringify(order);
-      recordForSync(cmd, payload, now);
+      recordForSync(cmd, order.contact ? JSON.stringify(withoutContact(order)) : payload, now);
       // Every applied command stores the whole order again (socket streams, sync outbox): a customer's command
       // costs one more per ORDER_WRITE_UNIT of it (README "Order limits"), so a huge order cannot be rewritten
       // many times a second.
@@ -207,7 +207,7 @@ export function createOrderingService(deps: OrderingDeps) {
       for (const { tenantId, id } of all) {
         const order = buildOrder(deps.repo, deps.venues, tenantId, id)!;
         recordForSync({ tenantId, orderId: id, correlationId: '', kind: 'backfill', userId: '', staff: false,
-          confirmedMs: Date.parse(order.lastChanged) }, JSON.stringify(order), now);
+          confirmedMs: Date.parse(order.lastChanged) }, JSON.stringify(withoutContact(order)), now);
       }
       return all.length;
     },
@@ -246,7 +246,7 @@ export function createOrderingService(deps: OrderingDeps) {
 
     /** A socket watching every order of a venue (`?venue=V`): staff only (403), a venue of the tenant (404). */
     authorizeVenue(p: Principal, venueId: string): void {
-      if (!isStaff(p)) throw forbidden('only staff may watch a venue');
+      if (!isStaff(p)) throw insufficientScope('write', 'only staff (scope write) may watch a venue');
       if (!isUuid(venueId) || !deps.venues.getVenue(p.tenantId, venueId)) throw notFound('venue');
     },
   };

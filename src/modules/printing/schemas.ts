@@ -12,6 +12,8 @@ export interface JobTicketLine {
   price: string;
   /** quantity x price. */
   amount: string;
+  /** The line's kitchen note (`extra.note`), printed under it. */
+  note?: string;
 }
 
 /**
@@ -44,7 +46,8 @@ export function toTicket(t: JobTicket): Ticket {
   const base = {
     venueName: t.venueName, orderType: t.orderType, claimCode: t.claimCode, orderId: t.orderId, at: t.at,
     timeZone: t.timeZone,
-    lines: t.lines.map((l) => ({ quantity: l.quantity, name: l.name, category: l.category, price: l.amount })),
+    lines: t.lines.map((l) => ({ quantity: l.quantity, name: l.name, category: l.category, price: l.amount,
+      ...(l.note === undefined ? {} : { note: l.note }) })),
   };
   if (t.kind === 'kitchen') return { ...base, kind: 'kitchen', round: t.round };
   if (t.kind === 'cancel') return { ...base, kind: 'cancel', ...(t.reason ? { reason: t.reason } : {}) };

@@ -49,6 +49,20 @@ describe('tickets', () => {
     expect(has(out, 'klient zrezygnowal')).toBe(true);
   });
 
+  test("a line's kitchen note is printed under it, in the code page, wrapped to the width", () => {
+    const note = 'bez cebuli, sos osobno, dużo koperku i proszę o szybkie wydanie';
+    const ticket = { ...base, lines: [{ ...base.lines[0]!, note }, base.lines[1]!] };
+    const out = bytes({ ...ticket, kind: 'kitchen', round: 1 });
+    expect(has(out, '>> bez cebuli, sos osobno,')).toBe(true);
+    expect(has(out, Buffer.from([0x64, 0x75, 0xbe, 0x6f]))).toBe(true); // "dużo": ż=0xBE in cp852
+    // Wrapped at a word to the 42 columns: "  >> bez cebuli, sos osobno, dużo koperku" is 41.
+    expect(has(out, 'koperku\x1bE\x00\n\r\x1bE\x01i pro')).toBe(true);
+    expect(has(out, 'szybkie wydanie')).toBe(true);
+    // The note follows its own line, before the next one.
+    expect(out.indexOf(Buffer.from('>> bez'))).toBeGreaterThan(out.indexOf(Buffer.from([0xbd, 0x75, 0x72, 0x65, 0x6b])));
+    expect(out.indexOf(Buffer.from('>> bez'))).toBeLessThan(out.indexOf(Buffer.from([0x47, 0xa9, 0x98])));
+  });
+
   test('the test page prints the Polish alphabet in the code page', () => {
     const out = Buffer.from(encodeTestPage('kitchen', CP852, 0));
     expect(has(out, Buffer.from([0xa4, 0x8f, 0xa8, 0x9d, 0xe3, 0xe0, 0x97, 0x8d, 0xbd]))).toBe(true); // ĄĆĘŁŃÓŚŹŻ

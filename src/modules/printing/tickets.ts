@@ -1,5 +1,6 @@
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
 import { zonedFormat } from '../../shared/clock.js';
+import { transliterate } from './transliterate.js';
 
 /** What a printer needs to know to encode: its width and its code page (cp852 for Polish by default). */
 export interface PrinterFormat {
@@ -12,6 +13,8 @@ export interface TicketLine {
   name: string;
   category?: string;
   price?: string;
+  /** A kitchen note: printed under the line on kitchen and cancel tickets. */
+  note?: string;
 }
 
 interface TicketBase {
@@ -48,23 +51,27 @@ export const localTimeText = (ms: number, timeZone: string): string => ticketTim
 /** Encodes one ticket as ESC/POS bytes: initialise, code page, content, feed and cut. */
 export function encodeTicket(ticket: Ticket, format: PrinterFormat, options: PrintOptions = {}): Uint8Array {
   const e = new ReceiptPrinterEncoder({ language: 'esc-pos', columns: format.columns, codepageMapping: 'epson' });
+  // Every text that comes from data (names, notes, reasons) goes through the code page's transliteration.
+  const t = (text: string): string => transliterate(text, format.codePage);
   e.initialize().codepage(format.codePage as never);
-  if (options.forPrinter) e.invert(true).line(` ZAMIAST / FOR: ${options.forPrinter} `).invert(false);
+  if (options.forPrinter) e.invert(true).line(t(` ZAMIAST / FOR: ${options.forPrinter} `)).invert(false);
   if (options.copy) e.align('center').bold(true).line('*** KOPIA / COPY ***').bold(false);
-  e.align('center').bold(true).line(TITLES[ticket.kind]).bold(false).line(ticket.venueName);
-  e.line(`${ticket.orderType}  ${localTimeText(ticket.at, ticket.timeZone)}`);
+  e.align('center').bold(true).line(TITLES[ticket.kind]).bold(false).line(t(ticket.venueName));
+  e.line(t(`${ticket.orderType}  ${localTimeText(ticket.at, ticket.timeZone)}`));
   if (ticket.kind === 'kitchen') e.line(`Runda / Round ${ticket.round}`);
-  e.size(3, 3).bold(true).line(ticket.claimCode).bold(false).size(1, 1);
+  e.size(3, 3).bold(true).line(t(ticket.claimCode)).bold(false).size(1, 1);
   e.align('left').rule();
   for (const line of ticket.lines) {
     if (ticket.kind === 'claim') {
-      e.table([{ width: format.columns - 10 }, { width: 10, align: 'right' }], [[`${line.quantity} x ${line.name}`, line.price ?? '']]);
+      e.table([{ width: format.columns - 10 }, { width: 10, align: 'right' }], [[t(`${line.quantity} x ${line.name}`), t(line.price ?? '')]]);
     } else {
-      e.size(2, 2).line(`${line.quantity} x ${line.name}`).size(1, 1);
+      e.size(2, 2).line(t(`${line.quantity} x ${line.name}`)).size(1, 1);
+      // Wrapped to the width by the encoder; bold so the cook sees it next to the large line.
+      if (line.note) e.bold(true).line(t(`  >> ${line.note}`)).bold(false);
     }
   }
   e.rule();
-  if (ticket.kind === 'cancel' && ticket.reason) e.line(`Powód / Reason: ${ticket.reason}`);
+  if (ticket.kind === 'cancel' && ticket.reason) e.line(t(`Powód / Reason: ${ticket.reason}`));
   if (ticket.kind === 'claim') {
     e.align('right').bold(true).line(`RAZEM / TOTAL ${ticket.total}`).bold(false);
     e.align('center').qrcode(ticket.orderId, { model: 2, size: 6, errorlevel: 'm' });

@@ -1,5 +1,6 @@
 import { json, type Route } from '../../http/types.js';
 import { invalidField } from '../../shared/errors.js';
+import { decimalNumber } from '../../shared/validate.js';
 import { distanceMeters } from './geo.js';
 import type { VenueRepo } from './repo.js';
 
@@ -23,12 +24,9 @@ export function venueRoutes(venues: VenueRepo): Route[] {
   ];
 }
 
-/** Plain decimal degrees only: Number() would also take "0x10", "1e1" or "Infinity". */
-const DECIMAL = /^[-+]?\d{1,3}(\.\d{1,15})?$/;
-
+/** Decimal degrees as any finite number in range, exponent form and long fractions included (decimalNumber). */
 function coordinate(query: URLSearchParams, name: string, limit: number): number {
-  const text = query.get(name) ?? '';
-  const value = DECIMAL.test(text) ? Number(text) : Number.NaN;
+  const value = decimalNumber(query.get(name) ?? '');
   if (!Number.isFinite(value) || Math.abs(value) > limit) {
     throw invalidField(name, `query parameter ${name} must be a number between -${limit} and ${limit}`);
   }

@@ -63,8 +63,10 @@ export function createCentralAuth(pool: Pool, key: SigningKey, options: AuthOpti
 
   async function passwordGrant(req: TokenRequest): Promise<TokenResponse> {
     const username = req.form.get('username');
-    const password = req.form.get('password') ?? '';
+    const password = req.form.get('password');
     if (!username) throw new OAuthError('invalid_request', 'username is required');
+    // RFC 6749 4.3.2: password is required; the anonymous user sends it empty (`password=`).
+    if (password === null) throw new OAuthError('invalid_request', 'password is required');
     if (username === 'anonymous') throw new OAuthError('invalid_grant', 'the central has no anonymous user');
     const user = await tenants.hqUser(req.tenantId, username);
     // A dummy hash for an unknown user, so timing does not reveal usernames.
