@@ -58,7 +58,11 @@ export interface OrderingDeps extends CommandDeps {
   now(): number;
 }
 
-/** A customer's command costs one more in its command rate per this many bytes of the order it writes. */
+/**
+ * A customer's command costs one more in its command rate per ORDER_WRITE_UNIT bytes of the order it wrote beyond
+ * the first ORDER_WRITE_FREE (about 18 lines): a typical order costs 1 a command, a 400-line one about 40.
+ */
+export const ORDER_WRITE_FREE = 8192;
 export const ORDER_WRITE_UNIT = 4096;
 
 /** Ordering use cases: confirm commands (durably), apply them later, read orders. */
@@ -124,9 +128,10 @@ export function createOrderingService(deps: OrderingDeps) {
       const payload = JSON.stringify(order);
       recordForSync(cmd, order.contact ? JSON.stringify(withoutContact(order)) : payload, now);
       // Every applied command stores the whole order again (socket streams, sync outbox): a customer's command
-      // costs one more per ORDER_WRITE_UNIT of it (README "Order limits"), so a huge order cannot be rewritten
-      // many times a second.
-      if (customerRate && !cmd.staff) customerRate.charge(rateKey(cmd.tenantId, cmd.userId), Math.floor(payload.length / ORDER_WRITE_UNIT));
+      // pays for a large order (README "Order limits"), so a huge order cannot be rewritten many times a second.
+      if (customerRate && !cmd.staff && payload.length > ORDER_WRITE_FREE) {
+        customerRate.charge(rateKey(cmd.tenantId, cmd.userId), Math.floor((payload.length - ORDER_WRITE_FREE) / ORDER_WRITE_UNIT));
+      }
       // The order's users, the commanding user (staff acting on a customer's order hear their answer too),
       // and the stream of every venue of the order (staff sockets, `?venue=V`).
       const streams = new Set(order.users.map((u) => u.userId));
