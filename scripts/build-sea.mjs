@@ -42,7 +42,8 @@ const addonFiles = new Map((options.addon ?? []).map((spec) => {
 /**
  * The native addons carried in the binary: one line each.
  *  name      key used by src/native/addons.ts (bundledAddon / loadBundledAddon)
- *  file      the .node file for this machine, from the installed package (null: not installed)
+ *  file      the .node file for the target architecture, from the installed package (null: not installed); for
+ *            another architecture a prebuild the package ships, or --addon (what build.sh compiled)
  *  replace   optional: redirect `module` (imported from inside package `from`, when given) in the bundle to
  *            the loaded addon; kind 'exports' = the module *is* the addon, 'loader' = the module is a
  *            function returning it (bindings, node-gyp-build)

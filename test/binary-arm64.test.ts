@@ -37,14 +37,14 @@ describe.skipIf(skipReason !== undefined)(`the arm64 single binary${skipReason ?
   };
 
   beforeAll(() => {
-    execFileSync('bash', ['build.sh', '--arch', 'arm64'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], timeout: 230_000 });
+    execFileSync('bash', ['build.sh', '--arch', 'arm64'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], timeout: 240_000 });
     dir = mkdtempSync(join(tmpdir(), 'vb-binary-arm64-'));
     copyFileSync(join(root, 'dist/venue-box-linux-arm64'), join(dir, 'venue-box'));
     mkdirSync(join(dir, 'empty-path'));
     // A clean environment: no node on PATH, no NODE_* variables, its own addon cache; qemu's prefix for the
     // arm64 loader and libraries (a box has them in /lib).
     env = { PATH: join(dir, 'empty-path'), HOME: dir, LANG: 'C', VENUE_BOX_CACHE: join(dir, 'cache'), ...emulator?.env };
-  }, 240_000);
+  }, 250_000);
 
   afterAll(async () => {
     await box?.stop();
