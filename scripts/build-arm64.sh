@@ -10,7 +10,7 @@
 
 SYSROOT=/usr/aarch64-linux-gnu
 CROSS_PACKAGES="qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross g++-aarch64-linux-gnu"
-BUILD_CACHE="${VENUE_BOX_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/venue-box-build}"
+BUILD_CACHE="${VENUE_BOX_BUILD_CACHE:-${XDG_CACHE_HOME:-${HOME:?set HOME or VENUE_BOX_BUILD_CACHE}/.cache}/venue-box-build}"
 
 step "arm64 preflight"
 for tool in qemu-aarch64-static aarch64-linux-gnu-gcc aarch64-linux-gnu-g++ aarch64-linux-gnu-ar aarch64-linux-gnu-strip npm; do

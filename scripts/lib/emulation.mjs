@@ -35,7 +35,7 @@ export function emulatorFor(arch) {
   if (arch === process.arch) return null;
   const emulator = EMULATORS[arch];
   if (!emulator) return { missing: `this machine (${process.arch}) cannot run ${arch} programs` };
-  const command = (process.env.PATH ?? '').split(delimiter).concat('/usr/bin').map((dir) => join(dir, emulator.command)).find((f) => existsSync(f));
+  const command = (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, emulator.command)).find((f) => existsSync(f));
   const missing = !command
     ? `${emulator.command} is not installed (apt-get install ${emulator.packages})`
     : !existsSync(join(emulator.sysroot, 'lib/libstdc++.so.6'))
