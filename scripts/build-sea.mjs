@@ -1,30 +1,49 @@
 // Prepares the single binary's blob inputs in a build directory (argument; default dist/sea), which
 // build.sh then turns into the blob and injects:
 //   main.cjs          the box bundled with everything, native packages redirected to src/native/addons.ts
-//   addons/*.gz       the .node addons of this machine's architecture, gzipped
+//   addons/*.gz       the .node addons of the target architecture, gzipped
 //   addons.json       manifest: addon name -> asset key, sha256, size (read at run time)
 //   sea-config.json   native-config/sea-config.json (its main and output relative to the build directory)
 //                     plus the assets above
 // dist/main.cjs (npm run build, the tests) is not touched: that bundle keeps loading addons from node_modules.
+// Options (build.sh --arch passes them; README "Flashing a venue box"):
+//   --arch ARCH             target architecture (default: this machine's); the target Node must be this one's version
+//   --addon NAME=FILE       this .node file for addon NAME instead of the installed package's (better-sqlite3
+//                           cross-compiled for another architecture)
+// Every addon's ELF header must name the target architecture: a build never carries another machine's addon.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { binaryArch } from './lib/emulation.mjs';
 import { signerWorkerSource } from './lib/worker-source.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const out = resolve(root, process.argv[2] ?? 'dist/sea');
+const { values: options, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { arch: { type: 'string' }, addon: { type: 'string', multiple: true } },
+});
+const out = resolve(root, positionals[0] ?? 'dist/sea');
 const requireHere = createRequire(join(root, 'package.json'));
-const { platform, arch } = process;
+const { platform } = process;
+const arch = options.arch ?? process.arch;
+const cross = arch !== process.arch;
+// build.sh makes the target Node of this Node's version, so the addons' ABI is this one's.
 const abi = process.versions.modules;
+const addonFiles = new Map((options.addon ?? []).map((spec) => {
+  const eq = spec.indexOf('=');
+  return [spec.slice(0, eq), resolve(spec.slice(eq + 1))];
+}));
 
 /**
  * The native addons carried in the binary: one line each.
  *  name      key used by src/native/addons.ts (bundledAddon / loadBundledAddon)
- *  file      the .node file for this machine, from the installed package (null: not installed)
+ *  file      the .node file for the target architecture, from the installed package (null: not installed); for
+ *            another architecture a prebuild the package ships, or --addon (what build.sh compiled)
  *  replace   optional: redirect `module` (imported from inside package `from`, when given) in the bundle to
  *            the loaded addon; kind 'exports' = the module *is* the addon, 'loader' = the module is a
  *            function returning it (bindings, node-gyp-build)
@@ -32,9 +51,9 @@ const abi = process.versions.modules;
  * better-sqlite3 needs no redirect: src/db/open.ts passes the addon as its `nativeBinding` option.
  */
 const ADDONS = [
-  { name: 'better-sqlite3', file: () => packageFile('better-sqlite3', 'build/Release/better_sqlite3.node') },
+  { name: 'better-sqlite3', file: () => (cross ? crossBuilt('better-sqlite3') : packageFile('better-sqlite3', 'build/Release/better_sqlite3.node')) },
   { name: 'uws', file: () => packageFile('uWebSockets.js', `binaries/uws_${platform}_${arch}_${abi}.node`), replace: { module: 'uWebSockets.js', kind: 'exports' } },
-  { name: 'serialport', file: () => nodeGypBuildFile('@serialport/bindings-cpp'), replace: { module: 'node-gyp-build', from: '@serialport/bindings-cpp', kind: 'loader' }, optional: true },
+  { name: 'serialport', file: () => (cross ? prebuildFile('@serialport/bindings-cpp') : nodeGypBuildFile('@serialport/bindings-cpp')), replace: { module: 'node-gyp-build', from: '@serialport/bindings-cpp', kind: 'loader' }, optional: true },
 ];
 
 /**
@@ -71,13 +90,40 @@ function nodeGypBuildFile(pkg) {
   return nodeGypBuild.resolve(dir);
 }
 
+/** The addon for another architecture: compiled by build.sh, never the installed package's (this machine's). */
+function crossBuilt(name) {
+  if (!addonFiles.has(name)) throw new BuildError(`addon ${name}: for ${platform}-${arch} pass --addon ${name}=FILE (build.sh --arch ${arch} compiles it)`);
+  return addonFiles.get(name);
+}
+
+/** The prebuild node-gyp-build would pick on a glibc ${platform}-${arch} machine (it only looks for its own). */
+function prebuildFile(pkg) {
+  const dir = packageDir(pkg);
+  if (!dir) return null;
+  const { parseTags } = createRequire(join(dir, 'package.json'))('node-gyp-build');
+  const folder = join(dir, 'prebuilds', `${platform}-${arch}`);
+  const armv = { arm64: '8' }[arch];
+  const fits = (tags) => tags && (!tags.runtime || tags.runtime === 'node') && tags.libc !== 'musl' &&
+    (!tags.armv || tags.armv === armv) && (!tags.abi || tags.abi === abi || tags.napi);
+  const best = (existsSync(folder) ? readdirSync(folder) : []).map(parseTags).filter(fits).sort((a, b) => b.specificity - a.specificity)[0];
+  if (!best) throw new BuildError(`${pkg} ships no prebuild for glibc ${platform}-${arch} in ${relative(root, folder)}`);
+  return join(folder, best.file);
+}
+
+/** Throws when `file` is not for the target architecture (an x64 addon in an arm64 binary fails only on the box). */
+function checkArchitecture(name, file) {
+  const found = binaryArch(file);
+  if (found !== arch) throw new BuildError(`addon ${name}: ${file} is for ${found}, not ${arch}`);
+}
+
 function collectAddons() {
   const found = [];
   for (const addon of ADDONS) {
     let file;
     try {
-      file = addon.file();
+      file = addonFiles.get(addon.name) ?? addon.file();
     } catch (err) {
+      if (err instanceof BuildError) throw err;
       if (addon.optional) continue;
       throw new BuildError(`addon ${addon.name}: cannot find its .node file: ${err.message}`);
     }
@@ -88,6 +134,7 @@ function collectAddons() {
           `(run npm ci; for ${platform}-${arch} with Node ABI ${abi} the package must ship or build this file)`,
       );
     }
+    checkArchitecture(addon.name, file);
     found.push({ ...addon, file });
   }
   return found;

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,9 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import pkg from '../package.json';
 import { loadConfigFile, resolveConfig } from '../src/config.js';
-import { DEMO, launch, requestToken } from './support/box.js';
+import { type RunningBinary, servesAnOrder, startBinary } from './support/binary.js';
+import { DEMO, requestToken } from './support/box.js';
 import { startTestCentral, type TestCentral } from './support/central.js';
-import { openSocket } from './support/socket.js';
 import { FAST_SYNC, waitFor } from './support/sync.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -62,33 +62,7 @@ describe('the single binary', () => {
     box = await startBinary(dir, env, [
       'serve', '--demo', '--config', 'venue-box.jsonc', '--data-dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1',
     ]);
-    const url = (path: string) => `http://127.0.0.1:${box!.port}${path}`;
-
-    const tokenRes = await requestToken({ url }, { grant_type: 'password', username: 'anonymous', password: '' });
-    expect(tokenRes.status).toBe(200);
-    const token = (await tokenRes.json()) as { access_token: string; UUID: string };
-    const bearer = { authorization: `Bearer ${token.access_token}` };
-
-    const nearest = await fetch(url('/venue-api/api/nearest?lat=50.06&lng=19.94'), { headers: bearer });
-    expect(nearest.status).toBe(200);
-    const venues = (await nearest.json()) as { id: string }[];
-    expect(venues[0]?.id).toBe(DEMO.venues[0]!.id);
-
-    const ws = await openSocket(`ws://127.0.0.1:${box.port}/ordering-api/ws`, token.access_token);
-    expect(await ws.next('HELLO')).toMatchObject({ seq: 0, payload: { userId: token.UUID } });
-
-    const orderRes = await fetch(url('/ordering-api/api/order/new'), {
-      method: 'POST',
-      headers: { ...bearer, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        orderType: 'TAKE_AWAY',
-        buckets: [{ venue: DEMO.venues[0]!.id, lines: [{ productId: 'zurek', quantity: 1 }] }],
-      }),
-    });
-    expect(orderRes.status).toBe(200);
-    const { orderId } = (await orderRes.json()) as { orderId: string };
-    expect(await ws.next('ORDER_CHANGE')).toMatchObject({ payload: { id: orderId, status: 'NEW' } });
-    ws.close();
+    await servesAnOrder(box.port);
 
     // The addons were written to the cache at first use, named by content hash (serialport's too once the
     // box loads it); the ones --version wrote were reused, not rewritten.
@@ -101,24 +75,6 @@ describe('the single binary', () => {
     expect(box.logs.some((line) => line.includes('"venue-box stopped"'))).toBe(true);
   }, 60_000);
 });
-
-interface RunningBinary {
-  port: number;
-  logs: string[];
-  proc: ChildProcess;
-  stop(): Promise<number | null>;
-}
-
-async function startBinary(cwd: string, env: NodeJS.ProcessEnv, args: string[]): Promise<RunningBinary> {
-  const { proc, logs, port, exited } = await launch(spawn('./venue-box', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }), 'the binary');
-  return {
-    port, logs, proc,
-    stop() {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      return exited;
-    },
-  };
-}
 
 describe('sync from the single binary', () => {
   let dir: string;

@@ -114,12 +114,12 @@ export interface Launched {
 }
 
 /** Collects a started box's log lines and waits for its "venue-box listening" line (the node bundle or the binary). */
-export async function launch(proc: ChildProcess, what: string): Promise<Launched> {
+export async function launch(proc: ChildProcess, what: string, startTimeoutMs = 20_000): Promise<Launched> {
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} did not start:\n${logs.join('\n')}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`${what} did not start:\n${logs.join('\n')}`)), startTimeoutMs);
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       logs.push(line);
       const entry = JSON.parse(line) as { msg?: string; port?: number };
