@@ -37,6 +37,10 @@ import { createOutbox } from './modules/sync/outbox.js';
 import { createSyncRepo } from './modules/sync/repo.js';
 import { syncRoutes } from './modules/sync/routes.js';
 import { createSender } from './modules/sync/sender.js';
+import { applyCatalogue, provisioningWithout } from './modules/sync/catalogue-apply.js';
+import { createCatalogueRepo } from './modules/sync/catalogue-repo.js';
+import { createPuller } from './modules/sync/puller.js';
+import { venueStream } from './ws/event-store.js';
 import { createWorkerSigner } from './modules/sync/signer.js';
 import { staleWarning, syncStatus } from './modules/sync/status.js';
 import { createServer } from './server.js';
@@ -80,8 +84,11 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
     db = openDatabase(join(dataDir, DB_FILE));
     migrate(db);
     const provisioningRepo = createProvisioningRepo(db);
+    // A tenant whose catalogue came from the central is the central's: its entry in a provisioning file is skipped.
+    const fromCentral = createCatalogueRepo(db).state();
     for (const p of provisioning) {
-      const result = applyProvisioning(provisioningRepo, p.name, p.document);
+      const document = provisioningWithout(p.document, fromCentral.rev > 0 ? fromCentral.tenantId : null);
+      const result = applyProvisioning(provisioningRepo, p.name, document);
       log.info({ provisioning: p.name, result }, 'provisioning checked');
     }
     const box = await serve(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }));
@@ -118,6 +125,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   const venues = createVenueRepo(db);
   const menuRepo = createMenuRepo(db);
   const syncRepo = createSyncRepo(db);
+  const catalogueRepo = createCatalogueRepo(db);
   const outbox = createOutbox(syncRepo);
   const locks = createProductLocks(db, menuRepo, venues, outbox);
   const menus = createMenuService(menuRepo, venues, locks);
@@ -178,7 +186,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     [
       ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...lockRoutes(locks, now),
       ...orderingRoutes(ordering), ...warehouseRoutes(warehouse), ...printingRoutes(printing),
-      ...syncRoutes(() => syncStatus(syncRepo, dataDir, now())),
+      ...syncRoutes(() => syncStatus(syncRepo, dataDir, now(), catalogueRepo)),
       ...healthRoutes({ metrics, allow: createAddressList(config.metrics.allowAddresses), authenticate, readiness: ready }),
     ],
     {
@@ -219,6 +227,21 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   });
   outbox.onAppend(() => sender.wake());
   sender.start();
+  const provisioningRepo = createProvisioningRepo(db);
+  const puller = createPuller({
+    dataDir, log, state: catalogueRepo.state, setError: (message) => catalogueRepo.setError(message, now()),
+    options: {
+      waitSeconds: config.sync.catalogueWaitSeconds, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
+      retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs, enrolPollMs: 5000,
+    },
+    apply: (tenantId, res) => applyCatalogue({
+      catalogue: catalogueRepo, provisioning: provisioningRepo, now,
+      revokeUser: auth.revokeUserTokens, noteRevoked: auth.noteRevoked,
+      menuChanged: (t, venue, payload) => events.append(t, venueStream(venue), 'MENU_CHANGED', payload, now()),
+      push: (frames) => server.hub.push(frames),
+    }, tenantId, res),
+  });
+  puller.start();
 
   const stopCheckpointer = startCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'), metrics?.onCheckpoint);
   const jobs = [
@@ -239,7 +262,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     // Requests look at the disk only when they write; this look makes the low-space warning come on an idle box too.
     cron.schedule('* * * * *', () => disk.full(), { name: 'disk-watch', noOverlap: true }),
     cron.schedule('*/10 * * * *', () => {
-      const stale = staleWarning(syncStatus(syncRepo, dataDir, now()), config.sync.warnAfterHours);
+      const stale = staleWarning(syncStatus(syncRepo, dataDir, now(), catalogueRepo), config.sync.warnAfterHours);
       if (stale) log.warn(stale, 'unsynced data is older than sync.warnAfterHours');
     }, { name: 'sync-age-warning', noOverlap: true }),
     cron.schedule('41 * * * *', () => {
@@ -275,6 +298,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
       // A write in flight finishes (and is recorded) or is abandoned unrecorded: never marked without a drain.
       await spooler.stop();
       await sender.stop();
+      await puller.stop();
       await new Promise((r) => setTimeout(r, 20));
       server.hub.closeAll(1001, 'venue-box is stopping');
       db.pragma('wal_checkpoint(TRUNCATE)');

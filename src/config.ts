@@ -131,6 +131,8 @@ const ConfigSchema = Type.Object(
         requestTimeoutSeconds: Type.Number({ default: 30, minimum: 1, maximum: 600 }),
         retentionDays: Type.Number({ default: 30, minimum: 1, maximum: 365 }),
         warnAfterHours: Type.Number({ default: 6, exclusiveMinimum: 0, maximum: 24 * 30 }),
+        // The catalogue's long poll: how long the central may hold it open when nothing changed.
+        catalogueWaitSeconds: Type.Integer({ default: 25, minimum: 1, maximum: 60 }),
       },
       { default: {}, additionalProperties: false },
     ),

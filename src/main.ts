@@ -39,6 +39,8 @@ Usage:
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--data-dir DIR] [--database-url URL] [--json]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
+  venue-box central import FILE [--data-dir DIR] [--database-url URL]
+  venue-box central purge-tombstones [--older-than-days D] [--data-dir DIR] [--database-url URL]
   venue-box --help
   venue-box --version
 
@@ -80,6 +82,9 @@ central commands (the central node: 'venue-box central --help' for more):
                     one in the data directory unless --database-url is given)
   enrol             print a one-time enrolment code for a venue's box
   devices, revoke   list enrolled boxes; revoke one
+  import FILE       a provisioning file (native-config/demo.json's shape) into the catalogue
+                    that flows down to every box of its tenants
+  purge-tombstones  remove retired catalogue rows older than D days (default 30)
 
 Logs are JSON lines on stdout. SIGTERM or SIGINT stops the box cleanly.
 `;

@@ -19,6 +19,11 @@ import { createIngestLimiter } from './modules/ingest/limiter.js';
 import { ingestRoutes } from './modules/ingest/routes.js';
 import { createIngestService } from './modules/ingest/service.js';
 import { provision } from './modules/tenants/provision.js';
+import { createCatalogueFeed, createNotifier } from './modules/catalogue/feed.js';
+import { createHqCatalogue } from './modules/catalogue/hq-service.js';
+import { importCatalogue } from './modules/catalogue/import.js';
+import { createCatalogueRepo } from './modules/catalogue/repo.js';
+import { catalogueFeedRoutes, hqCatalogueRoutes } from './modules/catalogue/routes.js';
 
 export interface CentralOptions {
   host: string;
@@ -40,6 +45,8 @@ export class CentralListenError extends Error {}
 const ACCESS_TTL_SECONDS = 3600;
 const REFRESH_TTL_MS = 30 * 86_400_000;
 const HOUR_MS = 3_600_000;
+/** Retired catalogue rows stay this long; a box whose cursor is older than one purged gets a snapshot. */
+const TOMBSTONE_RETENTION_MS = 30 * 86_400_000;
 /** How long shutdown waits for batches in flight before closing the pool under them. */
 const DRAIN_TIMEOUT_MS = 30_000;
 
@@ -55,6 +62,8 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     await ensurePartitions(pool, now());
     for (const p of o.provisioning) {
       log.info({ provisioning: p.name, result: await provision(pool, p.name, p.document, { demo: p.demo }) }, 'provisioning checked');
+      // The demo's whole catalogue (staff, menus, full venues), once: a restart keeps headquarters' later changes.
+      if (p.demo) log.info({ catalogue: await importCatalogue(pool, p.name, p.document, { onlyNew: true }) }, 'demo catalogue checked');
     }
     const auth = createCentralAuth(pool, loadOrCreateKey(dataDir), { accessTtlSeconds: ACCESS_TTL_SECONDS, refreshTtlMs: REFRESH_TTL_MS, now });
     const devices = createDeviceService(pool, now);
@@ -62,11 +71,17 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const limiter = createIngestLimiter(POOL_SIZE - 2);
     const ingest = createIngestService({ pool, limiter, ensurePartitions: monthlyPartitions(pool, now) });
     const hq = createHqService(pool, devices);
+    const notifier = createNotifier(db.url, log);
+    await notifier.start();
+    const feed = createCatalogueFeed(pool, notifier);
 
     let accepting = true;
     const app = uWS.App();
     const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-    const routes = [...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq)];
+    const routes = [
+      ...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq),
+      ...catalogueFeedRoutes(devices, feed), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
+    ];
     mountRoutes(app, routes, {
       log, maxBodyBytes: MAX_REQUEST_BYTES, authenticate: (req) => auth.verify(bearerOf(req)), accepting: () => accepting,
       // Boxes honour Retry-After on 503 (README "Sync to the central node"); 5-9 s, jittered, covers a restart
@@ -77,6 +92,9 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const hourly = setInterval(() => {
       auth.sweepExpired().then((removed) => log.info({ removed }, 'expired refresh tokens removed'),
         (err: unknown) => log.error({ err }, 'refresh token sweep failed'));
+      createCatalogueRepo(pool).purge(new Date(now() - TOMBSTONE_RETENTION_MS)).then((removed) => {
+        if (removed > 0) log.info({ removed }, 'catalogue tombstones past retention removed');
+      }, (err: unknown) => log.error({ err }, 'catalogue tombstone purge failed'));
     }, HOUR_MS);
     hourly.unref();
     log.info({ address: `http://${o.host}:${port}`, port, dataDir }, 'central listening');
@@ -87,8 +105,10 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
         accepting = false;
         uWS.us_listen_socket_close(socket);
         clearInterval(hourly);
+        // Waiting long polls answer now ("no change"), before the pool closes under them.
+        await notifier.close();
         // A batch in flight commits (and is acknowledged) or rolls back; never cut off mid-transaction.
-        await Promise.race([limiter.idle(), new Promise((r) => setTimeout(r, DRAIN_TIMEOUT_MS))]);
+        await Promise.race([Promise.all([limiter.idle(), feed.idle()]), new Promise((r) => setTimeout(r, DRAIN_TIMEOUT_MS))]);
         await db.close();
         log.info('central stopped');
       },

@@ -10,6 +10,9 @@ import { createCentralLogger } from './log.js';
 import type { DeviceView } from './modules/devices/repo.js';
 import { createDeviceService, EnrolError } from './modules/devices/service.js';
 import { ProvisioningError } from './modules/tenants/provision.js';
+import { importCatalogue } from './modules/catalogue/import.js';
+import { createCatalogueRepo } from './modules/catalogue/repo.js';
+import type { Pool } from './db/pool.js';
 import { untilSignal } from '../shared/until-signal.js';
 
 const USAGE = `Usage:
@@ -17,6 +20,8 @@ const USAGE = `Usage:
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
+  venue-box central import FILE [--data-dir DIR] [--database-url URL]
+  venue-box central purge-tombstones [--older-than-days D] [--data-dir DIR] [--database-url URL]
 
 Without --database-url the central runs PostgreSQL embedded in DIR/postgres (default DIR ./central-data);
 enrol, devices and revoke use that cluster while the central runs, or start it for the command.
@@ -54,6 +59,7 @@ function parse(argv: string[]) {
         venue: { type: 'string' },
         'ttl-hours': { type: 'string', default: '24' },
         json: { type: 'boolean' },
+        'older-than-days': { type: 'string', default: '30' },
       },
     });
   } catch (err) {
@@ -74,6 +80,8 @@ async function run(argv: string[]): Promise<number> {
   if (command === 'enrol' && rest.length === 0) return enrol(values);
   if (command === 'devices' && rest.length === 0) return devices(values);
   if (command === 'revoke' && rest.length === 1) return revoke(values, rest[0]!);
+  if (command === 'import' && rest.length === 1) return importFile(values, rest[0]!);
+  if (command === 'purge-tombstones' && rest.length === 0) return purgeTombstones(values);
   throw new UsageError(command ? `unknown command: central ${positionals.join(' ')}` : 'no command given');
 }
 
@@ -96,6 +104,32 @@ function readJson(file: string): unknown {
   } catch (err) {
     throw new ProvisioningError(`provisioning file ${file}: ${(err as Error).message}`);
   }
+}
+
+/** Runs `fn` on the central's database (the running central's cluster, or one started for the command). */
+async function withPool<T>(values: Values, fn: (pool: Pool) => Promise<T>): Promise<T> {
+  const db = await openCentralDatabase({ dataDir: resolve(values['data-dir']!), databaseUrl: values['database-url'], mode: 'client', poolSize: 2 });
+  try {
+    return await fn(db.pool);
+  } finally {
+    await db.close();
+  }
+}
+
+/** A provisioning file into the catalogue; running boxes of its tenants receive the changes at once. */
+async function importFile(values: Values, file: string): Promise<number> {
+  const document = readJson(file);
+  const results = await withPool(values, (pool) => importCatalogue(pool, file, document));
+  for (const r of results) process.stdout.write(`tenant ${r.tenant}: ${r.changed ? `imported at rev ${r.rev}` : `unchanged (rev ${r.rev})`}\n`);
+  return 0;
+}
+
+async function purgeTombstones(values: Values): Promise<number> {
+  const days = Number(values['older-than-days']);
+  if (!(days >= 0 && days <= 36_500)) throw new UsageError(`--older-than-days must be a number of days, got ${values['older-than-days']}`);
+  const removed = await withPool(values, (pool) => createCatalogueRepo(pool).purge(new Date(Date.now() - days * 86_400_000)));
+  process.stdout.write(`${removed} tombstone(s) removed\n`);
+  return 0;
 }
 
 /** Runs `fn` with the device service on the central's database, then closes it (stopping a cluster it started). */

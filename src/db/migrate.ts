@@ -6,6 +6,7 @@ import { migration0004 } from './migrations/0004-sync.js';
 import { migration0005 } from './migrations/0005-idempotency.js';
 import { migration0006 } from './migrations/0006-token-revocations.js';
 import { migration0007 } from './migrations/0007-line-notes.js';
+import { migration0008 } from './migrations/0008-catalogue.js';
 
 export interface Migration {
   version: number;
@@ -15,7 +16,7 @@ export interface Migration {
 
 /** Numbered migrations, in order. Never edit a shipped one: add the next number. */
 export const MIGRATIONS: Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005,
-  migration0006, migration0007];
+  migration0006, migration0007, migration0008];
 
 /** Applies pending migrations in one transaction; refuses a database newer than this code. */
 export function migrate(db: Db, migrations: Migration[] = MIGRATIONS): number {

@@ -82,7 +82,7 @@ function withCors(reply: Reply, req: HttpRequest, origins: readonly string[] | u
   return { ...reply, headers };
 }
 
-const METHOD_NAMES: Record<Route['method'], string> = { get: 'GET', post: 'POST', put: 'PUT', del: 'DELETE' };
+const METHOD_NAMES: Record<Route['method'], string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', del: 'DELETE' };
 
 /** The methods a path is served with (`Allow`, RFC 9110 10.2.1), or undefined for a path no route knows. */
 function allowedMethods(routes: Pick<Route, 'method' | 'path'>[]): (path: string) => string | undefined {

@@ -47,7 +47,7 @@ export interface RouteContext {
 }
 
 export interface Route {
-  method: 'get' | 'post' | 'put' | 'del';
+  method: 'get' | 'post' | 'put' | 'patch' | 'del';
   path: string;
   auth: AuthMode;
   body: BodyMode;

@@ -29,6 +29,8 @@ export const PATHS = {
   batches: '/sync-api/api/batches',
   /** The device's own events after `?after=SEQ` (`&limit=N`), for a box restored from an old copy. */
   events: '/sync-api/api/events',
+  /** The tenant's catalogue after `?after=REV` (`&wait=S` long poll, `&snapshot=1`): src/shared/catalogue-protocol.ts. */
+  catalogue: '/sync-api/api/catalogue',
 } as const;
 
 /** Media type of a batch: newline-delimited; line 1 the header, line 2 the signature, then one event a line. */

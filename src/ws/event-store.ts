@@ -1,7 +1,7 @@
 import type { Db } from '../db/open.js';
 import { tooLargeNotice } from './frame-size.js';
 
-export type FrameType = 'HELLO' | 'ORDER_CHANGE' | 'NOTIFICATION' | 'PRINTER_STATUS';
+export type FrameType = 'HELLO' | 'ORDER_CHANGE' | 'NOTIFICATION' | 'PRINTER_STATUS' | 'MENU_CHANGED';
 
 /**
  * A stream of socket events: a user's own (its id is the user id, a UUID) or a venue's (`venue:<venue id>`,

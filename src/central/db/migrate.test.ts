@@ -27,6 +27,7 @@ test('migrates a new database once, records the version, and runs again as a no-
   const { rows } = await pool.query('SELECT version FROM schema_migrations ORDER BY version');
   expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
   await afterSchema2();
+  await afterSchema3();
 });
 
 /** Rows as a central at schema 1 wrote them: a device with a head, and a balance past the safe range. */
@@ -49,6 +50,12 @@ async function afterSchema2(): Promise<void> {
     constraint: 'stock_balances_qty_safe',
   });
   await pool.query(`UPDATE stock_balances SET qty_micro = -9007199254740991 WHERE item_id = 'fine'`);
+}
+
+/** Migration 3: a tenant gets its catalogue counter at rev 0; rows written before are not the catalogue's (rev 0). */
+async function afterSchema3(): Promise<void> {
+  expect((await pool.query(`SELECT tenant_id, rev, purged_rev FROM catalogue_revs`)).rows).toEqual([{ tenant_id: 't', rev: 0, purged_rev: 0 }]);
+  expect((await pool.query(`SELECT venue_id, rev, retired_at FROM venues`)).rows).toEqual([{ venue_id: 'v', rev: 0, retired_at: null }]);
 }
 
 test('every primary key and unique constraint starts with tenant_id (Citus distribution by tenant)', async () => {

@@ -2,11 +2,13 @@ import type { Pool } from './pool.js';
 import { inTransaction } from './pool.js';
 import { sql as initial } from './migrations/0001-initial.js';
 import { sql as headProof } from './migrations/0002-head-proof.js';
+import { sql as catalogue } from './migrations/0003-catalogue.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 1, name: 'initial', sql: initial },
   { version: 2, name: 'head-proof', sql: headProof },
+  { version: 3, name: 'catalogue', sql: catalogue },
 ];
 
 export class SchemaError extends Error {}

@@ -5,6 +5,8 @@ import { createPool, type Pool } from './pool.js';
 
 export interface CentralDatabase {
   pool: Pool;
+  /** The connection string (the catalogue's LISTEN connection opens its own). */
+  url: string;
   /** Closes the pool, then stops the embedded cluster when this process started it. */
   close(): Promise<void>;
 }
@@ -21,7 +23,8 @@ export interface OpenOptions {
 /** Connects (starting the embedded PostgreSQL when no URL is given) and migrates. */
 export async function openCentralDatabase(o: OpenOptions): Promise<CentralDatabase> {
   const embedded = o.databaseUrl ? undefined : await openEmbedded(o.dataDir, o.mode, o.log);
-  const pool = createPool(o.databaseUrl ?? embedded!.url, o.poolSize);
+  const url = o.databaseUrl ?? embedded!.url;
+  const pool = createPool(url, o.poolSize);
   const close = async () => {
     await pool.end().catch(() => undefined);
     await embedded?.stop();
@@ -29,7 +32,7 @@ export async function openCentralDatabase(o: OpenOptions): Promise<CentralDataba
   try {
     const { from, to } = await migrate(pool);
     if (from !== to) o.log?.info({ from, to }, 'central database migrated');
-    return { pool, close };
+    return { pool, url, close };
   } catch (err) {
     await close();
     throw err;

@@ -82,6 +82,18 @@ export function createAuthRepo(db: Db) {
      WHERE tenant_id = @tenantId AND family_id = @familyId AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
      RETURNING tenant_id, jti, expires_ms`,
   );
+  // A staff user removed by headquarters (README "Down: the catalogue"): every family of theirs, and the access
+  // tokens issued to them that are still alive.
+  const revokeUser = db.prepare<[string, string]>('UPDATE refresh_tokens SET revoked = 1 WHERE tenant_id = ? AND user_id = ?');
+  const revokeUserAccess = db.prepare<
+    [{ nowMs: number; tenantId: string; userId: string }],
+    { tenant_id: string; jti: string; expires_ms: number }
+  >(
+    `INSERT OR IGNORE INTO token_revocations (tenant_id, jti, family_id, expires_ms, revoked_ms)
+     SELECT tenant_id, access_jti, family_id, access_expires_ms, @nowMs FROM refresh_tokens
+     WHERE tenant_id = @tenantId AND user_id = @userId AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
+     RETURNING tenant_id, jti, expires_ms`,
+  );
   const activeRevocations = db.prepare<[number], { tenant_id: string; jti: string; expires_ms: number }>(
     'SELECT tenant_id, jti, expires_ms FROM token_revocations WHERE expires_ms > ?',
   );
@@ -113,6 +125,11 @@ export function createAuthRepo(db: Db) {
     revokeFamily: (tenantId: string, familyId: string, nowMs: number): Revocation[] => {
       revokeFamily.run(tenantId, familyId);
       return revokeAccess.all({ nowMs, tenantId, familyId }).map(toRevocation);
+    },
+    /** Revokes every refresh-token family of the user and their access tokens not yet expired; returns the latter. */
+    revokeUser: (tenantId: string, userId: string, nowMs: number): Revocation[] => {
+      revokeUser.run(tenantId, userId);
+      return revokeUserAccess.all({ nowMs, tenantId, userId }).map(toRevocation);
     },
     activeRevocations: (nowMs: number): Revocation[] => activeRevocations.all(nowMs).map(toRevocation),
     deleteExpiredRevocations: (nowMs: number): number => deleteRevocations.run(nowMs).changes,

@@ -170,6 +170,13 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
       throw new OAuthError('unsupported_grant_type', `grant_type ${grant} is not supported`);
     },
 
+    /**
+     * A staff user headquarters removed (README "Down: the catalogue"): call inside the transaction that removes
+     * the user, then `noteRevoked` with the result after COMMIT. Their refresh tokens stop working at once.
+     */
+    revokeUserTokens: (tenantId: string, userId: string): Revocation[] => repo.revokeUser(tenantId, userId, options.now()),
+    noteRevoked: (rows: Revocation[]): void => revocations.add(rows),
+
     /** Bearer-token check for every API call and the socket; throws a 401 AppError. */
     verify(token: string | undefined): Principal {
       const claims = bearer(token);

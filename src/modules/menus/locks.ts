@@ -48,6 +48,13 @@ export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo, o
     ofVenue: db.prepare<[string, string], { product_id: string; reason: string; since_ms: number }>(
       'SELECT product_id, reason, since_ms FROM product_locks WHERE tenant_id = ? AND venue_id = ? ORDER BY since_ms, product_id',
     ),
+    // Headquarters' flag (README "Down: the catalogue"): sold out while either flag is set.
+    hqOne: db.prepare<[string, string, string], { reason: string }>(
+      'SELECT reason FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
+    ),
+    hqOfVenue: db.prepare<[string, string], { product_id: string; reason: string; since_ms: number }>(
+      'SELECT product_id, reason, since_ms FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? ORDER BY since_ms, product_id',
+    ),
   };
 
   return {
@@ -86,13 +93,17 @@ export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo, o
       if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);
       else s.remove.run(tenantId, change.venue, change.productId);
     },
+    /** The staff's locks, then headquarters' flags on products the staff did not lock (`since`: when the box got it). */
     locksOf(tenantId: string, venueId: string): ProductLock[] {
-      return s.ofVenue.all(tenantId, venueId).map((r) => ({
+      const staff = s.ofVenue.all(tenantId, venueId).map((r) => ({
         productId: r.product_id, venue: venueId, reason: r.reason, since: isoOf(r.since_ms),
       }));
+      const hq = s.hqOfVenue.all(tenantId, venueId).filter((r) => !staff.some((l) => l.productId === r.product_id))
+        .map((r) => ({ productId: r.product_id, venue: venueId, reason: r.reason, since: isoOf(r.since_ms) }));
+      return [...staff, ...hq];
     },
     isLocked: (tenantId: string, venueId: string, productId: string): boolean =>
-      s.one.get(tenantId, venueId, productId) !== undefined,
+      s.one.get(tenantId, venueId, productId) !== undefined || s.hqOne.get(tenantId, venueId, productId) !== undefined,
   };
 }
 export type ProductLocks = ReturnType<typeof createProductLocks>;

@@ -2,19 +2,17 @@ import { createHash } from 'node:crypto';
 import { parseMoney } from '../../shared/money.js';
 import { compile } from '../../shared/validate.js';
 import { hashSecret } from '../../shared/passwords.js';
-import { isProduct, type MenuNode, type Product } from '../menus/schemas.js';
+import { productsOf, referenceProblems, staffUserId } from '../../shared/catalogue-schemas.js';
+import type { MenuNode, Product } from '../menus/schemas.js';
+import type { Venue } from '../venues/schemas.js';
 import type { ProvisioningRepo } from './repo.js';
 import { Provisioning, type TenantSpec } from './schemas.js';
+
+export { productsOf, staffUserId };
 
 export class ProvisioningError extends Error {}
 
 const validate = compile(Provisioning);
-
-/** Staff user ids are derived from tenant and username so re-provisioning keeps the same id. */
-export function staffUserId(tenantId: string, username: string): string {
-  const h = createHash('sha256').update(`staff\0${tenantId}\0${username}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
 
 /**
  * Applies a provisioning document (upserts by id, in one transaction). A document already applied under
@@ -45,19 +43,8 @@ export function applyProvisioning(repo: ProvisioningRepo, name: string, document
 }
 
 function checkReferences(tenant: TenantSpec): void {
-  const menus = new Set(tenant.menus.map((m) => m.id));
-  const warehouses = new Set(tenant.warehouses.map((w) => w.id));
-  for (const venue of tenant.venues) {
-    if (!menus.has(venue.menu)) throw new ProvisioningError(`venue ${venue.id} names unknown menu ${venue.menu}`);
-    if (!warehouses.has(venue.warehouse)) {
-      throw new ProvisioningError(`venue ${venue.id} names unknown warehouse ${venue.warehouse}`);
-    }
-  }
-  for (const menu of tenant.menus) {
-    const ids = productsOf(menu.root as MenuNode).map((p) => p.id);
-    const dup = ids.find((id, i) => ids.indexOf(id) !== i);
-    if (dup) throw new ProvisioningError(`menu ${menu.id} lists product ${dup} twice`);
-  }
+  const first = referenceProblems(tenant)[0];
+  if (first) throw new ProvisioningError(first.message);
 }
 
 function writeTenant(repo: ProvisioningRepo, tenant: TenantSpec, hashed: { clients: string[]; users: string[] }): void {
@@ -67,23 +54,24 @@ function writeTenant(repo: ProvisioningRepo, tenant: TenantSpec, hashed: { clien
     repo.upsertUser(tenant.id, staffUserId(tenant.id, u.username), u.username, hashed.users[i]!, u.scope),
   );
   for (const w of tenant.warehouses) repo.upsertWarehouse(tenant.id, w.id, w.name);
-  for (const menu of tenant.menus) {
-    repo.upsertMenu(tenant.id, menu.id, JSON.stringify(menu.root));
-    for (const p of productsOf(menu.root as MenuNode)) {
-      repo.insertProduct({
-        tenantId: tenant.id, menuId: menu.id, id: p.id, name: p.details.literals.name ?? p.id,
-        priceMinor: parseMoney(p.price), channels: p.channels ? p.channels.join(',') : null,
-        snapshotJson: JSON.stringify(productSnapshot(p)),
-      });
-    }
-  }
-  for (const v of tenant.venues) {
-    repo.upsertVenue(tenant.id, { ...v, lat: v.geoPosition.lat, lng: v.geoPosition.lng }, JSON.stringify(v));
+  for (const menu of tenant.menus) writeMenu(repo, tenant.id, menu.id, menu.root as MenuNode);
+  for (const v of tenant.venues) writeVenue(repo, tenant.id, v);
+}
+
+/** A menu tree and its products (the rows orders price from); the menu's old products are replaced. */
+export function writeMenu(repo: ProvisioningRepo, tenantId: string, menuId: string, root: MenuNode): void {
+  repo.upsertMenu(tenantId, menuId, JSON.stringify(root));
+  for (const p of productsOf(root)) {
+    repo.insertProduct({
+      tenantId, menuId, id: p.id, name: p.details.literals.name ?? p.id,
+      priceMinor: parseMoney(p.price), channels: p.channels ? p.channels.join(',') : null,
+      snapshotJson: JSON.stringify(productSnapshot(p)),
+    });
   }
 }
 
-export function productsOf(node: MenuNode): Product[] {
-  return isProduct(node) ? [node] : node.items.flatMap(productsOf);
+export function writeVenue(repo: ProvisioningRepo, tenantId: string, v: Venue): void {
+  repo.upsertVenue(tenantId, { ...v, lat: v.geoPosition.lat, lng: v.geoPosition.lng }, JSON.stringify(v));
 }
 
 /** The product snapshot an order line carries (interface.md "Order line"). */

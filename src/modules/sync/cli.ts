@@ -8,6 +8,7 @@ import { DB_FILE, openDatabase } from '../../db/open.js';
 import { nowMs } from '../../shared/clock.js';
 import { CentralError, centralClient } from './client.js';
 import { loadDevice, newKeyPair, saveDevice } from './device.js';
+import { createCatalogueRepo } from './catalogue-repo.js';
 import { createSyncRepo } from './repo.js';
 import { syncStatus } from './status.js';
 
@@ -92,7 +93,7 @@ function status(dataDir: string, asJson: boolean): number {
   const db = openDatabase(file);
   try {
     migrate(db);
-    const s = syncStatus(createSyncRepo(db), dataDir, nowMs());
+    const s = syncStatus(createSyncRepo(db), dataDir, nowMs(), createCatalogueRepo(db));
     if (asJson) {
       process.stdout.write(`${JSON.stringify(s)}\n`);
       return 0;
@@ -103,6 +104,8 @@ function status(dataDir: string, asJson: boolean): number {
       ['oldest unsynced', s.oldestUnsyncedAgeS === null ? '-' : `${s.oldestUnsyncedAgeS} s ago`],
       ['last success', s.lastSuccessAt ?? 'never'], ['last error', s.lastError ? `${s.lastError} (${s.lastErrorAt})` : '-'],
       ['dead letters', String(s.deadLetters)], ['position', `epoch ${s.epoch}, acknowledged ${s.ackedSeq} of ${s.newestSeq}`],
+      ['catalogue', s.catalogue && s.catalogue.rev > 0 ? `rev ${s.catalogue.rev}, applied ${s.catalogue.appliedAt}` : 'none from the central yet'],
+      ['catalogue error', s.catalogue?.lastError ? `${s.catalogue.lastError} (${s.catalogue.lastErrorAt})` : '-'],
     ];
     process.stdout.write(lines.map(([k, v]) => `${k!.padEnd(16)} ${v}\n`).join(''));
     return 0;

@@ -4,6 +4,7 @@ import {
   BATCH_MEDIA_TYPE, type BatchAck, type EnrolRequest, type EnrolResponse, type HelloRequest, type HelloResponse, PATHS,
   requestSigningText, type SyncErrorBody, type TailResponse,
 } from '../../shared/sync-protocol.js';
+import type { CatalogueResponse } from '../../shared/catalogue-protocol.js';
 import type { Device } from './device.js';
 import type { Signer } from './signer.js';
 
@@ -104,6 +105,14 @@ export const centralClient = {
   /** A batch as parts (src/shared/sync-protocol.ts batchParts), written to the socket one after another. */
   postBatch: (device: Device, parts: Buffer[], options: ClientOptions): Promise<BatchAck> =>
     call(`${base(device.central)}${PATHS.batches}`, 'POST', { 'content-type': BATCH_MEDIA_TYPE }, parts, options),
+
+  /** The catalogue's long poll: answered at once when something changed after `after`, else within `waitS`. */
+  async catalogue(device: Device, sign: Signer, q: { after: number; waitS: number; snapshot: boolean }, options: ClientOptions):
+    Promise<CatalogueResponse> {
+    const path = `${PATHS.catalogue}?after=${q.after}&wait=${q.waitS}${q.snapshot ? '&snapshot=1' : ''}`;
+    const headers = await signedHeaders(device, sign, 'GET', path, '');
+    return call(`${base(device.central)}${path}`, 'GET', headers, [], options);
+  },
 
   async tail(device: Device, sign: Signer, after: number, limit: number, options: ClientOptions): Promise<TailResponse> {
     const path = `${PATHS.events}?after=${after}&limit=${limit}`;

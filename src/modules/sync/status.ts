@@ -1,5 +1,6 @@
 import { isoOf } from '../../shared/clock.js';
 import { loadDevice } from './device.js';
+import type { CatalogueRepo } from './catalogue-repo.js';
 import type { SyncRepo } from './repo.js';
 
 /** What `GET /sync-api/api/status` and `venue-box sync status --json` show (README "Sync to the central node"). */
@@ -18,9 +19,20 @@ export interface SyncStatus {
   epoch: number;
   ackedSeq: number;
   newestSeq: number;
+  /** Down: the catalogue from the central (README "Down: the catalogue"). */
+  catalogue: {
+    /** The central's rev this box serves; 0 before the first snapshot. */
+    rev: number;
+    checksum: string | null;
+    appliedAt: string | null;
+    /** The last change set that could not be applied (or poll that failed); cleared by the next applied one. */
+    lastError: string | null;
+    lastErrorAt: string | null;
+  } | null;
 }
 
-export function syncStatus(repo: SyncRepo, dataDir: string, nowMs: number): SyncStatus {
+export function syncStatus(repo: SyncRepo, dataDir: string, nowMs: number, catalogueRepo?: CatalogueRepo): SyncStatus {
+  const c = catalogueRepo?.state();
   const device = loadDevice(dataDir);
   const state = repo.state();
   const backlog = repo.backlog(state.ackedSeq);
@@ -38,6 +50,10 @@ export function syncStatus(repo: SyncRepo, dataDir: string, nowMs: number): Sync
     epoch: state.epoch,
     ackedSeq: state.ackedSeq,
     newestSeq: repo.last()?.seq ?? 0,
+    catalogue: c ? {
+      rev: c.rev, checksum: c.checksum, appliedAt: c.appliedMs === null ? null : isoOf(c.appliedMs),
+      lastError: c.lastError, lastErrorAt: c.lastError === null || c.lastErrorMs === null ? null : isoOf(c.lastErrorMs),
+    } : null,
   };
 }
 

@@ -112,6 +112,8 @@ export function createDeviceService(pool: Pool, now: () => number) {
       return { head: device.head, events: await repo.tail(device.tenantId, device.deviceId, after, limit), proof: device.proof };
     },
 
+    /** The active device that signed this request (the catalogue's long poll uses it too); a 401 otherwise. */
+    authenticate: authenticateSigned,
     list: (tenantId?: string) => repo.list(tenantId),
     revoke: (deviceId: string) => repo.revoke(deviceId),
   };

@@ -126,8 +126,9 @@ export function createProjectionRepo(db: Queryable) {
     },
     async upsertWarehouse(tenantId: string, id: string, name: string): Promise<void> {
       await db.query(
+        // A warehouse of the catalogue (rev > 0) is headquarters' (central wins): a box's rename does not change it.
         `INSERT INTO warehouses (tenant_id, warehouse_id, name) VALUES ($1, $2, $3)
-         ON CONFLICT (tenant_id, warehouse_id) DO UPDATE SET name = EXCLUDED.name`,
+         ON CONFLICT (tenant_id, warehouse_id) DO UPDATE SET name = EXCLUDED.name WHERE warehouses.rev = 0`,
         [tenantId, id, name],
       );
     },

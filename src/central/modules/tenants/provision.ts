@@ -71,7 +71,7 @@ export async function provision(pool: Pool, name: string, document: unknown, opt
 }
 
 /** The stored hash when it still matches the secret (no churn on every start), else a new one. */
-async function keepOrHash(secret: string, stored: string | undefined): Promise<string> {
+export async function keepOrHash(secret: string, stored: string | undefined): Promise<string> {
   if (stored && (await verifySecret(secret, stored))) return stored;
   return hashSecret(secret);
 }

@@ -1,6 +1,10 @@
 import type { Queryable } from '../../db/pool.js';
 
-/** SQL of tenants and what belongs to them: OAuth clients, HQ users, venues, warehouses. */
+/**
+ * SQL of tenants and what belongs to them: OAuth clients, HQ users, venues, warehouses. Clients, venues and
+ * warehouses the catalogue holds (rev > 0) are headquarters' (src/central/modules/catalogue): provisioning at
+ * start leaves them alone, so a restart never undoes a change made through the HQ API.
+ */
 export function createTenantRepo(db: Queryable) {
   return {
     async upsertTenant(id: string, name: string): Promise<void> {
@@ -14,14 +18,14 @@ export function createTenantRepo(db: Queryable) {
     },
     async clientHash(tenantId: string, clientId: string): Promise<string | undefined> {
       const { rows } = await db.query<{ secret_hash: string }>(
-        'SELECT secret_hash FROM oauth_clients WHERE tenant_id = $1 AND client_id = $2', [tenantId, clientId],
+        'SELECT secret_hash FROM oauth_clients WHERE tenant_id = $1 AND client_id = $2 AND retired_at IS NULL', [tenantId, clientId],
       );
       return rows[0]?.secret_hash;
     },
     async putClient(tenantId: string, clientId: string, secretHash: string): Promise<void> {
       await db.query(
         `INSERT INTO oauth_clients (tenant_id, client_id, secret_hash) VALUES ($1, $2, $3)
-         ON CONFLICT (tenant_id, client_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash`,
+         ON CONFLICT (tenant_id, client_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash WHERE oauth_clients.rev = 0`,
         [tenantId, clientId, secretHash],
       );
     },
@@ -41,7 +45,7 @@ export function createTenantRepo(db: Queryable) {
     async putVenue(tenantId: string, venue: { id: string; name: string }): Promise<void> {
       await db.query(
         `INSERT INTO venues (tenant_id, venue_id, name, document) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (tenant_id, venue_id) DO UPDATE SET name = EXCLUDED.name, document = EXCLUDED.document`,
+         ON CONFLICT (tenant_id, venue_id) DO UPDATE SET name = EXCLUDED.name, document = EXCLUDED.document WHERE venues.rev = 0`,
         [tenantId, venue.id, venue.name, JSON.stringify(venue)],
       );
     },
@@ -51,7 +55,7 @@ export function createTenantRepo(db: Queryable) {
     async putWarehouse(tenantId: string, w: { id: string; name: string }): Promise<void> {
       await db.query(
         `INSERT INTO warehouses (tenant_id, warehouse_id, name) VALUES ($1, $2, $3)
-         ON CONFLICT (tenant_id, warehouse_id) DO UPDATE SET name = EXCLUDED.name`,
+         ON CONFLICT (tenant_id, warehouse_id) DO UPDATE SET name = EXCLUDED.name WHERE warehouses.rev = 0`,
         [tenantId, w.id, w.name],
       );
     },

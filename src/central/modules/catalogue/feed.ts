@@ -1,0 +1,151 @@
+import pg from 'pg';
+import type { Logger } from '../../../log.js';
+import { type CatalogueResponse, catalogueChecksum } from '../../../shared/catalogue-protocol.js';
+import type { Pool } from '../../db/pool.js';
+import { createCatalogueRepo } from './repo.js';
+
+/**
+ * Wakes the long polls of a tenant when its catalogue changes. PostgreSQL's LISTEN on a connection of its own
+ * (not the pool's): a change committed by `central import` in another process, or by a second central on the
+ * same database, wakes these boxes too. While that connection is down, polls end at their own timeout.
+ */
+export function createNotifier(url: string, log: Logger) {
+  const waiters = new Map<string, Set<() => void>>();
+  let client: pg.Client | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+
+  const wake = (tenantId: string) => {
+    for (const w of waiters.get(tenantId) ?? []) w();
+    waiters.delete(tenantId);
+  };
+  const wakeAll = () => {
+    for (const t of [...waiters.keys()]) wake(t);
+  };
+
+  async function connect(): Promise<void> {
+    const c = new pg.Client({ connectionString: url });
+    c.on('notification', (n) => {
+      if (n.channel === 'catalogue' && n.payload) wake(n.payload);
+    });
+    c.on('error', (err) => {
+      log.warn({ err: err.message }, 'catalogue listener lost its connection; reconnecting');
+      void c.end().catch(() => undefined);
+      if (client === c) client = undefined;
+      schedule();
+    });
+    try {
+      await c.connect();
+      await c.query('LISTEN catalogue');
+      if (closed) return void (await c.end());
+      client = c;
+      // A change may have committed while no one listened: every waiting box asks again.
+      wakeAll();
+    } catch (err) {
+      await c.end().catch(() => undefined);
+      log.warn({ err: (err as Error).message }, 'catalogue listener could not connect; retrying');
+      schedule();
+    }
+  }
+  function schedule(): void {
+    if (closed || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void connect();
+    }, 1000);
+    retry.unref();
+  }
+
+  return {
+    start: connect,
+    /**
+     * A wait for the tenant's next change, registered before the caller reads (so a change committed between
+     * the read and the wait still wakes it); resolves on a change, after `ms`, or when the central stops.
+     */
+    waiter(tenantId: string, ms: number): { done: Promise<void>; cancel(): void } {
+      let wakeUp!: () => void;
+      const done = new Promise<void>((resolve) => {
+        wakeUp = resolve;
+      });
+      const set = waiters.get(tenantId) ?? new Set();
+      waiters.set(tenantId, set);
+      set.add(wakeUp);
+      const timer = setTimeout(wakeUp, ms);
+      const cancel = () => {
+        clearTimeout(timer);
+        set.delete(wakeUp);
+        if (set.size === 0 && waiters.get(tenantId) === set) waiters.delete(tenantId);
+      };
+      void done.then(cancel);
+      if (closed) wakeUp();
+      return { done, cancel };
+    },
+    async close(): Promise<void> {
+      closed = true;
+      clearTimeout(retry);
+      wakeAll();
+      await client?.end().catch(() => undefined);
+    },
+  };
+}
+export type Notifier = ReturnType<typeof createNotifier>;
+
+/**
+ * What a box receives: the rows changed after its cursor, or a snapshot, with the checksum at the answer's rev.
+ * Read in one REPEATABLE READ transaction, so the rev, the rows and the checksum are of the same moment.
+ */
+export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
+  /** Checksum of the newest rev seen per tenant: every box of the tenant asks for the same one. */
+  const checksums = new Map<string, { rev: number; checksum: string }>();
+  let inFlight = 0;
+  const idleWaiters: (() => void)[] = [];
+
+  async function read(tenantId: string, after: number, forceSnapshot: boolean): Promise<CatalogueResponse> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const repo = createCatalogueRepo(client);
+      const { rev, purgedRev } = await repo.position(tenantId);
+      // A first request, a cursor older than a purged tombstone, or ahead of this central (restored from a backup).
+      const snapshot = forceSnapshot || after === 0 || after < purgedRev || after > rev;
+      const items = await repo.items(tenantId, snapshot ? 0 : after, snapshot);
+      let checksum = checksums.get(tenantId)?.rev === rev ? checksums.get(tenantId)!.checksum : undefined;
+      if (checksum === undefined) {
+        const live = snapshot ? items : await repo.items(tenantId, 0, true);
+        checksum = catalogueChecksum(live.map((i) => ({ type: i.type, id: i.id, data: 'data' in i ? i.data : null })));
+        checksums.set(tenantId, { rev, checksum });
+      }
+      await client.query('COMMIT');
+      return { tenant: tenantId, rev, mode: snapshot ? 'snapshot' : 'changes', checksum, items };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  return {
+    read,
+    /** The long poll: answers at once when there is something newer, else at the next change or after `waitMs`. */
+    async poll(tenantId: string, after: number, waitMs: number, forceSnapshot: boolean): Promise<CatalogueResponse> {
+      inFlight++;
+      const waiter = notifier.waiter(tenantId, waitMs);
+      try {
+        const first = await read(tenantId, after, forceSnapshot);
+        if (first.mode === 'snapshot' || first.rev > after || waitMs === 0) return first;
+        await waiter.done;
+        return await read(tenantId, after, false);
+      } finally {
+        waiter.cancel();
+        if (--inFlight === 0) for (const w of idleWaiters.splice(0)) w();
+      }
+    },
+    /** Resolves when no poll is reading (after the notifier closed, every waiting poll answers at once). */
+    idle(): Promise<void> {
+      if (inFlight === 0) return Promise.resolve();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
+  };
+}
+export type CatalogueFeed = ReturnType<typeof createCatalogueFeed>;
