@@ -2,19 +2,20 @@ import Database from 'better-sqlite3';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { DEMO, startTestBox, type TestBox } from './support/box.js';
+import { DEMO, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import { linesOf, nextChange, nextCodes, orderCommand, type OrderPayload } from './support/lifecycle.js';
 import { command, newOrder } from './support/orders.js';
 import { openSocket, type TestSocket } from './support/socket.js';
 
 // The defaults (native-config/venue-box.jsonc "ordering"): 400 lines per order, 20 open orders per customer;
-// an order is worth at most 10,000,000.00 whatever the config.
+// an order is worth at most 10,000,000.00 whatever the config. The customer's command rate is lifted: what a
+// large order costs in it is test/command-rate.test.ts's.
 let box: TestBox;
 let customer: string;
 let cws: TestSocket;
 
 beforeAll(async () => {
-  box = await startTestBox();
+  box = await startTestBox({ config: UNLIMITED_CUSTOMER });
   customer = (await box.token()).access_token;
   cws = await openSocket(box.wsUrl('/ordering-api/ws'), customer);
   await cws.next('HELLO');
@@ -113,7 +114,7 @@ describe('order bounds', () => {
 describe('configured bounds (ordering.maxLines 150, ordering.maxOpenPerAnonymousUser 2)', () => {
   let small: TestBox;
   beforeAll(async () => {
-    small = await startTestBox({ config: { ordering: { maxLines: 150, maxOpenPerAnonymousUser: 2 } } });
+    small = await startTestBox({ config: { ordering: { ...UNLIMITED_CUSTOMER.ordering, maxLines: 150, maxOpenPerAnonymousUser: 2 } } });
   });
   afterAll(async () => {
     await small?.stop();
