@@ -24,6 +24,14 @@ describe('jwt', () => {
     expect(verifyJwt(key, token, 1000)).toEqual({ ok: false, reason: 'token expired' });
   });
 
+  test('node:crypto signs with the key tweetnacl made, byte for byte what tweetnacl signs (a key from before reloads)', () => {
+    const token = signJwt(key, claims(1000));
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    expect(Buffer.from(sig, 'base64url')).toEqual(Buffer.from(nacl.sign.detached(Buffer.from(`${h}.${p}`), key.secretKey)));
+    const reloaded = loadOrCreateKey(dir);
+    expect(signJwt(reloaded, claims(1000))).toBe(token);
+  });
+
   test('node:crypto verification agrees with tweetnacl signatures', () => {
     const token = signJwt(key, claims(1000));
     const [h, p, sig] = token.split('.') as [string, string, string];

@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, type KeyObject, verify } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
@@ -20,12 +20,21 @@ export interface SigningKey {
   publicKey: Uint8Array;
   /** The same public key for node:crypto, which verifies Ed25519 natively (~50x faster than pure JS). */
   verifyKey: KeyObject;
+  /** The same private key for node:crypto, which signs natively too (tweetnacl took ~3.5 ms a token). */
+  signKey: KeyObject;
 }
 
 // DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the 32 raw key bytes follow it.
 const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 const verifyKeyOf = (publicKey: Uint8Array): KeyObject =>
   createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
+// DER prefix of an Ed25519 PKCS#8 private key (RFC 8410); the 32-byte seed (tweetnacl's secretKey[0..32]) follows.
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const signKeyOf = (secretKey: Uint8Array): KeyObject =>
+  createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, secretKey.subarray(0, 32)]), format: 'der', type: 'pkcs8' });
+const signingKey = (kid: string, pair: nacl.SignKeyPair): SigningKey => ({
+  kid, secretKey: pair.secretKey, publicKey: pair.publicKey, verifyKey: verifyKeyOf(pair.publicKey), signKey: signKeyOf(pair.secretKey),
+});
 
 export const KEY_FILE = 'jwt-ed25519.json';
 
@@ -34,8 +43,7 @@ export function loadOrCreateKey(dataDir: string): SigningKey {
   const file = join(dataDir, KEY_FILE);
   if (existsSync(file)) {
     const stored = JSON.parse(readFileSync(file, 'utf8')) as { kid: string; secretKey: string };
-    const pair = nacl.sign.keyPair.fromSecretKey(Buffer.from(stored.secretKey, 'base64'));
-    return { kid: stored.kid, secretKey: pair.secretKey, publicKey: pair.publicKey, verifyKey: verifyKeyOf(pair.publicKey) };
+    return signingKey(stored.kid, nacl.sign.keyPair.fromSecretKey(Buffer.from(stored.secretKey, 'base64')));
   }
   const pair = nacl.sign.keyPair();
   const kid = createHash('sha256').update(pair.publicKey).digest('hex').slice(0, 16);
@@ -44,7 +52,7 @@ export function loadOrCreateKey(dataDir: string): SigningKey {
     mode: 0o600,
   });
   renameSync(tmp, file);
-  return { kid, secretKey: pair.secretKey, publicKey: pair.publicKey, verifyKey: verifyKeyOf(pair.publicKey) };
+  return signingKey(kid, pair);
 }
 
 const b64url = (data: Uint8Array | string): string => Buffer.from(data).toString('base64url');
@@ -52,7 +60,8 @@ const b64url = (data: Uint8Array | string): string => Buffer.from(data).toString
 export function signJwt(key: SigningKey, claims: Claims): string {
   const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid: key.kid }));
   const payload = b64url(JSON.stringify(claims));
-  const signature = nacl.sign.detached(Buffer.from(`${header}.${payload}`), key.secretKey);
+  // Ed25519 signatures are deterministic (RFC 8032): node:crypto gives tweetnacl's bytes, natively.
+  const signature = sign(null, Buffer.from(`${header}.${payload}`), key.signKey);
   return `${header}.${payload}.${b64url(signature)}`;
 }
 
@@ -76,7 +85,6 @@ export function verifyJwt(key: SigningKey, token: string, nowSeconds: number): V
   if (head.alg !== 'EdDSA' || head.kid !== key.kid) return { ok: false, reason: 'unknown signing key' };
   const sig = Buffer.from(signature, 'base64url');
   if (sig.length !== nacl.sign.signatureLength) return { ok: false, reason: 'bad signature' };
-  // Every request verifies a token: tweetnacl signs (once per token), node:crypto verifies (every call).
   if (!verify(null, Buffer.from(`${header}.${payload}`), key.verifyKey, sig)) {
     return { ok: false, reason: 'bad signature' };
   }
