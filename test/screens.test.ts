@@ -154,6 +154,7 @@ describe.skipIf(!haveChromium || !haveSocat)('the screens in Chromium', () => {
     await expect(kiosk.getByTestId('claim').getAttribute('data-status')).resolves.toBe('ORDERED');
 
     await card(code).waitFor(WAIT);
+    await kitchen.getByTestId('offline').waitFor({ state: 'detached', ...WAIT });
     await expect(card(code).textContent()).resolves.toMatch(/Żurek[\s\S]*Rosół|Rosół[\s\S]*Żurek/);
     await card(code).getByTestId('ready').click();
     await kiosk.locator('[data-testid=claim][data-status=READY]').waitFor(WAIT);

@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import './app.css';
 import { loadBootstrap, staff } from './api.js';
 import { VenueFeed } from './feed.js';
@@ -57,20 +57,23 @@ function StaffApp(props: { defaultVenue: string | null }) {
     return () => f.stop();
   }, [venue?.id]);
 
+  const feedRef = useRef<VenueFeed | null>(null);
+  feedRef.current = feed;
   useEffect(() => {
     // The user's own stream: NOTIFICATIONs of this user's commands (a wrong claim code), and the orders they touched.
     const own = new LiveSocket({
       session: staff, query: '', resync: async () => undefined,
       onFrame(frame) {
         if (frame.type === 'NOTIFICATION') showToast('error', notificationText(frame.payload as Notification));
-        else if (frame.type === 'ORDER_CHANGE' && feed && (frame.payload as Order).buckets.some((b) => b.venue === feed.venue)) {
-          feed.note(frame.payload as Order);
+        else if (frame.type === 'ORDER_CHANGE') {
+          const f = feedRef.current;
+          if (f && (frame.payload as Order).buckets.some((b) => b.venue === f.venue)) f.note(frame.payload as Order);
         }
       },
     });
     own.start();
     return () => own.stop();
-  }, [tokens?.userId, feed]);
+  }, [tokens?.userId]);
 
   const online = useStore(feed?.socket.online ?? offlineStore);
   if (error) return <Shell><LoadError error={error} retry={load} /></Shell>;

@@ -21,9 +21,18 @@ export class Store<T> {
 }
 
 export function useStore<T>(store: Store<T>): T {
+  const value = store.value;
   const [, setTick] = useState(0);
-  useEffect(() => store.subscribe(() => setTick((n) => n + 1)), [store]);
-  return store.value;
+  useEffect(() => {
+    const update = () => setTick((n) => n + 1);
+    const off = store.subscribe(update);
+    // A change between the render and this effect (a socket's HELLO on a fast LAN) would be missed otherwise.
+    if (store.value !== value) update();
+    return () => {
+      off();
+    };
+  }, [store]);
+  return value;
 }
 
 /** A re-render every `ms` (ages on the kitchen cards). */

@@ -191,6 +191,7 @@ function Stock(props: { venue: Venue }) {
           <thead><tr><th>{t('item')}</th><th>{t('unit')}</th><th>{t('qty')}</th><th>{t('locked')}</th><th>{t('availableQty')}</th></tr></thead>
           <tbody>{stock.map((s) => <tr key={s.id}><td>{s.id}</td><td>{s.unit ?? '—'}</td><td>{s.qty}</td><td>{s.locked}</td><td>{s.available}</td></tr>)}</tbody>
         </table>
+        {items.length === 0 && <p class="muted small">{t('stockHint')}</p>}
         <form class="row" onSubmit={(e) => { e.preventDefault(); follow([newItem.trim()]); setNewItem(''); }}>
           <input placeholder={t('item')} value={newItem} onInput={(e) => setNewItem((e.currentTarget as HTMLInputElement).value)} />
           <button type="submit" class="btn">{t('addItem')}</button>
