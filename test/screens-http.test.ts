@@ -83,7 +83,9 @@ describe('the screens over HTTP', () => {
     expect((await bare.get('/')).status).toBe(200); // the app itself loads, and shows that message
     await bare.stop();
     bare = await startTestBox({ config: { screens: { enabled: false } } });
-    expect((await bare.get('/')).status).toBe(404);
+    const root = await bare.get('/');
+    expect(root.status).toBe(404);
+    expect(((await root.json()) as { codes: { code: string }[] }).codes[0]!.code).toBe('notFound');
     expect((await bare.get('/screens-api/bootstrap')).status).toBe(404);
     expect((await bare.get('/kitchen')).status).toBe(404);
   });
