@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { binaryArch } from './lib/emulation.mjs';
+import { buildWeb } from './lib/web-build.mjs';
 import { signerWorkerSource } from './lib/worker-source.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -232,6 +233,16 @@ function isBuiltin(path) {
   return builtins.has(path.split('/')[0]) || builtins.has(path);
 }
 
+/** The screens (README "Screens") as assets `web/<name>`, listed in `web.json` (src/modules/screens/web-files.ts). */
+async function writeWebAssets() {
+  const names = await buildWeb(root, join(out, 'web'));
+  writeFileSync(join(out, 'web.json'), `${JSON.stringify(names)}\n`);
+  const assets = { 'web.json': relative(root, join(out, 'web.json')) };
+  for (const name of names) assets[`web/${name}`] = relative(root, join(out, 'web', name));
+  console.log(`  screens: ${names.length} web files`);
+  return assets;
+}
+
 function writeSeaConfig(assets) {
   const base = JSON.parse(readFileSync(join(root, 'native-config/sea-config.json'), 'utf8'));
   const inOut = (file) => relative(root, join(out, file));
@@ -244,7 +255,7 @@ try {
   mkdirSync(out, { recursive: true });
   const addons = collectAddons();
   await bundle(addons);
-  writeSeaConfig(writeAddonAssets(addons));
+  writeSeaConfig({ ...writeAddonAssets(addons), ...(await writeWebAssets()) });
   console.log(`  bundle and assets in ${relative(root, out)}/ for ${platform}-${arch}, Node ${process.version}`);
 } catch (err) {
   console.error(`build-sea: ${err instanceof BuildError ? err.message : (err.stack ?? err)}`);

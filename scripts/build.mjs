@@ -1,6 +1,7 @@
 // Bundles the box into one CommonJS file (dist/main.cjs). The native addons stay external: they are
 // loaded from node_modules here, and carried beside the bundle in the single binary (build.sh).
 import { build } from 'esbuild';
+import { buildWeb } from './lib/web-build.mjs';
 import { signerWorkerSource } from './lib/worker-source.mjs';
 
 await build({
@@ -20,3 +21,6 @@ await build({
   banner: { js: "#!/usr/bin/env node\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });
+
+// The screens (README "Screens"), served by the box from dist/web.
+await buildWeb(process.cwd(), 'dist/web');

@@ -44,6 +44,8 @@ import { venueStream } from './ws/event-store.js';
 import { createWorkerSigner } from './modules/sync/signer.js';
 import { staleWarning, syncStatus } from './modules/sync/status.js';
 import { createServer } from './server.js';
+import { resolveScreensBootstrap, type ScreensBootstrap, screensRoutes } from './modules/screens/routes.js';
+import { loadWebFiles } from './modules/screens/web-files.js';
 import pkg from '../package.json';
 import { nowMs } from './shared/clock.js';
 import { createEventStore } from './ws/event-store.js';
@@ -91,7 +93,8 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
       const result = applyProvisioning(provisioningRepo, p.name, document);
       log.info({ provisioning: p.name, result }, 'provisioning checked');
     }
-    const box = await serve(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }));
+    const screens = resolveScreensBootstrap(config.screens, provisioning);
+    const box = await serve(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }), screens);
     return { ...box, stop: () => box.stop().finally(() => lock.release()) };
   } catch (err) {
     db?.close();
@@ -109,7 +112,8 @@ function lockDataDirForStart(dataDir: string): { release(): void } {
   }
 }
 
-async function serve(db: Db, dataDir: string, config: Config, log: Logger, backups: ReturnType<typeof createBackupJob>): Promise<Box> {
+async function serve(db: Db, dataDir: string, config: Config, log: Logger, backups: ReturnType<typeof createBackupJob>,
+  screens: ScreensBootstrap | undefined): Promise<Box> {
   const now = nowMs;
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
@@ -188,6 +192,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
       ...orderingRoutes(ordering), ...warehouseRoutes(warehouse), ...printingRoutes(printing),
       ...syncRoutes(() => syncStatus(syncRepo, dataDir, now(), catalogueRepo)),
       ...healthRoutes({ metrics, allow: createAddressList(config.metrics.allowAddresses), authenticate, readiness: ready }),
+      ...(config.screens.enabled ? screensRoutes(screens) : []),
     ],
     {
       log, events, authenticate, authenticateSocket, authorizeVenue: ordering.authorizeVenue, maxBodyBytes: config.http.maxBodyBytes,
@@ -195,6 +200,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
       sockets: config.sockets,
       accepting: () => accepting, storage: disk,
     },
+    config.screens.enabled ? webFiles(log) : undefined,
   );
   // After each commit of processed commands: push their frames, and wake the printers for their print jobs.
   const afterCommit = (frames: Parameters<typeof server.hub.push>[0]) => {
@@ -307,6 +313,13 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
       log.info('venue-box stopped');
     },
   };
+}
+
+/** The screens' files (README "Screens"); a checkout that has not built them serves the API alone. */
+function webFiles(log: Logger): ReturnType<typeof loadWebFiles> {
+  const files = loadWebFiles();
+  if (!files.has('index.html')) log.warn('screens: no web files found (npm run build writes dist/web): / is not served');
+  return files;
 }
 
 /**

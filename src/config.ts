@@ -165,6 +165,19 @@ const ConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    // The box's own screens at / (web/; README "Screens"). Tenant, client and venue: the first provisioned ones
+    // unless set here.
+    screens: Type.Object(
+      {
+        enabled: Type.Boolean({ default: true }),
+        language: Type.Union([Type.Literal('pl'), Type.Literal('en')], { default: 'pl' }),
+        tenant: Type.Optional(Uuid),
+        clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+        clientSecret: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+        venue: Type.Optional(Uuid),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     printers: Type.Array(PrinterSchema, { default: [], maxItems: 32 }),
     printing: Type.Object(
       {

@@ -1,5 +1,7 @@
 import uWS from 'uWebSockets.js';
 import { mountRoutes, type HttpDeps } from './http/mount.js';
+import { mountStaticFiles } from './http/static-files.js';
+import type { WebFile } from './modules/screens/web-files.js';
 import type { Route } from './http/types.js';
 import { createHub, type HubDeps } from './ws/hub.js';
 
@@ -16,11 +18,13 @@ export interface Server {
 export class ListenError extends Error {}
 
 /** The uWS app with every module's routes and the socket mounted. */
-export function createServer(routes: Route[], deps: HttpDeps & HubDeps): Server {
+export function createServer(routes: Route[], deps: HttpDeps & HubDeps, webFiles = new Map<string, WebFile>()): Server {
   const app = uWS.App();
   // The socket route is registered before the catch-all 404 of the HTTP routes.
   const hub = createHub(app, SOCKET_PATH, deps);
-  mountRoutes(app, routes, deps, [{ method: 'get', path: SOCKET_PATH }]);
+  // The screens' files (README "Screens"), each at its own path: nothing shadows an API path.
+  const webPaths = mountStaticFiles(app, webFiles);
+  mountRoutes(app, routes, deps, [{ method: 'get', path: SOCKET_PATH }, ...webPaths]);
   let listenSocket: uWS.us_listen_socket | undefined;
 
   return {

@@ -63,6 +63,7 @@ describe('the single binary', () => {
       'serve', '--demo', '--config', 'venue-box.jsonc', '--data-dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1',
     ]);
     await servesAnOrder(box.port);
+    await servesTheScreens(box.port);
 
     // The addons were written to the cache at first use, named by content hash (serialport's too once the
     // box loads it); the ones --version wrote were reused, not rewritten.
@@ -133,4 +134,20 @@ function keyPaths(value: unknown, prefix = ''): string[] {
   return Object.entries(value)
     .flatMap(([key, sub]) => keyPaths(sub, prefix ? `${prefix}.${key}` : key))
     .sort();
+}
+
+/** The screens come from the binary's own assets (README "Screens"): index.html at /, and the hashed files it names. */
+async function servesTheScreens(port: number): Promise<void> {
+  const index = await fetch(`http://127.0.0.1:${port}/kitchen`);
+  expect(index.status).toBe(200);
+  expect(index.headers.get('cache-control')).toBe('no-cache');
+  const assets = [...(await index.text()).matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+  expect(assets).toHaveLength(2);
+  for (const path of assets) {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toContain('immutable');
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+  }
+  expect((await fetch(`http://127.0.0.1:${port}/screens-api/bootstrap`)).status).toBe(200);
 }
