@@ -42,9 +42,9 @@ async function start(config: Record<string, unknown> = {}, dataDir?: string): Pr
   return box;
 }
 
-/** The box's log entries with this message. */
+/** The box's log entries with this message (its log is JSON lines; `logs` holds its stderr too). */
 const logged = (box: TestBox, msg: string) =>
-  box.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.msg === msg);
+  box.logs.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.msg === msg);
 async function waitForLog(box: TestBox, msg: string, count = 1, ms = 20_000): Promise<Record<string, unknown>[]> {
   for (let waited = 0; logged(box, msg).length < count && waited < ms; waited += 50) await sleep(50);
   expect(logged(box, msg).length, `${msg} in ${box.logs.join('\n')}`).toBeGreaterThanOrEqual(count);
