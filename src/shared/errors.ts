@@ -1,4 +1,4 @@
-/** One catalog of API error codes and their HTTP statuses (DESIGN.md "Errors"). */
+/** One catalog of API error codes and their HTTP statuses (README "Errors"). */
 export const STATUS = {
   invalidBody: 400,
   invalidField: 400,

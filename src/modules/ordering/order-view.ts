@@ -5,7 +5,7 @@ import type { OrderRepo } from './repo.js';
 import { channelOf, type OrderType } from './schemas.js';
 import { createHash } from 'node:crypto';
 
-/** The Order of interface.md, as pushed over the socket and served by GET order/{id}. */
+/** The Order (README "The order lifecycle"; its schema in /openapi.json), as pushed over the socket and served by GET order/{id}. */
 export interface Order {
   tenant: string;
   id: string;

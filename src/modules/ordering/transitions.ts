@@ -10,7 +10,7 @@ export const STAFF_ONLY: ReadonlySet<CommandName> = new Set(['ready', 'complete'
 export const isClosedStatus = (status: string): boolean => status === 'COMPLETED' || status === 'CANCELLED';
 
 /**
- * The lifecycle table of issue 5: the statuses an open order may be in for each command. A DINE_IN_OPEN
+ * The lifecycle table (README "The order lifecycle"): the statuses an open order may be in for each command. A DINE_IN_OPEN
  * order is a tab: after a submit it keeps taking rounds (edit, then submit again), also once READY.
  */
 const ALLOWED: Record<Exclude<CommandName, 'new'>, readonly OrderStatus[]> = {

@@ -5,7 +5,7 @@ import { MAX_QTY, QtyError, toMicro } from '../../shared/qty.js';
 import { ItemId, MAX_ITEMS, StringMap, Uuid } from '../../shared/types.js';
 import { compile, fieldProblem, MAX_REPORTED, validationError } from '../../shared/validate.js';
 
-/** Document kinds by path segment (DESIGN.md "Warehouse"). */
+/** Document kinds by path segment (README "The warehouse: stock documents, current stock and locks"). */
 export const KINDS = { pz: 'PZ', wz: 'WZ', rw: 'RW', mm: 'MM', inventory: 'Inventory' } as const;
 export type DocumentKind = (typeof KINDS)[keyof typeof KINDS];
 export const kindOf = (segment: string): DocumentKind | undefined =>
@@ -107,7 +107,7 @@ function micros(values: { path: string; qty: number }[]): number[] {
 
 const fieldError = (path: string, message: string): AppError => new AppError(400, message, [fieldProblem(path, message)]);
 
-/** The Item fields of interface.md, in their order; anything else a client sends is not stored. */
+/** The Item fields (README "The warehouse": `id, unit, qty, unitPrice, total, cat, extra`), in their order; anything else a client sends is not stored. */
 const knownItemFields = (it: DocumentItem): DocumentItem => ({
   id: it.id, unit: it.unit, qty: it.qty,
   ...(it.unitPrice !== undefined ? { unitPrice: it.unitPrice } : {}),
