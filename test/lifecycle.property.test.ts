@@ -24,7 +24,7 @@ import { createProvisioningRepo } from '../src/modules/provisioning/repo.js';
 import { applyProvisioning } from '../src/modules/provisioning/service.js';
 import { createVenueRepo } from '../src/modules/venues/repo.js';
 import { parseMoney } from '../src/shared/money.js';
-import { createEventStore } from '../src/ws/event-store.js';
+import { createEventStore } from '../src/modules/events/event-store.js';
 
 /*
  * Random command sequences against the ordering service and its durable queue, on a temp-file database.

@@ -5,7 +5,7 @@ import type { HttpRequest, Principal } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { isoOf } from '../shared/clock.js';
 import { AppError, errorBody, invalidField } from '../shared/errors.js';
-import { type EventStore, frameText, type OutgoingFrame, venueStream } from './event-store.js';
+import { type EventStore, frameText, type OutgoingFrame, venueStream } from '../modules/events/event-store.js';
 import {
   CLOSE_REPLAY_TOO_LARGE, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, REPLAY_TOO_LARGE_REASON, TOO_SLOW_REASON, wireFrame,
 } from './frame-size.js';

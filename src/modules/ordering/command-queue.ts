@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../log.js';
 import { CommandRejected, type ErrorDetail } from '../../shared/errors.js';
-import type { OutgoingFrame } from '../../ws/event-store.js';
+import type { OutgoingFrame } from '../events/event-store.js';
 import type { StoredKey } from './idempotency-repo.js';
 import type { CommandRecord, OrderRepo } from './repo.js';
 

@@ -2,7 +2,7 @@ import type { Principal } from '../../http/types.js';
 import { AppError, type ErrorDetail, forbidden, insufficientScope, invalidField, notFound, reject } from '../../shared/errors.js';
 import { createBuckets } from '../../shared/token-bucket.js';
 import { isUuid, newId } from '../../shared/ids.js';
-import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
+import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
 import { isoOf } from '../../shared/clock.js';
 import type { OrderChangedBody } from '../../shared/sync-protocol.js';
 import type { Outbox } from '../sync/outbox.js';

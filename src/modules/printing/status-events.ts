@@ -1,5 +1,5 @@
 import { isoOf } from '../../shared/clock.js';
-import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
+import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
 import type { PrintRepo } from './repo.js';
 import type { StatusChange } from './spooler.js';
 

@@ -6,7 +6,7 @@ import { ProductId, Uuid } from '../../shared/types.js';
 import type { Revocation } from '../auth/repo.js';
 import type { ProvisioningRepo } from '../provisioning/repo.js';
 import { writeMenu, writeVenue } from '../provisioning/service.js';
-import type { OutgoingFrame } from '../../ws/event-store.js';
+import type { OutgoingFrame } from '../events/event-store.js';
 import type { CatalogueRepo } from './catalogue-repo.js';
 
 /** A change set this box will not apply: nothing of it was written, the cursor did not move. */

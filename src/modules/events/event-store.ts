@@ -1,5 +1,5 @@
-import type { Db } from '../db/open.js';
-import { tooLargeNotice } from './frame-size.js';
+import type { Db } from '../../db/open.js';
+import { tooLargeNotice } from '../../ws/frame-size.js';
 
 export type FrameType = 'HELLO' | 'ORDER_CHANGE' | 'NOTIFICATION' | 'PRINTER_STATUS' | 'MENU_CHANGED';
 
