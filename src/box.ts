@@ -10,8 +10,8 @@ import { loadOrCreateKey } from './shared/jwt.js';
 import { createAuthRepo } from './modules/auth/repo.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { createAuthService } from './modules/auth/service.js';
-import { lockRoutes } from './modules/menus/lock-routes.js';
-import { createProductLocks } from './modules/menus/locks.js';
+import { soldOutRoutes } from './modules/menus/sold-out-routes.js';
+import { createSoldOutFlags } from './modules/menus/sold-out.js';
 import { createMenuRepo } from './modules/menus/repo.js';
 import { menuRoutes } from './modules/menus/routes.js';
 import { createMenuService } from './modules/menus/service.js';
@@ -91,7 +91,7 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
       const result = applyProvisioning(provisioningRepo, p.name, document);
       log.info({ provisioning: p.name, result }, 'provisioning checked');
     }
-    const box = await serve(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }));
+    const box = await serveBoxApi(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }));
     return { ...box, stop: () => box.stop().finally(() => lock.release()) };
   } catch (err) {
     db?.close();
@@ -109,7 +109,7 @@ function lockDataDirForStart(dataDir: string): { release(): void } {
   }
 }
 
-async function serve(db: Db, dataDir: string, config: Config, log: Logger, backups: ReturnType<typeof createBackupJob>): Promise<Box> {
+async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger, backups: ReturnType<typeof createBackupJob>): Promise<Box> {
   const now = nowMs;
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
@@ -127,8 +127,8 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   const syncRepo = createSyncRepo(db);
   const catalogueRepo = createCatalogueRepo(db);
   const outbox = createOutbox(syncRepo);
-  const locks = createProductLocks(db, menuRepo, venues, outbox);
-  const menus = createMenuService(menuRepo, venues, locks);
+  const soldOut = createSoldOutFlags(db, menuRepo, venues, outbox);
+  const menus = createMenuService(menuRepo, venues, soldOut);
   const events = createEventStore(db);
   const orderRepo = createOrderRepo(db);
   const printRepo = createPrintRepo(db);
@@ -139,7 +139,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   });
   const printing = createPrintingService({ repo: printRepo, printers: config.printers, spooler, now });
   const ordering = createOrderingService({
-    repo: orderRepo, venues, menus, locks, printJobs: createPrintJobs(printing), events, outbox, source: 'venue-box',
+    repo: orderRepo, venues, menus, soldOut, printJobs: createPrintJobs(printing), events, outbox, source: 'venue-box',
     bounds: { maxLines: config.ordering.maxLines, maxOpenPerAnonymousUser: config.ordering.maxOpenPerAnonymousUser },
     customerCommandRate: config.ordering.customerCommandRate,
     now,
@@ -184,7 +184,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   }));
   const server = createServer(
     [
-      ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...lockRoutes(locks, now),
+      ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...soldOutRoutes(soldOut, now),
       ...orderingRoutes(ordering), ...warehouseRoutes(warehouse), ...printingRoutes(printing),
       ...syncRoutes(() => syncStatus(syncRepo, dataDir, now(), catalogueRepo)),
       ...healthRoutes({ metrics, allow: createAddressList(config.metrics.allowAddresses), authenticate, readiness: ready }),
@@ -204,7 +204,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   const queue = createCommandQueue({ repo: orderRepo, handler: ordering.handler, push: afterCommit, log, now, observer: metrics?.observer });
   ordering.attachQueue(queue);
   backfillOutbox(db, syncRepo, log, () => ({
-    orders: ordering.backfillSync(now()), documents: warehouse.backfillSync(), soldOut: locks.backfillSync(now()),
+    orders: ordering.backfillSync(now()), documents: warehouse.backfillSync(), soldOut: soldOut.backfillSync(now()),
   }));
   // Commands confirmed before a crash or power cut are applied before the first new request.
   queue.drain();
@@ -221,7 +221,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     signerFor: (device) => createWorkerSigner(device.secretKey),
     restore: createRestoreApplier({
       order: ordering.restore, document: warehouse.restoreDocument, warehouse: warehouse.restoreWarehouse,
-      soldOut: (tenantId, body) => locks.restore(tenantId, body, now()),
+      soldOut: (tenantId, body) => soldOut.restore(tenantId, body, now()),
       savepoint: (fn) => db.transaction(fn)(),
     }, log),
   });

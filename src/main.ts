@@ -99,7 +99,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.help) return print(HELP);
   if (values.version) return print(`${pkg.version}\n`);
   const [command, ...rest] = positionals;
-  if (command === 'serve' && rest.length === 0) return serve(values);
+  if (command === 'serve' && rest.length === 0) return serveVenueBox(values);
   if (command === 'stock' && rest.length === 1 && (rest[0] === 'check' || rest[0] === 'rebuild')) {
     return stock(rest[0], values);
   }
@@ -160,7 +160,7 @@ function configOf(values: CliValues): Config {
   return resolveConfig(overrides);
 }
 
-async function serve(values: CliValues): Promise<number> {
+async function serveVenueBox(values: CliValues): Promise<number> {
   const config = configOf(values);
   const log = createLogger(config.logLevel);
   const provisioning: { name: string; document: unknown }[] = [];

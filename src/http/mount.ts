@@ -32,7 +32,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps,
   const framing = createFramingCheck();
   const serveChecked = (res: UwsResponse, input: HttpRequest, route: Route | undefined) => {
     const problem = framing.problem(input);
-    if (!problem) return serve(res, input, route, deps);
+    if (!problem) return serveRoute(res, input, route, deps);
     // Answered inside uWS's callback, so the 400 goes out with this read (an await would let uWS parse on first),
     // and the connection is closed after it.
     const reply = toErrorReply(AppError.of('invalidBody', problem), input, deps.log);
@@ -149,7 +149,7 @@ export function copyRequest(req: UwsRequest, paramNames: string[], res?: UwsResp
   };
 }
 
-function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, deps: HttpDeps): void {
+function serveRoute(res: UwsResponse, input: HttpRequest, route: Route | undefined, deps: HttpDeps): void {
   let aborted = false;
   let closeAfter = false;
   res.onAborted(() => {

@@ -1,5 +1,5 @@
 import { type ErrorDetail, CommandRejected, reject } from '../../shared/errors.js';
-import type { ProductLocks } from '../menus/locks.js';
+import type { SoldOutFlags } from '../menus/sold-out.js';
 import type { MenuService } from '../menus/service.js';
 import { isOpen } from '../venues/opening-hours.js';
 import type { VenueRepo } from '../venues/repo.js';
@@ -34,8 +34,8 @@ export interface CommandDeps {
   repo: OrderRepo;
   venues: VenueRepo;
   menus: MenuService;
-  /** Sold-out products per venue (the menus module's locks). */
-  locks: Pick<ProductLocks, 'isLocked'>;
+  /** Sold-out products per venue (the menus module's flags). */
+  soldOut: Pick<SoldOutFlags, 'isSoldOut'>;
   printJobs: PrintJobs;
   source: string;
   /** Size limits of orders (config `ordering.*`); the defaults when absent. */
@@ -137,7 +137,7 @@ function priceLines(
       });
       continue;
     }
-    if (deps.locks.isLocked(cmd.tenantId, venue.id, product.id)) {
+    if (deps.soldOut.isSoldOut(cmd.tenantId, venue.id, product.id)) {
       problems.push(productUnavailable(line.id, product.id, venue.name));
       continue;
     }

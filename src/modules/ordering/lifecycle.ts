@@ -51,7 +51,7 @@ export function applyUpdate(deps: CommandDeps, cmd: CommandRecord, now: number):
   orderFor(deps, cmd, 'update');
   requireBucket(deps.repo, cmd, body.venue);
   const lines = editableLines(deps, cmd, body.venue, body.lines.map((l) => l.id));
-  const locked = lines.filter((l) => deps.locks.isLocked(cmd.tenantId, body.venue, l.product_id));
+  const locked = lines.filter((l) => deps.soldOut.isSoldOut(cmd.tenantId, body.venue, l.product_id));
   if (locked.length > 0) {
     const name = deps.venues.getVenue(cmd.tenantId, body.venue)?.name ?? body.venue;
     throw new CommandRejected(locked.map((l) => productUnavailable(l.id, l.product_id, name)));
@@ -97,7 +97,7 @@ export function applySubmit(deps: CommandDeps, cmd: CommandRecord, now: number):
       continue;
     }
     for (const l of fresh) {
-      if (l.venue_id === venueId && deps.locks.isLocked(cmd.tenantId, venueId, l.product_id)) {
+      if (l.venue_id === venueId && deps.soldOut.isSoldOut(cmd.tenantId, venueId, l.product_id)) {
         problems.push(productUnavailable(l.id, l.product_id, venue.name));
       }
     }

@@ -1,8 +1,8 @@
 import { AppError, type ErrorDetail, invalidField, notFound } from '../../shared/errors.js';
 import { isoOf } from '../../shared/clock.js';
 import { fromMicro, MAX_QTY_MICRO } from '../../shared/qty.js';
-import { releaseLocks } from './lock-service.js';
-import { trimLocks } from './locks.js';
+import { releaseLocks } from './stock-lock-service.js';
+import { trimLocks } from './stock-lock-allocation.js';
 import { contentDigest, formatNumber, periodOf } from './numbering.js';
 import type { Outbox } from '../sync/outbox.js';
 import type { LedgerRow, WarehouseRepo } from './repo.js';

@@ -2,18 +2,18 @@ import { Type } from '@sinclair/typebox';
 import { json, type Route } from '../../http/types.js';
 import { ProductId, Uuid } from '../../shared/types.js';
 import { compile } from '../../shared/validate.js';
-import type { ProductLocks } from './locks.js';
+import type { SoldOutFlags } from './sold-out.js';
 
-export const LockBody = Type.Object({
+export const SoldOutBody = Type.Object({
   venue: Uuid,
   productId: ProductId,
   locked: Type.Boolean(),
   reason: Type.Optional(Type.String({ maxLength: 200 })),
 });
-const validateLock = compile(LockBody);
+const validateSoldOut = compile(SoldOutBody);
 
 /** Staff mark products sold out (and back) per venue. */
-export function lockRoutes(locks: ProductLocks, now: () => number): Route[] {
+export function soldOutRoutes(soldOut: SoldOutFlags, now: () => number): Route[] {
   return [
     {
       method: 'put',
@@ -21,7 +21,7 @@ export function lockRoutes(locks: ProductLocks, now: () => number): Route[] {
       auth: 'write',
       body: 'json',
       handle: ({ req, principal, body }) =>
-        json(200, locks.setLock(principal.tenantId, req.params.menu!, validateLock(body), now())),
+        json(200, soldOut.set(principal.tenantId, req.params.menu!, validateSoldOut(body), now())),
     },
   ];
 }

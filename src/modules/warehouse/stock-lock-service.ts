@@ -1,7 +1,7 @@
 import { AppError, type ErrorDetail, notFound } from '../../shared/errors.js';
 import { isoOf } from '../../shared/clock.js';
 import { fromMicro } from '../../shared/qty.js';
-import { allocateItems, allocatePackets } from './locks.js';
+import { allocateItems, allocatePackets } from './stock-lock-allocation.js';
 import type { ItemState, WarehouseRepo } from './repo.js';
 import type { Actor, LockLine, PacketInput } from './schemas.js';
 
