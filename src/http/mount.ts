@@ -1,7 +1,7 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { isStorageFull, storageFullError } from '../db/storage-full.js';
-import { AppError, errorBody, forbidden, insufficientScope, invalidField } from '../shared/errors.js';
+import { AppError, errorBody, forbidden, insufficientScope, invalidField, problem, STATUS } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { parseJson } from '../shared/validate.js';
 import { statusLine } from './status-text.js';
@@ -108,7 +108,7 @@ function methodNotAllowed(allow: string): Route {
     handle: ({ req }) => {
       if (req.method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
       const message = `${req.method} is not allowed on ${req.path} (allowed: ${allow})`;
-      throw new AppError(405, message, [{ code: 'methodNotAllowed', message, args: [req.method] }], { Allow: allow });
+      throw AppError.of('methodNotAllowed', message, [req.method], { Allow: allow });
     },
   };
 }
@@ -274,7 +274,7 @@ class BodyTooLarge extends AppError {
     readonly drained: boolean,
   ) {
     const message = `body is larger than ${max} bytes`;
-    super(413, message, [{ code: 'payloadTooLarge', message, args: [] }]);
+    super(STATUS.payloadTooLarge, message, [problem('payloadTooLarge', message)]);
   }
 }
 
@@ -317,7 +317,7 @@ export function toErrorReply(err: unknown, req: HttpRequest, log: Logger): Reply
     status: 500,
     body: {
       message: `internal error (request ${req.requestId})`,
-      codes: [{ code: 'internal', message: 'internal error', args: [req.requestId] }],
+      codes: [problem('internal', 'internal error', [req.requestId])],
     },
   };
 }
@@ -327,7 +327,7 @@ export function toErrorReply(err: unknown, req: HttpRequest, log: Logger): Reply
 function stoppingError(deps: HttpDeps): AppError {
   const err = AppError.of('unavailable', deps.stopping?.message ?? 'venue-box is shutting down');
   const seconds = deps.stopping?.retryAfterSeconds();
-  return seconds === undefined ? err : new AppError(err.status, err.message, err.codes, { 'Retry-After': String(seconds) });
+  return seconds === undefined ? err : err.withHeaders({ 'Retry-After': String(seconds) });
 }
 
 function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean, head = false): void {

@@ -30,7 +30,7 @@ export function healthRoutes(deps: HealthRouteDeps): Route[] {
       handle() {
         const r = deps.readiness();
         if (r.ready) return json(200, { status: 'ready' });
-        throw new AppError(503, r.message, [{ code: r.code, message: r.message, args: [r.reason] }]);
+        throw AppError.of(r.code, r.message, [r.reason]);
       },
     },
     ...(metrics ? [{

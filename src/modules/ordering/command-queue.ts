@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../log.js';
-import { CommandRejected, type ErrorDetail } from '../../shared/errors.js';
+import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail } from '../../shared/errors.js';
 import type { OutgoingFrame } from '../events/event-store.js';
 import type { StoredKey } from './idempotency-repo.js';
 import type { CommandRecord, OrderRepo } from './repo.js';
@@ -9,7 +9,7 @@ export interface CommandHandler {
   /** Applies a command and appends its events; throws CommandRejected for a business-rule failure. */
   process(cmd: CommandRecord, now: number): OutgoingFrame[];
   /** Appends the NOTIFICATION of a rejected command. */
-  notify(cmd: CommandRecord, codes: ErrorDetail[], now: number): OutgoingFrame[];
+  notify(cmd: CommandRecord, codes: ErrorDetail<CommandErrorCode>[], now: number): OutgoingFrame[];
 }
 
 /** A processed command as the metrics see it (src/modules/health/metrics.ts). */
@@ -137,7 +137,7 @@ export function createCommandQueue(deps: QueueDeps) {
       done.push({ kind: cmd.kind, outcome: 'applied', confirmedMs: cmd.confirmedMs });
       return frames;
     } catch (err) {
-      let codes: ErrorDetail[];
+      let codes: ErrorDetail<CommandErrorCode>[];
       let outcome: ProcessedCommand['outcome'] = 'rejected';
       if (err instanceof CommandRejected) {
         codes = err.codes;
@@ -147,7 +147,7 @@ export function createCommandQueue(deps: QueueDeps) {
         throw err;
       } else {
         deps.log.error({ err, correlationId: cmd.correlationId, kind: cmd.kind }, 'order command failed');
-        codes = [{ code: 'internal', message: 'internal error', args: [cmd.correlationId] }];
+        codes = [commandProblem('internal', 'internal error', [cmd.correlationId])];
         outcome = 'failed';
       }
       deps.repo.markProcessed(cmd.seq, outcome, now);

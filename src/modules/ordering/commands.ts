@@ -1,4 +1,4 @@
-import { type ErrorDetail, CommandRejected, reject } from '../../shared/errors.js';
+import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail, reject } from '../../shared/errors.js';
 import type { SoldOutFlags } from '../menus/sold-out.js';
 import type { MenuService } from '../menus/service.js';
 import { isOpen } from '../venues/opening-hours.js';
@@ -125,16 +125,13 @@ export function openVenue(deps: CommandDeps, tenantId: string, venueId: string, 
 function priceLines(
   deps: CommandDeps, cmd: CommandRecord, venue: Venue, type: OrderType, lines: StoredLine[], now: number,
 ): NewLine[] {
-  const problems: ErrorDetail[] = [];
+  const problems: ErrorDetail<CommandErrorCode>[] = [];
   const priced: NewLine[] = [];
   for (const line of lines) {
     const product = deps.menus.productFor(cmd.tenantId, venue.menu, line.productId, channelOf(type));
     if (!product) {
-      problems.push({
-        code: 'invalidProduct',
-        message: `line ${line.id}: product ${line.productId} is not on the menu for ${channelOf(type)}`,
-        args: [line.id, line.productId],
-      });
+      problems.push(commandProblem('invalidProduct',
+        `line ${line.id}: product ${line.productId} is not on the menu for ${channelOf(type)}`, [line.id, line.productId]));
       continue;
     }
     if (deps.soldOut.isSoldOut(cmd.tenantId, venue.id, product.id)) {
@@ -151,11 +148,8 @@ function priceLines(
   return priced;
 }
 
-export const productUnavailable = (lineId: string, productId: string, venueName: string): ErrorDetail => ({
-  code: 'productUnavailable',
-  message: `line ${lineId}: product ${productId} is sold out at ${venueName}`,
-  args: [lineId, productId],
-});
+export const productUnavailable = (lineId: string, productId: string, venueName: string): ErrorDetail<CommandErrorCode> =>
+  commandProblem('productUnavailable', `line ${lineId}: product ${productId} is sold out at ${venueName}`, [lineId, productId]);
 
 /** editTotal is the sum of NEW lines; total the sum of ORDERED ones. */
 export function recomputeTotals(repo: OrderRepo, tenantId: string, orderId: string, now: number): void {

@@ -1,4 +1,4 @@
-import { CommandRejected, type ErrorDetail, reject } from '../../shared/errors.js';
+import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail, reject } from '../../shared/errors.js';
 import { formatMoney, parseMoney } from '../../shared/money.js';
 import type { Venue } from '../venues/schemas.js';
 import { checkOrderSize } from './bounds.js';
@@ -25,16 +25,13 @@ export interface StoredCancel {
   reason?: string;
 }
 
-const invalidLine = (lineId: string, venueId: string): ErrorDetail => ({
-  code: 'invalidLine',
-  message: `line ${lineId} is not a NEW line of this order at venue ${venueId}`,
-  args: [lineId],
-});
+const invalidLine = (lineId: string, venueId: string): ErrorDetail<CommandErrorCode> =>
+  commandProblem('invalidLine', `line ${lineId} is not a NEW line of this order at venue ${venueId}`, [lineId]);
 
 /** The named lines, each a NEW line of the order in the venue's bucket; every offender is reported. */
 function editableLines(deps: CommandDeps, cmd: CommandRecord, venueId: string, ids: string[]): LineRow[] {
   const lines = new Map(deps.repo.lines(cmd.tenantId, cmd.orderId).map((l) => [l.id, l]));
-  const problems: ErrorDetail[] = [];
+  const problems: ErrorDetail<CommandErrorCode>[] = [];
   const found: LineRow[] = [];
   for (const id of ids) {
     const line = lines.get(id);
@@ -86,7 +83,7 @@ export function applySubmit(deps: CommandDeps, cmd: CommandRecord, now: number):
   const fresh = lines.filter((l) => l.status === 'NEW');
   if (fresh.length === 0) throw reject('emptyOrder', 'the order has no NEW line to submit', [cmd.orderId]);
 
-  const problems: ErrorDetail[] = [];
+  const problems: ErrorDetail<CommandErrorCode>[] = [];
   for (const venueId of new Set(fresh.map((l) => l.venue_id))) {
     let venue: Venue;
     try {
@@ -108,11 +105,9 @@ export function applySubmit(deps: CommandDeps, cmd: CommandRecord, now: number):
         .filter((l) => l.venue_id === venueId && l.status !== 'CANCELLED')
         .reduce((sum, l) => sum + l.price_minor * l.quantity, 0);
       if (actual < required) {
-        problems.push({
-          code: 'minOrderValue',
-          message: `delivery from ${venue.name} needs at least ${formatMoney(required)}, the order has ${formatMoney(actual)}`,
-          args: [venueId, formatMoney(required), formatMoney(actual)],
-        });
+        problems.push(commandProblem('minOrderValue',
+          `delivery from ${venue.name} needs at least ${formatMoney(required)}, the order has ${formatMoney(actual)}`,
+          [venueId, formatMoney(required), formatMoney(actual)]));
       }
     }
   }

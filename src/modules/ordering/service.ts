@@ -1,5 +1,5 @@
 import type { Principal } from '../../http/types.js';
-import { AppError, type ErrorDetail, forbidden, insufficientScope, invalidField, notFound, reject } from '../../shared/errors.js';
+import { type ErrorDetail, retryLater, forbidden, insufficientScope, invalidField, notFound, reject } from '../../shared/errors.js';
 import { createBuckets } from '../../shared/token-bucket.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
@@ -86,8 +86,7 @@ export function createOrderingService(deps: OrderingDeps) {
     const waitMs = customerRate.waitMs(key);
     if (waitMs > 0) {
       const message = 'too many order commands: retry after Retry-After seconds';
-      throw new AppError(429, message, [{ code: 'tooManyRequests', message, args: ['ordering.customerCommandRate'] }],
-        { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) });
+      throw retryLater('tooManyRequests', message, waitMs, ['ordering.customerCommandRate']);
     }
     customerRate.take(key);
   }
