@@ -44,6 +44,7 @@ import { venueStream } from './modules/events/event-store.js';
 import { createWorkerSigner } from './modules/sync/signer.js';
 import { staleWarning, syncStatus } from './modules/sync/status.js';
 import { createServer } from './server.js';
+import { CLOSE_STOPPING } from './shared/socket-protocol.js';
 import pkg from '../package.json';
 import { nowMs } from './shared/clock.js';
 import { createEventStore } from './modules/events/event-store.js';
@@ -237,7 +238,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     apply: (tenantId, res) => applyCatalogue({
       catalogue: catalogueRepo, provisioning: provisioningRepo, now,
       revokeUser: auth.revokeUserTokens, noteRevoked: auth.noteRevoked,
-      menuChanged: (t, venue, payload) => events.append(t, venueStream(venue), 'MENU_CHANGED', payload, now()),
+      menuChanged: (t, venue, event) => events.append(t, venueStream(venue), event, now()),
       push: (frames) => server.hub.push(frames),
     }, tenantId, res),
   });
@@ -300,7 +301,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
       await sender.stop();
       await puller.stop();
       await new Promise((r) => setTimeout(r, 20));
-      server.hub.closeAll(1001, 'venue-box is stopping');
+      server.hub.closeAll(CLOSE_STOPPING, 'venue-box is stopping');
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();
       metrics?.close();

@@ -3,7 +3,9 @@ import { mountRoutes, type HttpDeps } from './http/mount.js';
 import type { Route } from './http/types.js';
 import { createHub, type HubDeps } from './ws/hub.js';
 
-export const SOCKET_PATH = '/ordering-api/ws';
+import { SOCKET_PATH } from './shared/socket-protocol.js';
+
+export { SOCKET_PATH };
 
 export interface Server {
   app: uWS.TemplatedApp;

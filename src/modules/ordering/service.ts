@@ -1,5 +1,6 @@
 import type { Principal } from '../../http/types.js';
-import { type ErrorDetail, retryLater, forbidden, insufficientScope, invalidField, notFound, reject } from '../../shared/errors.js';
+import { forbidden, insufficientScope, invalidField, notFound, reject, retryLater } from '../../shared/errors.js';
+import { notification, orderChange } from '../../shared/socket-protocol.js';
 import { createBuckets } from '../../shared/token-bucket.js';
 import { isUuid, newId } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
@@ -136,18 +137,11 @@ export function createOrderingService(deps: OrderingDeps) {
       const streams = new Set(order.users.map((u) => u.userId));
       streams.add(cmd.userId);
       for (const b of order.buckets) streams.add(venueStream(b.venue));
-      return [...streams].map((stream) => deps.events.append(cmd.tenantId, stream, 'ORDER_CHANGE', payload, now));
+      const change = orderChange(payload);
+      return [...streams].map((stream) => deps.events.append(cmd.tenantId, stream, change, now));
     },
-    notify(cmd, codes: ErrorDetail[], now): OutgoingFrame[] {
-      const payload = JSON.stringify({
-        type: 'OrderEventError',
-        users: [cmd.userId],
-        orderId: cmd.orderId,
-        event: { correlationId: cmd.correlationId, user: cmd.userId, orderId: cmd.orderId },
-        message: codes.map((c) => c.message).join('; '),
-        codes,
-      });
-      return [deps.events.append(cmd.tenantId, cmd.userId, 'NOTIFICATION', payload, now)];
+    notify(cmd, codes, now): OutgoingFrame[] {
+      return [deps.events.append(cmd.tenantId, cmd.userId, notification(cmd, codes), now)];
     },
   };
 
