@@ -1,15 +1,19 @@
-import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail, reject } from '../../shared/errors.js';
-import type { SoldOutFlags } from '../menus/sold-out.js';
-import type { MenuService } from '../menus/service.js';
-import { isOpen } from '../venues/opening-hours.js';
-import type { VenueRepo } from '../venues/repo.js';
-import type { Venue } from '../venues/schemas.js';
-import { checkOpenOrders, checkOrderSize, DEFAULT_ORDER_BOUNDS, type OrderBounds } from './bounds.js';
-import { pickClaimCode } from './claim-code.js';
-import type { PrintJobs } from './print-jobs.js';
-import type { CommandRecord, NewLine, OrderRepo, OrderRow } from './repo.js';
-import { channelOf, type OrderType } from './schemas.js';
-import { allowedIn, type CommandName, isClosedStatus, STAFF_ONLY } from './transitions.js';
+import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail, reject } from '../../../shared/errors.js';
+import type { SoldOutFlags } from '../../menus/sold-out.js';
+import type { MenuService } from '../../menus/service.js';
+import { isOpen } from '../../venues/opening-hours.js';
+import type { VenueRepo } from '../../venues/repo.js';
+import type { Venue } from '../../venues/schemas.js';
+import { checkOpenOrders, checkOrderSize, DEFAULT_ORDER_BOUNDS, type OrderBounds } from '../bounds.js';
+import { pickClaimCode } from '../claim-code.js';
+import type { PrintJobs, TicketContext } from '../print-jobs.js';
+import type { CommandRecord, LineRow, NewLine, OrderRepo, OrderRow } from '../repo.js';
+import { channelOf, type OrderType } from '../schemas.js';
+import type { OrderStatus } from '../schemas.js';
+
+/**
+ * The business rules the order commands share (each command's own are in its file beside this one).
+ */
 
 /** Lines as stored in a confirmed command: the ids were handed out in the confirmation. */
 export interface StoredLine {
@@ -18,16 +22,6 @@ export interface StoredLine {
   quantity: number;
   /** The line's kitchen note (`extra.note`). */
   note?: string;
-}
-export interface StoredNew {
-  orderType: OrderType;
-  buckets: { venue: string; lines: StoredLine[] }[];
-  contact?: Record<string, string>;
-  extra?: Record<string, string>;
-}
-export interface StoredAppend {
-  venue: string;
-  lines: StoredLine[];
 }
 
 export interface CommandDeps {
@@ -46,55 +40,46 @@ export const boundsOf = (deps: CommandDeps): OrderBounds => deps.bounds ?? DEFAU
 
 export const ROLES_OF_CREATOR = ['CREATOR', 'CUSTOMER'];
 
-/** Business rules of `new`: venues open, products on the menu; then the order, its lines and its creator. */
-export function applyNew(deps: CommandDeps, cmd: CommandRecord, now: number): void {
-  const body = cmd.body as StoredNew;
-  // Staff open orders for many guests; a customer's token is free, so its open orders are bounded.
-  if (!cmd.staff) checkOpenOrders(deps.repo.openOrdersOf(cmd.tenantId, cmd.userId), boundsOf(deps));
-  const venues = body.buckets.map((b) => openVenue(deps, cmd.tenantId, b.venue, body.orderType, now));
-  const lines = body.buckets.flatMap((b, i) => priceLines(deps, cmd, venues[i]!, body.orderType, b.lines, now));
-  checkOrderSize(cmd.orderId, lines, boundsOf(deps));
-  const claimCode = pickClaimCode((code) => venues.some((v) => deps.repo.claimTaken(cmd.tenantId, v.id, code)));
-  deps.repo.insertOrder({
-    tenantId: cmd.tenantId, id: cmd.orderId, orderType: body.orderType, claimCode,
-    source: body.extra?.['X-SOURCE'] ?? deps.source,
-    contactJson: body.contact ? JSON.stringify(body.contact) : null,
-    extraJson: body.extra ? JSON.stringify(body.extra) : null, nowMs: now,
-  });
-  venues.forEach((v, i) => deps.repo.insertBucket(cmd.tenantId, cmd.orderId, v.id, i, claimCode));
-  deps.repo.insertUser(cmd.tenantId, cmd.orderId, cmd.userId, ROLES_OF_CREATOR);
-  for (const line of lines) deps.repo.insertLine(cmd.tenantId, cmd.orderId, line);
-  recomputeTotals(deps.repo, cmd.tenantId, cmd.orderId, now);
-}
-
-/** Business rules of `append`: the order is the user's and open, the venue is one of its buckets and open. */
-export function applyAppend(deps: CommandDeps, cmd: CommandRecord, now: number): void {
-  const body = cmd.body as StoredAppend;
-  const order = orderFor(deps, cmd, 'append');
-  requireBucket(deps.repo, cmd, body.venue);
-  const type = order.order_type as OrderType;
-  const venue = openVenue(deps, cmd.tenantId, body.venue, type, now);
-  const added = priceLines(deps, cmd, venue, type, body.lines, now);
-  checkOrderSize(cmd.orderId, [...deps.repo.lines(cmd.tenantId, cmd.orderId), ...added], boundsOf(deps));
-  for (const line of added) deps.repo.insertLine(cmd.tenantId, cmd.orderId, line);
-  recomputeTotals(deps.repo, cmd.tenantId, cmd.orderId, now);
-}
-
 /**
  * The order a command may act on, checked in this order: it exists for the user (`orderNotFound`), the user
  * may give the command (`forbidden`), the order is open (`orderClosed`), and the lifecycle table allows the
  * command in the order's status (`invalidTransition`, args: current status, command).
  */
-export function orderFor(deps: CommandDeps, cmd: CommandRecord, command: Exclude<CommandName, 'new'>): OrderRow {
+export function orderFor(deps: CommandDeps, cmd: CommandRecord, command: Lifecycle): OrderRow {
+  const { name } = command;
   const order = visibleOrder(deps.repo, cmd);
-  if (STAFF_ONLY.has(command) && !cmd.staff) throw reject('forbidden', `only staff may ${command} an order`, [command]);
+  if (command.staffOnly && !cmd.staff) throw reject('forbidden', `only staff may ${name} an order`, [name]);
   if (order.closed === 1 || isClosedStatus(order.status)) {
     throw reject('orderClosed', `the order is closed (${order.status})`, [cmd.orderId]);
   }
   if (!allowedIn(command, order.status, order.order_type as OrderType)) {
-    throw reject('invalidTransition', `cannot ${command} an order in status ${order.status}`, [order.status, command]);
+    throw reject('invalidTransition', `cannot ${name} an order in status ${order.status}`, [order.status, name]);
   }
   return order;
+}
+
+/**
+ * Where a command on an existing order may be given: its row of the lifecycle table (README "The order
+ * lifecycle"). A DINE_IN_OPEN order is a tab: after a submit it keeps taking rounds (edit, then submit again),
+ * also once READY, so a tab allows some commands in more statuses.
+ */
+export interface Lifecycle {
+  /** The command's name, as in its path and in `invalidTransition`'s args. */
+  name: string;
+  /** The statuses an open order may be in. */
+  allowedIn: readonly OrderStatus[];
+  /** The further statuses in which a tab (DINE_IN_OPEN) takes it. */
+  tabAlsoIn?: readonly OrderStatus[];
+  /** Only staff may give it; from anyone else it is `forbidden`. (`cancel` is staff-only once the kitchen has lines.) */
+  staffOnly?: boolean;
+}
+
+/** Closed orders take no command at all (`orderClosed`). */
+export const isClosedStatus = (status: string): boolean => status === 'COMPLETED' || status === 'CANCELLED';
+
+export function allowedIn(command: Lifecycle, status: string, type: OrderType): boolean {
+  const s = status as OrderStatus;
+  return command.allowedIn.includes(s) || (type === 'DINE_IN_OPEN' && (command.tabAlsoIn?.includes(s) ?? false));
 }
 
 export function requireBucket(repo: OrderRepo, cmd: CommandRecord, venueId: string): void {
@@ -122,7 +107,7 @@ export function openVenue(deps: CommandDeps, tenantId: string, venueId: string, 
 }
 
 /** Prices each line from the menu; every unknown product is reported, not just the first. */
-function priceLines(
+export function priceLines(
   deps: CommandDeps, cmd: CommandRecord, venue: Venue, type: OrderType, lines: StoredLine[], now: number,
 ): NewLine[] {
   const problems: ErrorDetail<CommandErrorCode>[] = [];
@@ -160,4 +145,26 @@ export function recomputeTotals(repo: OrderRepo, tenantId: string, orderId: stri
     else if (l.status === 'ORDERED') total += l.price_minor * l.quantity;
   }
   repo.touchOrder(tenantId, orderId, edit, total, now);
+}
+
+const invalidLine = (lineId: string, venueId: string): ErrorDetail<CommandErrorCode> =>
+  commandProblem('invalidLine', `line ${lineId} is not a NEW line of this order at venue ${venueId}`, [lineId]);
+
+/** The named lines, each a NEW line of the order in the venue's bucket; every offender is reported. */
+export function editableLines(deps: CommandDeps, cmd: CommandRecord, venueId: string, ids: string[]): LineRow[] {
+  const lines = new Map(deps.repo.lines(cmd.tenantId, cmd.orderId).map((l) => [l.id, l]));
+  const problems: ErrorDetail<CommandErrorCode>[] = [];
+  const found: LineRow[] = [];
+  for (const id of ids) {
+    const line = lines.get(id);
+    if (!line || line.venue_id !== venueId || line.status !== 'NEW') problems.push(invalidLine(id, venueId));
+    else found.push(line);
+  }
+  if (problems.length > 0) throw new CommandRejected(problems);
+  return found;
+}
+
+export function ticketContext(deps: CommandDeps, cmd: CommandRecord, now: number): TicketContext {
+  const order: OrderRow = deps.repo.order(cmd.tenantId, cmd.orderId)!;
+  return { tenantId: cmd.tenantId, order, venueOf: (id) => deps.venues.getVenue(cmd.tenantId, id), nowMs: now };
 }
