@@ -156,7 +156,15 @@ export function createCommandQueue(deps: QueueDeps) {
     }
   }
 
+  /** Processes everything pending now (at start, after a crash; and at shutdown). */
+  function drain(): void {
+    if (waiting.length > 0) flushConfirmations();
+    while (processBatch() === BATCH);
+  }
+
   return {
+    /** Commands confirmed before a crash or power cut are applied before the first new request. */
+    start: drain,
     /** Resolves once the command is committed to disk; the caller then writes the confirmation. */
     confirm(record: Omit<CommandRecord, 'seq'>, key?: StoredKey): Promise<void> {
       return new Promise((resolve, reject) => {
@@ -164,11 +172,7 @@ export function createCommandQueue(deps: QueueDeps) {
         if (waiting.length === 1) setImmediate(flushConfirmations);
       });
     },
-    /** Processes everything pending now (at start, after a crash; and at shutdown). */
-    drain(): void {
-      if (waiting.length > 0) flushConfirmations();
-      while (processBatch() === BATCH);
-    },
+    drain,
     stop(): void {
       clearTimeout(retryTimer);
     },
