@@ -75,6 +75,9 @@ export interface Box {
 
 export class StartError extends Error {}
 
+const API_DESCRIPTION = "The venue box's API: OAuth tokens, venues, menus, orders as queued commands whose results are "
+  + 'pushed on the socket, the order lifecycle, staff views, the warehouse, printers and sync status (README "The API").';
+
 /** Opens the data directory and database, provisions, starts the server and the scheduled jobs. */
 export async function startBox({ config, log, provisioning, configFile }: BoxOptions): Promise<Box> {
   const dataDir = resolve(config.dataDir);
@@ -196,6 +199,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
       corsOrigins: config.http.corsOrigins,
       sockets: config.sockets,
       accepting: () => accepting, storage: disk,
+      contracts: { title: 'venue-box', version: pkg.version, description: API_DESCRIPTION },
     },
   );
   // After each commit of processed commands: push their frames, and wake the printers for their print jobs.

@@ -1,4 +1,6 @@
 import uWS from 'uWebSockets.js';
+import { contractRoutes } from './http/contracts/routes.js';
+import type { ApiInfo } from './http/contracts/openapi.js';
 import { mountRoutes, type HttpDeps } from './http/mount.js';
 import type { Route } from './http/types.js';
 import { createHub, type HubDeps } from './ws/hub.js';
@@ -17,12 +19,17 @@ export interface Server {
 
 export class ListenError extends Error {}
 
-/** The uWS app with every module's routes and the socket mounted. */
-export function createServer(routes: Route[], deps: HttpDeps & HubDeps): Server {
+/**
+ * The uWS app with every module's routes and the socket mounted, and the contracts made from exactly what is
+ * mounted (/openapi.json from these routes, README "Contracts: /openapi.json and /asyncapi.json").
+ */
+export function createServer(routes: Route[], deps: HttpDeps & HubDeps & { contracts: ApiInfo }): Server {
   const app = uWS.App();
   // The socket route is registered before the catch-all 404 of the HTTP routes.
   const hub = createHub(app, SOCKET_PATH, deps);
-  mountRoutes(app, routes, deps, [{ method: 'get', path: SOCKET_PATH }]);
+  const mounted: Route[] = [...routes];
+  mounted.push(...contractRoutes(() => mounted, deps.contracts));
+  mountRoutes(app, mounted, deps, [{ method: 'get', path: SOCKET_PATH }]);
   let listenSocket: uWS.us_listen_socket | undefined;
 
   return {

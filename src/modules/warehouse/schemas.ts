@@ -39,7 +39,8 @@ const documentBody = <Q extends typeof PositiveQty | typeof CountedQty>(qty: Q) 
     extra: Type.Optional(StringMap),
     targetWarehouse: Type.Optional(Uuid),
   });
-const IssueBody = documentBody(PositiveQty);
+/** A stock document's body (an Inventory's quantities may also be 0). */
+export const IssueBody = documentBody(PositiveQty);
 const InventoryBody = documentBody(CountedQty);
 export type DocumentItem = Static<typeof IssueBody>['items'][number];
 
