@@ -19,8 +19,10 @@ export interface ContractChecker {
   response(method: string, pathTemplate: string, status: number, body: unknown): unknown;
   /** Reads a fetch Response's JSON and checks it (as `response`); returns the body. */
   json(method: string, pathTemplate: string, res: Response): Promise<unknown>;
+  /** As `response`, for a concrete path (`/warehouse-api/api/warehouse/<id>/stock?x=1`): its template is looked up. */
+  matching(method: string, path: string, status: number, body: unknown): unknown;
   /** Checks a socket frame against the AsyncAPI message of its type. */
-  frame(frame: { type: string }): void;
+  frame(frame: { type: string; seq?: number; payload?: unknown }): void;
 }
 
 const checkers = new Map<string, Promise<ContractChecker>>();
@@ -61,6 +63,18 @@ async function load(box: { url(path: string): string }): Promise<ContractChecker
       const schema = ((r.content as Record<string, Json> | undefined)?.['application/json'])?.schema;
       if (!schema) expect.fail(`/openapi.json gives no JSON schema for ${status} of ${method} ${pathTemplate}`);
       check(compile(`${method} ${pathTemplate} ${status}`, schema), body, `${status} of ${method} ${pathTemplate}`);
+      return body;
+    },
+    matching(method, path, status, body) {
+      const bare = path.split('?')[0]!;
+      const templates = Object.keys(openapi.paths as Json);
+      // A template without parameters first (`/locks/packets` before `/{kind}`-like ones), then by pattern.
+      const template = templates.find((t) => t === bare) ?? templates.find((t) =>
+        new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(bare));
+      if (template) return checker.response(method, template, status, body);
+      // An unknown path is answered with the error body too.
+      if (status !== 404) expect.fail(`/openapi.json has no path for ${path}`);
+      check(compile('ErrorBody', ((openapi.components as Json).schemas as Json).ErrorBody), body, `404 of ${path}`);
       return body;
     },
     async json(method, pathTemplate, res) {
