@@ -8,7 +8,7 @@ export interface StoredAppend {
   lines: StoredLine[];
 }
 
-const lifecycle: Lifecycle = { name: 'append', allowedIn: ['NEW'], tabAlsoIn: ['ORDERED', 'READY'] };
+const lifecycle: Lifecycle = { allowedIn: ['NEW'], tabAlsoIn: ['ORDERED', 'READY'] };
 
 /** `append`: NEW lines into one venue's bucket; the 200 names the new lines. */
 export const appendCommand = defineCommand({

@@ -7,7 +7,7 @@ export interface StoredCancel {
   reason?: string;
 }
 
-const lifecycle: Lifecycle = { name: 'cancel', allowedIn: ['NEW', 'ORDERED', 'READY'] };
+const lifecycle: Lifecycle = { allowedIn: ['NEW', 'ORDERED', 'READY'] };
 
 /**
  * `cancel`: a user may cancel while the kitchen has nothing (no ORDERED line); staff always. Every line

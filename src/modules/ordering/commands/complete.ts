@@ -7,7 +7,7 @@ export interface StoredComplete {
   claimCode: string;
 }
 
-const lifecycle: Lifecycle = { name: 'complete', allowedIn: ['ORDERED', 'READY'], staffOnly: true };
+const lifecycle: Lifecycle = { allowedIn: ['ORDERED', 'READY'], staffOnly: true };
 
 /**
  * `complete` (staff): handed over against the claim code. A tab's round that was never submitted is not

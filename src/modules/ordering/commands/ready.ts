@@ -2,7 +2,7 @@ import { EmptyBody } from '../schemas.js';
 import { defineCommand } from './define.js';
 import { type Lifecycle, orderFor } from './rules.js';
 
-const lifecycle: Lifecycle = { name: 'ready', allowedIn: ['ORDERED'], staffOnly: true };
+const lifecycle: Lifecycle = { allowedIn: ['ORDERED'], staffOnly: true };
 
 /** `ready` (staff): the kitchen is done with what was ordered; the customer's socket hears it. */
 export const readyCommand = defineCommand({

@@ -7,7 +7,7 @@ export interface StoredRemove {
   lines: string[];
 }
 
-const lifecycle: Lifecycle = { name: 'remove', allowedIn: ['NEW'], tabAlsoIn: ['ORDERED', 'READY'] };
+const lifecycle: Lifecycle = { allowedIn: ['NEW'], tabAlsoIn: ['ORDERED', 'READY'] };
 
 /** `remove`: NEW lines leave the order. They were never ordered, so they are deleted, not CANCELLED. */
 export const removeCommand = defineCommand({

@@ -4,12 +4,10 @@ import type { MenuService } from '../../menus/service.js';
 import { isOpen } from '../../venues/opening-hours.js';
 import type { VenueRepo } from '../../venues/repo.js';
 import type { Venue } from '../../venues/schemas.js';
-import { checkOpenOrders, checkOrderSize, DEFAULT_ORDER_BOUNDS, type OrderBounds } from '../bounds.js';
-import { pickClaimCode } from '../claim-code.js';
+import { DEFAULT_ORDER_BOUNDS, type OrderBounds } from '../bounds.js';
 import type { PrintJobs, TicketContext } from '../print-jobs.js';
 import type { CommandRecord, LineRow, NewLine, OrderRepo, OrderRow } from '../repo.js';
-import { channelOf, type OrderType } from '../schemas.js';
-import type { OrderStatus } from '../schemas.js';
+import { channelOf, type OrderStatus, type OrderType } from '../schemas.js';
 
 /**
  * The business rules the order commands share (each command's own are in its file beside this one).
@@ -46,7 +44,8 @@ export const ROLES_OF_CREATOR = ['CREATOR', 'CUSTOMER'];
  * command in the order's status (`invalidTransition`, args: current status, command).
  */
 export function orderFor(deps: CommandDeps, cmd: CommandRecord, command: Lifecycle): OrderRow {
-  const { name } = command;
+  // The command's name is its registry key, as stored in the command log.
+  const name = cmd.kind;
   const order = visibleOrder(deps.repo, cmd);
   if (command.staffOnly && !cmd.staff) throw reject('forbidden', `only staff may ${name} an order`, [name]);
   if (order.closed === 1 || isClosedStatus(order.status)) {
@@ -64,8 +63,6 @@ export function orderFor(deps: CommandDeps, cmd: CommandRecord, command: Lifecyc
  * also once READY, so a tab allows some commands in more statuses.
  */
 export interface Lifecycle {
-  /** The command's name, as in its path and in `invalidTransition`'s args. */
-  name: string;
   /** The statuses an open order may be in. */
   allowedIn: readonly OrderStatus[];
   /** The further statuses in which a tab (DINE_IN_OPEN) takes it. */

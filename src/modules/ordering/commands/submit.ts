@@ -5,7 +5,7 @@ import { EmptyBody, type OrderType } from '../schemas.js';
 import { defineCommand } from './define.js';
 import { type Lifecycle, openVenue, orderFor, productUnavailable, recomputeTotals, ticketContext } from './rules.js';
 
-const lifecycle: Lifecycle = { name: 'submit', allowedIn: ['NEW', 'ORDERED'], tabAlsoIn: ['READY'] };
+const lifecycle: Lifecycle = { allowedIn: ['NEW', 'ORDERED'], tabAlsoIn: ['READY'] };
 
 /**
  * `submit`: the NEW lines go to the kitchen as the next round. Every venue with new lines must be open, no

@@ -11,7 +11,7 @@ export interface StoredUpdate {
   lines: { id: string; quantity: number }[];
 }
 
-const lifecycle: Lifecycle = { name: 'update', allowedIn: ['NEW'], tabAlsoIn: ['ORDERED', 'READY'] };
+const lifecycle: Lifecycle = { allowedIn: ['NEW'], tabAlsoIn: ['ORDERED', 'READY'] };
 
 /** `update`: new quantities for NEW lines. A sold-out product cannot be changed, only removed. */
 export const updateCommand = defineCommand({
