@@ -100,7 +100,7 @@ export function tokenRoute(issue: (call: TokenCall, req: HttpRequest) => Promise
     // A full disk (the endpoint stores refresh tokens): temporarily_unavailable is RFC 6749's one code for "try
     // again later" (4.1.2.1), with the same status and Retry-After.
     errorReply: (err) => (err.codes[0]?.code === 'storageFull'
-      ? { status: err.status, body: { error: 'temporarily_unavailable', error_description: err.message }, headers: err.headers }
+      ? { ...oauthReply(new OAuthError('temporarily_unavailable', err.message)), status: err.status, headers: err.headers }
       : undefined),
     async handle({ req, body }) {
       try {
