@@ -1,8 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import cron from 'node-cron';
 import type { Config } from './config.js';
-import { DB_FILE, openDatabase, startCheckpointer, type Db } from './db/open.js';
+import { createCheckpointer, DB_FILE, openDatabase, type Db } from './db/open.js';
 import { migrate, MIGRATIONS } from './db/migrate.js';
 import type { HttpRequest } from './http/types.js';
 import type { Logger } from './log.js';
@@ -10,8 +9,8 @@ import { loadOrCreateKey } from './shared/jwt.js';
 import { createAuthRepo } from './modules/auth/repo.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { createAuthService } from './modules/auth/service.js';
-import { lockRoutes } from './modules/menus/lock-routes.js';
-import { createProductLocks } from './modules/menus/locks.js';
+import { soldOutRoutes } from './modules/menus/sold-out-routes.js';
+import { createSoldOutFlags } from './modules/menus/sold-out.js';
 import { createMenuRepo } from './modules/menus/repo.js';
 import { menuRoutes } from './modules/menus/routes.js';
 import { createMenuService } from './modules/menus/service.js';
@@ -40,15 +39,16 @@ import { createSender } from './modules/sync/sender.js';
 import { applyCatalogue, provisioningWithout } from './modules/sync/catalogue-apply.js';
 import { createCatalogueRepo } from './modules/sync/catalogue-repo.js';
 import { createPuller } from './modules/sync/puller.js';
-import { venueStream } from './ws/event-store.js';
+import { venueStream } from './modules/events/event-store.js';
 import { createWorkerSigner } from './modules/sync/signer.js';
-import { staleWarning, syncStatus } from './modules/sync/status.js';
+import { syncStatus } from './modules/sync/status.js';
 import { createServer } from './server.js';
 import { resolveScreensBootstrap, type ScreensBootstrap, screensRoutes } from './modules/screens/routes.js';
 import { loadWebFiles } from './modules/screens/web-files.js';
+import { CLOSE_STOPPING } from './shared/socket-protocol.js';
 import pkg from '../package.json';
 import { nowMs } from './shared/clock.js';
-import { createEventStore } from './ws/event-store.js';
+import { createEventStore } from './modules/events/event-store.js';
 import { createDiskWatchdog } from './modules/storage/disk-watchdog.js';
 import { createAddressList } from './modules/health/addresses.js';
 import { createBoxMetrics } from './modules/health/metrics.js';
@@ -57,6 +57,8 @@ import { healthRoutes } from './modules/health/routes.js';
 import { createRetention } from './modules/storage/retention.js';
 import { createBackupJob } from './modules/backup/service.js';
 import { DataDirLockedError, lockDataDir } from './db/data-dir-lock.js';
+import { createJobs } from './jobs.js';
+import { type NamedService, pause, type Service, stopInOrder } from './shared/service.js';
 
 export interface BoxOptions {
   config: Config;
@@ -74,6 +76,9 @@ export interface Box {
 }
 
 export class StartError extends Error {}
+
+const API_DESCRIPTION = "The venue box's API: OAuth tokens, venues, menus, orders as queued commands whose results are "
+  + 'pushed on the socket, the order lifecycle, staff views, the warehouse, printers and sync status (README "The API").';
 
 /** Opens the data directory and database, provisions, starts the server and the scheduled jobs. */
 export async function startBox({ config, log, provisioning, configFile }: BoxOptions): Promise<Box> {
@@ -94,7 +99,7 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
       log.info({ provisioning: p.name, result }, 'provisioning checked');
     }
     const screens = resolveScreensBootstrap(config.screens, provisioning);
-    const box = await serve(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }), screens);
+    const box = await serveBoxApi(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }), screens);
     return { ...box, stop: () => box.stop().finally(() => lock.release()) };
   } catch (err) {
     db?.close();
@@ -112,7 +117,7 @@ function lockDataDirForStart(dataDir: string): { release(): void } {
   }
 }
 
-async function serve(db: Db, dataDir: string, config: Config, log: Logger, backups: ReturnType<typeof createBackupJob>,
+async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger, backups: ReturnType<typeof createBackupJob>,
   screens: ScreensBootstrap | undefined): Promise<Box> {
   const now = nowMs;
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
@@ -131,8 +136,8 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   const syncRepo = createSyncRepo(db);
   const catalogueRepo = createCatalogueRepo(db);
   const outbox = createOutbox(syncRepo);
-  const locks = createProductLocks(db, menuRepo, venues, outbox);
-  const menus = createMenuService(menuRepo, venues, locks);
+  const soldOut = createSoldOutFlags(db, menuRepo, venues, outbox);
+  const menus = createMenuService(menuRepo, venues, soldOut);
   const events = createEventStore(db);
   const orderRepo = createOrderRepo(db);
   const printRepo = createPrintRepo(db);
@@ -143,7 +148,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   });
   const printing = createPrintingService({ repo: printRepo, printers: config.printers, spooler, now });
   const ordering = createOrderingService({
-    repo: orderRepo, venues, menus, locks, printJobs: createPrintJobs(printing), events, outbox, source: 'venue-box',
+    repo: orderRepo, venues, menus, soldOut, printJobs: createPrintJobs(printing), events, outbox, source: 'venue-box',
     bounds: { maxLines: config.ordering.maxLines, maxOpenPerAnonymousUser: config.ordering.maxOpenPerAnonymousUser },
     customerCommandRate: config.ordering.customerCommandRate,
     now,
@@ -188,7 +193,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   }));
   const server = createServer(
     [
-      ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...lockRoutes(locks, now),
+      ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...soldOutRoutes(soldOut, now),
       ...orderingRoutes(ordering), ...warehouseRoutes(warehouse), ...printingRoutes(printing),
       ...syncRoutes(() => syncStatus(syncRepo, dataDir, now(), catalogueRepo)),
       ...healthRoutes({ metrics, allow: createAddressList(config.metrics.allowAddresses), authenticate, readiness: ready }),
@@ -199,6 +204,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
       corsOrigins: config.http.corsOrigins,
       sockets: config.sockets,
       accepting: () => accepting, storage: disk,
+      contracts: { title: 'venue-box', version: pkg.version, description: API_DESCRIPTION },
     },
     config.screens.enabled ? webFiles(log) : undefined,
   );
@@ -210,12 +216,8 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   const queue = createCommandQueue({ repo: orderRepo, handler: ordering.handler, push: afterCommit, log, now, observer: metrics?.observer });
   ordering.attachQueue(queue);
   backfillOutbox(db, syncRepo, log, () => ({
-    orders: ordering.backfillSync(now()), documents: warehouse.backfillSync(), soldOut: locks.backfillSync(now()),
+    orders: ordering.backfillSync(now()), documents: warehouse.backfillSync(), soldOut: soldOut.backfillSync(now()),
   }));
-  // Commands confirmed before a crash or power cut are applied before the first new request.
-  queue.drain();
-  // Then the printers: every job of those commands is in the database by now.
-  spooler.start();
 
   const sender = createSender({
     repo: syncRepo, dataDir, log, now, version: pkg.version,
@@ -227,12 +229,11 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     signerFor: (device) => createWorkerSigner(device.secretKey),
     restore: createRestoreApplier({
       order: ordering.restore, document: warehouse.restoreDocument, warehouse: warehouse.restoreWarehouse,
-      soldOut: (tenantId, body) => locks.restore(tenantId, body, now()),
+      soldOut: (tenantId, body) => soldOut.restore(tenantId, body, now()),
       savepoint: (fn) => db.transaction(fn)(),
     }, log),
   });
   outbox.onAppend(() => sender.wake());
-  sender.start();
   const provisioningRepo = createProvisioningRepo(db);
   const puller = createPuller({
     dataDir, log, state: catalogueRepo.state, setError: (message) => catalogueRepo.setError(message, now()),
@@ -243,47 +244,51 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     apply: (tenantId, res) => applyCatalogue({
       catalogue: catalogueRepo, provisioning: provisioningRepo, now,
       revokeUser: auth.revokeUserTokens, noteRevoked: auth.noteRevoked,
-      menuChanged: (t, venue, payload) => events.append(t, venueStream(venue), 'MENU_CHANGED', payload, now()),
+      menuChanged: (t, venue, event) => events.append(t, venueStream(venue), event, now()),
       push: (frames) => server.hub.push(frames),
     }, tenantId, res),
   });
-  puller.start();
 
-  const stopCheckpointer = startCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'), metrics?.onCheckpoint);
-  const jobs = [
-    cron.schedule('17 * * * *', () => {
-      // An idle anonymous user keeps its refresh tokens while any order lists it (the ordering module knows).
-      const removed = auth.sweepExpired((tenantId, userId) => ordering.userHasOrder(tenantId, userId));
-      log.info({ removed }, 'expired refresh tokens and revocations removed');
-    }, { name: 'refresh-token-sweep', noOverlap: true }),
-    cron.schedule('23 * * * *', () => {
-      const removed = events.pruneBefore(now() - config.events.retentionHours * 3_600_000);
-      log.info({ removed }, 'old socket events removed');
-    }, { name: 'event-prune', noOverlap: true }),
-    cron.schedule('29 * * * *', () => {
-      const removed = ordering.pruneIdempotencyKeys(now() - config.ordering.idempotencyHours * 3_600_000);
-      if (removed > 0) log.info({ removed }, 'expired Idempotency-Keys removed');
-    }, { name: 'idempotency-prune', noOverlap: true }),
-    cron.schedule('35 * * * *', () => retention.pruneCommands(), { name: 'command-retention', noOverlap: true }),
-    // Requests look at the disk only when they write; this look makes the low-space warning come on an idle box too.
-    cron.schedule('* * * * *', () => disk.full(), { name: 'disk-watch', noOverlap: true }),
-    cron.schedule('*/10 * * * *', () => {
-      const stale = staleWarning(syncStatus(syncRepo, dataDir, now(), catalogueRepo), config.sync.warnAfterHours);
-      if (stale) log.warn(stale, 'unsynced data is older than sync.warnAfterHours');
-    }, { name: 'sync-age-warning', noOverlap: true }),
-    cron.schedule('41 * * * *', () => {
-      const removed = syncRepo.prune(syncRepo.state().ackedSeq, now() - config.sync.retentionDays * 86_400_000);
-      if (removed > 0) log.info({ removed }, 'acknowledged sync events past retention removed');
-    }, { name: 'sync-retention', noOverlap: true }),
-    // Expired locks already count for nothing; the sweep only keeps the table small.
-    cron.schedule('* * * * *', () => {
-      const removed = warehouse.sweepExpiredLocks();
-      if (removed > 0) log.info({ removed }, 'expired stock locks removed');
-    }, { name: 'lock-sweep', noOverlap: true }),
+  const checkpointer = createCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'), metrics?.onCheckpoint);
+  const jobs = createJobs({
+    config, log, now, auth, ordering, events, warehouse, retention, disk, syncRepo, backups,
+    syncStatus: () => syncStatus(syncRepo, dataDir, now(), catalogueRepo),
+  });
+  const listener: Service = {
+    start() {},
+    // No new requests (503 unavailable); confirmations already in this tick commit and their replies go out.
+    async drain() {
+      accepting = false;
+      server.stopListening();
+      await pause(20);
+    },
+    stop() {},
+  };
+  const sockets: Service = {
+    start() {},
+    // The frames of the last commands go out before the sockets close.
+    drain: () => pause(20),
+    stop: () => server.hub.closeAll(CLOSE_STOPPING, 'venue-box is stopping'),
+  };
+
+  // The queue first applies the commands confirmed before a crash or power cut, then the printers start (every
+  // job of those commands is in the database by now), then sync, the checkpointer and the scheduled jobs.
+  for (const service of [queue, spooler, sender, puller, checkpointer, jobs]) await service.start();
+  /**
+   * Shutdown, in order (README "Command line"): each part takes nothing new and finishes what it accepted, then
+   * stops. A command confirmed is applied; a print job's write in flight finishes (and is recorded) or is
+   * abandoned unrecorded, never marked without a drain; a backup in flight removes its temp files.
+   */
+  const stopping: NamedService[] = [
+    { name: 'http', service: listener },
+    { name: 'jobs', service: jobs },
+    { name: 'checkpointer', service: checkpointer },
+    { name: 'command queue', service: queue },
+    { name: 'spooler', service: spooler },
+    { name: 'sync sender', service: sender },
+    { name: 'catalogue puller', service: puller },
+    { name: 'sockets', service: sockets },
   ];
-  if (config.backup.enabled) {
-    jobs.push(cron.schedule(config.backup.schedule, () => backups.run(), { name: 'backup', noOverlap: true }));
-  }
 
   const port = await server.listen(config.host, config.port);
   log.info({ address: `http://${config.host}:${port}`, host: config.host, port, dataDir }, 'venue-box listening');
@@ -292,21 +297,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     port,
     db,
     async stop() {
-      accepting = false;
-      server.stopListening();
-      for (const job of jobs) await job.destroy();
-      await backups.stop();
-      stopCheckpointer();
-      // Let confirmations already in this tick commit and their replies go out before closing.
-      await new Promise((r) => setTimeout(r, 20));
-      queue.drain();
-      queue.stop();
-      // A write in flight finishes (and is recorded) or is abandoned unrecorded: never marked without a drain.
-      await spooler.stop();
-      await sender.stop();
-      await puller.stop();
-      await new Promise((r) => setTimeout(r, 20));
-      server.hub.closeAll(1001, 'venue-box is stopping');
+      await stopInOrder(stopping);
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();
       metrics?.close();

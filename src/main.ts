@@ -8,7 +8,7 @@ import { type Config, ConfigError, loadConfigFile, resolveConfig } from './confi
 import { migrate } from './db/migrate.js';
 import { DB_FILE, openDatabase } from './db/open.js';
 import { createLogger } from './log.js';
-import { createSystemdNotifier } from './modules/health/watchdog.js';
+import { createSystemdNotifier, systemdService } from './modules/health/watchdog.js';
 import { listPrinters, PrinterCliError, printTestPage } from './modules/printing/cli.js';
 import { ProvisioningError } from './modules/provisioning/service.js';
 import { runStockCommand, type StockAction } from './modules/warehouse/ledger-check.js';
@@ -99,7 +99,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.help) return print(HELP);
   if (values.version) return print(`${pkg.version}\n`);
   const [command, ...rest] = positionals;
-  if (command === 'serve' && rest.length === 0) return serve(values);
+  if (command === 'serve' && rest.length === 0) return serveVenueBox(values);
   if (command === 'stock' && rest.length === 1 && (rest[0] === 'check' || rest[0] === 'rebuild')) {
     return stock(rest[0], values);
   }
@@ -160,7 +160,7 @@ function configOf(values: CliValues): Config {
   return resolveConfig(overrides);
 }
 
-async function serve(values: CliValues): Promise<number> {
+async function serveVenueBox(values: CliValues): Promise<number> {
   const config = configOf(values);
   const log = createLogger(config.logLevel);
   const provisioning: { name: string; document: unknown }[] = [];
@@ -169,14 +169,14 @@ async function serve(values: CliValues): Promise<number> {
     provisioning.push({ name: config.provisioningFile, document: loadConfigFile(config.provisioningFile) });
   }
   // systemd's Type=notify and WatchdogSec (native-config/venue-box.service); nothing without NOTIFY_SOCKET.
-  const systemd = createSystemdNotifier({ env: process.env, pid: process.pid, log });
   const box = await startBox({ config, log, provisioning, configFile: values.config });
-  systemd.ready(`serving on ${config.host}:${box.port}`);
+  const systemd = systemdService(createSystemdNotifier({ env: process.env, pid: process.pid, log }), () => `serving on ${config.host}:${box.port}`);
+  await systemd.start();
   await untilSignal({
     async stop() {
-      systemd.stopping();
+      await systemd.drain?.();
       await box.stop();
-      await systemd.close();
+      await systemd.stop();
     },
   }, log);
   return 0;

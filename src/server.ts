@@ -1,11 +1,15 @@
 import uWS from 'uWebSockets.js';
+import { contractRoutes } from './http/contracts/routes.js';
+import type { ApiInfo } from './http/contracts/openapi.js';
 import { mountRoutes, type HttpDeps } from './http/mount.js';
 import { mountStaticFiles } from './http/static-files.js';
 import type { WebFile } from './modules/screens/web-files.js';
 import type { Route } from './http/types.js';
 import { createHub, type HubDeps } from './ws/hub.js';
 
-export const SOCKET_PATH = '/ordering-api/ws';
+import { SOCKET_PATH } from './shared/socket-protocol.js';
+
+export { SOCKET_PATH };
 
 export interface Server {
   app: uWS.TemplatedApp;
@@ -17,14 +21,19 @@ export interface Server {
 
 export class ListenError extends Error {}
 
-/** The uWS app with every module's routes and the socket mounted. */
-export function createServer(routes: Route[], deps: HttpDeps & HubDeps, webFiles = new Map<string, WebFile>()): Server {
+/**
+ * The uWS app with every module's routes and the socket mounted, and the contracts made from exactly what is
+ * mounted (/openapi.json from these routes, README "Contracts: /openapi.json and /asyncapi.json").
+ */
+export function createServer(routes: Route[], deps: HttpDeps & HubDeps & { contracts: ApiInfo }, webFiles = new Map<string, WebFile>()): Server {
   const app = uWS.App();
   // The socket route is registered before the catch-all 404 of the HTTP routes.
   const hub = createHub(app, SOCKET_PATH, deps);
   // The screens' files (README "Screens"), each at its own path: nothing shadows an API path.
   const webPaths = mountStaticFiles(app, webFiles);
-  mountRoutes(app, routes, deps, [{ method: 'get', path: SOCKET_PATH }, ...webPaths]);
+  const mounted: Route[] = [...routes];
+  mounted.push(...contractRoutes(() => mounted, deps.contracts));
+  mountRoutes(app, mounted, deps, [{ method: 'get', path: SOCKET_PATH }, ...webPaths]);
   let listenSocket: uWS.us_listen_socket | undefined;
 
   return {

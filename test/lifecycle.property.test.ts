@@ -8,7 +8,7 @@ import { migrate } from '../src/db/migrate.js';
 import { type Db, openDatabase } from '../src/db/open.js';
 import type { Principal } from '../src/http/types.js';
 import { createLogger } from '../src/log.js';
-import { createProductLocks, type ProductLocks } from '../src/modules/menus/locks.js';
+import { createSoldOutFlags as createProductLocks, type SoldOutFlags as ProductLocks } from '../src/modules/menus/sold-out.js';
 import { createOutbox } from '../src/modules/sync/outbox.js';
 import { createSyncRepo } from '../src/modules/sync/repo.js';
 import { createMenuRepo } from '../src/modules/menus/repo.js';
@@ -24,14 +24,14 @@ import { createProvisioningRepo } from '../src/modules/provisioning/repo.js';
 import { applyProvisioning } from '../src/modules/provisioning/service.js';
 import { createVenueRepo } from '../src/modules/venues/repo.js';
 import { parseMoney } from '../src/shared/money.js';
-import { createEventStore } from '../src/ws/event-store.js';
+import { createEventStore } from '../src/modules/events/event-store.js';
 
 /*
  * Random command sequences against the ordering service and its durable queue, on a temp-file database.
- * After every command the order must be in a state of the lifecycle table (issue 5), an applied command
+ * After every command the order must be in a state of the lifecycle table (README "The order lifecycle"), an applied command
  * must be a transition of that table, a rejected one must change nothing, and total + editTotal must equal
  * the value of the lines that are not CANCELLED. The table below is written out again on purpose, from the
- * issue, rather than imported from transitions.ts.
+ * README's table, rather than imported from transitions.ts.
  */
 
 const T = demo.tenants[0]!.id;
@@ -152,7 +152,7 @@ beforeAll(() => {
   const now = () => clock;
   const printing = createPrintingService({ repo: createPrintRepo(db), printers: [], now });
   ordering = createOrderingService({
-    repo, venues, menus: createMenuService(menuRepo, venues, locks), locks, printJobs: createPrintJobs(printing),
+    repo, venues, menus: createMenuService(menuRepo, venues, locks), soldOut: locks, printJobs: createPrintJobs(printing),
     events: createEventStore(db), outbox, source: 'property', now,
   });
   queue = createCommandQueue({ repo, handler: ordering.handler, push: () => {}, log: createLogger('silent'), now });
@@ -180,7 +180,7 @@ test('random command sequences stay inside the lifecycle table and keep total + 
       n++;
       const customer = principal(`00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, false);
       const staff = principal('00000000-0000-4000-9000-000000000001', true);
-      for (const p of ['woda', 'kompot']) locks.setLock(T, MENU, { venue: VENUE, productId: p, locked: false }, clock);
+      for (const p of ['woda', 'kompot']) locks.set(T, MENU, { venue: VENUE, productId: p, locked: false }, clock);
       const run = async (fn: () => Promise<unknown>) => {
         await fn();
         queue.drain();
@@ -204,7 +204,7 @@ test('random command sequences stay inside the lifecycle table and keep total + 
 
       for (const cmd of cmds) {
         if (cmd.op === 'lock') {
-          locks.setLock(T, MENU, { venue: VENUE, productId: cmd.productId, locked: cmd.locked }, clock);
+          locks.set(T, MENU, { venue: VENUE, productId: cmd.productId, locked: cmd.locked }, clock);
           if (cmd.locked) soldOut.add(cmd.productId);
           else soldOut.delete(cmd.productId);
           continue;
@@ -264,7 +264,7 @@ test('random command sequences stay inside the lifecycle table and keep total + 
 
 test('the happy path applies every step: submit, a staff ready, complete with the right claim code', async () => {
   // Deterministic companion to the property: the happy path never gets refused.
-  for (const p of ['woda', 'kompot']) locks.setLock(T, MENU, { venue: VENUE, productId: p, locked: false }, clock);
+  for (const p of ['woda', 'kompot']) locks.set(T, MENU, { venue: VENUE, productId: p, locked: false }, clock);
   const customer = principal('00000000-0000-4000-8000-ffffffffffff', false);
   const staff = principal('00000000-0000-4000-9000-000000000001', true);
   const c = await ordering.newOrder(customer, { orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [{ productId: 'woda', quantity: 1 }] }] });

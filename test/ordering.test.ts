@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { command, ISO, newOrder, UUID } from './support/orders.js';
 import { openSocket, type TestSocket } from './support/socket.js';
+import { contractsOf } from './support/contracts.js';
 
 let box: TestBox;
 let token: string;
@@ -28,6 +29,9 @@ describe('order/new', () => {
     const c = await command(box, token, 'new', newOrder(VENUE));
     expect(c).toEqual({ correlationId: expect.stringMatching(UUID), orderId: expect.stringMatching(UUID), lines: [] });
     const { payload, seq } = await ws.next('ORDER_CHANGE');
+    // The confirmation and the frame as /openapi.json and /asyncapi.json describe them (README "Contracts").
+    (await contractsOf(box)).response('POST', '/ordering-api/api/order/new', 200, c);
+    (await contractsOf(box)).frame({ type: 'ORDER_CHANGE', seq, payload });
     expect(seq).toBe(1); // the user's first event: the HELLO takes no number (README "The socket")
     expect(payload).toEqual({
       tenant: DEMO.tenant,
@@ -83,7 +87,9 @@ describe('order/new', () => {
     const c = await command(box, token, 'new', newOrder(VENUE, [
       { productId: 'zurek', quantity: 1 }, { productId: 'kawior', quantity: 1 },
     ]));
-    const { payload } = await ws.next('NOTIFICATION');
+    const notification = await ws.next('NOTIFICATION');
+    (await contractsOf(box)).frame(notification);
+    const { payload } = notification;
     expect(payload).toEqual({
       type: 'OrderEventError', users: [userId], orderId: c.orderId,
       event: { correlationId: c.correlationId, user: userId, orderId: c.orderId },
@@ -134,7 +140,7 @@ describe('order/{id}/append and GET order/{id}', () => {
     expect(Date.parse(payload.lastChanged as string)).toBeGreaterThan(Date.parse(first.lastChanged as string));
     const res = await box.get(`/ordering-api/api/order/${created.orderId}`, token);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual(payload);
+    expect(await (await contractsOf(box)).json('GET', '/ordering-api/api/order/{id}', res)).toEqual(payload);
   });
 
   test('append to an unknown order, or to a venue outside the order, is a NOTIFICATION', async () => {

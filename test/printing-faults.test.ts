@@ -7,6 +7,7 @@ import { type FakePrinter, STATUS_OK, STATUS_PAPER_OUT, startFakePrinter, ticket
 import { expectApiError } from './support/fixtures.js';
 import { FAST_PRINTING, jobsOf, printerOf, sleep, submitOrder, VENUE } from './support/printing.js';
 import { openSocket } from './support/socket.js';
+import { contractsOf } from './support/contracts.js';
 
 // One kitchen printer and no counter printer: claim slips stay unrouted, visible to staff.
 let box: TestBox;
@@ -72,6 +73,7 @@ test('paper out: the queue holds, staff see paperOut (API and PRINTER_STATUS), p
   kitchen.status = STATUS_PAPER_OUT;
   const orderId = await submitOrder(box, staff, customer, [{ productId: 'zurek', quantity: 3 }]);
   const out = await venueWs.next('PRINTER_STATUS');
+  (await contractsOf(box)).frame(out);
   expect(out.payload).toMatchObject({ printer: 'kitchen', venue: VENUE, role: 'kitchen', status: 'paperOut', previous: 'ok' });
   await expect.poll(async () => printerOf(box, staff, 'kitchen')).toMatchObject({ status: 'paperOut', queueDepth: 1 });
   const queries = kitchen.statusQueries;

@@ -9,6 +9,7 @@ import { nextChange, orderCommand, type OrderPayload } from './support/lifecycle
 import { command, newOrder } from './support/orders.js';
 import { FAST_PRINTING, type JobItem, jobsOf as jobsOfBox, VENUE } from './support/printing.js';
 import { openSocket, type TestSocket } from './support/socket.js';
+import { contractsOf } from './support/contracts.js';
 
 let dir: string;
 let box: TestBox;
@@ -130,7 +131,7 @@ describe('staff API /printing-api/api', () => {
     }).toEqual(['ok', 'ok', 'ok']);
     const res = await box.get('/printing-api/api/printers', staff);
     expect(res.status).toBe(200);
-    const { items } = (await res.json()) as { items: Record<string, unknown>[] };
+    const { items } = (await (await contractsOf(box)).json('GET', '/printing-api/api/printers', res)) as { items: Record<string, unknown>[] };
     expect(items[0]).toStrictEqual({
       name: 'hot', venue: VENUE, role: 'kitchen', path: hot.boxPath, backup: null, categories: ['soups', 'mains'],
       status: 'ok', statusSince: expect.any(String), divertedTo: null, queueDepth: 0, oldestJobAgeMs: null, lastError: null,
@@ -147,7 +148,7 @@ describe('staff API /printing-api/api', () => {
 
     const res = await box.post(`/printing-api/api/jobs/${original.id}/reprint`, staff, '');
     expect(res.status).toBe(201);
-    const copy = (await res.json()) as JobItem;
+    const copy = (await (await contractsOf(box)).json('POST', '/printing-api/api/jobs/{id}/reprint', res)) as JobItem;
     expect(copy).toMatchObject({ printer: 'hot', kind: 'kitchen', copyOf: original.id, orderId: order.id });
     expect(copy.id).not.toBe(original.id);
     const reprinted = (await hot.waitForTickets(hotBefore + 1)).at(-1)!;

@@ -3,6 +3,7 @@ import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { linesOf, nextChange, nextCodes, orderCommand, type OrderPayload } from './support/lifecycle.js';
 import { command, newOrder } from './support/orders.js';
 import { openSocket, type TestSocket } from './support/socket.js';
+import { contractsOf } from './support/contracts.js';
 
 let box: TestBox;
 let customer: string;
@@ -33,6 +34,7 @@ describe('staff socket /ordering-api/ws?venue=V', () => {
   test("sees every order of the venue as it changes, including a customer's, and replays after ?since=N", async () => {
     const venueWs = await openSocket(box.wsUrl(`/ordering-api/ws?venue=${VENUE}`), staff);
     const hello = await venueWs.next('HELLO');
+    (await contractsOf(box)).frame(hello);
     expect(hello.payload).toMatchObject({ venue: VENUE, userId: expect.any(String) });
 
     const c = await command(box, customer, 'new', newOrder(VENUE, [{ productId: 'zurek', quantity: 1 }]));
@@ -88,7 +90,7 @@ describe('GET /ordering-api/api/orders', () => {
     const res = await box.get(`/ordering-api/api/orders${query}`, token);
     const text = await res.text();
     expect(res.status, text).toBe(200);
-    return JSON.parse(text) as Page;
+    return (await contractsOf(box)).response('GET', '/ordering-api/api/orders', 200, JSON.parse(text)) as Page;
   };
 
   test('staff page through every order of a venue newest first, filtered by status and since', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import demo from '../native-config/demo.json';
 import { DEMO, requestToken, startTestBox, type TestBox } from './support/box.js';
 import { basicOf, expectApiError, TENANT_B, writeTenantB } from './support/fixtures.js';
+import { contractsOf } from './support/contracts.js';
 
 // One box with the demo tenant and tenant B (two venues on two menus, in Gdańsk).
 let box: TestBox;
@@ -31,7 +32,7 @@ async function venuesAt(lat: number, lng: number): Promise<unknown[]> {
   const res = await nearest(`lat=${lat}&lng=${lng}`);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-  return (await res.json()) as unknown[];
+  return (await (await contractsOf(box)).json('GET', '/venue-api/api/nearest', res)) as unknown[];
 }
 
 describe('nearest venues', () => {
@@ -121,7 +122,8 @@ describe('menu', () => {
   });
 
   test('every node has every field of the interface, with the right types', async () => {
-    const body = (await (await menu(`channel=DINE_IN&instance=${DEMO.openVenue}`)).json()) as { root: Node };
+    const res = await menu(`channel=DINE_IN&instance=${DEMO.openVenue}`);
+    const body = (await (await contractsOf(box)).json('GET', '/menu-api/api/menu/{menu}', res)) as { root: Node };
     const check = (node: Node, parent: string | undefined): void => {
       if (node.kind === 'svc/group/category') {
         expect(Object.keys(node).sort()).toEqual(['details', 'id', 'items', 'kind']);

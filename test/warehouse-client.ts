@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import demo from '../native-config/demo.json';
 import { DEMO, requestToken, type TestBox } from './support/box.js';
+import { contractsOf } from './support/contracts.js';
 
 /** Helpers for the warehouse integration tests: staff tokens with their headers, and calls by method. */
 
@@ -69,7 +70,10 @@ export async function call(
     ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
   const text = await res.text();
-  return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
+  const parsed = text === '' ? undefined : JSON.parse(text);
+  // Every answer a warehouse test sees is also checked against /openapi.json (test/support/contracts.ts).
+  if (parsed !== undefined && path.startsWith('/warehouse-api/')) (await contractsOf(box)).matching(method, path, res.status, parsed);
+  return { status: res.status, body: parsed };
 }
 
 export const item = (id: string, qty: number, unit = 'kg', more: Record<string, unknown> = {}) => ({ id, unit, qty, ...more });

@@ -76,7 +76,7 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  if (command === 'serve' && rest.length === 0) return serve(values);
+  if (command === 'serve' && rest.length === 0) return serveCentral(values);
   if (command === 'enrol' && rest.length === 0) return enrol(values);
   if (command === 'devices' && rest.length === 0) return devices(values);
   if (command === 'revoke' && rest.length === 1) return revoke(values, rest[0]!);
@@ -85,7 +85,7 @@ async function run(argv: string[]): Promise<number> {
   throw new UsageError(command ? `unknown command: central ${positionals.join(' ')}` : 'no command given');
 }
 
-async function serve(values: Values): Promise<number> {
+async function serveCentral(values: Values): Promise<number> {
   if (!/^\d{1,5}$/.test(values.port!) || Number(values.port) > 65535) throw new UsageError(`--port must be a port number, got ${values.port}`);
   const log = createCentralLogger(process.env.LOG_LEVEL ?? 'info');
   const provisioning: { name: string; document: unknown; demo?: boolean }[] = [];

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { betterSqliteOptions } from '../native/addons.js';
+import type { Service } from '../shared/service.js';
 
 export type Db = Database.Database;
 
@@ -9,7 +10,7 @@ export const DB_FILE = 'venue-box.db';
 
 /**
  * Opens the box's one database: WAL, foreign keys, busy timeout, and synchronous=FULL so a commit is on
- * the disk before a confirmation is written (DESIGN.md "Data and durability").
+ * the disk before a confirmation is written (README "Durability and speed").
  */
 export function openDatabase(file: string): Db {
   const db = new Database(file, betterSqliteOptions());
@@ -46,6 +47,19 @@ export interface CheckpointDone {
  * `onError` and is tried again at the next tick: thrown from the timer it would end the process, and the WAL
  * keeps every commit meanwhile.
  */
+/** The checkpointer as one of the box's long-running parts (src/shared/service.ts). */
+export function createCheckpointer(db: Db, ...options: Parameters<typeof startCheckpointer> extends [Db, ...infer R] ? R : never): Service {
+  let stop: (() => void) | undefined;
+  return {
+    start() {
+      stop = startCheckpointer(db, ...options);
+    },
+    stop() {
+      stop?.();
+    },
+  };
+}
+
 export function startCheckpointer(
   db: Db, intervalMs = 1000, onError: (err: unknown) => void = () => undefined, onCheckpoint?: (done: CheckpointDone) => void,
 ): () => void {

@@ -1,4 +1,4 @@
-import { AppError, STATUS } from '../shared/errors.js';
+import { AppError } from '../shared/errors.js';
 
 /** What a client refused for lack of space is told to wait: space comes back by a person's hand, not in ms. */
 export const STORAGE_RETRY_AFTER_SECONDS = 10;
@@ -15,7 +15,7 @@ export const isStorageFull = (err: unknown): boolean => {
  */
 export const storageFullError = (): AppError => {
   const message = 'the box is out of storage space; try again later';
-  return new AppError(STATUS.storageFull, message, [{ code: 'storageFull', message, args: [] }], {
+  return AppError.of('storageFull', message, [], {
     'Retry-After': String(STORAGE_RETRY_AFTER_SECONDS),
   });
 };

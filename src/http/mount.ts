@@ -1,7 +1,7 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { isStorageFull, storageFullError } from '../db/storage-full.js';
-import { AppError, errorBody, forbidden, insufficientScope, invalidField } from '../shared/errors.js';
+import { AppError, errorBody, forbidden, insufficientScope, invalidField, problem, STATUS } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { parseJson } from '../shared/validate.js';
 import { statusLine } from './status-text.js';
@@ -32,7 +32,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps,
   const framing = createFramingCheck();
   const serveChecked = (res: UwsResponse, input: HttpRequest, route: Route | undefined) => {
     const problem = framing.problem(input);
-    if (!problem) return serve(res, input, route, deps);
+    if (!problem) return serveRoute(res, input, route, deps);
     // Answered inside uWS's callback, so the 400 goes out with this read (an await would let uWS parse on first),
     // and the connection is closed after it.
     const reply = toErrorReply(AppError.of('invalidBody', problem), input, deps.log);
@@ -108,7 +108,7 @@ function methodNotAllowed(allow: string): Route {
     handle: ({ req }) => {
       if (req.method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
       const message = `${req.method} is not allowed on ${req.path} (allowed: ${allow})`;
-      throw new AppError(405, message, [{ code: 'methodNotAllowed', message, args: [req.method] }], { Allow: allow });
+      throw AppError.of('methodNotAllowed', message, [req.method], { Allow: allow });
     },
   };
 }
@@ -149,7 +149,7 @@ export function copyRequest(req: UwsRequest, paramNames: string[], res?: UwsResp
   };
 }
 
-function serve(res: UwsResponse, input: HttpRequest, route: Route | undefined, deps: HttpDeps): void {
+function serveRoute(res: UwsResponse, input: HttpRequest, route: Route | undefined, deps: HttpDeps): void {
   let aborted = false;
   let closeAfter = false;
   res.onAborted(() => {
@@ -274,7 +274,7 @@ class BodyTooLarge extends AppError {
     readonly drained: boolean,
   ) {
     const message = `body is larger than ${max} bytes`;
-    super(413, message, [{ code: 'payloadTooLarge', message, args: [] }]);
+    super(STATUS.payloadTooLarge, message, [problem('payloadTooLarge', message)]);
   }
 }
 
@@ -317,7 +317,7 @@ export function toErrorReply(err: unknown, req: HttpRequest, log: Logger): Reply
     status: 500,
     body: {
       message: `internal error (request ${req.requestId})`,
-      codes: [{ code: 'internal', message: 'internal error', args: [req.requestId] }],
+      codes: [problem('internal', 'internal error', [req.requestId])],
     },
   };
 }
@@ -327,7 +327,7 @@ export function toErrorReply(err: unknown, req: HttpRequest, log: Logger): Reply
 function stoppingError(deps: HttpDeps): AppError {
   const err = AppError.of('unavailable', deps.stopping?.message ?? 'venue-box is shutting down');
   const seconds = deps.stopping?.retryAfterSeconds();
-  return seconds === undefined ? err : new AppError(err.status, err.message, err.codes, { 'Retry-After': String(seconds) });
+  return seconds === undefined ? err : err.withHeaders({ 'Retry-After': String(seconds) });
 }
 
 function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean, head = false): void {

@@ -1,4 +1,6 @@
+import { Type } from '@sinclair/typebox';
 import { isUuid } from '../shared/ids.js';
+import { OAUTH_ERRORS } from '../shared/errors.js';
 import { OAuthError, oauthReply, parseBasic } from '../shared/oauth-error.js';
 import type { HttpRequest, Route } from './types.js';
 
@@ -13,6 +15,33 @@ export interface TokenResponse {
   TENANT: string;
   jti: string;
 }
+
+/** The Token response's schema (README "The API"), for /openapi.json. */
+export const TokenResponseSchema = Type.Object({
+  access_token: Type.String({ description: 'an EdDSA JWT' }),
+  token_type: Type.Literal('bearer'),
+  refresh_token: Type.String(),
+  expires_in: Type.Integer(),
+  scope: Type.String(),
+  UUID: Type.String(),
+  TENANT: Type.String(),
+  jti: Type.String(),
+}, { additionalProperties: false });
+
+const TokenForm = Type.Object({
+  grant_type: Type.String({ enum: ['password', 'refresh_token'] }),
+  username: Type.Optional(Type.String({ description: '`anonymous` for a customer (password empty), or a staff user' })),
+  password: Type.Optional(Type.String()),
+  refresh_token: Type.Optional(Type.String()),
+  scope: Type.Optional(Type.String({ description: '`read` or `read write`' })),
+  client_id: Type.Optional(Type.String({ description: 'client_secret_post: instead of HTTP Basic' })),
+  client_secret: Type.Optional(Type.String()),
+});
+
+const OAuthErrorSchema = Type.Object({
+  error: Type.String({ enum: Object.keys(OAUTH_ERRORS) }),
+  error_description: Type.String(),
+}, { additionalProperties: false });
 
 /** What the endpoint hands its service: the tenant, the client's credentials and the form. */
 export interface TokenCall {
@@ -54,10 +83,24 @@ export function tokenRoute(issue: (call: TokenCall, req: HttpRequest) => Promise
     path: '/auth-oauth2/oauth/token',
     auth: 'none',
     body: 'form',
+    doc: {
+      summary: 'A token: a password grant (anonymous or staff) or a refresh',
+      description: 'RFC 6749: client credentials in HTTP Basic or the form; its errors keep RFC 6749 section 5.2\'s shape.',
+      tag: 'auth',
+      headers: [{ name: 'x-tenant', required: true, description: 'the tenant (UUID)' }],
+      request: TokenForm,
+      responses: {
+        200: { description: 'the Token', schema: TokenResponseSchema },
+        400: { description: 'RFC 6749 error', schema: OAuthErrorSchema },
+        401: { description: 'invalid_client (WWW-Authenticate: Basic)', schema: OAuthErrorSchema },
+        429: { description: 'temporarily_unavailable', schema: OAuthErrorSchema, headers: ['Retry-After'] },
+        503: { description: 'temporarily_unavailable: the data disk is full', schema: OAuthErrorSchema, headers: ['Retry-After'] },
+      },
+    },
     // A full disk (the endpoint stores refresh tokens): temporarily_unavailable is RFC 6749's one code for "try
     // again later" (4.1.2.1), with the same status and Retry-After.
     errorReply: (err) => (err.codes[0]?.code === 'storageFull'
-      ? { status: err.status, body: { error: 'temporarily_unavailable', error_description: err.message }, headers: err.headers }
+      ? { ...oauthReply(new OAuthError('temporarily_unavailable', err.message)), status: err.status, headers: err.headers }
       : undefined),
     async handle({ req, body }) {
       try {

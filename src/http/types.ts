@@ -1,3 +1,4 @@
+import type { TSchema } from '@sinclair/typebox';
 import type { AppError } from '../shared/errors.js';
 
 /** What a handler sees of a request: copied out of uWS at once, so it outlives the uWS callback. */
@@ -63,7 +64,36 @@ export interface Route {
   errorReply?(err: AppError): Reply | undefined;
   /** Served while the box is stopping too (/healthz, /readyz); every other route then gets 503 unavailable. */
   whileStopping?: boolean;
+  /** What /openapi.json says of it (src/http/contracts/openapi.ts); every route of the box has one. */
+  doc?: RouteDoc;
   handle(ctx: RouteContext): Reply | Promise<Reply>;
+}
+
+/** A route's contract: the source of /openapi.json and of /docs/api. */
+export interface RouteDoc {
+  summary: string;
+  description?: string;
+  /** Groups the route in the documents; by default the path's first segment (`ordering-api`). */
+  tag?: string;
+  /** Path parameters (`:id`) and what they are. */
+  params?: Record<string, string>;
+  /** The query parameters, as an object schema (each property a parameter). */
+  query?: TSchema;
+  /** Request headers the route reads, beyond Authorization. */
+  headers?: { name: string; required: boolean; description: string }[];
+  /** The body's schema (JSON, or the form's fields for a form route). */
+  request?: TSchema;
+  /** The answers, by status: a JSON body's schema, or another content type's. */
+  responses: Record<number, DocResponse>;
+}
+
+export interface DocResponse {
+  description: string;
+  schema?: TSchema;
+  /** Default `application/json`. */
+  contentType?: string;
+  /** Response headers worth naming (Retry-After, Allow). */
+  headers?: string[];
 }
 
 export const json = (status: number, body: unknown, headers?: Record<string, string>): Reply => ({

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import nacl from 'tweetnacl';
 import { unauthorized } from './errors.js';
 
-/** Access-token claims (DESIGN.md "Auth"). */
+/** Access-token claims (README "The API"). */
 export interface Claims {
   UUID: string;
   TENANT: string;

@@ -1,19 +1,8 @@
 import type { Reply } from '../http/types.js';
+import { OAUTH_ERRORS, type OAuthErrorCode } from './errors.js';
 
-/** RFC 6749 section 5.2 errors: the token endpoint keeps this shape instead of the API's. */
-export type OAuthErrorCode =
-  | 'invalid_client'
-  | 'invalid_grant'
-  | 'invalid_request'
-  | 'unsupported_grant_type'
-  | 'invalid_scope'
-  /**
-   * Too many failed sign-ins, or too many password checks at once: HTTP 429 with Retry-After. RFC 6749 has no
-   * 429 code; this is its only code meaning "try again later" (4.1.2.1: the server is temporarily unable to
-   * handle the request). invalid_request would tell the client its request is malformed, invalid_grant that
-   * the password is wrong even when it is right, and slow_down belongs to RFC 8628's device polling.
-   */
-  | 'temporarily_unavailable';
+/** RFC 6749 section 5.2 errors: the token endpoint keeps this shape instead of the API's (codes: src/shared/errors.ts). */
+export type { OAuthErrorCode };
 
 export class OAuthError extends Error {
   constructor(
@@ -26,8 +15,7 @@ export class OAuthError extends Error {
   }
 
   get status(): number {
-    if (this.error === 'temporarily_unavailable') return 429;
-    return this.error === 'invalid_client' ? 401 : 400;
+    return OAUTH_ERRORS[this.error].status;
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import nacl from 'tweetnacl';
+import type { ErrorCode, SyncErrorCode } from './errors.js';
 
 /** The wire protocol (batch framing, headers, answers). A central answers 426 to one it does not speak. */
 export const PROTOCOL = 1;
@@ -312,24 +313,13 @@ export interface TailResponse {
 }
 
 /**
- * Why a central refuses a request (the `code` of its error body). A 409 body also carries `expectedSeq`
- * and `head`, so the box knows where to resume.
+ * Why a central refuses a request (the `code` of its error body): the sync codes of the catalogue
+ * (src/shared/errors.ts, SYNC_ERRORS: syncGap, syncDiverged, invalidBatch, unsupportedProtocol), and of the API's
+ * codes 401 `unauthorized` (unknown or revoked device, unknown key id, a bad signature), 413 `payloadTooLarge`
+ * (larger than MAX_REQUEST_BYTES) and 429 `tooManyRequests` (too many boxes at once; Retry-After). A 409 body also
+ * carries `expectedSeq` and `head`, so the box knows where to resume.
  */
-export type SyncRejection =
-  /** 409: firstSeq is past the head + 1, or the epoch went back: nothing applied, resume at expectedSeq. */
-  | 'syncGap'
-  /** 409: prevHash (or an overlapping event's hash) differs from the central's chain at that seq. */
-  | 'syncDiverged'
-  /** 426: a protocol or schema this central does not know; the box keeps its queue. */
-  | 'unsupportedProtocol'
-  /** 401: unknown device, revoked device, unknown key id, or a bad signature. */
-  | 'unauthorized'
-  /** 400: the batch is malformed, or its chain does not reach lastHash. */
-  | 'invalidBatch'
-  /** 413: the body is larger than MAX_REQUEST_BYTES. */
-  | 'payloadTooLarge'
-  /** 429: too many boxes at once; try again after Retry-After seconds. */
-  | 'tooManyRequests';
+export type SyncRejection = SyncErrorCode | Extract<ErrorCode, 'unauthorized' | 'payloadTooLarge' | 'tooManyRequests'>;
 
 export interface SyncErrorBody {
   message: string;

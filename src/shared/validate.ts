@@ -1,6 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { AppError, type ErrorDetail, invalidField } from './errors.js';
+import { AppError, type ErrorCode, type ErrorDetail, invalidField, isNonEmpty, problem } from './errors.js';
 
 export interface Validator<T extends TSchema> {
   /** Returns the typed value or throws a 400 naming every offending field by JSON pointer. */
@@ -11,19 +11,19 @@ export interface Validator<T extends TSchema> {
 export const MAX_REPORTED = 20;
 
 /** One failed field of a request body: its JSON pointer leads the message and is the code's argument. */
-export const fieldProblem = (path: string, message: string): ErrorDetail => ({
-  code: 'invalidField', message: `${path}: ${message}`, args: [path],
-});
+export const fieldProblem = (path: string, message: string): ErrorDetail<ErrorCode> =>
+  problem('invalidField', `${path}: ${message}`, [path]);
 
 /** The 400 of a body whose fields failed validation. */
-export const validationError = (codes: ErrorDetail[]): AppError => new AppError(400, 'request failed validation', codes);
+export const validationError = (codes: [ErrorDetail<ErrorCode>, ...ErrorDetail<ErrorCode>[]]): AppError =>
+  AppError.ofAll('request failed validation', codes);
 
 /** Compiles a schema once (cheap checks on a Pi) and reports failures as `invalidField` codes. */
 export function compile<T extends TSchema>(schema: T): Validator<T> {
   const check = TypeCompiler.Compile(schema);
   return (value: unknown) => {
     if (check.Check(value)) return value;
-    const codes: ErrorDetail[] = [];
+    const codes: ErrorDetail<ErrorCode>[] = [];
     const seen = new Set<string>();
     for (const error of check.Errors(value)) {
       const path = error.path === '' ? '/' : error.path;
@@ -32,7 +32,8 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
       codes.push(fieldProblem(path, error.message));
       if (codes.length >= MAX_REPORTED) break;
     }
-    throw validationError(codes);
+    // A failed Check always yields an error; the fallback only keeps the type honest.
+    throw validationError(isNonEmpty(codes) ? codes : [fieldProblem('/', 'invalid value')]);
   };
 }
 

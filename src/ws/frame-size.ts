@@ -1,16 +1,13 @@
+import { orderTooLargeFrame } from '../shared/socket-protocol.js';
+
 /**
- * Socket close codes and frame-size rules of the hub (README "The socket").
- *
- * 4001 token expired; 4008 the socket fell behind (its send buffer passed `sockets.maxBackpressureBytes`, or it
- * was the largest when all buffers passed `sockets.maxBufferedBytes`); 4009 the replay after `?since=` would
- * pass `sockets.maxReplayBytes`. After 4008 or 4009 nothing is lost: the events stay in the store, and the
- * client reconnects with `?since=` (after 4009 with the HELLO's seq, once it has fetched its orders by id).
+ * Frame-size rules of the hub (README "The socket"); the close codes are the protocol's
+ * (src/shared/socket-protocol.ts): 4008 when the socket fell behind (its send buffer passed
+ * `sockets.maxBackpressureBytes`, or it was the largest when all buffers passed `sockets.maxBufferedBytes`), 4009
+ * when the replay after `?since=` would pass `sockets.maxReplayBytes`. After 4008 or 4009 nothing is lost: the
+ * events stay in the store, and the client reconnects with `?since=` (after 4009 with the HELLO's seq, once it
+ * has fetched its orders by id).
  */
-export const CLOSE_TOKEN_EXPIRED = 4001;
-export const CLOSE_TOO_SLOW = 4008;
-export const CLOSE_REPLAY_TOO_LARGE = 4009;
-export const TOO_SLOW_REASON = 'too slow: reconnect with ?since=';
-export const REPLAY_TOO_LARGE_REASON = 'replay too large: fetch orders by id, reconnect with a newer since';
 
 /** UTF-8 length without encoding when the answer is plain from the UTF-16 length (bytes >= units >= bytes/3). */
 export function fitsBytes(text: string, maxBytes: number): boolean {
@@ -34,8 +31,5 @@ export function wireFrame(text: string, seq: number, maxBytes: number): string {
   } catch {
     // Stored frames are built from JSON.stringify; an unparsable one still gets a notice, without an id.
   }
-  return tooLargeNotice(seq, orderId);
+  return orderTooLargeFrame(seq, orderId);
 }
-
-export const tooLargeNotice = (seq: number, orderId: unknown): string =>
-  `{"type":"ORDER_TOO_LARGE","seq":${seq},"payload":${JSON.stringify({ orderId: orderId ?? null })}}`;

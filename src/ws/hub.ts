@@ -5,10 +5,12 @@ import type { HttpRequest, Principal } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { isoOf } from '../shared/clock.js';
 import { AppError, errorBody, invalidField } from '../shared/errors.js';
-import { type EventStore, frameText, type OutgoingFrame, venueStream } from './event-store.js';
+import { type EventStore, type OutgoingFrame, venueStream } from '../modules/events/event-store.js';
 import {
-  CLOSE_REPLAY_TOO_LARGE, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, REPLAY_TOO_LARGE_REASON, TOO_SLOW_REASON, wireFrame,
-} from './frame-size.js';
+  CLOSE_INTERNAL, CLOSE_MESSAGE_SENT, CLOSE_REPLAY_TOO_LARGE, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, helloFrame,
+  REPLAY_TOO_LARGE_REASON, TOKEN_EXPIRED_REASON, TOO_SLOW_REASON,
+} from '../shared/socket-protocol.js';
+import { wireFrame } from './frame-size.js';
 import { type AckWindow, countPong, countSent, newAckWindow, pingPayload } from './ack-window.js';
 import { DROPPED, pumpReplay, type ReplayState } from './replay.js';
 import { createSendBudget } from './send-budget.js';
@@ -135,7 +137,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       });
     } catch (err) {
       log.error({ err, userId: data.principal.userId, stream: data.stream }, 'socket replay failed');
-      data.ws!.end(1011, 'internal error');
+      data.ws!.end(CLOSE_INTERNAL, 'internal error');
       return;
     }
     settle(data, 1);
@@ -192,11 +194,11 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       let set = sockets.get(data.key);
       if (!set) sockets.set(data.key, (set = new Set()));
       set.add(ws);
-      const helloJson = JSON.stringify({
+      const hello = {
         userId: principal.userId,
         expiresAt: isoOf(principal.expMs),
         ...(data.venue === undefined ? {} : { venue: data.venue }),
-      });
+      };
       // The HELLO takes no number of its own: its seq is the position this socket starts after, `since` while
       // replaying, else the stream's end, so every frame that follows carries a higher seq (README "The
       // socket"). Reading the position and sizing the replay must not throw into uWS, which would end the
@@ -209,20 +211,20 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
           events.replayBytes(principal.tenantId, data.stream, data.since, end + 1, maxFrameBytes) > limits.maxReplayBytes;
       } catch (err) {
         log.error({ err, userId: principal.userId, stream: data.stream }, 'socket open failed');
-        ws.end(1011, 'internal error');
+        ws.end(CLOSE_INTERNAL, 'internal error');
         return;
       }
       // A `since` beyond the stream's end (a box restored from an older copy) starts at the end: the HELLO then
       // tells the client its number is ahead of the box's. Too large a replay: the HELLO names the end, where
       // the client reconnects from once it has fetched its orders over HTTP.
       data.cursor = data.since === undefined || replayTooLarge ? end : Math.min(data.since, end);
-      ws.cork(() => ws.send(frameText('HELLO', data.cursor, helloJson)));
+      ws.cork(() => ws.send(helloFrame(data.cursor, hello)));
       if (replayTooLarge) {
         ws.end(CLOSE_REPLAY_TOO_LARGE, REPLAY_TOO_LARGE_REASON);
         return;
       }
       data.replaying = data.since !== undefined;
-      data.expiryTimer = setTimeout(() => ws.end(CLOSE_TOKEN_EXPIRED, 'token expired'), principal.expMs - Date.now());
+      data.expiryTimer = setTimeout(() => ws.end(CLOSE_TOKEN_EXPIRED, TOKEN_EXPIRED_REASON), principal.expMs - Date.now());
       if (data.replaying) replay(data);
       else settle(data, 1);
     },
@@ -239,7 +241,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     },
     message(ws) {
       // The socket is for pushes; clients send nothing but pings, which uWS answers itself.
-      ws.end(1008, 'this socket accepts no messages');
+      ws.end(CLOSE_MESSAGE_SENT, 'this socket accepts no messages');
     },
     close(ws) {
       const data = ws.getUserData();

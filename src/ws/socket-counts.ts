@@ -18,7 +18,7 @@ export function createSocketCounts(limits: { maxPerUser: number; maxPerToken: nu
       for (const [key, max, option] of [[user, limits.maxPerUser, 'sockets.maxPerUser'], [token, limits.maxPerToken, 'sockets.maxPerToken']] as const) {
         if ((counts.get(key) ?? 0) >= max) {
           const message = `too many open sockets (at most ${max}, ${option}): close one first`;
-          throw new AppError(429, message, [{ code: 'tooManyRequests', message, args: [option] }]);
+          throw AppError.of('tooManyRequests', message, [option]);
         }
       }
     },

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import { DEMO, type TestBox } from './box.js';
 import { command, newOrder } from './orders.js';
+import { contractsOf } from './contracts.js';
 
 export const VENUE = DEMO.openVenue;
 
@@ -32,7 +33,8 @@ export interface PrinterItem {
 export async function jobsOf(box: TestBox, staff: string, query = ''): Promise<JobItem[]> {
   const res = await box.get(`/printing-api/api/jobs${query}`, staff);
   expect(res.status).toBe(200);
-  return ((await res.json()) as { items: JobItem[] }).items;
+  // Checked against /openapi.json too (test/support/contracts.ts).
+  return ((await (await contractsOf(box)).json('GET', '/printing-api/api/jobs', res)) as { items: JobItem[] }).items;
 }
 
 export async function printerOf(box: TestBox, staff: string, name: string): Promise<PrinterItem> {

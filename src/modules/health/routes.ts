@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import type { HttpRequest, Principal, Route } from '../../http/types.js';
 import { json } from '../../http/types.js';
 import { AppError, forbidden } from '../../shared/errors.js';
@@ -24,17 +25,29 @@ export interface HealthRouteDeps {
 export function healthRoutes(deps: HealthRouteDeps): Route[] {
   const { metrics } = deps;
   return [
-    { method: 'get', path: '/healthz', auth: 'none', body: 'none', whileStopping: true, handle: () => json(200, { status: 'ok' }) },
+    {
+      method: 'get', path: '/healthz', auth: 'none', body: 'none', whileStopping: true,
+      doc: { summary: 'The process is up', tag: 'health', responses: { 200: { description: 'up', schema: Type.Object({ status: Type.Literal('ok') }) } } },
+      handle: () => json(200, { status: 'ok' }),
+    },
     {
       method: 'get', path: '/readyz', auth: 'none', body: 'none', whileStopping: true,
+      doc: {
+        summary: 'Ready to serve, or why not (503 unavailable or storageFull, args: the reason)', tag: 'health',
+        responses: { 200: { description: 'ready', schema: Type.Object({ status: Type.Literal('ready') }) } },
+      },
       handle() {
         const r = deps.readiness();
         if (r.ready) return json(200, { status: 'ready' });
-        throw new AppError(503, r.message, [{ code: r.code, message: r.message, args: [r.reason] }]);
+        throw AppError.of(r.code, r.message, [r.reason]);
       },
     },
     ...(metrics ? [{
       method: 'get', path: '/metrics', auth: 'none', body: 'none',
+      doc: {
+        summary: 'Prometheus metrics (metrics.allowAddresses, or a staff token)', tag: 'health',
+        responses: { 200: { description: 'the Prometheus text format', contentType: 'text/plain' } },
+      },
       async handle({ req }) {
         if (!deps.allow.allows(req.remoteAddress) && !isStaff(deps.authenticate(req))) {
           throw forbidden('metrics need a staff token (scope write)');

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Service } from '../../shared/service.js';
 import type { Logger } from '../../log.js';
 
 /**
@@ -95,4 +96,9 @@ export function createSystemdNotifier(deps: NotifierDeps) {
       clearTimeout(t);
     },
   };
+}
+
+/** The notifier as one of the long-running parts (src/shared/service.ts): READY=1 at start, STOPPING=1 when draining. */
+export function systemdService(notifier: ReturnType<typeof createSystemdNotifier>, status: () => string): Service {
+  return { start: () => notifier.ready(status()), drain: () => notifier.stopping(), stop: () => notifier.close() };
 }

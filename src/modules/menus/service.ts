@@ -1,25 +1,25 @@
 import { notFound } from '../../shared/errors.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { Channel } from '../venues/schemas.js';
-import type { ProductLock, ProductLocks } from './locks.js';
+import type { SoldOutEntry, SoldOutFlags } from './sold-out.js';
 import type { MenuRepo, ProductRow } from './repo.js';
 import { isProduct, type MenuNode } from './schemas.js';
 
 export interface MenuResponse {
   root: MenuNode;
   /** The requested venue's sold-out products. */
-  locks: ProductLock[];
+  locks: SoldOutEntry[];
 }
 
 /** The menu a venue serves on a channel: products restricted to other channels are left out. */
-export function createMenuService(menus: MenuRepo, venues: VenueRepo, locks: Pick<ProductLocks, 'locksOf'>) {
+export function createMenuService(menus: MenuRepo, venues: VenueRepo, soldOutFlags: Pick<SoldOutFlags, 'entriesOf'>) {
   return {
     menuFor(tenantId: string, menuId: string, venueId: string, channel: Channel): MenuResponse {
       const venue = venues.getVenue(tenantId, venueId);
       if (!venue || venue.menu !== menuId) throw notFound('menu for this venue');
       const root = menus.menuRoot(tenantId, menuId);
       if (!root) throw notFound('menu');
-      const venueLocks = locks.locksOf(tenantId, venueId);
+      const venueLocks = soldOutFlags.entriesOf(tenantId, venueId);
       const soldOut = new Set(venueLocks.map((l) => l.productId));
       return { root: forChannel(root, channel, soldOut)!, locks: venueLocks };
     },

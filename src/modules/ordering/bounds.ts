@@ -1,4 +1,4 @@
-import { CommandRejected, type ErrorDetail, reject } from '../../shared/errors.js';
+import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail, reject } from '../../shared/errors.js';
 import { formatMoney } from '../../shared/money.js';
 
 /**
@@ -35,21 +35,14 @@ interface SizedLine {
 export function checkOrderSize(orderId: string, lines: SizedLine[], bounds: OrderBounds): void {
   const live = lines.filter((l) => l.status !== 'CANCELLED');
   const value = live.reduce((sum, l) => sum + l.price_minor * l.quantity, 0);
-  const problems: ErrorDetail[] = [];
+  const problems: ErrorDetail<CommandErrorCode>[] = [];
   if (live.length > bounds.maxLines) {
-    problems.push({
-      code: 'tooManyLines',
-      message: `an order may hold at most ${bounds.maxLines} lines; this command would make it ${live.length}`,
-      args: [orderId, String(bounds.maxLines)],
-    });
+    problems.push(commandProblem('tooManyLines',
+      `an order may hold at most ${bounds.maxLines} lines; this command would make it ${live.length}`, [orderId, String(bounds.maxLines)]));
   }
   if (value > MAX_ORDER_VALUE_MINOR) {
     const limit = formatMoney(MAX_ORDER_VALUE_MINOR);
-    problems.push({
-      code: 'orderValueTooHigh',
-      message: `an order may be worth at most ${limit}`,
-      args: [orderId, limit],
-    });
+    problems.push(commandProblem('orderValueTooHigh', `an order may be worth at most ${limit}`, [orderId, limit]));
   }
   if (problems.length > 0) throw new CommandRejected(problems);
 }

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { afterEach, expect, test, vi } from 'vitest';
 import { migrate } from '../../db/migrate.js';
 import { reject } from '../../shared/errors.js';
-import type { OutgoingFrame } from '../../ws/event-store.js';
+import type { OutgoingFrame } from '../events/event-store.js';
 import { type CommandHandler, createCommandQueue, type ProcessedCommand, type QueueObserver } from './command-queue.js';
 import { createOrderRepo } from './repo.js';
 

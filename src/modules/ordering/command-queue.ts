@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../log.js';
-import { CommandRejected, type ErrorDetail } from '../../shared/errors.js';
-import type { OutgoingFrame } from '../../ws/event-store.js';
+import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail } from '../../shared/errors.js';
+import type { OutgoingFrame } from '../events/event-store.js';
 import type { StoredKey } from './idempotency-repo.js';
 import type { CommandRecord, OrderRepo } from './repo.js';
 
@@ -9,7 +9,7 @@ export interface CommandHandler {
   /** Applies a command and appends its events; throws CommandRejected for a business-rule failure. */
   process(cmd: CommandRecord, now: number): OutgoingFrame[];
   /** Appends the NOTIFICATION of a rejected command. */
-  notify(cmd: CommandRecord, codes: ErrorDetail[], now: number): OutgoingFrame[];
+  notify(cmd: CommandRecord, codes: ErrorDetail<CommandErrorCode>[], now: number): OutgoingFrame[];
 }
 
 /** A processed command as the metrics see it (src/modules/health/metrics.ts). */
@@ -137,7 +137,7 @@ export function createCommandQueue(deps: QueueDeps) {
       done.push({ kind: cmd.kind, outcome: 'applied', confirmedMs: cmd.confirmedMs });
       return frames;
     } catch (err) {
-      let codes: ErrorDetail[];
+      let codes: ErrorDetail<CommandErrorCode>[];
       let outcome: ProcessedCommand['outcome'] = 'rejected';
       if (err instanceof CommandRejected) {
         codes = err.codes;
@@ -147,7 +147,7 @@ export function createCommandQueue(deps: QueueDeps) {
         throw err;
       } else {
         deps.log.error({ err, correlationId: cmd.correlationId, kind: cmd.kind }, 'order command failed');
-        codes = [{ code: 'internal', message: 'internal error', args: [cmd.correlationId] }];
+        codes = [commandProblem('internal', 'internal error', [cmd.correlationId])];
         outcome = 'failed';
       }
       deps.repo.markProcessed(cmd.seq, outcome, now);
@@ -156,7 +156,15 @@ export function createCommandQueue(deps: QueueDeps) {
     }
   }
 
+  /** Processes everything pending now (at start, after a crash; and at shutdown). */
+  function drain(): void {
+    if (waiting.length > 0) flushConfirmations();
+    while (processBatch() === BATCH);
+  }
+
   return {
+    /** Commands confirmed before a crash or power cut are applied before the first new request. */
+    start: drain,
     /** Resolves once the command is committed to disk; the caller then writes the confirmation. */
     confirm(record: Omit<CommandRecord, 'seq'>, key?: StoredKey): Promise<void> {
       return new Promise((resolve, reject) => {
@@ -164,11 +172,7 @@ export function createCommandQueue(deps: QueueDeps) {
         if (waiting.length === 1) setImmediate(flushConfirmations);
       });
     },
-    /** Processes everything pending now (at start, after a crash; and at shutdown). */
-    drain(): void {
-      if (waiting.length > 0) flushConfirmations();
-      while (processBatch() === BATCH);
-    },
+    drain,
     stop(): void {
       clearTimeout(retryTimer);
     },

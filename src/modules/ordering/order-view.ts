@@ -4,57 +4,19 @@ import type { VenueRepo } from '../venues/repo.js';
 import type { OrderRepo } from './repo.js';
 import { channelOf, type OrderType } from './schemas.js';
 import { createHash } from 'node:crypto';
+import type { Order } from '../../shared/order-schemas.js';
 
-/** The Order of interface.md, as pushed over the socket and served by GET order/{id}. */
-export interface Order {
-  tenant: string;
-  id: string;
-  created: string;
-  lastChanged: string;
-  source: string;
-  users: { userId: string; roles: string[] }[];
-  orderType: string;
-  total: string;
-  editTotal: string;
-  status: string;
-  claimCode: string;
-  buckets: Bucket[];
-  closed: boolean;
-  completed: boolean;
-  /**
-   * The `contact` sent with `new` (a delivery's phone), only on orders that have one. Every Order goes to the
-   * order's own users or to staff (REST, their sockets, venue sockets), never elsewhere; the copy sent to the
-   * central leaves it out (withoutContact): the sync detail carries it there.
-   */
-  contact?: Record<string, string>;
-}
+/**
+ * The Order (README "The order lifecycle"), as pushed over the socket and served by GET order/{id}: its schema is
+ * src/shared/order-schemas.ts. `contact`, the one sent with `new` (a delivery's phone), is only on orders that
+ * have one. Every Order goes to the order's own users or to staff (REST, their sockets, venue sockets), never
+ * elsewhere; the copy sent to the central leaves it out (withoutContact): the sync detail carries it there.
+ */
+export type { Order };
+type Bucket = Order['buckets'][number];
 
 /** The Order without `contact`, for the sync outbox (whose detail carries the contact already). */
 export const withoutContact = ({ contact: _contact, ...order }: Order): Order => order;
-
-interface Bucket {
-  venue: string;
-  name: string;
-  menu: string;
-  lines: OrderLine[];
-  extra: { minDeliveryMinutes: string; minDeliveryTime: string; minOrderValue: string };
-}
-
-interface OrderLine {
-  id: string;
-  creator: string;
-  created: string;
-  updated: string;
-  source: string;
-  quantity: number;
-  price: string;
-  productId: string;
-  product: unknown;
-  status: string;
-  hash: string;
-  /** `{note}`: the kitchen note sent with the line; only on lines that have one. */
-  extra?: { note: string };
-}
 
 /** A short digest of what a line is, so clients can tell when a line's content changed. */
 export const lineHash = (productId: string, quantity: number, priceMinor: number, status: string): string =>

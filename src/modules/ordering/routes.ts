@@ -1,19 +1,13 @@
-import { json, type Route, type RouteContext } from '../../http/types.js';
+import { Type } from '@sinclair/typebox';
+import { json, type Route } from '../../http/types.js';
+import { Order } from '../../shared/order-schemas.js';
 import { isUuid } from '../../shared/ids.js';
 import { notFound } from '../../shared/errors.js';
-import { compile } from '../../shared/validate.js';
-import { idempotencyOf, type IdempotencyRequest } from './idempotency.js';
-import { AppendBody, CancelBody, CompleteBody, EmptyBody, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
-import type { Confirmation, OrderingService } from './service.js';
+import { compile, type Validator } from '../../shared/validate.js';
+import { COMMAND_NAMES, type CommandName, commandPath, ORDER_COMMANDS } from './commands/registry.js';
+import { idempotencyOf } from './idempotency.js';
+import type { CommandBody, OrderingService } from './service.js';
 import { parseOrderQuery } from './staff-views.js';
-
-const validateNew = compile(NewOrderBody);
-const validateAppend = compile(AppendBody);
-const validateUpdate = compile(UpdateBody);
-const validateRemove = compile(RemoveBody);
-const validateEmpty = compile(EmptyBody);
-const validateComplete = compile(CompleteBody);
-const validateCancel = compile(CancelBody);
 
 /** An order id in a path must be a UUID; anything else names no order. */
 const orderIdOf = (id: string | undefined): string => {
@@ -21,47 +15,76 @@ const orderIdOf = (id: string | undefined): string => {
   return id;
 };
 
-type Run = (ctx: RouteContext, idem: IdempotencyRequest | undefined) => Promise<Confirmation>;
+/** The 200 of every order command (README "Order commands"): the command is durable. */
+const ConfirmationSchema = Type.Object({
+  correlationId: Type.String({ description: "the NOTIFICATION of a refused command carries it" }),
+  orderId: Type.String(),
+  lines: Type.Array(Type.String(), { description: 'the new line ids (new, append), the named ones (update, remove), else none' }),
+}, { additionalProperties: false });
+
+const OrderPageSchema = Type.Object({
+  items: Type.Array(Order),
+  next: Type.Union([Type.String(), Type.Null()], { description: 'the cursor of the next page; null on the last' }),
+}, { additionalProperties: false });
+
+const OrderListQuery = Type.Object({
+  venue: Type.Optional(Type.String({ description: 'orders with a bucket at this venue' })),
+  status: Type.Optional(Type.String({ description: 'one or more statuses separated by commas (ORDERED,READY)' })),
+  since: Type.Optional(Type.String({ description: 'an ISO 8601 timestamp: orders whose lastChanged is at or after it' })),
+  limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
+  cursor: Type.Optional(Type.String({ description: "the previous page's next" })),
+});
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key', required: false,
+  description: 'a new random key per command, the same on a retry: the first 200 again, applied once (README "Safe retries")',
+};
+
+/**
+ * An order command's route, from the registry (src/modules/ordering/commands/registry.ts): its Idempotency-Key is
+ * checked first (the fingerprint is taken from the body as parsed, before validation), then the order id of the
+ * path (404), then the body; the service queues it and answers its confirmation.
+ */
+function commandRoute<N extends CommandName>(ordering: OrderingService, name: N): Route {
+  const command = ORDER_COMMANDS[name];
+  const validate = compile(command.body) as Validator<(typeof ORDER_COMMANDS)[N]['body']>;
+  const onOrder = command.lifecycle !== 'creates';
+  return {
+    method: 'post', path: commandPath(name), auth: 'bearer', body: command.bodyRequired ? 'json' : 'optional-json',
+    doc: {
+      summary: command.summary,
+      description: onOrder ? 'Queued; the result comes on the socket as ORDER_CHANGE, or as a NOTIFICATION with the business codes.'
+        : 'Queued; the order comes on the socket as ORDER_CHANGE, or a NOTIFICATION with the business codes.',
+      ...(onOrder ? { params: { id: 'the order id' } } : {}),
+      headers: [IDEMPOTENCY_KEY],
+      request: command.body,
+      responses: {
+        200: { description: 'confirmed: durable, to be applied in order', schema: ConfirmationSchema },
+        429: { description: "tooManyRequests: past the customer's command rate", headers: ['Retry-After'] },
+      },
+    },
+    handle: async ({ req, principal, body }) => {
+      const idem = idempotencyOf(req.headers, req.path, body);
+      const orderId = onOrder ? orderIdOf(req.params.id) : undefined;
+      const valid = validate(body ?? {}) as CommandBody<N>;
+      return json(200, await ordering.command(name, principal, orderId, valid, idem));
+    },
+  };
+}
 
 export function orderingRoutes(ordering: OrderingService): Route[] {
-  /**
-   * An order command: its Idempotency-Key is checked first (the fingerprint is taken from the body as parsed,
-   * before validation), then the body; the service queues it and answers its confirmation.
-   */
-  const command = (path: string, body: Route['body'], run: Run): Route => ({
-    method: 'post', path, auth: 'bearer', body,
-    handle: async (ctx) => json(200, await run(ctx, idempotencyOf(ctx.req.headers, ctx.req.path, ctx.body))),
-  });
-  const onOrder = (name: string, body: Route['body'], run: Run): Route =>
-    command(`/ordering-api/api/order/:id/${name}`, body, run);
   return [
-    command('/ordering-api/api/order/new', 'json', ({ principal, body }, idem) =>
-      ordering.newOrder(principal, validateNew(body), idem)),
-    onOrder('append', 'json', ({ req, principal, body }, idem) =>
-      ordering.append(principal, orderIdOf(req.params.id), validateAppend(body), idem)),
-    onOrder('update', 'json', ({ req, principal, body }, idem) =>
-      ordering.update(principal, orderIdOf(req.params.id), validateUpdate(body), idem)),
-    onOrder('remove', 'json', ({ req, principal, body }, idem) =>
-      ordering.remove(principal, orderIdOf(req.params.id), validateRemove(body), idem)),
-    onOrder('submit', 'optional-json', ({ req, principal, body }, idem) => {
-      const id = orderIdOf(req.params.id);
-      validateEmpty(body ?? {});
-      return ordering.submit(principal, id, idem);
-    }),
-    onOrder('ready', 'optional-json', ({ req, principal, body }, idem) => {
-      const id = orderIdOf(req.params.id);
-      validateEmpty(body ?? {});
-      return ordering.ready(principal, id, idem);
-    }),
-    onOrder('complete', 'json', ({ req, principal, body }, idem) =>
-      ordering.complete(principal, orderIdOf(req.params.id), validateComplete(body), idem)),
-    onOrder('cancel', 'optional-json', ({ req, principal, body }, idem) =>
-      ordering.cancel(principal, orderIdOf(req.params.id), validateCancel(body ?? {}), idem)),
+    ...COMMAND_NAMES.map((name) => commandRoute(ordering, name)),
     {
       method: 'get',
       path: '/ordering-api/api/order/:id',
       auth: 'bearer',
       body: 'none',
+      doc: {
+        summary: 'The order, to the users it lists and to staff',
+        params: { id: 'the order id' },
+        responses: { 200: { description: 'the Order', schema: Order } },
+      },
       handle: ({ req, principal }) => json(200, ordering.getOrder(principal, orderIdOf(req.params.id))),
     },
     {
@@ -69,6 +92,11 @@ export function orderingRoutes(ordering: OrderingService): Route[] {
       path: '/ordering-api/api/orders',
       auth: 'write',
       body: 'none',
+      doc: {
+        summary: "Every order of the tenant, newest first (staff)",
+        query: OrderListQuery,
+        responses: { 200: { description: 'a page of Orders', schema: OrderPageSchema } },
+      },
       handle: ({ req, principal }) => json(200, ordering.listOrders(principal, parseOrderQuery(req.query))),
     },
   ];

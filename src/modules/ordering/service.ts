@@ -1,23 +1,22 @@
 import type { Principal } from '../../http/types.js';
-import { AppError, type ErrorDetail, forbidden, insufficientScope, invalidField, notFound, reject } from '../../shared/errors.js';
+import { insufficientScope, notFound, reject, retryLater } from '../../shared/errors.js';
+import { notification, orderChange } from '../../shared/socket-protocol.js';
 import { createBuckets } from '../../shared/token-bucket.js';
 import { isUuid, newId } from '../../shared/ids.js';
-import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
+import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
 import { isoOf } from '../../shared/clock.js';
 import type { OrderChangedBody } from '../../shared/sync-protocol.js';
 import type { Outbox } from '../sync/outbox.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { CommandHandler, CommandQueue } from './command-queue.js';
-import { applyAppend, applyNew, type CommandDeps, type StoredLine, type StoredNew } from './commands.js';
-import {
-  applyCancel, applyComplete, applyReady, applyRemove, applySubmit, applyUpdate, type StoredCancel,
-  type StoredComplete, type StoredRemove, type StoredUpdate,
-} from './lifecycle.js';
+import type { Static } from '@sinclair/typebox';
+import { type CommandName, commandOf, ORDER_COMMANDS } from './commands/registry.js';
+import type { CommandDeps } from './commands/rules.js';
 import { buildOrder, type Order, withoutContact } from './order-view.js';
 import { createIdempotencyGuard, type IdempotencyRequest } from './idempotency.js';
 import type { CommandRecord, OrderFilter, OrderRepo } from './repo.js';
 import { restoreOrder } from './restore.js';
-import type { AppendBody, CancelBody, CompleteBody, LineInput, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
+import type { AppendBody, CancelBody, CompleteBody, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
 import { encodeCursor, type OrderPage } from './staff-views.js';
 
 export interface Confirmation {
@@ -26,14 +25,11 @@ export interface Confirmation {
   lines: string[];
 }
 
-type Apply = (deps: CommandDeps, cmd: CommandRecord, now: number) => void;
-const APPLY: Record<string, Apply> = {
-  new: applyNew, append: applyAppend, update: applyUpdate, remove: applyRemove, submit: applySubmit,
-  ready: applyReady, complete: applyComplete, cancel: applyCancel,
-};
+/** Every kind of order command (the paths under /ordering-api/api/order): the registry's names. */
+export const COMMAND_KINDS: readonly string[] = Object.keys(ORDER_COMMANDS);
 
-/** Every kind of order command (the paths under /ordering-api/api/order). */
-export const COMMAND_KINDS: readonly string[] = Object.keys(APPLY);
+/** The validated body a command takes (its schema's type). */
+export type CommandBody<N extends CommandName> = Static<(typeof ORDER_COMMANDS)[N]['body']>;
 
 /** Staff powers (every order of the tenant, staff commands, venue sockets) need a staff token with scope write. */
 export const isStaff = (p: Principal): boolean => p.staff && p.scope.includes('write');
@@ -69,8 +65,6 @@ export const ORDER_WRITE_UNIT = 4096;
 export function createOrderingService(deps: OrderingDeps) {
   let queue: CommandQueue | undefined;
   const keys = createIdempotencyGuard(deps.repo.idempotency);
-  const withIds = (lines: LineInput[] = []): StoredLine[] =>
-    lines.map((l) => ({ id: newId(), productId: l.productId, quantity: l.quantity, ...(l.extra?.note ? { note: l.extra.note } : {}) }));
 
   /**
    * Queues a command durably and resolves with its confirmation. With an Idempotency-Key the confirmation is
@@ -86,8 +80,7 @@ export function createOrderingService(deps: OrderingDeps) {
     const waitMs = customerRate.waitMs(key);
     if (waitMs > 0) {
       const message = 'too many order commands: retry after Retry-After seconds';
-      throw new AppError(429, message, [{ code: 'tooManyRequests', message, args: ['ordering.customerCommandRate'] }],
-        { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) });
+      throw retryLater('tooManyRequests', message, waitMs, ['ordering.customerCommandRate']);
     }
     customerRate.take(key);
   }
@@ -121,9 +114,9 @@ export function createOrderingService(deps: OrderingDeps) {
 
   const handler: CommandHandler = {
     process(cmd, now) {
-      const apply = APPLY[cmd.kind];
-      if (!apply) throw reject('invalidCommand', `unknown command ${cmd.kind}`, [cmd.kind]);
-      apply(deps, cmd, now);
+      const command = commandOf(cmd.kind);
+      if (!command) throw reject('invalidCommand', `unknown command ${cmd.kind}`, [cmd.kind]);
+      command.apply(deps, cmd, cmd.body, now);
       const order = buildOrder(deps.repo, deps.venues, cmd.tenantId, cmd.orderId)!;
       const payload = JSON.stringify(order);
       recordForSync(cmd, order.contact ? JSON.stringify(withoutContact(order)) : payload, now);
@@ -137,20 +130,19 @@ export function createOrderingService(deps: OrderingDeps) {
       const streams = new Set(order.users.map((u) => u.userId));
       streams.add(cmd.userId);
       for (const b of order.buckets) streams.add(venueStream(b.venue));
-      return [...streams].map((stream) => deps.events.append(cmd.tenantId, stream, 'ORDER_CHANGE', payload, now));
+      const change = orderChange(payload);
+      return [...streams].map((stream) => deps.events.append(cmd.tenantId, stream, change, now));
     },
-    notify(cmd, codes: ErrorDetail[], now): OutgoingFrame[] {
-      const payload = JSON.stringify({
-        type: 'OrderEventError',
-        users: [cmd.userId],
-        orderId: cmd.orderId,
-        event: { correlationId: cmd.correlationId, user: cmd.userId, orderId: cmd.orderId },
-        message: codes.map((c) => c.message).join('; '),
-        codes,
-      });
-      return [deps.events.append(cmd.tenantId, cmd.userId, 'NOTIFICATION', payload, now)];
+    notify(cmd, codes, now): OutgoingFrame[] {
+      return [deps.events.append(cmd.tenantId, cmd.userId, notification(cmd, codes), now)];
     },
   };
+
+  function runCommand<N extends CommandName>(name: N, p: Principal, orderId: string | undefined, body: CommandBody<N>,
+    idem: IdempotencyRequest | undefined): Promise<Confirmation> {
+    const { stored, lines } = (ORDER_COMMANDS[name].confirm as (b: CommandBody<N>) => { stored: unknown; lines: string[] })(body);
+    return confirm(p, orderId ?? newId(), name, stored, lines, idem);
+  }
 
   return {
     handler,
@@ -158,50 +150,22 @@ export function createOrderingService(deps: OrderingDeps) {
       queue = q;
     },
 
-    newOrder(p: Principal, body: NewOrderBody, idem?: IdempotencyRequest): Promise<Confirmation> {
-      rejectDuplicates(body.buckets.map((b) => b.venue), (i) => `/buckets/${i}/venue`, 'each venue may have only one bucket');
-      const stored: StoredNew = {
-        orderType: body.orderType,
-        buckets: body.buckets.map((b) => ({ venue: b.venue, lines: withIds(b.lines) })),
-        ...(body.contact ? { contact: body.contact as Record<string, string> } : {}),
-        ...(body.extra ? { extra: body.extra } : {}),
-      };
-      const lineIds = stored.buckets.flatMap((b) => b.lines.map((l) => l.id));
-      return confirm(p, newId(), 'new', stored, lineIds, idem);
-    },
+    /**
+     * Confirms an order command (README "Order commands"): the command's own checks of its body (a 400), then
+     * the customer's rate (a 429), then durably queued; resolves with its confirmation. `orderId` for every
+     * command but `new`, which makes one.
+     */
+    command: runCommand,
 
-    append(p: Principal, orderId: string, body: AppendBody, idem?: IdempotencyRequest): Promise<Confirmation> {
-      const lines = withIds(body.lines);
-      return confirm(p, orderId, 'append', { venue: body.venue, lines }, lines.map((l) => l.id), idem);
-    },
-
-    update(p: Principal, orderId: string, body: UpdateBody, idem?: IdempotencyRequest): Promise<Confirmation> {
-      const ids = body.lines.map((l) => l.id);
-      rejectDuplicates(ids, (i) => `/lines/${i}/id`, LINE_ONCE);
-      const stored: StoredUpdate = { venue: body.venue, lines: body.lines.map((l) => ({ id: l.id, quantity: l.quantity })) };
-      return confirm(p, orderId, 'update', stored, ids, idem);
-    },
-
-    remove(p: Principal, orderId: string, body: RemoveBody, idem?: IdempotencyRequest): Promise<Confirmation> {
-      rejectDuplicates(body.lines, (i) => `/lines/${i}`, LINE_ONCE);
-      const stored: StoredRemove = { venue: body.venue, lines: body.lines };
-      return confirm(p, orderId, 'remove', stored, body.lines, idem);
-    },
-
-    submit: (p: Principal, orderId: string, idem?: IdempotencyRequest): Promise<Confirmation> =>
-      confirm(p, orderId, 'submit', {}, [], idem),
-    ready: (p: Principal, orderId: string, idem?: IdempotencyRequest): Promise<Confirmation> =>
-      confirm(p, orderId, 'ready', {}, [], idem),
-
-    complete(p: Principal, orderId: string, body: CompleteBody, idem?: IdempotencyRequest): Promise<Confirmation> {
-      const stored: StoredComplete = { claimCode: body.claimCode };
-      return confirm(p, orderId, 'complete', stored, [], idem);
-    },
-
-    cancel(p: Principal, orderId: string, body: CancelBody, idem?: IdempotencyRequest): Promise<Confirmation> {
-      const stored: StoredCancel = body.reason === undefined ? {} : { reason: body.reason };
-      return confirm(p, orderId, 'cancel', stored, [], idem);
-    },
+    // The commands by name, for in-process callers (the service's own tests drive it directly).
+    newOrder: (p: Principal, body: NewOrderBody, idem?: IdempotencyRequest) => runCommand('new', p, undefined, body, idem),
+    append: (p: Principal, orderId: string, body: AppendBody, idem?: IdempotencyRequest) => runCommand('append', p, orderId, body, idem),
+    update: (p: Principal, orderId: string, body: UpdateBody, idem?: IdempotencyRequest) => runCommand('update', p, orderId, body, idem),
+    remove: (p: Principal, orderId: string, body: RemoveBody, idem?: IdempotencyRequest) => runCommand('remove', p, orderId, body, idem),
+    submit: (p: Principal, orderId: string, idem?: IdempotencyRequest) => runCommand('submit', p, orderId, {}, idem),
+    ready: (p: Principal, orderId: string, idem?: IdempotencyRequest) => runCommand('ready', p, orderId, {}, idem),
+    complete: (p: Principal, orderId: string, body: CompleteBody, idem?: IdempotencyRequest) => runCommand('complete', p, orderId, body, idem),
+    cancel: (p: Principal, orderId: string, body: CancelBody, idem?: IdempotencyRequest) => runCommand('cancel', p, orderId, body, idem),
 
     /**
      * Once, on the first start with sync: every order the box held before gets one order.changed event with its
@@ -257,11 +221,3 @@ export function createOrderingService(deps: OrderingDeps) {
   };
 }
 export type OrderingService = ReturnType<typeof createOrderingService>;
-
-const LINE_ONCE = 'each line may be named only once';
-
-/** A 400 naming the first repeat of a value (a venue, a line id) that a body may give only once. */
-function rejectDuplicates(values: string[], pointer: (i: number) => string, message: string): void {
-  const dup = values.findIndex((v, i) => values.indexOf(v) !== i);
-  if (dup >= 0) throw invalidField(pointer(dup), message);
-}

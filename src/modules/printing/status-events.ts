@@ -1,5 +1,6 @@
 import { isoOf } from '../../shared/clock.js';
-import { type EventStore, type OutgoingFrame, venueStream } from '../../ws/event-store.js';
+import { printerStatus } from '../../shared/socket-protocol.js';
+import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
 import type { PrintRepo } from './repo.js';
 import type { StatusChange } from './spooler.js';
 
@@ -16,7 +17,7 @@ export function publishPrinterStatus(deps: {
   push(frames: OutgoingFrame[]): void;
 }): (change: StatusChange) => void {
   return (c) => {
-    const payload = JSON.stringify({
+    const event = printerStatus({
       printer: c.printer.name,
       venue: c.printer.venue,
       role: c.printer.role,
@@ -29,7 +30,7 @@ export function publishPrinterStatus(deps: {
       },
     });
     const frame = deps.repo.transaction(() =>
-      deps.events.append(c.tenantId, venueStream(c.printer.venue), 'PRINTER_STATUS', payload, c.sinceMs),
+      deps.events.append(c.tenantId, venueStream(c.printer.venue), event, c.sinceMs),
     );
     deps.push([frame]);
   };

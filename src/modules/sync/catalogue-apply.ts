@@ -6,7 +6,8 @@ import { ProductId, Uuid } from '../../shared/types.js';
 import type { Revocation } from '../auth/repo.js';
 import type { ProvisioningRepo } from '../provisioning/repo.js';
 import { writeMenu, writeVenue } from '../provisioning/service.js';
-import type { OutgoingFrame } from '../../ws/event-store.js';
+import type { OutgoingFrame } from '../events/event-store.js';
+import { menuChanged, type StreamEvent } from '../../shared/socket-protocol.js';
 import type { CatalogueRepo } from './catalogue-repo.js';
 
 /** A change set this box will not apply: nothing of it was written, the cursor did not move. */
@@ -33,7 +34,7 @@ export interface CatalogueApplyDeps {
   revokeUser(tenantId: string, userId: string): Revocation[];
   noteRevoked(rows: Revocation[]): void;
   /** Appends a socket frame inside the transaction; pushed after COMMIT. */
-  menuChanged(tenantId: string, venueId: string, payloadJson: string): OutgoingFrame;
+  menuChanged(tenantId: string, venueId: string, event: StreamEvent): OutgoingFrame;
   push(frames: OutgoingFrame[]): void;
   now(): number;
 }
@@ -123,7 +124,7 @@ export function applyCatalogue(deps: CatalogueApplyDeps, tenantId: string, res: 
     catalogue.setApplied(tenantId, res.rev, checksum, now);
     const menuOf = new Map([...before, ...after].map((v) => [v.id, v.menu]));
     const frames = [...touched].map((venue) =>
-      deps.menuChanged(tenantId, venue, JSON.stringify({ venue, menu: menuOf.get(venue) ?? null, rev: res.rev })));
+      deps.menuChanged(tenantId, venue, menuChanged({ venue, menu: menuOf.get(venue) ?? null, rev: res.rev })));
     return { frames, venues: touched.size };
   });
   deps.noteRevoked(revoked);

@@ -1,4 +1,6 @@
+import { Type } from '@sinclair/typebox';
 import { json, type Route } from '../../http/types.js';
+import { Venue } from './schemas.js';
 import { invalidField } from '../../shared/errors.js';
 import { decimalNumber } from '../../shared/validate.js';
 import { distanceMeters } from './geo.js';
@@ -11,6 +13,14 @@ export function venueRoutes(venues: VenueRepo): Route[] {
       path: '/venue-api/api/nearest',
       auth: 'bearer',
       body: 'none',
+      doc: {
+        summary: "The tenant's venues, closest first",
+        query: Type.Object({
+          lat: Type.String({ description: 'latitude in decimal degrees, -90 to 90 (any finite number: 50.0614, 5.00614e1)' }),
+          lng: Type.String({ description: 'longitude, -180 to 180' }),
+        }),
+        responses: { 200: { description: 'the venues', schema: Type.Array(Venue) } },
+      },
       handle({ req, principal }) {
         const here = { lat: coordinate(req.query, 'lat', 90), lng: coordinate(req.query, 'lng', 180) };
         const list = venues

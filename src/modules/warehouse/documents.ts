@@ -1,8 +1,8 @@
-import { AppError, type ErrorDetail, invalidField, notFound } from '../../shared/errors.js';
+import { AppError, type ErrorCode, type ErrorDetail, invalidField, isNonEmpty, notFound, problem } from '../../shared/errors.js';
 import { isoOf } from '../../shared/clock.js';
 import { fromMicro, MAX_QTY_MICRO } from '../../shared/qty.js';
-import { releaseLocks } from './lock-service.js';
-import { trimLocks } from './locks.js';
+import { releaseLocks } from './stock-lock-service.js';
+import { trimLocks } from './stock-lock-allocation.js';
 import { contentDigest, formatNumber, periodOf } from './numbering.js';
 import type { Outbox } from '../sync/outbox.js';
 import type { LedgerRow, WarehouseRepo } from './repo.js';
@@ -118,9 +118,9 @@ function plan(repo: WarehouseRepo, actor: Actor, warehouseId: string, doc: Docum
     }
   });
 
-  const mismatches: ErrorDetail[] = [];
-  const shorts: ErrorDetail[] = [];
-  const overflows: ErrorDetail[] = [];
+  const mismatches: ErrorDetail<ErrorCode>[] = [];
+  const shorts: ErrorDetail<ErrorCode>[] = [];
+  const overflows: ErrorDetail<ErrorCode>[] = [];
   const changes: Change[] = [];
   const afterOf = new Map<string, Change>(); // Inventory: the change of each item, for its ledger row
   const apply = (w: string, id: string, item: { unit: string; units: Set<string> }, delta: (before: number) => number) => {
@@ -129,7 +129,7 @@ function plan(repo: WarehouseRepo, actor: Actor, warehouseId: string, doc: Docum
     for (const given of item.units) {
       if (given === unit) continue;
       const where = w === warehouseId ? 'this warehouse' : `warehouse ${w}`;
-      mismatches.push({ code: 'unitMismatch', message: `item ${id} is kept in ${unit} in ${where}, not ${given}`, args: [id, unit, given] });
+      mismatches.push(problem('unitMismatch', `item ${id} is kept in ${unit} in ${where}, not ${given}`, [id, unit, given]));
     }
     const c: Change = {
       warehouseId: w, itemId: id, unit, beforeMicro: s.qtyMicro, afterMicro: s.qtyMicro + delta(s.qtyMicro),
@@ -141,15 +141,12 @@ function plan(repo: WarehouseRepo, actor: Actor, warehouseId: string, doc: Docum
       const available = Math.max(0, s.qtyMicro - (s.lockedMicro - s.ownMicro));
       const wanted = c.beforeMicro - c.afterMicro;
       if (wanted > available) {
-        shorts.push({
-          code: 'insufficientStock',
-          message: `item ${id}: ${fromMicro(wanted)} ${unit} requested, ${fromMicro(available)} available`,
-          args: [id, String(fromMicro(available)), String(fromMicro(wanted))],
-        });
+        shorts.push(problem('insufficientStock', `item ${id}: ${fromMicro(wanted)} ${unit} requested, ${fromMicro(available)} available`,
+          [id, String(fromMicro(available)), String(fromMicro(wanted))]));
       }
     }
     if (c.afterMicro > MAX_QTY_MICRO) {
-      overflows.push({ code: 'conflict', message: `item ${id} would pass the largest quantity ${fromMicro(MAX_QTY_MICRO)}`, args: [id] });
+      overflows.push(problem('conflict', `item ${id} would pass the largest quantity ${fromMicro(MAX_QTY_MICRO)}`, [id]));
     }
     return c;
   };
@@ -160,9 +157,9 @@ function plan(repo: WarehouseRepo, actor: Actor, warehouseId: string, doc: Docum
     else apply(warehouseId, id, item, () => sign * item.micro);
     if (doc.targetWarehouse !== undefined) apply(doc.targetWarehouse, id, item, () => item.micro);
   }
-  if (mismatches.length > 0) throw new AppError(409, `${mismatches.length} item unit(s) differ from the kept unit`, mismatches);
-  if (shorts.length > 0) throw new AppError(409, `not enough stock for ${shorts.length} item(s)`, shorts);
-  if (overflows.length > 0) throw new AppError(409, `${overflows.length} item(s) would pass the largest quantity`, overflows);
+  if (isNonEmpty(mismatches)) throw AppError.ofAll(`${mismatches.length} item unit(s) differ from the kept unit`, mismatches);
+  if (isNonEmpty(shorts)) throw AppError.ofAll(`not enough stock for ${shorts.length} item(s)`, shorts);
+  if (isNonEmpty(overflows)) throw AppError.ofAll(`${overflows.length} item(s) would pass the largest quantity`, overflows);
 
   const ledger: LedgerRow[] = [];
   doc.items.forEach((it, line) => {

@@ -1,9 +1,11 @@
+import { Type } from '@sinclair/typebox';
 import {
-  type BodyMode, type HttpRequest, json, type Principal, type Reply, type Route, type RouteContext,
+  type BodyMode, type HttpRequest, json, type Principal, type Reply, type Route, type RouteContext, type RouteDoc,
 } from '../../http/types.js';
 import { forbidden, notFound } from '../../shared/errors.js';
 import { isUuid } from '../../shared/ids.js';
 import {
+  IssueBody, LockBody, PacketsBody, ReleaseBody, StockQuery, WarehouseBody,
   type Actor, kindOf, parseDocument, parseLock, parsePackets, validateRelease, validateStockQuery, validateWarehouse,
 } from './schemas.js';
 import type { WarehouseService } from './service.js';
@@ -13,7 +15,7 @@ const BASE = '/warehouse-api/api/warehouse';
 /**
  * The acting tenant and user. Every warehouse call needs scope write (the route's auth) and an `x-tenant`
  * header equal to the token's tenant (mount.ts refuses a different one; here a missing one). `x-user` must
- * equal the token's user where sent, and must be sent on document and lock operations (interface.md 7).
+ * equal the token's user where sent, and must be sent on document and lock operations (README "Walk-through: staff token, PZ, stock, lock, WZ with unlockItems").
  */
 function actorOf(req: HttpRequest, principal: Principal, userHeader: 'required' | 'optional'): Actor {
   if (req.headers['x-tenant'] === undefined) throw forbidden('x-tenant header is required');
@@ -29,13 +31,64 @@ const warehouseIdOf = (id: string | undefined): string => {
   return id;
 };
 
+const X_TENANT = { name: 'x-tenant', required: true, description: "the token's tenant" };
+const xUser = (required: boolean) => ({ name: 'x-user', required, description: "the token's user (UUID)" });
+
+const Instant = Type.String({ format: 'date-time' });
+const WarehouseSchema = Type.Object({ id: Type.String(), name: Type.String() }, { additionalProperties: false });
+const DocumentSchema = Type.Object({
+  id: Type.String(),
+  kind: Type.String({ enum: ['PZ', 'WZ', 'RW', 'MM', 'Inventory'] }),
+  warehouse: Type.String(),
+  number: Type.String(),
+  targetWarehouse: Type.Optional(Type.String()),
+  user: Type.String(),
+  created: Instant,
+  items: Type.Array(Type.Object({
+    id: Type.String(), unit: Type.String(), qty: Type.Number(), unitPrice: Type.Optional(Type.Number()),
+    total: Type.Optional(Type.Number()), cat: Type.Optional(Type.Array(Type.String())),
+    extra: Type.Optional(Type.Record(Type.String(), Type.String())),
+  }, { additionalProperties: false })),
+  unlockItems: Type.Boolean(),
+  extra: Type.Record(Type.String(), Type.String()),
+}, { additionalProperties: false });
+const StockSchema = Type.Object({
+  warehouse: Type.String(),
+  items: Type.Array(Type.Object({
+    id: Type.String(), unit: Type.Union([Type.String(), Type.Null()]), qty: Type.Number(), locked: Type.Number(), available: Type.Number(),
+  }, { additionalProperties: false })),
+}, { additionalProperties: false });
+const ItemLockSchema = Type.Object({
+  warehouse: Type.String(),
+  expires: Instant,
+  items: Type.Array(Type.Object({
+    id: Type.String(), unit: Type.String(), requested: Type.Number(), locked: Type.Number(),
+  }, { additionalProperties: false })),
+}, { additionalProperties: false });
+const PacketLockSchema = Type.Object({
+  warehouse: Type.String(),
+  expires: Instant,
+  packets: Type.Record(Type.String(), Type.Object({ requested: Type.Number(), locked: Type.Number() }, { additionalProperties: false })),
+}, { additionalProperties: false });
+const ReleaseSchema = Type.Object({
+  warehouse: Type.String(),
+  items: Type.Array(Type.Object({
+    id: Type.String(), unit: Type.Union([Type.String(), Type.Null()]), released: Type.Number(),
+  }, { additionalProperties: false })),
+}, { additionalProperties: false });
+
 /** A route under /warehouse/{warehouse}: scope write, the acting user and the warehouse id checked first. */
 function inWarehouse(
-  method: Route['method'], rest: string, body: BodyMode, userHeader: 'required' | 'optional',
+  method: Route['method'], rest: string, body: BodyMode, userHeader: 'required' | 'optional', doc: RouteDoc,
   handle: (actor: Actor, warehouseId: string, ctx: RouteContext) => Reply,
 ): Route {
   return {
     method, path: `${BASE}/:warehouse${rest}`, auth: 'write', body,
+    doc: {
+      ...doc,
+      params: { warehouse: 'the warehouse id', ...doc.params },
+      headers: [X_TENANT, xUser(userHeader === 'required')],
+    },
     handle: (ctx) => handle(actorOf(ctx.req, ctx.principal, userHeader), warehouseIdOf(ctx.req.params.warehouse), ctx),
   };
 }
@@ -47,29 +100,59 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       path: BASE,
       auth: 'write',
       body: 'json',
+      doc: {
+        summary: 'Create a warehouse (the same id and name again: 200)',
+        headers: [X_TENANT, xUser(false)],
+        request: WarehouseBody,
+        responses: { 201: { description: 'created', schema: WarehouseSchema }, 200: { description: 'it existed', schema: WarehouseSchema } },
+      },
       handle({ req, principal, body }) {
         const result = warehouse.createWarehouse(actorOf(req, principal, 'optional'), validateWarehouse(body));
         return json(result.created ? 201 : 200, result.warehouse);
       },
     },
-    inWarehouse('put', '', 'json', 'optional', (actor, id, { body }) =>
+    inWarehouse('put', '', 'json', 'optional', {
+      summary: 'Rename a warehouse', request: WarehouseBody, responses: { 200: { description: 'the warehouse', schema: WarehouseSchema } },
+    }, (actor, id, { body }) =>
       json(200, warehouse.updateWarehouse(actor, id, validateWarehouse(body)))),
-    inWarehouse('get', '', 'none', 'optional', (actor, id) => json(200, warehouse.getWarehouse(actor, id))),
-    inWarehouse('post', '/documents/:kind', 'json', 'required', (actor, id, { req, body }) => {
+    inWarehouse('get', '', 'none', 'optional', {
+      summary: 'A warehouse', responses: { 200: { description: 'the warehouse', schema: WarehouseSchema } },
+    }, (actor, id) => json(200, warehouse.getWarehouse(actor, id))),
+    inWarehouse('post', '/documents/:kind', 'json', 'required', {
+      summary: 'A stock document: PZ, WZ, RW, MM or Inventory (all items or none)',
+      params: { kind: 'pz, wz, rw, mm or inventory' },
+      request: IssueBody,
+      responses: {
+        201: { description: 'the stored document', schema: DocumentSchema },
+        200: { description: 'the same number and content again: the stored document', schema: DocumentSchema },
+      },
+    }, (actor, id, { req, body }) => {
       const kind = kindOf(req.params.kind ?? '');
       if (!kind) throw notFound(`document kind ${req.params.kind}`);
       const result = warehouse.postDocument(actor, id, parseDocument(kind, body));
       return json(result.created ? 201 : 200, result.document);
     }),
-    inWarehouse('post', '/stock', 'json', 'optional', (actor, id, { body }) =>
+    inWarehouse('post', '/stock', 'json', 'optional', {
+      summary: 'Current stock of the named items', request: StockQuery,
+      responses: { 200: { description: 'each item: qty, locked, available', schema: StockSchema } },
+    }, (actor, id, { body }) =>
       json(200, warehouse.stock(actor, id, validateStockQuery(body).items))),
-    inWarehouse('post', '/locks', 'json', 'required', (actor, id, { body }) => {
+    inWarehouse('post', '/locks', 'json', 'required', {
+      summary: 'Lock as much as possible of each item, for qty portions', request: LockBody,
+      responses: { 200: { description: 'what each line got', schema: ItemLockSchema } },
+    }, (actor, id, { body }) => {
       const lock = parseLock(body);
       return json(200, warehouse.lockItems(actor, id, lock.packets, lock.items));
     }),
-    inWarehouse('post', '/locks/packets', 'json', 'required', (actor, id, { req, body }) =>
+    inWarehouse('post', '/locks/packets', 'json', 'required', {
+      summary: 'Lock whole packets (sets of items)', request: PacketsBody,
+      responses: { 200: { description: 'what each packet got', schema: PacketLockSchema } },
+    }, (actor, id, { req, body }) =>
       json(200, warehouse.lockPackets(actor, id, parsePackets(body, req.body.toString('utf8'))))),
-    inWarehouse('del', '/locks', 'optional-json', 'required', (actor, id, { body }) =>
+    inWarehouse('del', '/locks', 'optional-json', 'required', {
+      summary: "Release the caller's locks (all, or the named items)", request: ReleaseBody,
+      responses: { 200: { description: 'what was released', schema: ReleaseSchema } },
+    }, (actor, id, { body }) =>
       json(200, warehouse.releaseLocks(actor, id, body === undefined ? undefined : validateRelease(body).items))),
   ];
 }

@@ -1,11 +1,11 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { createScanner } from 'jsonc-parser';
-import { AppError, type ErrorDetail } from '../../shared/errors.js';
+import { AppError, type ErrorCode, type ErrorDetail, isNonEmpty } from '../../shared/errors.js';
 import { MAX_QTY, QtyError, toMicro } from '../../shared/qty.js';
 import { ItemId, MAX_ITEMS, StringMap, Uuid } from '../../shared/types.js';
 import { compile, fieldProblem, MAX_REPORTED, validationError } from '../../shared/validate.js';
 
-/** Document kinds by path segment (DESIGN.md "Warehouse"). */
+/** Document kinds by path segment (README "The warehouse: stock documents, current stock and locks"). */
 export const KINDS = { pz: 'PZ', wz: 'WZ', rw: 'RW', mm: 'MM', inventory: 'Inventory' } as const;
 export type DocumentKind = (typeof KINDS)[keyof typeof KINDS];
 export const kindOf = (segment: string): DocumentKind | undefined =>
@@ -39,7 +39,8 @@ const documentBody = <Q extends typeof PositiveQty | typeof CountedQty>(qty: Q) 
     extra: Type.Optional(StringMap),
     targetWarehouse: Type.Optional(Uuid),
   });
-const IssueBody = documentBody(PositiveQty);
+/** A stock document's body (an Inventory's quantities may also be 0). */
+export const IssueBody = documentBody(PositiveQty);
 const InventoryBody = documentBody(CountedQty);
 export type DocumentItem = Static<typeof IssueBody>['items'][number];
 
@@ -91,7 +92,7 @@ export const validateRelease = compile(ReleaseBody);
 
 /** Converts quantities to micro-units; every quantity with more than 6 decimals is a 400 naming its field. */
 function micros(values: { path: string; qty: number }[]): number[] {
-  const codes: ErrorDetail[] = [];
+  const codes: ErrorDetail<ErrorCode>[] = [];
   const out = values.map(({ path, qty }) => {
     try {
       return toMicro(qty);
@@ -101,13 +102,13 @@ function micros(values: { path: string; qty: number }[]): number[] {
       return 0;
     }
   });
-  if (codes.length > 0) throw validationError(codes);
+  if (isNonEmpty(codes)) throw validationError(codes);
   return out;
 }
 
-const fieldError = (path: string, message: string): AppError => new AppError(400, message, [fieldProblem(path, message)]);
+const fieldError = (path: string, message: string): AppError => AppError.ofAll(message, [fieldProblem(path, message)]);
 
-/** The Item fields of interface.md, in their order; anything else a client sends is not stored. */
+/** The Item fields (README "The warehouse": `id, unit, qty, unitPrice, total, cat, extra`), in their order; anything else a client sends is not stored. */
 const knownItemFields = (it: DocumentItem): DocumentItem => ({
   id: it.id, unit: it.unit, qty: it.qty,
   ...(it.unitPrice !== undefined ? { unitPrice: it.unitPrice } : {}),

@@ -3,7 +3,7 @@ import { newId } from '../../shared/ids.js';
 import { fromMicro } from '../../shared/qty.js';
 import { postDocument, type PostResult, type StoredDocument } from './documents.js';
 import { checkLedger, type LedgerCheck, rebuildBalances } from './ledger-check.js';
-import { lockItems, lockPackets, releaseCall } from './lock-service.js';
+import { lockItems, lockPackets, releaseCall } from './stock-lock-service.js';
 import type { StockDocumentBody, WarehouseChangedBody } from '../../shared/sync-protocol.js';
 import type { Outbox } from '../sync/outbox.js';
 import type { Warehouse, WarehouseRepo } from './repo.js';

@@ -1,4 +1,4 @@
-import { AppError, invalidField, unauthorized } from '../../../shared/errors.js';
+import { AppError, invalidField, retryLater, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
 import { createBuckets } from '../../../shared/token-bucket.js';
 import {
@@ -82,8 +82,7 @@ export function createDeviceService(pool: Pool, now: () => number) {
       const waitMs = enrolFailures.waitMs(address);
       if (waitMs > 0) {
         const message = 'too many failed enrolments from this address: retry after Retry-After seconds';
-        throw new AppError(429, message, [{ code: 'tooManyRequests', message, args: ['enrol'] }],
-          { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
+        throw retryLater('tooManyRequests', message, waitMs, ['enrol']);
       }
       try {
         return await enrolWith(body);

@@ -24,7 +24,7 @@ export function createIngestLimiter(max: number, random: () => number = Math.ran
   let onIdle: (() => void) | undefined;
 
   const busy = (message: string): AppError =>
-    new AppError(429, message, [{ code: 'tooManyRequests', message, args: [] }], {
+    AppError.of('tooManyRequests', message, [], {
       // 1..5 s, jittered, so refused boxes do not come back in one wave.
       'Retry-After': String(1 + Math.floor(random() * 5)),
     });

@@ -1,4 +1,4 @@
-import { AppError, unauthorized } from '../../../shared/errors.js';
+import { AppError, problem, STATUS, unauthorized } from '../../../shared/errors.js';
 import { isUuid } from '../../../shared/ids.js';
 import {
   type BatchAck, chainHash, type DecodedBatch, GENESIS_HASH, type Head, type SyncRejection, verifyDetached,
@@ -15,7 +15,7 @@ import { createIngestRepo, type RawEvent, textSafe } from './repo.js';
 /** A 409 that tells the box where to resume: its body carries expectedSeq and head (SyncErrorBody). */
 export class SyncConflict extends AppError {
   constructor(code: Extract<SyncRejection, 'syncGap' | 'syncDiverged'>, message: string, readonly expectedSeq: number, readonly head: Head) {
-    super(409, message, [{ code, message, args: [String(expectedSeq)] }]);
+    super(STATUS[code], message, [problem(code, message, [String(expectedSeq)])]);
   }
 }
 

@@ -1,7 +1,5 @@
-import type { Db } from '../db/open.js';
-import { tooLargeNotice } from './frame-size.js';
-
-export type FrameType = 'HELLO' | 'ORDER_CHANGE' | 'NOTIFICATION' | 'PRINTER_STATUS' | 'MENU_CHANGED';
+import type { Db } from '../../db/open.js';
+import { frameText, orderTooLargeFrame, type StoredFrameType, type StreamEvent } from '../../shared/socket-protocol.js';
 
 /**
  * A stream of socket events: a user's own (its id is the user id, a UUID) or a venue's (`venue:<venue id>`,
@@ -16,9 +14,6 @@ export interface OutgoingFrame {
   seq: number;
   text: string;
 }
-
-export const frameText = (type: FrameType, seq: number, payloadJson: string): string =>
-  `{"type":"${type}","seq":${seq},"payload":${payloadJson}}`;
 
 /**
  * The event streams behind the socket. Every event of a stream takes the next number of that stream;
@@ -39,10 +34,10 @@ export function createEventStore(db: Db) {
     'INSERT INTO user_events (tenant_id, user_id, seq, type, payload_json, created_ms) VALUES (?, ?, ?, ?, ?, ?)',
   );
   // A payload over the frame limit is not loaded into memory: SQLite hands over its order id instead, for the
-  // ORDER_TOO_LARGE notice that replaces it (frame-size.ts).
+  // ORDER_TOO_LARGE notice that replaces it (src/shared/socket-protocol.ts).
   type PageParams = { max: number; tenant: string; stream: string; after: number; limit: number };
   const page = db.prepare<[PageParams], {
-    seq: number; type: FrameType; payload_json: string | null; order_id: string | null;
+    seq: number; type: StoredFrameType; payload_json: string | null; order_id: string | null;
   }>(
     `SELECT seq, type,
             CASE WHEN octet_length(payload_json) > @max THEN NULL ELSE payload_json END AS payload_json,
@@ -51,7 +46,7 @@ export function createEventStore(db: Db) {
        FROM user_events WHERE tenant_id = @tenant AND user_id = @stream AND seq > @after ORDER BY seq LIMIT @limit`,
   );
   // What a replay would put on the wire, counted in SQLite so no payload is loaded into memory to decide. A row
-  // over the frame limit is sent as a small notice (frame-size.ts), so it counts as one.
+  // over the frame limit is sent as a small notice (ORDER_TOO_LARGE), so it counts as one.
   const wireBytes = db.prepare<[{ max: number; tenant: string; stream: string; after: number; before: number }], { bytes: number }>(
     `SELECT COALESCE(SUM(CASE WHEN octet_length(payload_json) > @max THEN 128 ELSE octet_length(payload_json) + 64 END), 0)
        AS bytes FROM user_events WHERE tenant_id = @tenant AND user_id = @stream AND seq > @after AND seq < @before`,
@@ -62,11 +57,11 @@ export function createEventStore(db: Db) {
   const prune = db.prepare<[number]>('DELETE FROM user_events WHERE created_ms < ?');
 
   return {
-    /** Appends an event to a stream; call inside the transaction that caused it. */
-    append(tenantId: string, stream: string, type: FrameType, payloadJson: string, nowMs: number): OutgoingFrame {
+    /** Appends an event (built by src/shared/socket-protocol.ts) to a stream; call inside the transaction that caused it. */
+    append(tenantId: string, stream: string, event: StreamEvent, nowMs: number): OutgoingFrame {
       const seq = bump.get(tenantId, stream)!.last_seq;
-      insert.run(tenantId, stream, seq, type, payloadJson, nowMs);
-      return { tenantId, stream, seq, text: frameText(type, seq, payloadJson) };
+      insert.run(tenantId, stream, seq, event.type, event.payloadJson, nowMs);
+      return { tenantId, stream, seq, text: frameText(event.type, seq, event.payloadJson) };
     },
     /** The seq of the stream's newest event (0 for a stream with none): a read, no number is taken. */
     position: (tenantId: string, stream: string): number => position.get(tenantId, stream)?.last_seq ?? 0,
@@ -74,7 +69,7 @@ export function createEventStore(db: Db) {
     page(tenantId: string, stream: string, after: number, limit: number, maxFrameBytes: number): { seq: number; text: string }[] {
       return page.all({ max: maxFrameBytes, tenant: tenantId, stream, after, limit }).map((r) => ({
         seq: r.seq,
-        text: r.payload_json === null ? tooLargeNotice(r.seq, r.order_id) : frameText(r.type, r.seq, r.payload_json),
+        text: r.payload_json === null ? orderTooLargeFrame(r.seq, r.order_id) : frameText(r.type, r.seq, r.payload_json),
       }));
     },
     /** About the bytes a replay of the frames numbered after `since` and before `before` would send. */

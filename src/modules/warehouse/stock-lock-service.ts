@@ -1,7 +1,7 @@
-import { AppError, type ErrorDetail, notFound } from '../../shared/errors.js';
+import { AppError, type ErrorCode, type ErrorDetail, isNonEmpty, notFound, problem } from '../../shared/errors.js';
 import { isoOf } from '../../shared/clock.js';
 import { fromMicro } from '../../shared/qty.js';
-import { allocateItems, allocatePackets } from './locks.js';
+import { allocateItems, allocatePackets } from './stock-lock-allocation.js';
 import type { ItemState, WarehouseRepo } from './repo.js';
 import type { Actor, LockLine, PacketInput } from './schemas.js';
 
@@ -35,7 +35,7 @@ const display = (micro: number): number => (Number.isSafeInteger(micro) ? fromMi
 function readItems(repo: WarehouseRepo, actor: Actor, warehouseId: string, lines: LockLine[], now: number) {
   if (!repo.warehouse(actor.tenantId, warehouseId)) throw notFound('warehouse');
   const states = new Map<string, ItemState>();
-  const mismatches: ErrorDetail[] = [];
+  const mismatches: ErrorDetail<ErrorCode>[] = [];
   const reported = new Set<string>();
   for (const line of lines) {
     let s = states.get(line.id);
@@ -46,12 +46,10 @@ function readItems(repo: WarehouseRepo, actor: Actor, warehouseId: string, lines
     const key = `${line.id}\0${line.unit}`;
     if (s.unit !== null && s.unit !== line.unit && !reported.has(key)) {
       reported.add(key);
-      mismatches.push({
-        code: 'unitMismatch', message: `item ${line.id} is kept in ${s.unit}, not ${line.unit}`, args: [line.id, s.unit, line.unit],
-      });
+      mismatches.push(problem('unitMismatch', `item ${line.id} is kept in ${s.unit}, not ${line.unit}`, [line.id, s.unit, line.unit]));
     }
   }
-  if (mismatches.length > 0) throw new AppError(409, `${mismatches.length} item unit(s) differ from the kept unit`, mismatches);
+  if (isNonEmpty(mismatches)) throw AppError.ofAll(`${mismatches.length} item unit(s) differ from the kept unit`, mismatches);
   // What is still free to lock: stock minus every user's live locks (the caller's own included, since
   // a new lock adds to the caller's lock).
   const free = new Map([...states].map(([id, s]) => [id, s.qtyMicro - s.lockedMicro]));

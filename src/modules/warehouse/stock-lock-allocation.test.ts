@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { allocateItems, allocatePackets, trimLocks } from './locks.js';
+import { allocateItems, allocatePackets, trimLocks } from './stock-lock-allocation.js';
 
 const M = 1_000_000;
 

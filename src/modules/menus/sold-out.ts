@@ -5,22 +5,22 @@ import type { Outbox } from '../sync/outbox.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { MenuRepo } from './repo.js';
 
-/** A sold-out product of one venue, as the menu's `locks` array lists it. */
-export interface ProductLock {
+/** A sold-out product of one venue, as the menu's `locks` array lists it (the wire keeps the name `locks`). */
+export interface SoldOutEntry {
   productId: string;
   venue: string;
   reason: string;
   since: string;
 }
 
-export interface LockChange {
+export interface SoldOutChange {
   venue: string;
   productId: string;
   locked: boolean;
   reason?: string;
 }
 
-export interface LockState {
+export interface SoldOutState {
   productId: string;
   venue: string;
   locked: boolean;
@@ -32,7 +32,7 @@ export interface LockState {
  * Sold-out products, per venue: staff lock a product when the kitchen runs out and clear it when it is back.
  * Venues that share a menu sell out separately, so a lock names the venue, not the menu.
  */
-export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo, outbox: Outbox) {
+export function createSoldOutFlags(db: Db, menus: MenuRepo, venues: VenueRepo, outbox: Outbox) {
   const s = {
     upsert: db.prepare(
       `INSERT INTO product_locks (tenant_id, venue_id, product_id, reason, since_ms) VALUES (?, ?, ?, ?, ?)
@@ -62,7 +62,7 @@ export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo, o
      * Locks (keeping the first `since`, updating the reason) or clears a lock; both are idempotent. The staff
      * flag travels up to the central (soldout.changed) in the same transaction.
      */
-    setLock: (tenantId: string, menuId: string, change: LockChange, nowMs: number): LockState => db.transaction(() => {
+    set: (tenantId: string, menuId: string, change: SoldOutChange, nowMs: number): SoldOutState => db.transaction(() => {
       const venue = venues.getVenue(tenantId, change.venue);
       if (!venue || venue.menu !== menuId) throw notFound('menu for this venue');
       if (!menus.product(tenantId, menuId, change.productId)) throw notFound('product');
@@ -94,7 +94,7 @@ export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo, o
       else s.remove.run(tenantId, change.venue, change.productId);
     },
     /** The staff's locks, then headquarters' flags on products the staff did not lock (`since`: when the box got it). */
-    locksOf(tenantId: string, venueId: string): ProductLock[] {
+    entriesOf(tenantId: string, venueId: string): SoldOutEntry[] {
       const staff = s.ofVenue.all(tenantId, venueId).map((r) => ({
         productId: r.product_id, venue: venueId, reason: r.reason, since: isoOf(r.since_ms),
       }));
@@ -102,8 +102,8 @@ export function createProductLocks(db: Db, menus: MenuRepo, venues: VenueRepo, o
         .map((r) => ({ productId: r.product_id, venue: venueId, reason: r.reason, since: isoOf(r.since_ms) }));
       return [...staff, ...hq];
     },
-    isLocked: (tenantId: string, venueId: string, productId: string): boolean =>
+    isSoldOut: (tenantId: string, venueId: string, productId: string): boolean =>
       s.one.get(tenantId, venueId, productId) !== undefined || s.hqOne.get(tenantId, venueId, productId) !== undefined,
   };
 }
-export type ProductLocks = ReturnType<typeof createProductLocks>;
+export type SoldOutFlags = ReturnType<typeof createSoldOutFlags>;

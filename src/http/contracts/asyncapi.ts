@@ -1,0 +1,62 @@
+import { Type } from '@sinclair/typebox';
+import { CLOSE_CODES, FRAMES, frameSchema, type FrameType, SOCKET_PATH } from '../../shared/socket-protocol.js';
+import type { ApiInfo } from './openapi.js';
+import { jsonSchema } from './json-schema.js';
+
+/**
+ * AsyncAPI 3 for the socket, from the protocol's own schemas (src/shared/socket-protocol.ts; README "The
+ * socket"): one channel, the socket's path, on which the box sends every frame type; the client sends nothing.
+ */
+export function asyncApiDocument(info: ApiInfo): Record<string, unknown> {
+  const types = Object.keys(FRAMES) as FrameType[];
+  const messages = Object.fromEntries(types.map((type) => [type, {
+    name: type,
+    title: type,
+    summary: FRAMES[type].summary,
+    description: FRAMES[type].description,
+    contentType: 'application/json',
+    payload: jsonSchema(frameSchema(type)),
+  }]));
+  const closeCodes = CLOSE_CODES.map((c) => `${c.code} \`${c.reason}\`: ${c.meaning}`).join('\n- ');
+  return {
+    asyncapi: '3.0.0',
+    info: { ...info, description: `${info.description}\n\nClose codes:\n- ${closeCodes}` },
+    defaultContentType: 'application/json',
+    servers: {
+      box: { host: 'localhost:8080', protocol: 'ws', description: 'the box; the same host and port as its HTTP API' },
+    },
+    channels: {
+      socket: {
+        address: SOCKET_PATH,
+        title: 'The socket',
+        description: 'Pushes for one user (or, with ?venue=V, for every order of a venue: staff). Frames are JSON text '
+          + '`{type, seq, payload}`; on one socket every seq is higher than the one before it. Reconnect with ?since=N.',
+        messages: Object.fromEntries(types.map((type) => [type, { $ref: `#/components/messages/${type}` }])),
+        bindings: {
+          ws: {
+            method: 'GET',
+            query: jsonSchema(Type.Object({
+              since: Type.Optional(Type.String({ pattern: '^\\d{1,15}$', description: 'the last seq processed: the frames after it are replayed first' })),
+              venue: Type.Optional(Type.String({ description: "a venue's id: every order of the venue (staff, scope write)" })),
+              access_token: Type.Optional(Type.String({ description: 'the bearer token, for browsers (which cannot set Authorization on a WebSocket)' })),
+            })),
+            headers: jsonSchema(Type.Object({
+              Authorization: Type.Optional(Type.String({ description: 'Bearer <access token>' })),
+            })),
+            bindingVersion: '0.1.0',
+          },
+        },
+      },
+    },
+    operations: {
+      receiveFrames: {
+        action: 'send',
+        title: 'Frames the box sends',
+        summary: 'Every frame of the socket; clients ignore types they do not know',
+        channel: { $ref: '#/channels/socket' },
+        messages: types.map((type) => ({ $ref: `#/channels/socket/messages/${type}` })),
+      },
+    },
+    components: { messages },
+  };
+}

@@ -1,0 +1,93 @@
+import { Type } from '@sinclair/typebox';
+import { HTTP_ERRORS } from '../../shared/errors.js';
+import type { DocResponse, Route } from '../types.js';
+import { jsonSchema } from './json-schema.js';
+
+/** The API's error body (README "Errors"); `code` is one of the catalogue's HTTP codes (src/shared/errors.ts). */
+export const ErrorBodySchema = Type.Object({
+  message: Type.String(),
+  codes: Type.Array(Type.Object({
+    code: Type.String({ enum: Object.keys(HTTP_ERRORS) }),
+    message: Type.String(),
+    args: Type.Array(Type.String()),
+  }, { additionalProperties: false }), { minItems: 1 }),
+}, { additionalProperties: false });
+
+const METHODS: Record<Route['method'], string> = { get: 'get', post: 'post', put: 'put', patch: 'patch', del: 'delete' };
+
+/** `/order/:id/append` -> `/order/{id}/append` */
+export const openApiPath = (path: string): string => path.replace(/:(\w+)/g, '{$1}');
+
+export interface ApiInfo {
+  title: string;
+  version: string;
+  description: string;
+}
+
+/**
+ * OpenAPI 3.1 from the route list the box mounts (README "Contracts: /openapi.json and /asyncapi.json"): each
+ * route's summary, parameters, body and answers from its `doc`, its security from its auth, and the error body
+ * every route may answer with.
+ */
+export function openApiDocument(routes: readonly Route[], info: ApiInfo): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const doc = route.doc;
+    if (!doc) throw new Error(`route ${route.method} ${route.path} has no doc`);
+    const path = openApiPath(route.path);
+    const params = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({
+      name: m[1]!, in: 'path', required: true, description: doc.params?.[m[1]!] ?? m[1]!, schema: { type: 'string' },
+    }));
+    const query = doc.query ? Object.entries(jsonSchema(doc.query).properties as Record<string, Record<string, unknown>>)
+      .map(([name, schema]) => ({
+        name, in: 'query', required: ((jsonSchema(doc.query).required as string[] | undefined) ?? []).includes(name),
+        ...(schema.description ? { description: schema.description } : {}), schema,
+      })) : [];
+    const headers = (doc.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: h.required, description: h.description, schema: { type: 'string' } }));
+    const responses: Record<string, unknown> = {};
+    for (const [status, r] of Object.entries(doc.responses)) responses[status] = response(r);
+    responses['4XX'] = response({ description: 'refused: the error body, its codes from the catalogue (README "Errors")', schema: ErrorBodySchema });
+    responses['5XX'] = response({ description: 'a bug (500) or unavailable (503): the error body', schema: ErrorBodySchema });
+    (paths[path] ??= {})[METHODS[route.method]] = {
+      operationId: operationId(route),
+      summary: doc.summary,
+      ...(doc.description ? { description: doc.description } : {}),
+      tags: [doc.tag ?? route.path.split('/')[1] ?? 'box'],
+      ...(params.length + query.length + headers.length > 0 ? { parameters: [...params, ...query, ...headers] } : {}),
+      ...(doc.request && route.body !== 'none' ? { requestBody: requestBody(route, doc.request) } : {}),
+      responses,
+      ...(route.auth === 'none' ? { security: [] } : {}),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    servers: [{ url: '/', description: 'the box' }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'an access token of POST /auth-oauth2/oauth/token; staff calls need scope write' } },
+      schemas: { ErrorBody: jsonSchema(ErrorBodySchema) },
+    },
+    security: [{ bearer: [] }],
+  };
+}
+
+function response(r: DocResponse): Record<string, unknown> {
+  const type = r.contentType ?? 'application/json';
+  return {
+    description: r.description,
+    ...(r.headers ? { headers: Object.fromEntries(r.headers.map((h) => [h, { schema: { type: 'string' } }])) } : {}),
+    ...(r.schema || r.contentType ? { content: { [type]: { schema: jsonSchema(r.schema ?? Type.String()) } } } : {}),
+  };
+}
+
+function requestBody(route: Route, schema: Parameters<typeof jsonSchema>[0]): Record<string, unknown> {
+  const type = route.body === 'form' ? 'application/x-www-form-urlencoded' : route.body === 'raw' ? 'application/x-ndjson' : 'application/json';
+  return { required: route.body !== 'optional-json', content: { [type]: { schema: jsonSchema(schema) } } };
+}
+
+/** `post /ordering-api/api/order/:id/append` -> `postOrderingApiApiOrderIdAppend`: unique per method and path. */
+function operationId(route: Route): string {
+  const words = route.path.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return METHODS[route.method] + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}

@@ -1,0 +1,87 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { AppError, COMMAND_ERRORS, HTTP_ERRORS, OAUTH_ERRORS, STATUS, SYNC_ERRORS } from './errors.js';
+
+/*
+ * The README's error tables and the catalogue are one list: a code added to either without the other fails here
+ * (as Fastify keeps its errors.js and its reference documentation in step).
+ */
+
+const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+
+/** The text of a section, from its heading to the next heading of the same or a higher level. */
+function section(heading: string): string {
+  const lines = README.split('\n');
+  const start = lines.findIndex((l) => l === heading);
+  if (start < 0) throw new Error(`README has no heading ${heading}`);
+  const level = heading.indexOf(' ');
+  const end = lines.findIndex((l, i) => i > start && /^#+ /.test(l) && l.indexOf(' ') <= level);
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
+}
+
+interface Row {
+  codes: string[];
+  statuses: number[];
+}
+
+/** Every table of a text: per row, the backticked codes of its `codeColumn` and the numbers of its `status` column. */
+function tables(text: string, codeColumn: string): Row[][] {
+  const out: Row[][] = [];
+  let header: string[] | undefined;
+  for (const line of [...text.split('\n'), '']) {
+    if (!line.startsWith('|')) {
+      header = undefined;
+      continue;
+    }
+    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    if (!header) {
+      header = cells;
+      out.push([]);
+      continue;
+    }
+    if (cells.every((c) => /^-+$/.test(c))) continue;
+    const codeAt = header.indexOf(codeColumn);
+    const statusAt = header.indexOf('status');
+    if (codeAt < 0) continue;
+    out.at(-1)!.push({
+      codes: [...cells[codeAt]!.matchAll(/`([A-Za-z_]+)`/g)].map((m) => m[1]!),
+      statuses: statusAt < 0 ? [] : [...cells[statusAt]!.matchAll(/\d{3}/g)].map((m) => Number(m[0])),
+    });
+  }
+  return out.filter((t) => t.length > 0);
+}
+
+const sorted = (codes: Iterable<string>) => [...codes].sort();
+
+describe('the README and the error catalogue', () => {
+  const errors = section('## Errors');
+
+  test('HTTP and sync codes: the same codes, each with its status', () => {
+    const rows = tables(errors, 'code').flat();
+    const readme = new Map(rows.flatMap((r) => r.codes.map((c) => [c, r.statuses] as const)));
+    expect(sorted(readme.keys())).toEqual(sorted(Object.keys({ ...HTTP_ERRORS, ...SYNC_ERRORS })));
+    for (const [code, statuses] of readme) expect({ code, statuses }).toEqual({ code, statuses: [STATUS[code as keyof typeof STATUS]] });
+  });
+
+  test('OAuth errors of the token endpoint: the same codes, each with its status', () => {
+    const rows = tables(errors, 'error').flat();
+    expect(sorted(rows.flatMap((r) => r.codes))).toEqual(sorted(Object.keys(OAUTH_ERRORS)));
+    for (const r of rows) {
+      for (const code of r.codes) expect(r.statuses).toContain(OAUTH_ERRORS[code as keyof typeof OAUTH_ERRORS].status);
+    }
+  });
+
+  test("business codes of a NOTIFICATION: the lifecycle's table is the catalogue's list", () => {
+    const table = tables(section('## The order lifecycle'), 'code').find((t) => t.some((r) => r.codes.includes('emptyOrder')));
+    expect(sorted(table!.flatMap((r) => r.codes))).toEqual(sorted(Object.keys(COMMAND_ERRORS)));
+  });
+});
+
+describe('errors built from the catalogue', () => {
+  test('a code takes its status, and unauthorized its challenge', () => {
+    expect(AppError.of('idempotencyKeyReused', 'x').status).toBe(422);
+    expect(AppError.of('unauthorized', 'x').headers['WWW-Authenticate']).toMatch(/^Bearer /);
+    expect(AppError.of('storageFull', 'x', [], { 'Retry-After': '10' }).headers).toEqual({ 'Retry-After': '10' });
+  });
+});

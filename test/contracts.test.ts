@@ -1,0 +1,123 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import specs from '@asyncapi/specs';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { COMMAND_NAMES } from '../src/modules/ordering/commands/registry.js';
+import { FRAMES } from '../src/shared/socket-protocol.js';
+import { DEMO, startTestBox, type TestBox } from './support/box.js';
+import { contractsOf } from './support/contracts.js';
+import { expectApiError } from './support/fixtures.js';
+import { command, newOrder } from './support/orders.js';
+import { openSocket } from './support/socket.js';
+
+// The box's contracts (README "Contracts: /openapi.json and /asyncapi.json"): valid documents, every mounted
+// route documented and every documented route mounted, pages that need nothing from elsewhere.
+let box: TestBox;
+let openapi: { paths: Record<string, Record<string, { summary?: string; responses: Record<string, unknown> }>> };
+let asyncapi: Record<string, unknown>;
+beforeAll(async () => {
+  box = await startTestBox();
+  openapi = await (await box.get('/openapi.json')).json() as typeof openapi;
+  asyncapi = await (await box.get('/asyncapi.json')).json() as typeof asyncapi;
+});
+afterAll(() => box?.stop());
+
+const SOME_UUID = '00000000-0000-4000-8000-000000000000';
+const operations = () => Object.entries(openapi.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
+
+describe('/openapi.json', () => {
+  test('is a valid OpenAPI 3.1 document', async () => {
+    expect(openapi).toMatchObject({ openapi: '3.1.0', info: { title: 'venue-box' } });
+    await expect(SwaggerParser.validate(structuredClone(openapi) as never)).resolves.toBeTruthy();
+    // The validator does refuse a broken one: a parameter in no place OpenAPI knows.
+    const broken = structuredClone(openapi) as typeof openapi;
+    Object.assign(broken.paths['/healthz']!.get!, { parameters: [{ name: 'x', in: 'nowhere', schema: { type: 'string' } }] });
+    await expect(SwaggerParser.validate(broken as never)).rejects.toThrow();
+  });
+
+  test('every operation has a summary and a 2xx answer with its content', () => {
+    for (const { path, method, op } of operations()) {
+      expect({ path, method, summary: op.summary }).toMatchObject({ summary: expect.stringMatching(/\S/) });
+      expect(Object.keys(op.responses).some((s) => /^2\d\d$/.test(s))).toBe(true);
+    }
+  });
+
+  test('documents the routes clients use, every order command among them', () => {
+    const documented = new Set(operations().map((o) => `${o.method} ${o.path}`));
+    for (const name of COMMAND_NAMES) {
+      expect(documented).toContain(name === 'new' ? 'post /ordering-api/api/order/new' : `post /ordering-api/api/order/{id}/${name}`);
+    }
+    for (const op of ['post /auth-oauth2/oauth/token', 'get /venue-api/api/nearest', 'get /menu-api/api/menu/{menu}',
+      'put /menu-api/api/menu/{menu}/locks', 'get /ordering-api/api/order/{id}', 'get /ordering-api/api/orders',
+      'post /warehouse-api/api/warehouse/{warehouse}/documents/{kind}', 'get /printing-api/api/printers',
+      'get /sync-api/api/status', 'get /healthz', 'get /readyz', 'get /metrics', 'get /openapi.json', 'get /asyncapi.json']) {
+      expect(documented).toContain(op);
+    }
+  });
+
+  test('every documented operation is mounted: none is answered as an unknown path or a wrong method', async () => {
+    for (const { path, method } of operations()) {
+      const url = path.replace(/\{kind\}/, 'pz').replace(/\{[^}]+\}/g, SOME_UUID);
+      const res = await fetch(box.url(url), { method: method.toUpperCase(), headers: { 'content-type': 'application/json' },
+        ...(method === 'get' ? {} : { body: '{}' }) });
+      const text = await res.text();
+      expect({ method, path, status: res.status, text }).not.toMatchObject({ status: 405 });
+      expect({ method, path, text }).not.toMatchObject({ text: expect.stringContaining('no route for') });
+    }
+  });
+
+  test('a path the document does not list is not mounted', async () => {
+    await expectApiError(await box.get('/ordering-api/api/order'), 404, 'notFound');
+  });
+});
+
+describe('/asyncapi.json', () => {
+  test('is a valid AsyncAPI 3.0 document', () => {
+    // The AsyncAPI schema carries its own copy of the draft-07 meta-schema: ajv's is left out (meta: false).
+    const ajv = new Ajv({ strict: false, allErrors: true, meta: false, validateSchema: false });
+    addFormats(ajv);
+    const validate = ajv.compile(specs.schemas['3.0.0'] as object);
+    const ok = validate(asyncapi);
+    expect(ok ? [] : validate.errors).toEqual([]);
+    // The validator does refuse a broken one: an operation must send or receive.
+    const broken = structuredClone(asyncapi) as { operations: Record<string, { action: string }> };
+    broken.operations.receiveFrames!.action = 'push';
+    expect(validate(broken)).toBe(false);
+  });
+
+  test('lists every frame type of the protocol', () => {
+    const messages = (asyncapi.components as { messages: Record<string, unknown> }).messages;
+    expect(Object.keys(messages).sort()).toEqual(Object.keys(FRAMES).sort());
+  });
+
+  test("frames of a real socket match it: HELLO, ORDER_CHANGE, NOTIFICATION", async () => {
+    const contracts = await contractsOf(box);
+    const token = (await box.token()).access_token;
+    const ws = await openSocket(box.wsUrl('/ordering-api/ws'), token);
+    contracts.frame(await ws.next('HELLO'));
+    await command(box, token, 'new', newOrder(DEMO.openVenue));
+    contracts.frame(await ws.next('ORDER_CHANGE'));
+    await command(box, token, 'new', newOrder(DEMO.openVenue, [{ productId: 'kawior', quantity: 1 }]));
+    contracts.frame(await ws.next('NOTIFICATION'));
+    ws.close();
+  });
+
+  test('a frame that differs from its message fails the check (the check can fail)', async () => {
+    const contracts = await contractsOf(box);
+    expect(() => contracts.frame({ type: 'HELLO', seq: 0, payload: { userId: 'u' } } as never)).toThrow(/expiresAt/);
+  });
+});
+
+describe('the pages', () => {
+  test('/docs/api and /docs/socket are HTML made by the box, with nothing fetched from elsewhere', async () => {
+    for (const [path, must] of [['/docs/api', ['/ordering-api/api/order/{id}/submit', 'Idempotency-Key']], ['/docs/socket', Object.keys(FRAMES)]] as const) {
+      const res = await box.get(path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      const html = await res.text();
+      for (const text of must) expect(html).toContain(text);
+      expect(html).not.toMatch(/<script|<link|src=["']?https?:/i);
+    }
+  });
+});
