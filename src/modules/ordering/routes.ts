@@ -66,7 +66,8 @@ function commandRoute<N extends CommandName>(ordering: OrderingService, name: N)
     handle: async ({ req, principal, body }) => {
       const idem = idempotencyOf(req.headers, req.path, body);
       const orderId = onOrder ? orderIdOf(req.params.id) : undefined;
-      const valid = validate(body ?? {}) as CommandBody<N>;
+      // Only a command whose body is optional takes a missing one as {}: a JSON null is no object elsewhere.
+      const valid = validate(command.bodyRequired ? body : (body ?? {})) as CommandBody<N>;
       return json(200, await ordering.command(name, principal, orderId, valid, idem));
     },
   };

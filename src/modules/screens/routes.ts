@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox';
 import { json, type Route } from '../../http/types.js';
 import { AppError } from '../../shared/errors.js';
 
@@ -21,6 +22,18 @@ export function screensRoutes(bootstrap: ScreensBootstrap | undefined): Route[] 
       path: '/screens-api/bootstrap',
       auth: 'none',
       body: 'none',
+      doc: {
+        summary: "What the box's screens need before anyone signs in (404 notFound: no tenant known for them)", tag: 'screens',
+        responses: {
+          200: {
+            description: 'the tenant, the public OAuth client of the screens, the language and a default venue',
+            schema: Type.Object({
+              tenant: Type.String(), clientId: Type.String(), clientSecret: Type.String(), language: Type.String(),
+              venue: Type.Union([Type.String(), Type.Null()]),
+            }, { additionalProperties: false }),
+          },
+        },
+      },
       handle() {
         if (!bootstrap) {
           throw AppError.of('notFound', 'this box knows no tenant for its screens: set screens.tenant, screens.clientId '
