@@ -37,9 +37,16 @@ import { createOutbox } from './modules/sync/outbox.js';
 import { createSyncRepo } from './modules/sync/repo.js';
 import { syncRoutes } from './modules/sync/routes.js';
 import { createSender } from './modules/sync/sender.js';
-import { applyCatalogue, provisioningWithout } from './modules/sync/catalogue-apply.js';
+import { provisioningWithout } from './modules/sync/catalogue-apply.js';
 import { createCatalogueRepo } from './modules/sync/catalogue-repo.js';
+import type { InboxResultBody } from './shared/hq-inbox.js';
 import { createPuller } from './modules/sync/puller.js';
+import { applyCentralAnswer } from './modules/sync/central-answer.js';
+import { reportCentralOrders } from './modules/sync/inbox-orders.js';
+import { createMediaFetcher } from './modules/media/fetcher.js';
+import { createMediaRepo } from './modules/media/repo.js';
+import { mediaRoutes } from './modules/media/routes.js';
+import { createMediaStore } from './modules/media/store.js';
 import { venueStream } from './ws/event-store.js';
 import { createWorkerSigner } from './modules/sync/signer.js';
 import { staleWarning, syncStatus } from './modules/sync/status.js';
@@ -144,11 +151,13 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     customerCommandRate: config.ordering.customerCommandRate,
     now,
   });
+  const warehouseRepo = createWarehouseRepo(db);
   const warehouse = createWarehouseService({
-    repo: createWarehouseRepo(db), outbox, now, lockTtlMs: config.warehouse.lockTtlMinutes * 60_000,
+    repo: warehouseRepo, outbox, now, lockTtlMs: config.warehouse.lockTtlMinutes * 60_000,
   });
 
   let accepting = true;
+  const mediaStore = createMediaStore(dataDir);
   const disk = createDiskWatchdog({
     dir: dataDir, minFreeBytes: config.storage.minFreeBytes, warnFreeBytes: config.storage.warnFreeBytes, log, now,
   });
@@ -186,7 +195,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     [
       ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...lockRoutes(locks, now),
       ...orderingRoutes(ordering), ...warehouseRoutes(warehouse), ...printingRoutes(printing),
-      ...syncRoutes(() => syncStatus(syncRepo, dataDir, now(), catalogueRepo)),
+      ...syncRoutes(() => syncStatus(syncRepo, dataDir, now(), catalogueRepo)), ...mediaRoutes(mediaStore),
       ...healthRoutes({ metrics, allow: createAddressList(config.metrics.allowAddresses), authenticate, readiness: ready }),
     ],
     {
@@ -201,7 +210,11 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
     server.hub.push(frames);
     spooler.wake();
   };
-  const queue = createCommandQueue({ repo: orderRepo, handler: ordering.handler, push: afterCommit, log, now, observer: metrics?.observer });
+  // What headquarters sent down reports back up (README "Orders created at the central").
+  const reportInbox = (tenantId: string, body: InboxResultBody, nowMs: number) => outbox.append(tenantId, 'inbox.result', body.entry, body, nowMs);
+  const queue = createCommandQueue({
+    repo: orderRepo, handler: reportCentralOrders(ordering.handler, reportInbox), push: afterCommit, log, now, observer: metrics?.observer,
+  });
   ordering.attachQueue(queue);
   backfillOutbox(db, syncRepo, log, () => ({
     orders: ordering.backfillSync(now()), documents: warehouse.backfillSync(), soldOut: locks.backfillSync(now()),
@@ -227,6 +240,14 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
   });
   outbox.onAppend(() => sender.wake());
   sender.start();
+  const mediaFetcher = createMediaFetcher({
+    dataDir, repo: createMediaRepo(db), store: mediaStore, log, diskFull: () => disk.full(),
+    options: {
+      maxBytes: config.sync.mediaMaxBytes, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
+      retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs,
+    },
+  });
+  mediaFetcher.start();
   const provisioningRepo = createProvisioningRepo(db);
   const puller = createPuller({
     dataDir, log, state: catalogueRepo.state, setError: (message) => catalogueRepo.setError(message, now()),
@@ -234,11 +255,25 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
       waitSeconds: config.sync.catalogueWaitSeconds, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
       retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs, enrolPollMs: 5000,
     },
-    apply: (tenantId, res) => applyCatalogue({
-      catalogue: catalogueRepo, provisioning: provisioningRepo, now,
-      revokeUser: auth.revokeUserTokens, noteRevoked: auth.noteRevoked,
-      menuChanged: (t, venue, payload) => events.append(t, venueStream(venue), 'MENU_CHANGED', payload, now()),
-      push: (frames) => server.hub.push(frames),
+    apply: (tenantId, res) => applyCentralAnswer({
+      catalogue: {
+        catalogue: catalogueRepo, provisioning: provisioningRepo, now,
+        revokeUser: auth.revokeUserTokens, noteRevoked: auth.noteRevoked,
+        menuChanged: (t, venue, payload) => events.append(t, venueStream(venue), 'MENU_CHANGED', payload, now()),
+        push: (frames) => server.hub.push(frames),
+      },
+      inbox: {
+        savepoint: (fn) => db.transaction(fn)(), now, report: reportInbox, log,
+        venueWarehouse: (t, venueId) => venues.getVenue(t, venueId)?.warehouse,
+        documentKnown: warehouseRepo.hasDocument,
+        bookDocument: (t, userId, warehouseId, doc) => void warehouse.postDocument({ tenantId: t, userId }, warehouseId, doc),
+        orderKnown: (t, id) => orderRepo.order(t, id) !== undefined,
+        queueCommand: (cmd) => orderRepo.insertCommand(cmd),
+      },
+      afterCommit: () => {
+        queue.drain();
+        mediaFetcher.wake();
+      },
     }, tenantId, res),
   });
   puller.start();
@@ -299,6 +334,7 @@ async function serve(db: Db, dataDir: string, config: Config, log: Logger, backu
       await spooler.stop();
       await sender.stop();
       await puller.stop();
+      await mediaFetcher.stop();
       await new Promise((r) => setTimeout(r, 20));
       server.hub.closeAll(1001, 'venue-box is stopping');
       db.pragma('wal_checkpoint(TRUNCATE)');
