@@ -101,8 +101,35 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
   let inFlight = 0;
   const idleWaiters: (() => void)[] = [];
 
-  /** `venueId`: the asking box's venue, whose entries from headquarters come with the answer. */
+  /**
+   * Reads of the same (tenant, cursor, mode) under way: a change wakes every box of the tenant at once, and they
+   * mostly ask from the same cursor, so one read answers them all instead of each queueing for a connection.
+   */
+  const reading = new Map<string, Promise<CatalogueResponse>>();
+  const computing = new Map<string, Promise<string>>();
+  function sharedRead(tenantId: string, after: number, forceSnapshot: boolean): Promise<CatalogueResponse> {
+    const key = `${tenantId}\0${after}\0${forceSnapshot}`;
+    let p = reading.get(key);
+    if (!p) {
+      p = readCatalogue(tenantId, after, forceSnapshot).finally(() => reading.delete(key));
+      reading.set(key, p);
+    }
+    return p;
+  }
+
+  /**
+   * `venueId`: the asking box's venue, whose entries from headquarters come with the answer: those after its
+   * cursor up to the answer's rev (entries commit in rev order with the catalogue, so none at or below that rev
+   * can still be missing).
+   */
   async function read(tenantId: string, after: number, forceSnapshot: boolean, venueId?: string): Promise<CatalogueResponse> {
+    const answer = await sharedRead(tenantId, after, forceSnapshot);
+    if (venueId === undefined) return answer;
+    const inbox = await createInboxRepo(pool).forBox(tenantId, venueId, after, answer.mode === 'snapshot', answer.rev);
+    return { ...answer, inbox };
+  }
+
+  async function readCatalogue(tenantId: string, after: number, forceSnapshot: boolean): Promise<CatalogueResponse> {
     const client = await pool.connect();
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -119,13 +146,22 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
         checksums.set(tenantId, { rev, checksum });
       }
       if (checksum === undefined) {
-        const live = snapshot ? items : await repo.items(tenantId, 0, true);
-        checksum = catalogueChecksum(live.map((i) => ({ type: i.type, id: i.id, data: 'data' in i ? i.data : null })));
+        // One computation per tenant and rev: readers at other cursors woken by the same change wait for it
+        // (every reader at this rev sees the same rows, whichever transaction reads them).
+        const key = `${tenantId}\0${rev}`;
+        let pending = computing.get(key);
+        if (!pending) {
+          pending = (async () => {
+            const live = snapshot ? items : await repo.items(tenantId, 0, true);
+            return catalogueChecksum(live.map((i) => ({ type: i.type, id: i.id, data: 'data' in i ? i.data : null })));
+          })().finally(() => computing.delete(key));
+          computing.set(key, pending);
+        }
+        checksum = await pending;
         checksums.set(tenantId, { rev, checksum });
       }
-      const inbox = venueId === undefined ? undefined : await createInboxRepo(client).forBox(tenantId, venueId, after, snapshot);
       await client.query('COMMIT');
-      return { tenant: tenantId, rev, mode: snapshot ? 'snapshot' : 'changes', checksum, items, ...(inbox ? { inbox } : {}) };
+      return { tenant: tenantId, rev, mode: snapshot ? 'snapshot' : 'changes', checksum, items };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;

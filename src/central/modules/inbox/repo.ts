@@ -52,13 +52,13 @@ export function createInboxRepo(db: Queryable) {
         [tenantId, e.id, e.venue, e.kind, JSON.stringify(e.body), rev, e.createdBy]);
     },
     /**
-     * What a box of `venueId` receives with a catalogue answer: the entries after its cursor; with a snapshot
-     * (a new box, a cursor the log no longer reaches), every entry no box has reported on yet.
+     * What a box of `venueId` receives with a catalogue answer at rev `upTo`: the entries after its cursor; with a
+     * snapshot (a new box, a cursor the log no longer reaches), every entry no box has reported on yet.
      */
-    async forBox(tenantId: string, venueId: string, after: number, snapshot: boolean): Promise<InboxEntry[]> {
+    async forBox(tenantId: string, venueId: string, after: number, snapshot: boolean, upTo: number): Promise<InboxEntry[]> {
       const { rows } = await db.query<Row>(
-        `SELECT * FROM hq_inbox WHERE tenant_id = $1 AND venue_id = $2
-           AND CASE WHEN $4 THEN result_status IS NULL ELSE rev > $3 END ORDER BY rev`, [tenantId, venueId, after, snapshot]);
+        `SELECT * FROM hq_inbox WHERE tenant_id = $1 AND venue_id = $2 AND rev <= $5
+           AND CASE WHEN $4 THEN result_status IS NULL ELSE rev > $3 END ORDER BY rev`, [tenantId, venueId, after, snapshot, upTo]);
       return rows.map((r) => ({
         id: r.entry_id, rev: r.rev, venue: r.venue_id, kind: r.kind, body: r.body, createdBy: r.created_by,
         createdAt: r.created_at.toISOString(),
