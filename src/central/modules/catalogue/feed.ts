@@ -12,15 +12,20 @@ import { createCatalogueRepo } from './repo.js';
  */
 export function createNotifier(url: string, log: Logger) {
   const waiters = new Map<string, Set<() => void>>();
+  /** Bumped by every notification of a tenant (and every reconnect): a read begun before it may be stale. */
+  const generations = new Map<string, number>();
+  let reconnects = 0;
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
 
   const wake = (tenantId: string) => {
+    generations.set(tenantId, (generations.get(tenantId) ?? 0) + 1);
     for (const w of waiters.get(tenantId) ?? []) w();
     waiters.delete(tenantId);
   };
   const wakeAll = () => {
+    reconnects++;
     for (const t of [...waiters.keys()]) wake(t);
   };
 
@@ -59,6 +64,8 @@ export function createNotifier(url: string, log: Logger) {
 
   return {
     start: connect,
+    /** Changes to the tenant's catalogue notified so far (with reconnects): reads may be shared within one. */
+    generation: (tenantId: string): string => `${reconnects}/${generations.get(tenantId) ?? 0}`,
     /**
      * A wait for the tenant's next change, registered before the caller reads (so a change committed between
      * the read and the wait still wakes it); resolves on a change, after `ms`, or when the central stops.
@@ -108,7 +115,9 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
   const reading = new Map<string, Promise<CatalogueResponse>>();
   const computing = new Map<string, Promise<string>>();
   function sharedRead(tenantId: string, after: number, forceSnapshot: boolean): Promise<CatalogueResponse> {
-    const key = `${tenantId}\0${after}\0${forceSnapshot}`;
+    // A poll registers its wait before it reads, so a change after its read wakes it. A read begun before a
+    // notification it has not seen may miss that change: only a read of the current generation is joined.
+    const key = `${tenantId}\0${after}\0${forceSnapshot}\0${notifier.generation(tenantId)}`;
     let p = reading.get(key);
     if (!p) {
       p = readCatalogue(tenantId, after, forceSnapshot).finally(() => reading.delete(key));
