@@ -209,6 +209,10 @@ describe('menu images', () => {
     const huge = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(2 * 1024 * 1024)]);
     await expectApiError(await hq('POST', '/media', huge, { 'content-type': 'image/jpeg' }), 413, 'payloadTooLarge');
     await expectApiError(await hq('POST', '/media', Buffer.alloc(0)), 400, 'invalidBody');
+    // The boxes' download route wants the device's signature; headquarters' wants a token.
+    await expectApiError(await fetch(central.url(`/sync-api/api/media/${'0'.repeat(64)}.png`)), 401, 'unauthorized');
+    await expectApiError(await fetch(central.url(`/hq-api/api/media/${'0'.repeat(64)}.png`)), 401, 'unauthorized');
+    await expectApiError(await hq('GET', '/media/zurek.jpg'), 404, 'notFound');
     const { createHash } = await import('node:crypto');
     for (const bytes of [text, gif, huge]) {
       const sha = createHash('sha256').update(bytes).digest('hex');
@@ -258,6 +262,11 @@ describe('documents from headquarters', () => {
       400, 'invalidField', ['/targetWarehouse']);
     await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, kind: 'PZ' }), 400, 'invalidField', ['/targetWarehouse']);
     await expectApiError(await hq('POST', `/venues/${randomUUID()}/documents`, mm), 404, 'notFound');
+    await expectApiError(await hq('POST', '/venues/not-a-venue/documents', mm), 400, 'invalidField', ['venueId']);
+    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, kind: 'XX' }), 400, 'invalidField');
+    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, id: 'not-a-uuid' }), 400, 'invalidField', ['/id']);
+    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, Buffer.from('{"id":')), 415, 'unsupportedMediaType');
+    await expectApiError(await hq('GET', `/inbox/${randomUUID()}`), 404, 'notFound');
     expect(await centralRev()).toBe(revAtStart);
     const dropped = await loseNextAnswer();
     const revBefore = await centralRev();
