@@ -36,10 +36,17 @@ import { createOutbox } from './modules/sync/outbox.js';
 import { createSyncRepo } from './modules/sync/repo.js';
 import { syncRoutes } from './modules/sync/routes.js';
 import { createSender } from './modules/sync/sender.js';
-import { applyCatalogue, provisioningWithout } from './modules/sync/catalogue-apply.js';
+import { provisioningWithout } from './modules/sync/catalogue-apply.js';
 import { createCatalogueRepo } from './modules/sync/catalogue-repo.js';
+import type { InboxResultBody } from './shared/hq-inbox.js';
 import { createPuller } from './modules/sync/puller.js';
 import { venueStream } from './modules/events/event-store.js';
+import { applyCentralAnswer } from './modules/sync/central-answer.js';
+import { reportCentralOrders } from './modules/sync/inbox-orders.js';
+import { createMediaFetcher } from './modules/media/fetcher.js';
+import { createMediaRepo } from './modules/media/repo.js';
+import { mediaRoutes } from './modules/media/routes.js';
+import { createMediaStore } from './modules/media/store.js';
 import { createWorkerSigner } from './modules/sync/signer.js';
 import { syncStatus } from './modules/sync/status.js';
 import { createServer } from './server.js';
@@ -153,11 +160,13 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     customerCommandRate: config.ordering.customerCommandRate,
     now,
   });
+  const warehouseRepo = createWarehouseRepo(db);
   const warehouse = createWarehouseService({
-    repo: createWarehouseRepo(db), outbox, now, lockTtlMs: config.warehouse.lockTtlMinutes * 60_000,
+    repo: warehouseRepo, outbox, now, lockTtlMs: config.warehouse.lockTtlMinutes * 60_000,
   });
 
   let accepting = true;
+  const mediaStore = createMediaStore(dataDir);
   const disk = createDiskWatchdog({
     dir: dataDir, minFreeBytes: config.storage.minFreeBytes, warnFreeBytes: config.storage.warnFreeBytes, log, now,
   });
@@ -195,7 +204,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     [
       ...authRoutes(auth), ...venueRoutes(venues), ...menuRoutes(menus), ...soldOutRoutes(soldOut, now),
       ...orderingRoutes(ordering), ...warehouseRoutes(warehouse), ...printingRoutes(printing),
-      ...syncRoutes(() => syncStatus(syncRepo, dataDir, now(), catalogueRepo)),
+      ...syncRoutes(() => syncStatus(syncRepo, dataDir, now(), catalogueRepo)), ...mediaRoutes(mediaStore),
       ...healthRoutes({ metrics, allow: createAddressList(config.metrics.allowAddresses), authenticate, readiness: ready }),
       ...(config.screens.enabled ? screensRoutes(screens) : []),
     ],
@@ -213,7 +222,11 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     server.hub.push(frames);
     spooler.wake();
   };
-  const queue = createCommandQueue({ repo: orderRepo, handler: ordering.handler, push: afterCommit, log, now, observer: metrics?.observer });
+  // What headquarters sent down reports back up (README "Orders created at the central").
+  const reportInbox = (tenantId: string, body: InboxResultBody, nowMs: number) => outbox.append(tenantId, 'inbox.result', body.entry, body, nowMs);
+  const queue = createCommandQueue({
+    repo: orderRepo, handler: reportCentralOrders(ordering.handler, reportInbox), push: afterCommit, log, now, observer: metrics?.observer,
+  });
   ordering.attachQueue(queue);
   backfillOutbox(db, syncRepo, log, () => ({
     orders: ordering.backfillSync(now()), documents: warehouse.backfillSync(), soldOut: soldOut.backfillSync(now()),
@@ -234,6 +247,13 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     }, log),
   });
   outbox.onAppend(() => sender.wake());
+  const mediaFetcher = createMediaFetcher({
+    dataDir, repo: createMediaRepo(db), store: mediaStore, log, diskFull: () => disk.full(),
+    options: {
+      maxBytes: config.sync.mediaMaxBytes, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
+      retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs,
+    },
+  });
   const provisioningRepo = createProvisioningRepo(db);
   const puller = createPuller({
     dataDir, log, state: catalogueRepo.state, setError: (message) => catalogueRepo.setError(message, now()),
@@ -241,11 +261,25 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
       waitSeconds: config.sync.catalogueWaitSeconds, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
       retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs, enrolPollMs: 5000,
     },
-    apply: (tenantId, res) => applyCatalogue({
-      catalogue: catalogueRepo, provisioning: provisioningRepo, now,
-      revokeUser: auth.revokeUserTokens, noteRevoked: auth.noteRevoked,
-      menuChanged: (t, venue, event) => events.append(t, venueStream(venue), event, now()),
-      push: (frames) => server.hub.push(frames),
+    apply: (tenantId, res) => applyCentralAnswer({
+      catalogue: {
+        catalogue: catalogueRepo, provisioning: provisioningRepo, now,
+        revokeUser: auth.revokeUserTokens, noteRevoked: auth.noteRevoked,
+        menuChanged: (t, venue, event) => events.append(t, venueStream(venue), event, now()),
+        push: (frames) => server.hub.push(frames),
+      },
+      inbox: {
+        savepoint: (fn) => db.transaction(fn)(), now, report: reportInbox, log,
+        venueWarehouse: (t, venueId) => venues.getVenue(t, venueId)?.warehouse,
+        documentKnown: warehouseRepo.hasDocument,
+        bookDocument: (t, userId, warehouseId, doc) => void warehouse.postDocument({ tenantId: t, userId }, warehouseId, doc),
+        orderKnown: (t, id) => orderRepo.order(t, id) !== undefined,
+        queueCommand: (cmd) => orderRepo.insertCommand(cmd),
+      },
+      afterCommit: () => {
+        queue.drain();
+        mediaFetcher.wake();
+      },
     }, tenantId, res),
   });
 
@@ -273,7 +307,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
 
   // The queue first applies the commands confirmed before a crash or power cut, then the printers start (every
   // job of those commands is in the database by now), then sync, the checkpointer and the scheduled jobs.
-  for (const service of [queue, spooler, sender, puller, checkpointer, jobs]) await service.start();
+  for (const service of [queue, spooler, sender, puller, mediaFetcher, checkpointer, jobs]) await service.start();
   /**
    * Shutdown, in order (README "Command line"): each part takes nothing new and finishes what it accepted, then
    * stops. A command confirmed is applied; a print job's write in flight finishes (and is recorded) or is
@@ -287,6 +321,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     { name: 'spooler', service: spooler },
     { name: 'sync sender', service: sender },
     { name: 'catalogue puller', service: puller },
+    { name: 'menu images', service: mediaFetcher },
     { name: 'sockets', service: sockets },
   ];
 

@@ -133,6 +133,8 @@ const ConfigSchema = Type.Object(
         warnAfterHours: Type.Number({ default: 6, exclusiveMinimum: 0, maximum: 24 * 30 }),
         // The catalogue's long poll: how long the central may hold it open when nothing changed.
         catalogueWaitSeconds: Type.Integer({ default: 25, minimum: 1, maximum: 60 }),
+        // Menu images from the central (README "Menu images"): at most this many bytes of them on the data disk.
+        mediaMaxBytes: Type.Integer({ default: 268_435_456, minimum: 0 }),
       },
       { default: {}, additionalProperties: false },
     ),

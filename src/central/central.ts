@@ -24,6 +24,9 @@ import { createHqCatalogue } from './modules/catalogue/hq-service.js';
 import { importCatalogue } from './modules/catalogue/import.js';
 import { createCatalogueRepo } from './modules/catalogue/repo.js';
 import { catalogueFeedRoutes, hqCatalogueRoutes } from './modules/catalogue/routes.js';
+import { inboxRoutes } from './modules/inbox/routes.js';
+import { createInboxService } from './modules/inbox/service.js';
+import { mediaRoutes } from './modules/media/routes.js';
 
 export interface CentralOptions {
   host: string;
@@ -80,7 +83,8 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     const routes = [
       ...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq),
-      ...catalogueFeedRoutes(devices, feed), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
+      ...catalogueFeedRoutes(devices, feed, pool), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
+      ...mediaRoutes(pool, devices), ...inboxRoutes(createInboxService(pool)),
     ];
     mountRoutes(app, routes, {
       log, maxBodyBytes: MAX_REQUEST_BYTES, authenticate: (req) => auth.verify(bearerOf(req)), accepting: () => accepting,

@@ -332,15 +332,18 @@ function stoppingError(deps: HttpDeps): AppError {
 
 function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean, head = false): void {
   // Serialised before anything is written: if it throws, nothing of this reply went out and a 500 can.
-  const text = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  const text = reply.bytes ?? reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  const empty = reply.status === 204 || reply.status === 304;
   res.writeStatus(statusLine(reply.status));
-  const { 'content-type': contentType = 'application/json; charset=utf-8', ...headers } = reply.headers ?? {};
-  if (reply.status !== 204) res.writeHeader('content-type', contentType);
+  const {
+    'content-type': contentType = 'application/json; charset=utf-8', 'cache-control': cacheControl = 'no-store', ...headers
+  } = reply.headers ?? {};
+  if (!empty) res.writeHeader('content-type', contentType);
   res.writeHeader('x-request-id', requestId);
-  res.writeHeader('cache-control', 'no-store');
+  res.writeHeader('cache-control', cacheControl);
   for (const [key, value] of Object.entries(headers)) res.writeHeader(key, value);
   // HEAD: the GET's headers and Content-Length, no body.
-  if (head) res.endWithoutBody(Buffer.byteLength(text), close);
-  else if (reply.status === 204) res.endWithoutBody(undefined, close);
+  if (head && !empty) res.endWithoutBody(typeof text === 'string' ? Buffer.byteLength(text) : text.length, close);
+  else if (empty) res.endWithoutBody(undefined, close);
   else res.end(text, close);
 }

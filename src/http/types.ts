@@ -32,6 +32,11 @@ export interface Reply {
   body?: unknown;
   /** Pre-serialised body: the token endpoint's RFC 6749 shape, JSON already built, or text of the `content-type` in `headers`. */
   raw?: string;
+  /**
+   * Bytes sent as they are (an image), with the `content-type` in `headers`. `headers` may also set
+   * `cache-control` (otherwise `no-store`); a 304 has no body.
+   */
+  bytes?: Buffer;
   headers?: Record<string, string>;
 }
 

@@ -5,6 +5,7 @@
  * transaction with its new cursor. Both sides import this file and compute the same checksum.
  */
 import { createHash } from 'node:crypto';
+import type { InboxEntry } from './hq-inbox.js';
 
 /** What a catalogue row is. */
 export const ITEM_TYPES = ['tenant', 'client', 'user', 'warehouse', 'menu', 'venue', 'soldOut'] as const;
@@ -47,6 +48,11 @@ export interface CatalogueResponse {
   /** catalogueChecksum of the central's live rows at `rev`. */
   checksum: string;
   items: CatalogueItem[];
+  /**
+   * Documents and orders headquarters sent to the asking box's venue (src/shared/hq-inbox.ts), after the cursor
+   * (with a snapshot: those no box reported on yet). Not in the checksum. Absent from a central without them.
+   */
+  inbox?: InboxEntry[];
 }
 
 /** Longest wait a box may ask for, in seconds; the central answers at once when a change commits. */

@@ -6,6 +6,7 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import nacl from 'tweetnacl';
 import type { ErrorCode, SyncErrorCode } from './errors.js';
+import type { InboxResultBody } from './hq-inbox.js';
 
 /** The wire protocol (batch framing, headers, answers). A central answers 426 to one it does not speak. */
 export const PROTOCOL = 1;
@@ -39,7 +40,7 @@ export const BATCH_MEDIA_TYPE = 'application/x-ndjson';
 
 // ---------------------------------------------------------------------------------------------- events
 
-export type Stream = 'order' | 'stock' | 'soldout';
+export type Stream = 'order' | 'stock' | 'soldout' | 'inbox';
 
 /** Every kind of event a box sends, with the stream it belongs to. */
 export const EVENT_KINDS = {
@@ -51,6 +52,8 @@ export const EVENT_KINDS = {
   'warehouse.changed': 'stock',
   /** A staff sold-out flag set or cleared. */
   'soldout.changed': 'soldout',
+  /** An entry headquarters sent down (a document, an order) applied or refused (src/shared/hq-inbox.ts). */
+  'inbox.result': 'inbox',
 } as const satisfies Record<string, Stream>;
 export type EventKind = keyof typeof EVENT_KINDS;
 
@@ -110,6 +113,7 @@ export interface EventBodies {
   'stock.document': StockDocumentBody;
   'warehouse.changed': WarehouseChangedBody;
   'soldout.changed': SoldOutChangedBody;
+  'inbox.result': InboxResultBody;
 }
 
 /** The envelope's text; `bodyJson` may be a JSON text built already (the order the socket pushes). */

@@ -128,6 +128,11 @@ export class SimDevice {
     return this.signed('GET', `${PATHS.events}?after=${after}${limit ? `&limit=${limit}` : ''}`, '');
   }
 
+  /** The catalogue's long poll (README "Down: the catalogue"), as the box asks it. */
+  catalogue(after: number, waitS = 0, snapshot = false): Promise<Answer> {
+    return this.signed('GET', `${PATHS.catalogue}?after=${after}&wait=${waitS}${snapshot ? '&snapshot=1' : ''}`, '');
+  }
+
   private signed(method: string, pathAndQuery: string, body: string): Promise<Answer> {
     const text = requestSigningText(method, pathAndQuery, this.tenant, this.deviceId, body);
     const signature = Buffer.from(signDetached(Buffer.from(text, 'utf8'), this.keys.secretKey)).toString('base64');

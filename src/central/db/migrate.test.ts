@@ -28,6 +28,7 @@ test('migrates a new database once, records the version, and runs again as a no-
   expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
   await afterSchema2();
   await afterSchema3();
+  await afterSchema4();
 });
 
 /** Rows as a central at schema 1 wrote them: a device with a head, and a balance past the safe range. */
@@ -56,6 +57,16 @@ async function afterSchema2(): Promise<void> {
 async function afterSchema3(): Promise<void> {
   expect((await pool.query(`SELECT tenant_id, rev, purged_rev FROM catalogue_revs`)).rows).toEqual([{ tenant_id: 't', rev: 0, purged_rev: 0 }]);
   expect((await pool.query(`SELECT venue_id, rev, retired_at FROM venues`)).rows).toEqual([{ venue_id: 'v', rev: 0, retired_at: null }]);
+}
+
+/** Migration 4: devices start with cursor 0 (nothing acknowledged); an entry names a venue of its tenant. */
+async function afterSchema4(): Promise<void> {
+  expect((await pool.query(`SELECT device_id, catalogue_rev FROM devices`)).rows).toEqual([{ device_id: 'd', catalogue_rev: 0 }]);
+  await pool.query(`INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'e', 'v', 'order', '{}', 1, 'u')`);
+  await expect(pool.query(`INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'f', 'nowhere', 'order', '{}', 2, 'u')`))
+    .rejects.toMatchObject({ code: '23503' });
+  await expect(pool.query(`INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'g', 'v', 'letter', '{}', 3, 'u')`))
+    .rejects.toMatchObject({ code: '23514' });
 }
 
 test('every primary key and unique constraint starts with tenant_id (Citus distribution by tenant)', async () => {

@@ -3,12 +3,14 @@ import { inTransaction } from './pool.js';
 import { sql as initial } from './migrations/0001-initial.js';
 import { sql as headProof } from './migrations/0002-head-proof.js';
 import { sql as catalogue } from './migrations/0003-catalogue.js';
+import { sql as hqExtras } from './migrations/0004-hq-extras.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 1, name: 'initial', sql: initial },
   { version: 2, name: 'head-proof', sql: headProof },
   { version: 3, name: 'catalogue', sql: catalogue },
+  { version: 4, name: 'hq-extras', sql: hqExtras },
 ];
 
 export class SchemaError extends Error {}

@@ -1,48 +1,16 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { ProductId, StringMap, Uuid } from '../../shared/types.js';
+import { LineInput, MAX_LINES_PER_COMMAND, type OrderType } from '../../shared/order-schemas.js';
+import { Uuid } from '../../shared/types.js';
 import type { Channel } from '../venues/schemas.js';
 
-export const ORDER_TYPES = ['DELIVERY', 'TAKE_AWAY', 'DINE_IN_OPEN', 'DINE_IN'] as const;
-export type OrderType = (typeof ORDER_TYPES)[number];
+// A new order's body is validated by one shared file: the central checks orders it creates with it too.
+export {
+  LineInput, MAX_LINES_PER_COMMAND, MAX_NOTE_CHARS, NewOrderBody, ORDER_TYPES, type OrderType,
+} from '../../shared/order-schemas.js';
 
 /** The menu channel an order type is sold on. */
 export const channelOf = (type: OrderType): Channel =>
   type === 'DELIVERY' ? 'DELIVERY' : type === 'TAKE_AWAY' ? 'TAKE_AWAY' : 'DINE_IN';
-
-export const MAX_LINES_PER_COMMAND = 200;
-
-export const MAX_NOTE_CHARS = 140;
-const LineNote = Type.RegExp(new RegExp(`^[^\\p{Cc}]{1,${MAX_NOTE_CHARS}}$`, 'u'));
-
-export const LineInput = Type.Object({
-  productId: ProductId,
-  /** The client's idea of the price: ignored, the menu's price is used. */
-  price: Type.Optional(Type.Number()),
-  quantity: Type.Integer({ minimum: 1, maximum: 999 }),
-  status: Type.Optional(Type.Literal('NEW')),
-  /**
-   * `note`: a kitchen note, 1 to 140 characters (code points, so an emoji counts once), no control characters
-   * (the note goes to an ESC/POS printer, where those would be printer commands). README "Kitchen tickets".
-   */
-  extra: Type.Optional(Type.Object({ note: Type.Optional(LineNote) }, { additionalProperties: false })),
-});
-export type LineInput = Static<typeof LineInput>;
-
-const Lines = Type.Array(LineInput, { maxItems: MAX_LINES_PER_COMMAND });
-
-export const NewOrderBody = Type.Object({
-  orderType: Type.Union(ORDER_TYPES.map((t) => Type.Literal(t))),
-  buckets: Type.Array(Type.Object({ venue: Uuid, lines: Type.Optional(Lines) }), { minItems: 1, maxItems: 8 }),
-  contact: Type.Optional(
-    Type.Object({
-      name: Type.Optional(Type.String({ maxLength: 200 })),
-      phone: Type.Optional(Type.String({ maxLength: 50 })),
-      email: Type.Optional(Type.String({ maxLength: 200 })),
-    }),
-  ),
-  extra: Type.Optional(StringMap),
-});
-export type NewOrderBody = Static<typeof NewOrderBody>;
 
 export const AppendBody = Type.Object({
   venue: Uuid,

@@ -37,6 +37,8 @@ export interface CatalogueApplyDeps {
   menuChanged(tenantId: string, venueId: string, event: StreamEvent): OutgoingFrame;
   push(frames: OutgoingFrame[]): void;
   now(): number;
+  /** More to write in the same transaction, before the cursor moves (headquarters' entries: inbox-apply.ts). */
+  alsoInTransaction?(): void;
 }
 
 function check(item: CatalogueItem): void {
@@ -121,6 +123,7 @@ export function applyCatalogue(deps: CatalogueApplyDeps, tenantId: string, res: 
     if (checksum !== res.checksum) {
       throw new ChecksumMismatch(`checksum at rev ${res.rev} differs from the central's (${checksum.slice(0, 12)} != ${res.checksum.slice(0, 12)})`);
     }
+    deps.alsoInTransaction?.();
     catalogue.setApplied(tenantId, res.rev, checksum, now);
     const menuOf = new Map([...before, ...after].map((v) => [v.id, v.menu]));
     const frames = [...touched].map((venue) =>

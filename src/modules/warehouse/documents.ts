@@ -80,7 +80,7 @@ export function postDocument(deps: DocumentDeps, actor: Actor, warehouseId: stri
 
     const number = doc.number ?? assignNumber(repo, t, warehouseId, doc.kind, now);
     const document: StoredDocument = {
-      id: deps.newId(), kind: doc.kind, warehouse: warehouseId, number,
+      id: doc.id ?? deps.newId(), kind: doc.kind, warehouse: warehouseId, number,
       ...(target !== undefined ? { targetWarehouse: target } : {}),
       user: actor.userId, created: isoOf(now), items: doc.items, unlockItems: doc.unlockItems, extra: doc.extra,
     };
@@ -154,7 +154,8 @@ function plan(repo: WarehouseRepo, actor: Actor, warehouseId: string, doc: Docum
   const sign = SIGN[doc.kind];
   for (const [id, item] of totals) {
     if (doc.kind === 'Inventory') afterOf.set(id, apply(warehouseId, id, item, (before) => item.micro - before));
-    else apply(warehouseId, id, item, () => sign * item.micro);
+    // An MM from headquarters out of a warehouse this box does not keep: only the receipt is booked here.
+    else if (!doc.sourceElsewhere) apply(warehouseId, id, item, () => sign * item.micro);
     if (doc.targetWarehouse !== undefined) apply(doc.targetWarehouse, id, item, () => item.micro);
   }
   if (isNonEmpty(mismatches)) throw AppError.ofAll(`${mismatches.length} item unit(s) differ from the kept unit`, mismatches);
@@ -166,7 +167,7 @@ function plan(repo: WarehouseRepo, actor: Actor, warehouseId: string, doc: Docum
     const micro = doc.qtyMicro[line]!;
     const inventory = afterOf.get(it.id);
     const delta = inventory ? inventory.afterMicro - inventory.beforeMicro : sign * micro;
-    ledger.push({ warehouseId, line, itemId: it.id, unit: it.unit, deltaMicro: delta });
+    if (!doc.sourceElsewhere) ledger.push({ warehouseId, line, itemId: it.id, unit: it.unit, deltaMicro: delta });
     if (doc.targetWarehouse !== undefined) {
       ledger.push({ warehouseId: doc.targetWarehouse, line, itemId: it.id, unit: it.unit, deltaMicro: micro });
     }

@@ -1,48 +1,19 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { createScanner } from 'jsonc-parser';
-import { AppError, type ErrorCode, type ErrorDetail, isNonEmpty } from '../../shared/errors.js';
-import { MAX_QTY, QtyError, toMicro } from '../../shared/qty.js';
-import { ItemId, MAX_ITEMS, StringMap, Uuid } from '../../shared/types.js';
-import { compile, fieldProblem, MAX_REPORTED, validationError } from '../../shared/validate.js';
+import { ItemId, MAX_ITEMS, Uuid } from '../../shared/types.js';
+import { compile } from '../../shared/validate.js';
+import { fieldError, micros, PositiveQty, Unit } from '../../shared/stock-document-schemas.js';
 
-/** Document kinds by path segment (README "The warehouse: stock documents, current stock and locks"). */
-export const KINDS = { pz: 'PZ', wz: 'WZ', rw: 'RW', mm: 'MM', inventory: 'Inventory' } as const;
-export type DocumentKind = (typeof KINDS)[keyof typeof KINDS];
-export const kindOf = (segment: string): DocumentKind | undefined =>
-  Object.hasOwn(KINDS, segment.toLowerCase()) ? KINDS[segment.toLowerCase() as keyof typeof KINDS] : undefined;
+// Documents are validated by one shared file: the central checks headquarters' documents with it too.
+export {
+  type DocumentInput, type DocumentItem, type DocumentKind, IssueBody, KINDS, kindOf, parseDocument,
+} from '../../shared/stock-document-schemas.js';
 
 const INT32_MAX = 2_147_483_647;
-const Unit = Type.String({ minLength: 1, maxLength: 32 });
-const PositiveQty = Type.Number({ exclusiveMinimum: 0, maximum: MAX_QTY });
-const CountedQty = Type.Number({ minimum: 0, maximum: MAX_QTY });
 const Packets = Type.Integer({ minimum: 1, maximum: INT32_MAX });
 
 export const WarehouseBody = Type.Object({ id: Uuid, name: Type.String({ minLength: 1, maxLength: 200 }) });
 export type WarehouseBody = Static<typeof WarehouseBody>;
-
-const item = <Q extends typeof PositiveQty | typeof CountedQty>(qty: Q) =>
-  Type.Object({
-    id: ItemId,
-    unit: Unit,
-    qty,
-    unitPrice: Type.Optional(Type.Number()),
-    total: Type.Optional(Type.Number()),
-    cat: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 32 })),
-    extra: Type.Optional(StringMap),
-  });
-
-const documentBody = <Q extends typeof PositiveQty | typeof CountedQty>(qty: Q) =>
-  Type.Object({
-    number: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f]+$' })),
-    items: Type.Array(item(qty), { maxItems: MAX_ITEMS }),
-    unlockItems: Type.Optional(Type.Boolean()),
-    extra: Type.Optional(StringMap),
-    targetWarehouse: Type.Optional(Uuid),
-  });
-/** A stock document's body (an Inventory's quantities may also be 0). */
-export const IssueBody = documentBody(PositiveQty);
-const InventoryBody = documentBody(CountedQty);
-export type DocumentItem = Static<typeof IssueBody>['items'][number];
 
 export const StockQuery = Type.Object({ items: Type.Array(ItemId, { maxItems: MAX_ITEMS }) });
 const ItemLock = Type.Object({ id: ItemId, unit: Unit, qty: PositiveQty });
@@ -59,17 +30,6 @@ export interface Actor {
   userId: string;
 }
 
-/** A document as the service receives it: the items as given (stored and returned) and their micro-units. */
-export interface DocumentInput {
-  kind: DocumentKind;
-  number?: string;
-  items: DocumentItem[];
-  qtyMicro: number[];
-  unlockItems: boolean;
-  extra: Record<string, string>;
-  targetWarehouse?: string;
-}
-
 export interface LockLine {
   id: string;
   unit: string;
@@ -82,67 +42,11 @@ export interface PacketInput {
   items: LockLine[];
 }
 
-const validateIssue = compile(IssueBody);
-const validateInventory = compile(InventoryBody);
 export const validateWarehouse = compile(WarehouseBody);
 export const validateStockQuery = compile(StockQuery);
 const validateLock = compile(LockBody);
 const validatePackets = compile(PacketsBody);
 export const validateRelease = compile(ReleaseBody);
-
-/** Converts quantities to micro-units; every quantity with more than 6 decimals is a 400 naming its field. */
-function micros(values: { path: string; qty: number }[]): number[] {
-  const codes: ErrorDetail<ErrorCode>[] = [];
-  const out = values.map(({ path, qty }) => {
-    try {
-      return toMicro(qty);
-    } catch (err) {
-      if (!(err instanceof QtyError)) throw err;
-      if (codes.length < MAX_REPORTED) codes.push(fieldProblem(path, err.message));
-      return 0;
-    }
-  });
-  if (isNonEmpty(codes)) throw validationError(codes);
-  return out;
-}
-
-const fieldError = (path: string, message: string): AppError => AppError.ofAll(message, [fieldProblem(path, message)]);
-
-/** The Item fields (README "The warehouse": `id, unit, qty, unitPrice, total, cat, extra`), in their order; anything else a client sends is not stored. */
-const knownItemFields = (it: DocumentItem): DocumentItem => ({
-  id: it.id, unit: it.unit, qty: it.qty,
-  ...(it.unitPrice !== undefined ? { unitPrice: it.unitPrice } : {}),
-  ...(it.total !== undefined ? { total: it.total } : {}),
-  ...(it.cat !== undefined ? { cat: it.cat } : {}),
-  ...(it.extra !== undefined ? { extra: it.extra } : {}),
-});
-
-export function parseDocument(kind: DocumentKind, body: unknown): DocumentInput {
-  const doc = kind === 'Inventory' ? validateInventory(body) : validateIssue(body);
-  if (kind === 'MM' && doc.targetWarehouse === undefined) {
-    throw fieldError('/targetWarehouse', 'an MM document needs a targetWarehouse');
-  }
-  if (kind !== 'MM' && doc.targetWarehouse !== undefined) {
-    throw fieldError('/targetWarehouse', 'only an MM document has a targetWarehouse');
-  }
-  if (kind === 'Inventory') {
-    // A stocktake sets each item's counted quantity: an item counted on two lines would be ambiguous.
-    const seen = new Set<string>();
-    doc.items.forEach((it, i) => {
-      if (seen.has(it.id)) throw fieldError(`/items/${i}/id`, `item ${it.id} is listed twice`);
-      seen.add(it.id);
-    });
-  }
-  return {
-    kind,
-    ...(doc.number !== undefined ? { number: doc.number } : {}),
-    items: doc.items.map(knownItemFields),
-    qtyMicro: micros(doc.items.map((it, i) => ({ path: `/items/${i}/qty`, qty: it.qty }))),
-    unlockItems: doc.unlockItems ?? false,
-    extra: doc.extra ?? {},
-    ...(doc.targetWarehouse !== undefined ? { targetWarehouse: doc.targetWarehouse } : {}),
-  };
-}
 
 const lockLines = (items: Static<typeof ItemLock>[], path: string): LockLine[] => {
   const q = micros(items.map((it, i) => ({ path: `${path}/${i}/qty`, qty: it.qty })));

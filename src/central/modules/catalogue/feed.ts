@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from '../../../log.js';
 import { type CatalogueResponse, catalogueChecksum } from '../../../shared/catalogue-protocol.js';
 import type { Pool } from '../../db/pool.js';
+import { createInboxRepo } from '../inbox/repo.js';
 import { createCatalogueRepo } from './repo.js';
 
 /**
@@ -11,15 +12,20 @@ import { createCatalogueRepo } from './repo.js';
  */
 export function createNotifier(url: string, log: Logger) {
   const waiters = new Map<string, Set<() => void>>();
+  /** Bumped by every notification of a tenant (and every reconnect): a read begun before it may be stale. */
+  const generations = new Map<string, number>();
+  let reconnects = 0;
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
 
   const wake = (tenantId: string) => {
+    generations.set(tenantId, (generations.get(tenantId) ?? 0) + 1);
     for (const w of waiters.get(tenantId) ?? []) w();
     waiters.delete(tenantId);
   };
   const wakeAll = () => {
+    reconnects++;
     for (const t of [...waiters.keys()]) wake(t);
   };
 
@@ -58,6 +64,8 @@ export function createNotifier(url: string, log: Logger) {
 
   return {
     start: connect,
+    /** Changes to the tenant's catalogue notified so far (with reconnects): reads may be shared within one. */
+    generation: (tenantId: string): string => `${reconnects}/${generations.get(tenantId) ?? 0}`,
     /**
      * A wait for the tenant's next change, registered before the caller reads (so a change committed between
      * the read and the wait still wakes it); resolves on a change, after `ms`, or when the central stops.
@@ -100,7 +108,37 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
   let inFlight = 0;
   const idleWaiters: (() => void)[] = [];
 
-  async function read(tenantId: string, after: number, forceSnapshot: boolean): Promise<CatalogueResponse> {
+  /**
+   * Reads of the same (tenant, cursor, mode) under way: a change wakes every box of the tenant at once, and they
+   * mostly ask from the same cursor, so one read answers them all instead of each queueing for a connection.
+   */
+  const reading = new Map<string, Promise<CatalogueResponse>>();
+  const computing = new Map<string, Promise<string>>();
+  function sharedRead(tenantId: string, after: number, forceSnapshot: boolean): Promise<CatalogueResponse> {
+    // A poll registers its wait before it reads, so a change after its read wakes it. A read begun before a
+    // notification it has not seen may miss that change: only a read of the current generation is joined.
+    const key = `${tenantId}\0${after}\0${forceSnapshot}\0${notifier.generation(tenantId)}`;
+    let p = reading.get(key);
+    if (!p) {
+      p = readCatalogue(tenantId, after, forceSnapshot).finally(() => reading.delete(key));
+      reading.set(key, p);
+    }
+    return p;
+  }
+
+  /**
+   * `venueId`: the asking box's venue, whose entries from headquarters come with the answer: those after its
+   * cursor up to the answer's rev (entries commit in rev order with the catalogue, so none at or below that rev
+   * can still be missing).
+   */
+  async function read(tenantId: string, after: number, forceSnapshot: boolean, venueId?: string): Promise<CatalogueResponse> {
+    const answer = await sharedRead(tenantId, after, forceSnapshot);
+    if (venueId === undefined) return answer;
+    const inbox = await createInboxRepo(pool).forBox(tenantId, venueId, after, answer.mode === 'snapshot', answer.rev);
+    return { ...answer, inbox };
+  }
+
+  async function readCatalogue(tenantId: string, after: number, forceSnapshot: boolean): Promise<CatalogueResponse> {
     const client = await pool.connect();
     try {
       await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -109,10 +147,26 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
       // A first request, a cursor older than a purged tombstone, or ahead of this central (restored from a backup).
       const snapshot = forceSnapshot || after === 0 || after < purgedRev || after > rev;
       const items = await repo.items(tenantId, snapshot ? 0 : after, snapshot);
-      let checksum = checksums.get(tenantId)?.rev === rev ? checksums.get(tenantId)!.checksum : undefined;
+      const cached = checksums.get(tenantId);
+      let checksum = cached?.rev === rev ? cached.checksum : undefined;
+      // Revs taken by headquarters' documents and orders change no catalogue row: the checksum still holds.
+      if (checksum === undefined && cached && cached.rev < rev && (await repo.items(tenantId, cached.rev, false)).length === 0) {
+        checksum = cached.checksum;
+        checksums.set(tenantId, { rev, checksum });
+      }
       if (checksum === undefined) {
-        const live = snapshot ? items : await repo.items(tenantId, 0, true);
-        checksum = catalogueChecksum(live.map((i) => ({ type: i.type, id: i.id, data: 'data' in i ? i.data : null })));
+        // One computation per tenant and rev: readers at other cursors woken by the same change wait for it
+        // (every reader at this rev sees the same rows, whichever transaction reads them).
+        const key = `${tenantId}\0${rev}`;
+        let pending = computing.get(key);
+        if (!pending) {
+          pending = (async () => {
+            const live = snapshot ? items : await repo.items(tenantId, 0, true);
+            return catalogueChecksum(live.map((i) => ({ type: i.type, id: i.id, data: 'data' in i ? i.data : null })));
+          })().finally(() => computing.delete(key));
+          computing.set(key, pending);
+        }
+        checksum = await pending;
         checksums.set(tenantId, { rev, checksum });
       }
       await client.query('COMMIT');
@@ -128,14 +182,14 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
   return {
     read,
     /** The long poll: answers at once when there is something newer, else at the next change or after `waitMs`. */
-    async poll(tenantId: string, after: number, waitMs: number, forceSnapshot: boolean): Promise<CatalogueResponse> {
+    async poll(tenantId: string, after: number, waitMs: number, forceSnapshot: boolean, venueId?: string): Promise<CatalogueResponse> {
       inFlight++;
       const waiter = notifier.waiter(tenantId, waitMs);
       try {
-        const first = await read(tenantId, after, forceSnapshot);
+        const first = await read(tenantId, after, forceSnapshot, venueId);
         if (first.mode === 'snapshot' || first.rev > after || waitMs === 0) return first;
         await waiter.done;
-        return await read(tenantId, after, false);
+        return await read(tenantId, after, false, venueId);
       } finally {
         waiter.cancel();
         if (--inFlight === 0) for (const w of idleWaiters.splice(0)) w();

@@ -6,7 +6,9 @@ import { invalidField } from '../../../shared/errors.js';
 import { PATHS } from '../../../shared/sync-protocol.js';
 import { Price, ProductId, Uuid } from '../../../shared/types.js';
 import { compile } from '../../../shared/validate.js';
+import type { Pool } from '../../db/pool.js';
 import type { DeviceService } from '../devices/service.js';
+import { createInboxRepo } from '../inbox/repo.js';
 import type { CatalogueFeed } from './feed.js';
 import type { HqCatalogue } from './hq-service.js';
 
@@ -37,7 +39,7 @@ const menuId = (v: string | undefined) => {
 };
 
 /** The box's long poll for its catalogue: a request signed by the device, answered with its own tenant only. */
-export function catalogueFeedRoutes(devices: DeviceService, feed: CatalogueFeed): Route[] {
+export function catalogueFeedRoutes(devices: DeviceService, feed: CatalogueFeed, pool: Pool): Route[] {
   return [{
     method: 'get', path: PATHS.catalogue, auth: 'none', body: 'none',
     async handle({ req }) {
@@ -48,7 +50,9 @@ export function catalogueFeedRoutes(devices: DeviceService, feed: CatalogueFeed)
         throw invalidField('wait', `wait must be 0 to ${MAX_CATALOGUE_WAIT_S} seconds`);
       }
       const device = await devices.authenticate(req, '');
-      return json(200, await feed.poll(device.tenantId, Number(after), Number(wait) * 1000, req.query.get('snapshot') === '1'));
+      // The box asks with the rev it committed: everything up to it (headquarters' entries too) is acknowledged.
+      await createInboxRepo(pool).acknowledge(device.tenantId, device.deviceId, Number(after));
+      return json(200, await feed.poll(device.tenantId, Number(after), Number(wait) * 1000, req.query.get('snapshot') === '1', device.venueId));
     },
   }];
 }

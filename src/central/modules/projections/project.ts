@@ -1,5 +1,7 @@
 import { EVENT_KINDS, type EventKind, type OrderChangedBody, type SoldOutChangedBody, type StockDocumentBody, type WarehouseChangedBody } from '../../../shared/sync-protocol.js';
+import type { InboxResultBody } from '../../../shared/hq-inbox.js';
 import type { Queryable } from '../../db/pool.js';
+import { createInboxRepo } from '../inbox/repo.js';
 import { createProjectionRepo, type PendingOrder, type Source } from './repo.js';
 import { checks, problemOf } from './schemas.js';
 
@@ -143,6 +145,14 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       if (!(await venuesKnown([b.venue]))) fail(`sold out names a venue that is not the tenant's`);
       if (b.locked) await repo.setSoldOut(source, b);
       else await repo.clearSoldOut(tenantId, b.venue, b.productId);
+      return;
+    }
+    case 'inbox.result': {
+      // A box applied or refused what headquarters sent it (README "Orders created at the central").
+      const b = event.body as InboxResultBody;
+      if (!(await createInboxRepo(db).recordResult(tenantId, source.deviceId, b.entry, b.status, b.codes))) {
+        fail(`inbox entry ${b.entry} is not the central's`);
+      }
       return;
     }
   }

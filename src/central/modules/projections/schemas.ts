@@ -51,12 +51,20 @@ export const SoldOutChanged = Type.Object({
   reason: Type.Union([Type.String(), Type.Null()]),
 });
 
+export const InboxResult = Type.Object({
+  entry: Id, kind: Type.Union([Type.Literal('document'), Type.Literal('order')]),
+  status: Type.Union([Type.Literal('applied'), Type.Literal('rejected')]),
+  codes: Type.Array(Type.Object({ code: Type.String({ maxLength: 100 }), message: Type.String({ maxLength: 2000 }), args: Type.Array(Type.String()) }),
+    { maxItems: 100 }),
+});
+
 export const checks = {
   envelope: TypeCompiler.Compile(Envelope),
   'order.changed': TypeCompiler.Compile(OrderChanged),
   'stock.document': TypeCompiler.Compile(StockDocument),
   'warehouse.changed': TypeCompiler.Compile(WarehouseChanged),
   'soldout.changed': TypeCompiler.Compile(SoldOutChanged),
+  'inbox.result': TypeCompiler.Compile(InboxResult),
 };
 
 /** The first failure of a compiled check as one short line for the dead letter's reason. */
