@@ -14,6 +14,12 @@ const CACHE = 'public, max-age=31536000, immutable';
 export function mediaRoutes(store: MediaStore): Route[] {
   return [{
     method: 'get', path: '/media/:name', auth: 'none', body: 'none',
+    doc: {
+      summary: "A menu image the box holds, at the URL the menu names (404 notFound: not here); ETag, 304 on If-None-Match",
+      tag: 'menus',
+      params: { name: '<sha256>.<png|jpg|webp>' },
+      responses: { 200: { description: 'the image, cached for a year (immutable)', contentType: 'image/*' } },
+    },
     async handle({ req }) {
       const image = parseMediaUrl(`/media/${req.params.name ?? ''}`);
       const bytes = image && await store.read(`${image.sha256}.${image.ext}`);
