@@ -2,7 +2,7 @@
 # Builds dist/venue-box: one self-contained executable for this machine's OS and architecture, offline.
 # `build.sh --arch arm64` on an x64 machine builds dist/venue-box-linux-arm64 instead (below).
 # Run from a checkout after `npm ci`. Node's single executable applications (SEA) recipe
-# (README "Flashing a venue box"):
+# (docs/operations.md "Flashing a venue box"):
 #   1. bundle src/ to one CJS file; the .node addons become gzipped SEA assets   (scripts/build-sea.mjs)
 #   2. node --experimental-sea-config makes the blob, with V8 code cache          (native-config/sea-config.json)
 #   3. copy this machine's node binary and strip it (debug info is most of its size)

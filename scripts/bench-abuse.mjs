@@ -1,4 +1,4 @@
-// Abuse figures (README "Known gotchas" and the limits of "The API"), printed, never asserted:
+// Abuse figures (docs/printing.md "Known gotchas" and the limits of "The API"), printed, never asserted:
 //  1. a password-guessing flood: wrong passwords checked (400) and refused at once (429) per second, and what the
 //     flood costs other clients (order confirmation p99 with and without it; a real staff sign-in meanwhile);
 //  2. a hostile client growing one order to its line bound, then changing one line of it as fast as the box

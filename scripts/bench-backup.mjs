@@ -1,4 +1,4 @@
-// The scheduled backup beside a serving box (README "Backups and restore"). Builds a realistic database
+// The scheduled backup beside a serving box (docs/operations.md "Backups and restore"). Builds a realistic database
 // (ORDERS orders with their whole lifecycle, lib/venue-day.mjs: ~32 MiB for 200), then restarts the box on it with
 // a backup every 6 s and drives order/new at RATE/s as a waiter for SECONDS. Prints each backup's time, the box's
 // largest event-loop delay while it ran (logged by the box), and order latency inside and outside the backups.

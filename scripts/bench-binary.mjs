@@ -13,7 +13,7 @@
 //                             data directory: addons written, database migrated, demo provisioned); not in the median
 // Under emulation there are 5 starts, the times say how slow qemu is rather than how fast a box is, and the
 // memory figures are left out (they would be qemu's, translated code included).
-// Targets (README "Flashing a venue box"): under 100 MB, under 300 ms, under 60 MB.
+// Targets (docs/operations.md "Flashing a venue box"): under 100 MB, under 300 ms, under 60 MB.
 // Each start runs the binary from a temp directory on 127.0.0.1 with the demo, then stops it with SIGTERM.
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Catalogue figures (README "Down: the catalogue", "Figures (down)"), on this machine, printed, never asserted:
+// Catalogue figures (docs/sync.md "Down: the catalogue", "Figures (down)"), on this machine, printed, never asserted:
 //  1. a change at the central (a price, an order for a venue) until DEVICES simulated boxes holding long polls
 //     have it: p50/p99 over ROUNDS rounds, for the demo tenant and for a generated chain;
 //  2. a snapshot (what a new box receives) of the demo tenant and of a generated tenant of VENUES venues and

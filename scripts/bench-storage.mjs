@@ -1,4 +1,4 @@
-// Storage growth per order command, and what retention gives back (README "Storage").
+// Storage growth per order command, and what retention gives back (docs/operations.md "Storage").
 // Drives ORDERS orders with their whole lifecycle (lib/venue-day.mjs: new, append, update, remove, submit,
 // ready, rounds, complete or cancel) through a real box (dist/main.cjs) three times, stopping the box between
 // rounds (its stop checkpoints and truncates the WAL, so the file alone holds everything):

@@ -1,4 +1,4 @@
-// Sync figures (README "Sync to the central node"), on this machine, printed, never asserted:
+// Sync figures (docs/sync.md "Sync to the central node"), on this machine, printed, never asserted:
 //  1. drain rate: a box with a backlog (its central was down for ORDERS orders of a busy day) sends it all;
 //  2. the box's order latency while that backlog drains, against the same load with nothing to send;
 //  3. central ingest with DEVICES simulated boxes uploading at once: events/s, batch p50/p99, 429s.

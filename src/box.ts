@@ -85,13 +85,13 @@ export interface Box {
 export class StartError extends Error {}
 
 const API_DESCRIPTION = "The venue box's API: OAuth tokens, venues, menus, orders as queued commands whose results are "
-  + 'pushed on the socket, the order lifecycle, staff views, the warehouse, printers and sync status (README "The API").';
+  + 'pushed on the socket, the order lifecycle, staff views, the warehouse, printers and sync status (docs/api.md "The API").';
 
 /** Opens the data directory and database, provisions, starts the server and the scheduled jobs. */
 export async function startBox({ config, log, provisioning, configFile }: BoxOptions): Promise<Box> {
   const dataDir = resolve(config.dataDir);
   prepareDataDir(dataDir);
-  // Held while the box runs: one box per data dir, and `venue-box restore` refuses it (README "Backups and restore").
+  // Held while the box runs: one box per data dir, and `venue-box restore` refuses it (docs/operations.md "Backups and restore").
   const lock = lockDataDirForStart(dataDir);
   let db: Db | undefined;
   try {
@@ -180,7 +180,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   // do not, as query strings end up in proxy and access logs.
   const authenticateSocket = (req: HttpRequest) =>
     auth.verify(req.headers.authorization ? bearerOf(req) : (req.query.get('access_token') ?? undefined));
-  // Read at scrape time only (README "Health: metrics, readiness and the watchdog"); `server` and `queue` exist by then.
+  // Read at scrape time only (docs/operations.md "Health: metrics, readiness and the watchdog"); `server` and `queue` exist by then.
   const metrics = config.metrics.enabled ? createBoxMetrics({
     version: pkg.version, commandKinds: COMMAND_KINDS,
     queueDepth: orderRepo.pendingCount,
@@ -222,7 +222,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     server.hub.push(frames);
     spooler.wake();
   };
-  // What headquarters sent down reports back up (README "Orders created at the central").
+  // What headquarters sent down reports back up (docs/sync.md "Orders created at the central").
   const reportInbox = (tenantId: string, body: InboxResultBody, nowMs: number) => outbox.append(tenantId, 'inbox.result', body.entry, body, nowMs);
   const queue = createCommandQueue({
     repo: orderRepo, handler: reportCentralOrders(ordering.handler, reportInbox), push: afterCommit, log, now, observer: metrics?.observer,
@@ -309,7 +309,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   // job of those commands is in the database by now), then sync, the checkpointer and the scheduled jobs.
   for (const service of [queue, spooler, sender, puller, mediaFetcher, checkpointer, jobs]) await service.start();
   /**
-   * Shutdown, in order (README "Command line"): each part takes nothing new and finishes what it accepted, then
+   * Shutdown, in order (docs/printing.md "Command line"): each part takes nothing new and finishes what it accepted, then
    * stops. A command confirmed is applied; a print job's write in flight finishes (and is recorded) or is
    * abandoned unrecorded, never marked without a drain; a backup in flight removes its temp files.
    */
@@ -349,7 +349,7 @@ function webFiles(log: Logger): ReturnType<typeof loadWebFiles> {
 }
 
 /**
- * Decided (README "Sync to the central node"): a box upgraded to sync puts what it already holds into the
+ * Decided (docs/sync.md "Sync to the central node"): a box upgraded to sync puts what it already holds into the
  * outbox once, in one transaction before it serves (orders as they now are, every stock document with its
  * ledger rows, the sold-out flags), so headquarters sees its history and the central's stock equals the box's.
  */

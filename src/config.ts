@@ -8,7 +8,7 @@ import { addressListProblems } from './modules/health/addresses.js';
 import { printerProblems } from './modules/printing/printers.js';
 import { Uuid } from './shared/types.js';
 
-/** A serial ESC/POS receipt printer of a venue (src/modules/printing; README "Printing"). */
+/** A serial ESC/POS receipt printer of a venue (src/modules/printing; docs/printing.md "Printing"). */
 const PrinterSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' }),
@@ -51,7 +51,7 @@ const ConfigSchema = Type.Object(
       {
         accessTokenTtlSeconds: Type.Integer({ default: 3600, minimum: 1, maximum: 86_400 }),
         refreshTokenTtlDays: Type.Number({ default: 30, exclusiveMinimum: 0, maximum: 365 }),
-        // A retry of the same refresh within this many seconds gets the same new pair (README "Token revocation").
+        // A retry of the same refresh within this many seconds gets the same new pair (docs/api.md "Token revocation").
         refreshRetryGraceSeconds: Type.Number({ default: 30, minimum: 0, maximum: 300 }),
         throttle: Type.Object(
           {
@@ -81,12 +81,12 @@ const ConfigSchema = Type.Object(
     http: Type.Object(
       {
         maxBodyBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 16_777_216 }),
-        // Origins (scheme://host[:port], as browsers send Origin) whose pages may call the API (README "CORS").
+        // Origins (scheme://host[:port], as browsers send Origin) whose pages may call the API (docs/api.md "Browsers on another origin (CORS)").
         corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 255 }), { default: [], maxItems: 64 }),
       },
       { default: {}, additionalProperties: false },
     ),
-    // Limits of the live socket (src/ws/hub.ts; README "The socket"), in bytes and sockets.
+    // Limits of the live socket (src/ws/hub.ts; docs/api.md "The socket"), in bytes and sockets.
     sockets: Type.Object(
       {
         maxBufferedBytes: Type.Integer({ default: 16 * 1024 * 1024, minimum: 65_536, maximum: 1024 * 1024 * 1024 }),
@@ -133,12 +133,12 @@ const ConfigSchema = Type.Object(
         warnAfterHours: Type.Number({ default: 6, exclusiveMinimum: 0, maximum: 24 * 30 }),
         // The catalogue's long poll: how long the central may hold it open when nothing changed.
         catalogueWaitSeconds: Type.Integer({ default: 25, minimum: 1, maximum: 60 }),
-        // Menu images from the central (README "Menu images"): at most this many bytes of them on the data disk.
+        // Menu images from the central (docs/sync.md "Menu images"): at most this many bytes of them on the data disk.
         mediaMaxBytes: Type.Integer({ default: 268_435_456, minimum: 0 }),
       },
       { default: {}, additionalProperties: false },
     ),
-    // Disk space and retention (src/modules/storage; README "Storage").
+    // Disk space and retention (src/modules/storage; docs/operations.md "Storage").
     storage: Type.Object(
       {
         minFreeBytes: Type.Integer({ default: 67_108_864, minimum: 0 }),
@@ -147,7 +147,7 @@ const ConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
-    // Backups of the database and the key files (src/modules/backup; README "Backups and restore").
+    // Backups of the database and the key files (src/modules/backup; docs/operations.md "Backups and restore").
     backup: Type.Object(
       {
         enabled: Type.Boolean({ default: true }),
@@ -158,7 +158,7 @@ const ConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
-    // GET /metrics (src/modules/health; README "Health: metrics, readiness and the watchdog").
+    // GET /metrics (src/modules/health; docs/operations.md "Health: metrics, readiness and the watchdog").
     metrics: Type.Object(
       {
         enabled: Type.Boolean({ default: true }),

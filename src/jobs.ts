@@ -29,7 +29,7 @@ export interface JobDeps {
 
 /**
  * The box's scheduled jobs (node-cron, each without overlap): hourly sweeps at their own minutes so they never
- * run together, the minute's disk look and stock-lock sweep, and the backup on `backup.schedule` (README
+ * run together, the minute's disk look and stock-lock sweep, and the backup on `backup.schedule` (docs/operations.md
  * "Backups and restore", "Storage: a full disk, and what is kept how long"). Stopping ends every schedule and
  * waits for a backup in flight to remove its temp files.
  */

@@ -66,7 +66,7 @@ sync commands (the box's half of sync to a central node):
                     one-time code from 'venue-box central enrol' (the box may be running)
   status            central, device, backlog, oldest unsynced event, last success and error
 
-backup commands (README "Backups and restore"):
+backup commands (docs/operations.md "Backups and restore"):
   now               take a backup (the box may be running): the database, the token signing key
                     and the sync device identity in one verified file in backup.dir (default
                     DIR/backups); prints its path on the last line; then the retention rule
@@ -92,7 +92,7 @@ Logs are JSON lines on stdout. SIGTERM or SIGINT stops the box cleanly.
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
-  // The central node and the box's sync commands parse their own options (README "Sync to the central node").
+  // The central node and the box's sync commands parse their own options (docs/sync.md "Sync to the central node").
   if (argv[0] === 'central') return runCentralCli(argv.slice(1));
   if (argv[0] === 'sync') return runSyncCli(argv.slice(1));
   const { values, positionals } = parseCli(argv);
@@ -197,7 +197,7 @@ function stock(action: StockAction, values: CliValues): number {
   }
 }
 
-/** `printers list` / `printers test NAME`, with the printers of the configuration (README "Printing"). */
+/** `printers list` / `printers test NAME`, with the printers of the configuration (docs/printing.md "Printing"). */
 function printers(values: CliValues, testName?: string): Promise<number> {
   const config = configOf(values);
   const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t) };

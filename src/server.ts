@@ -23,7 +23,7 @@ export class ListenError extends Error {}
 
 /**
  * The uWS app with every module's routes and the socket mounted, and the contracts made from exactly what is
- * mounted (/openapi.json from these routes, README "Contracts: /openapi.json and /asyncapi.json").
+ * mounted (/openapi.json from these routes, docs/api.md "Contracts: /openapi.json and /asyncapi.json").
  */
 export function createServer(routes: Route[], deps: HttpDeps & HubDeps & { contracts: ApiInfo }, webFiles = new Map<string, WebFile>()): Server {
   const app = uWS.App();

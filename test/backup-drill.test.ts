@@ -15,7 +15,7 @@ import { startTestCentral } from './support/central.js';
 import { drained, enrol, FAST_SYNC, hqOrders, syncStatus, waitFor } from './support/sync.js';
 import { call, staff, W1, wpath } from './warehouse-client.js';
 
-// The restore drill (README "Backups and restore"): a box serving orders, documents and print jobs; a backup
+// The restore drill (docs/operations.md "Backups and restore"): a box serving orders, documents and print jobs; a backup
 // taken while it runs; more orders; kill -9; restore into a new data directory; the box there holds exactly
 // what the backup held, and nothing after it.
 const cleanup: (() => Promise<unknown>)[] = [];

@@ -10,7 +10,7 @@ import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { command, newOrder } from './support/orders.js';
 import { call, staff, W1, wpath } from './warehouse-client.js';
 
-// Backups and restore (README "Backups and restore"): the scheduled job, retention, atomicity, `backup list`,
+// Backups and restore (docs/operations.md "Backups and restore"): the scheduled job, retention, atomicity, `backup list`,
 // `restore` refusing a running box's data dir and files that are not backups. The drill is test/backup-drill.test.ts.
 const boxes: TestBox[] = [];
 afterEach(async () => {

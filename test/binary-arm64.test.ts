@@ -10,7 +10,7 @@ import { type RunningBinary, servesAnOrder, startBinary } from './support/binary
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-// `build.sh --arch arm64` on x64 (README "Flashing a venue box"): the arm64 Node from npm, better-sqlite3
+// `build.sh --arch arm64` on x64 (docs/operations.md "Flashing a venue box"): the arm64 Node from npm, better-sqlite3
 // cross-compiled, the blob and its code cache made by the arm64 node under qemu. The binary is then run under
 // qemu user emulation from an empty directory with a clean environment, as the x64 one in test/binary.test.ts.
 // About 2 minutes here with an empty build cache (compiling SQLite for arm64 is most of it), 30 s after.

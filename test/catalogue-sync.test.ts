@@ -12,7 +12,7 @@ import { command, newOrder } from './support/orders.js';
 import { openSocket } from './support/socket.js';
 import { enrol, FAST_SYNC, syncCli, syncStatus, waitFor } from './support/sync.js';
 
-// Down: the catalogue (README "Down: the catalogue"). One real central (embedded PostgreSQL), two real boxes of
+// Down: the catalogue (docs/sync.md "Down: the catalogue"). One real central (embedded PostgreSQL), two real boxes of
 // the demo tenant enrolled at it; the checks share them and run in order.
 const CONFIG = { sync: { ...FAST_SYNC.sync, catalogueWaitSeconds: 20 } };
 const VENUE = DEMO.openVenue;

@@ -3,7 +3,7 @@ import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { newOrder } from './support/orders.js';
 import { waitFor } from './support/sync.js';
 
-// A customer's order commands are rate-limited (README "Order limits"); staff devices are not.
+// A customer's order commands are rate-limited (docs/orders.md "Order limits"); staff devices are not.
 let box: TestBox;
 beforeAll(async () => {
   box = await startTestBox({ config: { ordering: { customerCommandRate: { burst: 5, refillSeconds: 60 } } } });

@@ -11,7 +11,7 @@ import { expectApiError } from './support/fixtures.js';
 import { command, newOrder } from './support/orders.js';
 import { openSocket } from './support/socket.js';
 
-// The box's contracts (README "Contracts: /openapi.json and /asyncapi.json"): valid documents, every mounted
+// The box's contracts (docs/api.md "Contracts: /openapi.json and /asyncapi.json"): valid documents, every mounted
 // route documented and every documented route mounted, pages that need nothing from elsewhere.
 let box: TestBox;
 let openapi: { paths: Record<string, Record<string, { summary?: string; responses: Record<string, unknown> }>> };

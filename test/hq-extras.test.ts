@@ -15,7 +15,7 @@ import { FAST_PRINTING } from './support/printing.js';
 import { openSocket, type TestSocket } from './support/socket.js';
 import { enrol, FAST_SYNC, syncStatus, waitFor } from './support/sync.js';
 
-// Headquarters runs the chain from the central (README "Menu images", "Documents from headquarters", "Orders
+// Headquarters runs the chain from the central (docs/sync.md "Menu images", "Documents from headquarters", "Orders
 // created at the central"): one real central (embedded PostgreSQL), one real box of the demo tenant enrolled
 // through a fault proxy (answers lost on the way), a socat printer. The checks share them and run in order.
 const VENUE = DEMO.openVenue;

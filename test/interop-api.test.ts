@@ -5,7 +5,7 @@ import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { command, newOrder } from './support/orders.js';
 import { openSocket, type TestSocket } from './support/socket.js';
 
-// What the API tells clients, as the README's API shapes it plus the few fields the README adds: the order's
+// What the API tells clients, as docs/api.md shapes it plus the few fields it adds: the order's
 // contact, sold-out products in the menu tree, kitchen notes, coordinates as clients print them.
 let box: TestBox;
 let staff: string;

@@ -9,7 +9,7 @@ import { DEMO, startTestBox, type TestBox } from './support/box.js';
 
 // A kiosk web app served from another origin, in a real browser (Debian's Chromium, driven by playwright-core):
 // it gets a token and places an order from the box when its origin is in http.corsOrigins, and the browser
-// blocks it when not. README "Browsers on another origin (CORS)".
+// blocks it when not. docs/api.md "Browsers on another origin (CORS)".
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`interop-cors: skipped, ${CHROMIUM} is absent (apt-get install chromium; .ci/run installs it)`);

@@ -78,7 +78,7 @@ describe('a wrong method on a known path is 405 with Allow (RFC 9110 15.5.6)', (
 describe('HTTP/1.0 (curl --http1.0, ApacheBench, nginx without proxy_http_version 1.1)', () => {
   // The pinned uWS (20.30) parses only "HTTP/1.1" request lines and closes any other connection in its parser,
   // before the box's code runs and without a reply; newer uWS answers 505 or serves HTTP/1.0. Nothing in JS can
-  // answer it (README "Known gotchas"): this test marks the gap and starts passing when uWS is upgraded.
+  // answer it (docs/printing.md "Known gotchas"): this test marks the gap and starts passing when uWS is upgraded.
   test.fails('an HTTP/1.0 request gets an answer (505 at the least), not a closed connection', async () => {
     const res = await raw('GET /venue-api/api/nearest?lat=50&lng=20 HTTP/1.0\r\nHost: box\r\n\r\n');
     expect(res).toMatch(/^HTTP\/1\.[01] (200|401|505) /);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, requestToken, startTestBox, type TestBox } from './support/box.js';
 
 // The token endpoint driven by clients nobody here wrote: oauth4webapi (RFC 6749 2.3.1's form-urlencoded
-// Basic credentials, client_secret_post) and curl. README "Token revocation", "Errors".
+// Basic credentials, client_secret_post) and curl. docs/api.md "Token revocation", "Errors".
 let box: TestBox;
 beforeAll(async () => {
   box = await startTestBox();

@@ -5,7 +5,7 @@ import { command, newOrder } from './support/orders.js';
 import { type Frame, openSocket } from './support/socket.js';
 
 // Real clients of the socket, written by nobody here: they keep the last seq they processed and drop any frame at
-// or below it (a duplicate), as a reconnecting client must. README "The socket".
+// or below it (a duplicate), as a reconnecting client must. docs/api.md "The socket".
 let box: TestBox;
 beforeAll(async () => {
   box = await startTestBox();

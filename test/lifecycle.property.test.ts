@@ -28,10 +28,10 @@ import { createEventStore } from '../src/modules/events/event-store.js';
 
 /*
  * Random command sequences against the ordering service and its durable queue, on a temp-file database.
- * After every command the order must be in a state of the lifecycle table (README "The order lifecycle"), an applied command
+ * After every command the order must be in a state of the lifecycle table (docs/orders.md "The order lifecycle"), an applied command
  * must be a transition of that table, a rejected one must change nothing, and total + editTotal must equal
  * the value of the lines that are not CANCELLED. The table below is written out again on purpose, from the
- * README's table, rather than imported from transitions.ts.
+ * table of docs/orders.md, rather than imported from the commands.
  */
 
 const T = demo.tenants[0]!.id;

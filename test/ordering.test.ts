@@ -29,10 +29,10 @@ describe('order/new', () => {
     const c = await command(box, token, 'new', newOrder(VENUE));
     expect(c).toEqual({ correlationId: expect.stringMatching(UUID), orderId: expect.stringMatching(UUID), lines: [] });
     const { payload, seq } = await ws.next('ORDER_CHANGE');
-    // The confirmation and the frame as /openapi.json and /asyncapi.json describe them (README "Contracts").
+    // The confirmation and the frame as /openapi.json and /asyncapi.json describe them (docs/api.md "Contracts").
     (await contractsOf(box)).response('POST', '/ordering-api/api/order/new', 200, c);
     (await contractsOf(box)).frame({ type: 'ORDER_CHANGE', seq, payload });
-    expect(seq).toBe(1); // the user's first event: the HELLO takes no number (README "The socket")
+    expect(seq).toBe(1); // the user's first event: the HELLO takes no number (docs/api.md "The socket")
     expect(payload).toEqual({
       tenant: DEMO.tenant,
       id: c.orderId,

@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 // A socket's open reads the database (the stream's position, the replay's size) and writes nothing: the HELLO
-// takes no number of its own (README "The socket"). So a socket opens while another connection holds the write
+// takes no number of its own (docs/api.md "The socket"). So a socket opens while another connection holds the write
 // lock past busy_timeout (such as `venue-box stock rebuild`; a full SD card), where a HELLO that took a number
 // could not; a read error there would still be answered with 1011, never thrown into uWS's open callback.
 test('a socket opens while another connection holds the write lock, and the box keeps running', async () => {

@@ -64,7 +64,7 @@ describe('pushes', () => {
     const b = await openSocket(box.wsUrl('/ordering-api/ws'), t.access_token);
     const helloA = await a.next('HELLO');
     const helloB = await b.next('HELLO');
-    // A HELLO takes no number of its own: both name the stream's position (README "The socket").
+    // A HELLO takes no number of its own: both name the stream's position (docs/api.md "The socket").
     expect(helloB.seq).toBe(helloA.seq);
     const c = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
     const [ea, eb] = await Promise.all([a.next('ORDER_CHANGE'), b.next('ORDER_CHANGE')]);

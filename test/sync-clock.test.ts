@@ -6,7 +6,7 @@ import { command, newOrder } from './support/orders.js';
 import { drained, enrol, FAST_SYNC, hqOrders } from './support/sync.js';
 import { staff } from './warehouse-client.js';
 
-// The box's clock is data, never a gate (README "Sync to the central node"). libfaketime (Debian's faketime,
+// The box's clock is data, never a gate (docs/sync.md "Sync to the central node"). libfaketime (Debian's faketime,
 // installed by .ci/run) moves the box process's clock.
 const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 const fake = (offset: string) => ({ LD_PRELOAD: LIBFAKETIME, FAKETIME: offset, FAKETIME_DONT_RESET: '1' });

@@ -9,7 +9,7 @@ import { command, newOrder } from './support/orders.js';
 import { drained, enrol, FAST_SYNC, hqOrders, outboxOf, syncStatus, waitFor } from './support/sync.js';
 import { staff, W1, wpath } from './warehouse-client.js';
 
-// Restores (README "Sync to the central node"): either side comes back from an older copy of its data.
+// Restores (docs/sync.md "Sync to the central node"): either side comes back from an older copy of its data.
 let box: TestBox | undefined;
 let central: TestCentral | undefined;
 let proxy: FaultProxy | undefined;

@@ -1,7 +1,7 @@
 import { Store } from './store.js';
 
 /**
- * Every call goes through the box's public API, as any client's would (README "The API"): the token endpoint,
+ * Every call goes through the box's public API, as any client's would (docs/api.md "The API"): the token endpoint,
  * bearer tokens, Idempotency-Key on order commands. The screens hold no rule of their own: what the box
  * refuses is shown with the box's own message.
  */
@@ -74,7 +74,7 @@ export interface TokenAnswer {
   UUID: string;
 }
 
-/** The token endpoint with the screens' OAuth client (README "Walk-through"). */
+/** The token endpoint with the screens' OAuth client (docs/api.md "Walk-through"). */
 export async function tokenRequest(form: Record<string, string>): Promise<TokenAnswer> {
   const b = bootstrap();
   const res = await send('/auth-oauth2/oauth/token', {
@@ -107,7 +107,7 @@ const toTokens = (t: TokenAnswer, username: string): Tokens => ({
 /**
  * A holder of tokens: a signed-in staff member (kept in localStorage, so a reload keeps the session) or a kiosk's
  * anonymous customer (memory only). Renews the access token with the refresh token a minute before it expires,
- * one refresh at a time (each refresh token works once: README "Token revocation").
+ * one refresh at a time (each refresh token works once: docs/api.md "Token revocation").
  */
 export class Session {
   readonly tokens: Store<Tokens | null>;
@@ -189,7 +189,7 @@ export class Session {
   }
 
   /**
-   * An order command (README "Safe retries: Idempotency-Key"): one new key per command, the same key for each
+   * An order command (docs/api.md "Safe retries: `Idempotency-Key`"): one new key per command, the same key for each
    * retry after a network failure, so a command the box confirmed but whose answer was lost applies once.
    */
   async command(path: string, body: unknown): Promise<CommandConfirmation> {

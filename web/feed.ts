@@ -11,7 +11,7 @@ export interface PrinterStatusFrame {
 
 /**
  * One venue as staff screens see it: its open orders (NEW, ORDERED, READY), from the staff list over HTTP and
- * then the staff venue socket (`?venue=`, README "staff venue socket"); printer status and menu changes from
+ * then the staff venue socket (`?venue=`, docs/orders.md "Staff views"); printer status and menu changes from
  * the same socket; the NOTIFICATIONs of this user's commands.
  */
 export class VenueFeed {
@@ -53,7 +53,7 @@ export class VenueFeed {
     } else if (frame.type === 'NOTIFICATION') {
       this.notifications.set(frame.payload as Notification);
     }
-    // Other frame types are ignored, as the README asks of every client.
+    // Other frame types are ignored, as docs/api.md "The socket" asks of every client.
   }
 
   private apply(order: Order, live: boolean): void {

@@ -15,7 +15,7 @@ export interface LiveOptions {
 }
 
 /**
- * The box's socket, kept open (README "The socket", "Limits of the socket"). It follows the seq rule: the
+ * The box's socket, kept open (docs/api.md "The socket", "Limits of the socket"). It follows the seq rule: the
  * HELLO's seq is the position to continue from, any later frame at or below the position is a duplicate, and a
  * reconnect sends ?since=<last seq processed>, so a dropped Wi-Fi or a restarted box loses no event (kept 48 h).
  * 4008 (too slow) reconnects with since; 4009 (replay too large) resyncs over HTTP and reconnects from the

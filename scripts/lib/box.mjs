@@ -15,7 +15,7 @@ export async function startBox(dataDir, extraArgs = []) {
   const nodeArgs = (process.env.BOX_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const args = [...nodeArgs, 'dist/main.cjs', 'serve', '--demo', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs];
   // Measured as shipped: the systemd unit (native-config/venue-box.service) fixes glibc's mmap threshold, which
-  // decides whether freed socket buffers go back to the system (README "Known gotchas").
+  // decides whether freed socket buffers go back to the system (docs/printing.md "Known gotchas").
   const env = { ...process.env, GLIBC_TUNABLES: process.env.GLIBC_TUNABLES ?? 'glibc.malloc.mmap_threshold=131072' };
   const proc = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise((resolve, reject) => {

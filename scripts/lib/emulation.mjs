@@ -1,5 +1,5 @@
 // Which architecture an executable or addon is for, and how this machine runs one of another architecture:
-// under qemu user emulation (README "Flashing a venue box"). Used by scripts/build-sea.mjs (every addon must
+// under qemu user emulation (docs/operations.md "Flashing a venue box"). Used by scripts/build-sea.mjs (every addon must
 // be for the target), scripts/bench-binary.mjs and test/binary-arm64.test.ts.
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { delimiter, join } from 'node:path';

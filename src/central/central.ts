@@ -88,7 +88,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     ];
     mountRoutes(app, routes, {
       log, maxBodyBytes: MAX_REQUEST_BYTES, authenticate: (req) => auth.verify(bearerOf(req)), accepting: () => accepting,
-      // Boxes honour Retry-After on 503 (README "Sync to the central node"); 5-9 s, jittered, covers a restart
+      // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
       // without the boxes coming back at once.
       stopping: { message: 'the central is shutting down; retry after Retry-After seconds', retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5) },
     });

@@ -10,7 +10,7 @@ export const DB_FILE = 'venue-box.db';
 
 /**
  * Opens the box's one database: WAL, foreign keys, busy timeout, and synchronous=FULL so a commit is on
- * the disk before a confirmation is written (README "Durability and speed").
+ * the disk before a confirmation is written (docs/operations.md "Durability and speed").
  */
 export function openDatabase(file: string): Db {
   const db = new Database(file, betterSqliteOptions());

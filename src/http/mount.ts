@@ -62,7 +62,7 @@ const CORS_EXPOSED_HEADERS = 'Retry-After, WWW-Authenticate, x-request-id, Allow
 const CORS_MAX_AGE_SECONDS = '600';
 
 /**
- * CORS (README "Browsers on another origin (CORS)"): a reply to a page of an allowed origin says so
+ * CORS (docs/api.md "Browsers on another origin (CORS)"): a reply to a page of an allowed origin says so
  * (Access-Control-Allow-Origin with that origin, Vary: Origin), and a preflight (OPTIONS, answered 204 by
  * methodNotAllowed) also names the methods, the request headers and how long to remember them. A reply to
  * any other origin gets no CORS header, so the browser withholds it from the page (and never sends a request

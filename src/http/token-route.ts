@@ -16,7 +16,7 @@ export interface TokenResponse {
   jti: string;
 }
 
-/** The Token response's schema (README "The API"), for /openapi.json. */
+/** The Token response's schema (docs/api.md "The API"), for /openapi.json. */
 export const TokenResponseSchema = Type.Object({
   access_token: Type.String({ description: 'an EdDSA JWT' }),
   token_type: Type.Literal('bearer'),

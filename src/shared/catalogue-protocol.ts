@@ -1,5 +1,5 @@
 /**
- * Down: the catalogue (README "Down: the catalogue"). Headquarters' data (the tenant, OAuth clients, staff
+ * Down: the catalogue (docs/sync.md "Down: the catalogue"). Headquarters' data (the tenant, OAuth clients, staff
  * users, venues, menus, warehouses, headquarters' sold-out flags) lives at the central, each row with the
  * `rev` of its last change; a box asks for the rows changed after its cursor and applies them in one SQLite
  * transaction with its new cursor. Both sides import this file and compute the same checksum.

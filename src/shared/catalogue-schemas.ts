@@ -1,5 +1,5 @@
 /**
- * The catalogue's shapes, as the box validates them and the central stores them (README "Down: the
+ * The catalogue's shapes, as the box validates them and the central stores them (docs/sync.md "Down: the
  * catalogue"): venues, menus with their products, and the provisioning file that carries a whole chain.
  * The box (provisioning, venues, menus) and the central (import, headquarters' API) import this one file.
  */

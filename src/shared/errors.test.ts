@@ -4,17 +4,18 @@ import { describe, expect, test } from 'vitest';
 import { AppError, COMMAND_ERRORS, HTTP_ERRORS, OAUTH_ERRORS, STATUS, SYNC_ERRORS } from './errors.js';
 
 /*
- * The README's error tables and the catalogue are one list: a code added to either without the other fails here
- * (as Fastify keeps its errors.js and its reference documentation in step).
+ * The documented error tables (docs/api.md "Errors", docs/orders.md "The order lifecycle") and the catalogue are
+ * one list: a code added to either without the other fails here (as Fastify keeps its errors.js and its
+ * reference documentation in step).
  */
 
-const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+const DOCS = ['api.md', 'orders.md'].map((page) => readFileSync(join(__dirname, '..', '..', 'docs', page), 'utf8')).join('\n');
 
 /** The text of a section, from its heading to the next heading of the same or a higher level. */
 function section(heading: string): string {
-  const lines = README.split('\n');
+  const lines = DOCS.split('\n');
   const start = lines.findIndex((l) => l === heading);
-  if (start < 0) throw new Error(`README has no heading ${heading}`);
+  if (start < 0) throw new Error(`docs/api.md and docs/orders.md have no heading ${heading}`);
   const level = heading.indexOf(' ');
   const end = lines.findIndex((l, i) => i > start && /^#+ /.test(l) && l.indexOf(' ') <= level);
   return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
@@ -54,7 +55,7 @@ function tables(text: string, codeColumn: string): Row[][] {
 
 const sorted = (codes: Iterable<string>) => [...codes].sort();
 
-describe('the README and the error catalogue', () => {
+describe('the documented error tables and the error catalogue', () => {
   const errors = section('## Errors');
 
   test('HTTP and sync codes: the same codes, each with its status', () => {

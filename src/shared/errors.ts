@@ -1,14 +1,14 @@
 /**
- * The one catalogue of error codes (README "Errors", and "The order lifecycle" for the business codes). Every
+ * The one catalogue of error codes (docs/api.md "Errors", and "The order lifecycle" for the business codes). Every
  * code the box or the central ever answers is an entry here, with its HTTP status or its channel, what it
  * means and what its `args` hold; errors are built only through the functions of this file, with a typed code.
- * test/error-catalogue.test.ts keeps the README's tables and this catalogue equal, and /openapi.json names them.
+ * src/shared/errors.test.ts keeps those tables and this catalogue equal, and /openapi.json names them.
  */
 
 export interface ErrorSpec {
   /** The HTTP status of an answer carrying this code. */
   status: number;
-  /** When it is answered (the README's "when"). */
+  /** When it is answered (the "when" of docs/api.md's tables). */
   message: string;
   /** What `args` holds, in order. */
   args: readonly string[];
@@ -35,7 +35,7 @@ export const HTTP_ERRORS = {
 } as const satisfies Record<string, ErrorSpec>;
 
 /**
- * The central's answers to a box's sync requests (README "The protocol"); the body of a 409 also carries
+ * The central's answers to a box's sync requests (docs/sync.md "The protocol"); the body of a 409 also carries
  * `expectedSeq` and `head`, so the box knows where to resume.
  */
 export const SYNC_ERRORS = {
@@ -57,7 +57,7 @@ export interface CommandErrorSpec {
 
 /**
  * Business codes of a queued order command: never an HTTP answer (the command was confirmed with 200), but a
- * NOTIFICATION frame carrying the command's correlationId (README "The order lifecycle", "Order commands").
+ * NOTIFICATION frame carrying the command's correlationId (docs/orders.md "The order lifecycle", "Order commands").
  */
 export const COMMAND_ERRORS = {
   orderNotFound: { message: 'the order does not exist for this user', args: ['order id'] },
@@ -80,7 +80,7 @@ export const COMMAND_ERRORS = {
 } as const satisfies Record<string, CommandErrorSpec>;
 
 /**
- * RFC 6749 section 5.2 errors of the token endpoint, `{error, error_description}` (README "Errors"). It keeps
+ * RFC 6749 section 5.2 errors of the token endpoint, `{error, error_description}` (docs/api.md "Errors"). It keeps
  * this shape on the box and on the central, also when a full disk refuses it.
  */
 export const OAUTH_ERRORS = {

@@ -1,5 +1,5 @@
 /**
- * What headquarters sends down to one venue's box besides the catalogue (README "Documents from headquarters",
+ * What headquarters sends down to one venue's box besides the catalogue (docs/sync.md "Documents from headquarters",
  * "Orders created at the central"): stock documents to book and orders to apply. Each is an entry of the
  * tenant's change log: it takes the tenant's next catalogue rev, travels in the same long poll (only to the
  * boxes of its venue), and is applied on the box in the transaction that moves the box's cursor past it. The

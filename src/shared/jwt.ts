@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import nacl from 'tweetnacl';
 import { unauthorized } from './errors.js';
 
-/** Access-token claims (README "The API"). */
+/** Access-token claims (docs/api.md "The API"). */
 export interface Claims {
   UUID: string;
   TENANT: string;

@@ -1,5 +1,5 @@
 /**
- * Menu images (README "Menu images"): uploaded to the central by headquarters, stored content-addressed, named by
+ * Menu images (docs/sync.md "Menu images"): uploaded to the central by headquarters, stored content-addressed, named by
  * a menu's `details.media[].url` as `/media/<sha256>.<ext>`, downloaded by every box whose menus name them and
  * served by the box at that same path. Both sides import this file.
  */

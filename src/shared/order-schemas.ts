@@ -1,6 +1,6 @@
 /**
- * The order's schemas, in and out: a new order's body as the box validates it (README "Order commands"; the
- * central checks the orders it creates for a venue's box with it too, README "Orders created at the central"),
+ * The order's schemas, in and out: a new order's body as the box validates it (docs/api.md "Order commands"; the
+ * central checks the orders it creates for a venue's box with it too, docs/sync.md "Orders created at the central"),
  * and the Order the box answers and pushes.
  */
 import { type Static, Type } from '@sinclair/typebox';
@@ -22,7 +22,7 @@ export const LineInput = Type.Object({
   status: Type.Optional(Type.Literal('NEW')),
   /**
    * `note`: a kitchen note, 1 to 140 characters (code points, so an emoji counts once), no control characters
-   * (the note goes to an ESC/POS printer, where those would be printer commands). README "Kitchen tickets".
+   * (the note goes to an ESC/POS printer, where those would be printer commands). docs/orders.md "Kitchen tickets".
    */
   extra: Type.Optional(Type.Object({ note: Type.Optional(LineNote) }, { additionalProperties: false })),
 });
@@ -45,7 +45,7 @@ export const NewOrderBody = Type.Object({
 export type NewOrderBody = Static<typeof NewOrderBody>;
 
 /**
- * The Order as the box answers it (GET order/{id}, the staff list) and pushes it (ORDER_CHANGE): README "The
+ * The Order as the box answers it (GET order/{id}, the staff list) and pushes it (ORDER_CHANGE): docs/orders.md "The
  * order lifecycle", "Order commands". One schema for /openapi.json, /asyncapi.json and the type the ordering
  * module builds (src/modules/ordering/order-view.ts).
  */
@@ -64,7 +64,7 @@ export const OrderLine = Type.Object({
   product: Type.Unknown({ description: "the product as the menu sold it (a snapshot taken when the line was priced)" }),
   status: Type.String({ enum: ['NEW', 'ORDERED', 'CANCELLED'] }),
   hash: Type.String({ description: 'changes when the line changes (product, quantity, price, status)' }),
-  /** The kitchen note, only on lines that have one (README "Kitchen tickets"). */
+  /** The kitchen note, only on lines that have one (docs/orders.md "Kitchen tickets"). */
   extra: Type.Optional(Type.Object({ note: Type.String() }, { additionalProperties: false })),
 }, { additionalProperties: false });
 

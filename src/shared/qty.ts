@@ -1,6 +1,6 @@
 /**
  * Quantities: numbers in the API, exact to 6 decimal places inside as integer micro-units
- * (README "The warehouse", "Rules": Quantities). More precision is refused, never rounded away.
+ * (docs/warehouse.md "The warehouse", "Rules": Quantities). More precision is refused, never rounded away.
  */
 export const QTY_DECIMALS = 6;
 const SCALE = 1_000_000;

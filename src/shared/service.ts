@@ -2,7 +2,7 @@
  * The shape of every long-running part of the box (the command queue, the spooler, the checkpointer, the socket
  * hub, the sync sender, the catalogue puller, the scheduled jobs, the systemd notifier): started once, then at
  * shutdown drained (take nothing new, finish what was accepted) and stopped (timers, workers and ports released),
- * so that src/box.ts starts them and stops them as lists, in order (README "Command line": what SIGTERM does).
+ * so that src/box.ts starts them and stops them as lists, in order (docs/printing.md "Command line": what SIGTERM does).
  */
 export interface Service {
   start(): void | Promise<void>;

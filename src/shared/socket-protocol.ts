@@ -3,7 +3,7 @@ import { COMMAND_ERRORS, type CommandErrorCode, type ErrorDetail } from './error
 import { Order } from './order-schemas.js';
 
 /**
- * The socket's protocol in one file (README "The socket"): every frame the box sends, as a TypeBox schema, and
+ * The socket's protocol in one file (docs/api.md "The socket"): every frame the box sends, as a TypeBox schema, and
  * the builders that make them. Frames are built only here; /asyncapi.json is generated from these schemas
  * (src/http/contracts/asyncapi.ts), and the integration tests check real frames against that document.
  *
@@ -14,7 +14,7 @@ import { Order } from './order-schemas.js';
 /** Where the socket is served (`?since=N`, `?venue=V`, `?access_token=` for browsers). */
 export const SOCKET_PATH = '/ordering-api/ws';
 
-/** Close codes of the socket (README "The socket", "Limits of the socket"). */
+/** Close codes of the socket (docs/api.md "The socket", "Limits of the socket"). */
 export const CLOSE_TOKEN_EXPIRED = 4001;
 export const CLOSE_TOO_SLOW = 4008;
 export const CLOSE_REPLAY_TOO_LARGE = 4009;
@@ -95,7 +95,7 @@ export const FRAMES = {
   NOTIFICATION: {
     payload: NotificationPayload,
     summary: 'A queued command was refused',
-    description: "To the user who sent it, with the command's correlationId and the business codes (README \"The order lifecycle\").",
+    description: "To the user who sent it, with the command's correlationId and the business codes (docs/orders.md \"The order lifecycle\").",
   },
   ORDER_TOO_LARGE: {
     payload: OrderTooLargePayload,

@@ -1,6 +1,6 @@
 /**
- * Stock documents as the box validates them (README "The warehouse"): one file for the box's warehouse API and
- * for documents headquarters writes at the central for a venue's box (README "Documents from headquarters").
+ * Stock documents as the box validates them (docs/warehouse.md "The warehouse"): one file for the box's warehouse API and
+ * for documents headquarters writes at the central for a venue's box (docs/sync.md "Documents from headquarters").
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { AppError, type ErrorCode, type ErrorDetail, isNonEmpty } from './errors.js';
@@ -54,7 +54,7 @@ export interface DocumentInput {
   id?: string;
   /**
    * An MM from headquarters out of a warehouse this box does not keep (the central warehouse): the box books the
-   * receipt into the target only; the source's stock is headquarters' (README "Documents from headquarters").
+   * receipt into the target only; the source's stock is headquarters' (docs/sync.md "Documents from headquarters").
    */
   sourceElsewhere?: boolean;
 }

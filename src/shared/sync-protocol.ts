@@ -1,5 +1,5 @@
 /**
- * What a venue box and the central node say to each other (README "Sync to the central node"): the event
+ * What a venue box and the central node say to each other (docs/sync.md "Sync to the central node"): the event
  * envelope and its kinds, the hash chain, the batch on the wire, the bytes that are signed, and the answers.
  * Both sides import this file and nothing else of each other.
  */

@@ -1,5 +1,5 @@
 /**
- * How far a socket's reader is behind, measured by the reader itself (README "Limits of the socket").
+ * How far a socket's reader is behind, measured by the reader itself (docs/api.md "Limits of the socket").
  *
  * uWS's send buffer only starts to fill once the kernel's buffers for the connection are full, and those grow to
  * several MiB per connection (tcp_wmem, the peer's receive window): 1000 frozen tablets cost the box gigabytes of

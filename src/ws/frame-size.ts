@@ -1,7 +1,7 @@
 import { orderTooLargeFrame } from '../shared/socket-protocol.js';
 
 /**
- * Frame-size rules of the hub (README "The socket"); the close codes are the protocol's
+ * Frame-size rules of the hub (docs/api.md "The socket"); the close codes are the protocol's
  * (src/shared/socket-protocol.ts): 4008 when the socket fell behind (its send buffer passed
  * `sockets.maxBackpressureBytes`, or it was the largest when all buffers passed `sockets.maxBufferedBytes`), 4009
  * when the replay after `?since=` would pass `sockets.maxReplayBytes`. After 4008 or 4009 nothing is lost: the

@@ -64,7 +64,7 @@ const streamKey = (tenantId: string, stream: string): string => `${tenantId}:${s
 /**
  * The live socket: sockets per stream (a user's, or a venue's for staff), HELLO, replay after `?since=N`,
  * pushes, and close at token expiry. Memory is bounded: every socket's send buffer, all of them together,
- * a replay, a frame and the sockets per user and per token (README "The socket").
+ * a replay, a frame and the sockets per user and per token (docs/api.md "The socket").
  */
 export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
   const { log, events, sockets: limits } = deps;
@@ -200,7 +200,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         ...(data.venue === undefined ? {} : { venue: data.venue }),
       };
       // The HELLO takes no number of its own: its seq is the position this socket starts after, `since` while
-      // replaying, else the stream's end, so every frame that follows carries a higher seq (README "The
+      // replaying, else the stream's end, so every frame that follows carries a higher seq (docs/api.md "The
       // socket"). Reading the position and sizing the replay must not throw into uWS, which would end the
       // process: the client gets 1011 and reconnects with ?since=N.
       let end: number;

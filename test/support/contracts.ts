@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
 
 /*
- * Real answers and frames checked against the box's own contracts (README "Contracts: /openapi.json and
+ * Real answers and frames checked against the box's own contracts (docs/api.md "Contracts: /openapi.json and
  * /asyncapi.json"): the response schema /openapi.json gives for the route and status, the message schema
  * /asyncapi.json gives for the frame's type. A field the box sends that the document does not describe, or one
  * of the wrong type, fails the test.

@@ -80,7 +80,7 @@ export function expectNoInternals(text: string): void {
   expect(text).not.toMatch(/\n\s+at |\.ts:\d|\.c?js:\d|node_modules|SQLITE|SELECT |Error: /);
 }
 
-/** The API's error shape (README "Errors"): status, JSON content type, `{message, codes}` with one code. */
+/** The API's error shape (docs/api.md "Errors"): status, JSON content type, `{message, codes}` with one code. */
 export async function expectApiError(
   res: Response,
   status: number,

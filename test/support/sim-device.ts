@@ -128,7 +128,7 @@ export class SimDevice {
     return this.signed('GET', `${PATHS.events}?after=${after}${limit ? `&limit=${limit}` : ''}`, '');
   }
 
-  /** The catalogue's long poll (README "Down: the catalogue"), as the box asks it. */
+  /** The catalogue's long poll (docs/sync.md "Down: the catalogue"), as the box asks it. */
   catalogue(after: number, waitS = 0, snapshot = false): Promise<Answer> {
     return this.signed('GET', `${PATHS.catalogue}?after=${after}&wait=${waitS}${snapshot ? '&snapshot=1' : ''}`, '');
   }

@@ -64,7 +64,7 @@ function OrderDetail(props: { order: Order; onDone: () => void }) {
   );
 }
 
-/** Cancel with a reason (staff may cancel until the order is completed: README "The order lifecycle"). */
+/** Cancel with a reason (staff may cancel until the order is completed: docs/orders.md "The order lifecycle"). */
 export function CancelButton(props: { order: Order }) {
   const [asking, setAsking] = useState(false);
   const [reason, setReason] = useState('');

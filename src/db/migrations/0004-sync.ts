@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate.js';
 
 /**
- * Sync to the central node (README "Sync to the central node"): the outbox every change writes in its own
+ * Sync to the central node (docs/sync.md "Sync to the central node"): the outbox every change writes in its own
  * transaction, the sender's position, the events the central set aside, and each order's version. Additive
  * only; what the box already holds is put into the outbox once at the next start (src/modules/sync/backfill.ts).
  */

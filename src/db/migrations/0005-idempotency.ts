@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate.js';
 
 /**
- * Idempotent order commands (README "Order commands", Idempotency-Key): the key of each confirmed command and
+ * Idempotent order commands (docs/api.md "Order commands", Idempotency-Key): the key of each confirmed command and
  * the confirmation it got, written in the same transaction as the command, so a retry after a crash between
  * the commit and the reply still finds it. Additive only.
  */

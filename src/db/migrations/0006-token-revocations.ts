@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate.js';
 
 /**
- * Revoking a refresh-token family also revokes the access tokens issued to it (README "Token revocation").
+ * Revoking a refresh-token family also revokes the access tokens issued to it (docs/api.md "Token revocation").
  * Each refresh token is issued together with exactly one access token, so its row records that token's jti
  * and expiry: revoking a family copies them into token_revocations, which the box keeps in memory and checks
  * on every request and socket upgrade. Rows written before this migration have no jti (their access tokens

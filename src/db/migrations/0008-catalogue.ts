@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate.js';
 
 /**
- * The catalogue from the central (README "Down: the catalogue"). `cat_rev`: the central's rev of the row's
+ * The catalogue from the central (docs/sync.md "Down: the catalogue"). `cat_rev`: the central's rev of the row's
  * last change, NULL for a row the central did not send (a provisioning file's, or a warehouse this box made);
  * the box's checksum covers the rows with a cat_rev. hq_sold_out: headquarters' sold-out flag, beside the
  * staff's product_locks (a product is unavailable while either is set). catalogue_state: the cursor, written

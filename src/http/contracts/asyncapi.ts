@@ -4,7 +4,7 @@ import type { ApiInfo } from './openapi.js';
 import { jsonSchema } from './json-schema.js';
 
 /**
- * AsyncAPI 3 for the socket, from the protocol's own schemas (src/shared/socket-protocol.ts; README "The
+ * AsyncAPI 3 for the socket, from the protocol's own schemas (src/shared/socket-protocol.ts; docs/api.md "The
  * socket"): one channel, the socket's path, on which the box sends every frame type; the client sends nothing.
  */
 export function asyncApiDocument(info: ApiInfo): Record<string, unknown> {

@@ -3,7 +3,7 @@ import { HTTP_ERRORS } from '../../shared/errors.js';
 import type { DocResponse, Route } from '../types.js';
 import { jsonSchema } from './json-schema.js';
 
-/** The API's error body (README "Errors"); `code` is one of the catalogue's HTTP codes (src/shared/errors.ts). */
+/** The API's error body (docs/api.md "Errors"); `code` is one of the catalogue's HTTP codes (src/shared/errors.ts). */
 export const ErrorBodySchema = Type.Object({
   message: Type.String(),
   codes: Type.Array(Type.Object({
@@ -25,7 +25,7 @@ export interface ApiInfo {
 }
 
 /**
- * OpenAPI 3.1 from the route list the box mounts (README "Contracts: /openapi.json and /asyncapi.json"): each
+ * OpenAPI 3.1 from the route list the box mounts (docs/api.md "Contracts: /openapi.json and /asyncapi.json"): each
  * route's summary, parameters, body and answers from its `doc`, its security from its auth, and the error body
  * every route may answer with.
  */
@@ -46,7 +46,7 @@ export function openApiDocument(routes: readonly Route[], info: ApiInfo): Record
     const headers = (doc.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: h.required, description: h.description, schema: { type: 'string' } }));
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(doc.responses)) responses[status] = response(r);
-    responses['4XX'] = response({ description: 'refused: the error body, its codes from the catalogue (README "Errors")', schema: ErrorBodySchema });
+    responses['4XX'] = response({ description: 'refused: the error body, its codes from the catalogue (docs/api.md "Errors")', schema: ErrorBodySchema });
     responses['5XX'] = response({ description: 'a bug (500) or unavailable (503): the error body', schema: ErrorBodySchema });
     (paths[path] ??= {})[METHODS[route.method]] = {
       operationId: operationId(route),

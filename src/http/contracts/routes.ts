@@ -7,7 +7,7 @@ import { type ApiInfo, openApiDocument } from './openapi.js';
 const Document = Type.Object({}, { additionalProperties: true, description: 'the document' });
 
 /**
- * The box's contracts, served by the box itself (README "Contracts: /openapi.json and /asyncapi.json"): OpenAPI
+ * The box's contracts, served by the box itself (docs/api.md "Contracts: /openapi.json and /asyncapi.json"): OpenAPI
  * 3.1 made from `routes()`, the route list the box mounts (these four included), AsyncAPI 3 from the socket
  * protocol, and an HTML page of each. No token: they say what any client may call. Built once, at the first ask.
  */

@@ -82,7 +82,7 @@ export function createAuthRepo(db: Db) {
      WHERE tenant_id = @tenantId AND family_id = @familyId AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
      RETURNING tenant_id, jti, expires_ms`,
   );
-  // A staff user removed by headquarters (README "Down: the catalogue"): every family of theirs, and the access
+  // A staff user removed by headquarters (docs/sync.md "Down: the catalogue"): every family of theirs, and the access
   // tokens issued to them that are still alive.
   const revokeUser = db.prepare<[string, string]>('UPDATE refresh_tokens SET revoked = 1 WHERE tenant_id = ? AND user_id = ?');
   const revokeUserAccess = db.prepare<

@@ -55,7 +55,7 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
   // A refresh grant's new refresh token is derived from the one presented (HMAC under a key of the box), not
   // drawn at random: a retry of the same refresh within the grace derives it again, and its access token is
   // signed again from the successor row's claims (Ed25519 signatures are deterministic), so the retry gets the
-  // identical pair while no usable secret is ever stored, only hashes and claims (README "Token revocation").
+  // identical pair while no usable secret is ever stored, only hashes and claims (docs/api.md "Token revocation").
   const successorKey = createHmac('sha256', key.secretKey).update('venue-box refresh successor v1').digest();
   const successorOf = (presented: string): string =>
     createHmac('sha256', successorKey).update(presented).digest('base64url');
@@ -171,7 +171,7 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
     },
 
     /**
-     * A staff user headquarters removed (README "Down: the catalogue"): call inside the transaction that removes
+     * A staff user headquarters removed (docs/sync.md "Down: the catalogue"): call inside the transaction that removes
      * the user, then `noteRevoked` with the result after COMMIT. Their refresh tokens stop working at once.
      */
     revokeUserTokens: (tenantId: string, userId: string): Revocation[] => repo.revokeUser(tenantId, userId, options.now()),

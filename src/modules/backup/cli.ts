@@ -5,7 +5,7 @@ import { type BackupTarget, BackupError, listBackups, takeBackup } from './take.
 import { restoreBackup } from './restore.js';
 import { readBackup } from './verify.js';
 
-/** Where the backups of `config` go, and what is kept (README "Backups and restore"). */
+/** Where the backups of `config` go, and what is kept (docs/operations.md "Backups and restore"). */
 export function backupTarget(config: Config): BackupTarget {
   const dataDir = resolve(config.dataDir);
   return {

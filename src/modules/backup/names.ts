@@ -1,7 +1,7 @@
 /**
  * Backup file names: `venue-box-20260412T130000.123Z.backup`, the UTC time it was taken (ISO 8601 basic format:
  * no colons, which FAT and exFAT sticks refuse; sorts by time as text). Temp files start with a dot and end in
- * `.tmp`, so no half-written file ever matches (README "Backups and restore").
+ * `.tmp`, so no half-written file ever matches (docs/operations.md "Backups and restore").
  */
 const NAME = /^venue-box-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})\.(\d{3})Z\.backup$/;
 

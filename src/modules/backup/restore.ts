@@ -17,7 +17,7 @@ export interface RestoreResult {
 }
 
 /**
- * `venue-box restore FILE --data-dir DIR` (README "Backups and restore"): checks the backup, takes the data
+ * `venue-box restore FILE --data-dir DIR` (docs/operations.md "Backups and restore"): checks the backup, takes the data
  * directory's lock (so a running box's data is never replaced, and no box starts meanwhile), prepares every new
  * file under a temp name beside its place, moves what the directory held aside into `replaced-<time>/` (the
  * database with its -wal and -shm: a stale WAL beside another database would be replayed into it), then renames

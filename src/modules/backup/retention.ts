@@ -1,5 +1,5 @@
 /**
- * Which backups survive (README "Backups and restore", retention), a pure function of their times:
+ * Which backups survive (docs/operations.md "Backups and restore", retention), a pure function of their times:
  * - the newest backup of each of the `keepHourly` most recent UTC hours that have a backup;
  * - the newest backup of each of the `keepDaily` most recent UTC days that have a backup;
  * - the newest backup of all, whatever the counts.

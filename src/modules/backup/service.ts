@@ -13,7 +13,7 @@ export interface BackupJobDeps {
 }
 
 /**
- * The scheduled backup (README "Backups and restore"). It runs `venue-box backup now` as a child process at nice
+ * The scheduled backup (docs/operations.md "Backups and restore"). It runs `venue-box backup now` as a child process at nice
  * 10: the copy, SQLite's fsync of it (seconds on a slow stick) and `PRAGMA integrity_check` (about 110 ms for
  * 32 MiB here, far more on a Pi and a bigger file) then block nobody's requests, and the scheduled backup and the
  * command are one code path. The box's own event loop only spawns and waits; its largest delay meanwhile is

@@ -13,7 +13,7 @@ import { DEVICE_FILE } from '../sync/device.js';
 import { backupName, takenMsOf, tempName, tempOwnerOf } from './names.js';
 import { type KeptBy, retain, type RetentionRule } from './retention.js';
 
-/** The table a backup carries besides the box's own (README "Backups and restore"): what makes it a backup. */
+/** The table a backup carries besides the box's own (docs/operations.md "Backups and restore"): what makes it a backup. */
 export const BACKUP_TABLE = 'venue_box_backup';
 export const BACKUP_FORMAT = 1;
 /** The data directory's files a backup carries: the token signing key and the sync device identity. */
@@ -41,7 +41,7 @@ export interface BackupResult {
 }
 
 /**
- * Takes one backup (README "Backups and restore"): an online copy with SQLite's backup API from a connection of
+ * Takes one backup (docs/operations.md "Backups and restore"): an online copy with SQLite's backup API from a connection of
  * its own (consistent beside a running box: in WAL mode a reader sees one snapshot), plus the key files, written
  * to a temp name, verified with `PRAGMA integrity_check`, fsynced, renamed, the directory fsynced; then the
  * retention rule. Any failure removes the temp files and throws BackupError: no partial file is left, and older
@@ -124,7 +124,7 @@ function isAlive(pid: number): boolean {
 
 /**
  * Backups on the data disk itself must not take the space the box needs to serve: the copy may only use what
- * lies above storage.warnFreeBytes (README "Storage"). On another disk (a stick) a full disk is SQLITE_FULL.
+ * lies above storage.warnFreeBytes (docs/operations.md "Storage"). On another disk (a stick) a full disk is SQLITE_FULL.
  */
 function checkSpace(target: BackupTarget, source: Database.Database): void {
   if (statSync(target.dir).dev !== statSync(target.dataDir).dev) return;

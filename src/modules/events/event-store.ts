@@ -18,7 +18,7 @@ export interface OutgoingFrame {
 /**
  * The event streams behind the socket. Every event of a stream takes the next number of that stream;
  * ORDER_CHANGE, NOTIFICATION and PRINTER_STATUS frames are kept for replay (`?since=N`). A HELLO takes no
- * number of its own: it carries the stream position its socket starts after (README "The socket"), so every
+ * number of its own: it carries the stream position its socket starts after (docs/api.md "The socket"), so every
  * frame on a socket has a higher seq than the one before it, replayed or live.
  *
  * Venue streams live in the same tables as user streams (`user_id` = `venue:<id>`): numbering, replay and

@@ -5,7 +5,7 @@ import type { ProcessedCommand, QueueObserver } from '../ordering/command-queue.
 import type { PrinterStatus } from '../printing/schemas.js';
 import type { DiskLevel } from '../storage/disk-watchdog.js';
 
-/** What the metrics read at each scrape: cheap looks at state the box already keeps (README "Health"). */
+/** What the metrics read at each scrape: cheap looks at state the box already keeps (docs/operations.md "Health"). */
 export interface MetricSources {
   version: string;
   /** Order command kinds, so each has a series (at 0) from the start. */
@@ -136,7 +136,7 @@ export function createBoxMetrics(sources: MetricSources) {
     (s) => s.oldestUnsyncedAgeS ?? 0);
   syncGauge('venue_box_sync_last_success_timestamp_seconds', 'When the central last acknowledged a batch (0: never).',
     (s) => (s.lastSuccessMs ?? 0) / 1000);
-  syncGauge('venue_box_sync_dead_letters', 'Events the central refused for good (README "Sync to the central node").',
+  syncGauge('venue_box_sync_dead_letters', 'Events the central refused for good (docs/sync.md "Sync to the central node").',
     (s) => s.deadLetters);
 
   const diskGauge = (name: string, help: string, value: (d: ReturnType<MetricSources['disk']>) => number) =>

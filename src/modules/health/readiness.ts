@@ -17,7 +17,7 @@ export type Readiness =
   | { ready: false; code: Extract<ErrorCode, 'unavailable' | 'storageFull'>; reason: string; message: string };
 
 /**
- * Ready means: orders can be taken now. The first reason that says otherwise wins (README "Health"). `look` is
+ * Ready means: orders can be taken now. The first reason that says otherwise wins (docs/operations.md "Health"). `look` is
  * not called while stopping: the database may be closed by then.
  */
 export function readiness(stopping: boolean, look: () => ReadinessState): Readiness {

@@ -20,7 +20,7 @@ export interface HealthRouteDeps {
 /**
  * /healthz and /readyz take no token: they say "up" and "ready, or the reason not", which anyone on the LAN can
  * tell by trying an order anyway. /metrics shows the box's load and its printers' names: staff only, or the
- * addresses of metrics.allowAddresses (README "Health: metrics, readiness and the watchdog").
+ * addresses of metrics.allowAddresses (docs/operations.md "Health: metrics, readiness and the watchdog").
  */
 export function healthRoutes(deps: HealthRouteDeps): Route[] {
   const { metrics } = deps;

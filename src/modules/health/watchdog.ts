@@ -11,7 +11,7 @@ import type { Logger } from '../../log.js';
  * unit needs NotifyAccess=all (the sender is a child, not the main process). A message from a child that has
  * already exited could not be matched to the unit; since systemd 246 `systemd-notify` waits (BARRIER=1) until the
  * manager has read it, so on Debian 12 (systemd 252) no message is lost to that race.
- * README "Health: metrics, readiness and the watchdog".
+ * docs/operations.md "Health: metrics, readiness and the watchdog".
  */
 
 /** Half the watchdog interval systemd set for this process (sd_watchdog_enabled), in ms; undefined: no watchdog. */

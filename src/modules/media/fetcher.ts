@@ -27,7 +27,7 @@ export interface FetcherDeps {
 class DownloadError extends Error {}
 
 /**
- * Downloads the central images the box's menus name (README "Menu images"), one at a time, beside the puller:
+ * Downloads the central images the box's menus name (docs/sync.md "Menu images"), one at a time, beside the puller:
  * woken after every catalogue change and at start. Each download is appended to a partial file and flushed as it
  * arrives, so after an outage or a restart it resumes from the bytes on disk (`Range: bytes=N-`); the whole is
  * checked against the sha256 its name carries before one rename makes it the image. Images no menu names any

@@ -8,7 +8,7 @@ const CACHE = 'public, max-age=31536000, immutable';
 
 /**
  * The menu images this box holds, at the URL the menu names (`/media/<sha256>.<ext>`), for the kiosks and
- * screens on the venue's network (README "Menu images"). No token: an `<img>` cannot send one, and the images
+ * screens on the venue's network (docs/sync.md "Menu images"). No token: an `<img>` cannot send one, and the images
  * are what the menu shows anyway. ETag is the sha256; `If-None-Match` gets 304; HEAD the headers alone.
  */
 export function mediaRoutes(store: MediaStore): Route[] {

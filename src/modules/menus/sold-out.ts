@@ -48,7 +48,7 @@ export function createSoldOutFlags(db: Db, menus: MenuRepo, venues: VenueRepo, o
     ofVenue: db.prepare<[string, string], { product_id: string; reason: string; since_ms: number }>(
       'SELECT product_id, reason, since_ms FROM product_locks WHERE tenant_id = ? AND venue_id = ? ORDER BY since_ms, product_id',
     ),
-    // Headquarters' flag (README "Down: the catalogue"): sold out while either flag is set.
+    // Headquarters' flag (docs/sync.md "Down: the catalogue"): sold out while either flag is set.
     hqOne: db.prepare<[string, string, string], { reason: string }>(
       'SELECT reason FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
     ),

@@ -176,7 +176,7 @@ export function createCommandQueue(deps: QueueDeps) {
     stop(): void {
       clearTimeout(retryTimer);
     },
-    /** True while the database refuses the queue's transactions (README "Health": /readyz says why). */
+    /** True while the database refuses the queue's transactions (docs/operations.md "Health": /readyz says why). */
     failing: (): boolean => failing,
   };
 }

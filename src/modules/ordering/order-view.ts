@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Order } from '../../shared/order-schemas.js';
 
 /**
- * The Order (README "The order lifecycle"), as pushed over the socket and served by GET order/{id}: its schema is
+ * The Order (docs/orders.md "The order lifecycle"), as pushed over the socket and served by GET order/{id}: its schema is
  * src/shared/order-schemas.ts. `contact`, the one sent with `new` (a delivery's phone), is only on orders that
  * have one. Every Order goes to the order's own users or to staff (REST, their sockets, venue sockets), never
  * elsewhere; the copy sent to the central leaves it out (withoutContact): the sync detail carries it there.

@@ -15,7 +15,7 @@ const orderIdOf = (id: string | undefined): string => {
   return id;
 };
 
-/** The 200 of every order command (README "Order commands"): the command is durable. */
+/** The 200 of every order command (docs/api.md "Order commands"): the command is durable. */
 const ConfirmationSchema = Type.Object({
   correlationId: Type.String({ description: "the NOTIFICATION of a refused command carries it" }),
   orderId: Type.String(),
@@ -37,7 +37,7 @@ const OrderListQuery = Type.Object({
 
 const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key', required: false,
-  description: 'a new random key per command, the same on a retry: the first 200 again, applied once (README "Safe retries")',
+  description: 'a new random key per command, the same on a retry: the first 200 again, applied once (docs/api.md "Safe retries")',
 };
 
 /**

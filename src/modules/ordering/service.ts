@@ -121,7 +121,7 @@ export function createOrderingService(deps: OrderingDeps) {
       const payload = JSON.stringify(order);
       recordForSync(cmd, order.contact ? JSON.stringify(withoutContact(order)) : payload, now);
       // Every applied command stores the whole order again (socket streams, sync outbox): a customer's command
-      // pays for a large order (README "Order limits"), so a huge order cannot be rewritten many times a second.
+      // pays for a large order (docs/orders.md "Order limits"), so a huge order cannot be rewritten many times a second.
       if (customerRate && !cmd.staff && payload.length > ORDER_WRITE_FREE) {
         customerRate.charge(rateKey(cmd.tenantId, cmd.userId), Math.floor((payload.length - ORDER_WRITE_FREE) / ORDER_WRITE_UNIT));
       }
@@ -151,7 +151,7 @@ export function createOrderingService(deps: OrderingDeps) {
     },
 
     /**
-     * Confirms an order command (README "Order commands"): the command's own checks of its body (a 400), then
+     * Confirms an order command (docs/api.md "Order commands"): the command's own checks of its body (a 400), then
      * the customer's rate (a 429), then durably queued; resolves with its confirmation. `orderId` for every
      * command but `new`, which makes one.
      */

@@ -148,7 +148,7 @@ export class PrinterWorker {
       if (this.stopping || !this.ctx.repo.isQueued(job.tenantId, job.id)) return;
       await this.device.print(bytes);
       if (this.abandoned) return; // the shutdown gave up on this write: not recorded, printed again at start
-      // Commit at once after the drain: this gap is the whole at-least-once window (README "Printing").
+      // Commit at once after the drain: this gap is the whole at-least-once window (docs/printing.md "Printing").
       this.ctx.repo.markPrinted(job.tenantId, job.id, this.name, this.ctx.now());
       this.succeeded();
       this.ctx.log.info({ printer: this.name, job: job.id, kind: job.kind, for: forPrinter, bytes: bytes.length }, 'ticket printed');

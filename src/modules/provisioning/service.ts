@@ -74,7 +74,7 @@ export function writeVenue(repo: ProvisioningRepo, tenantId: string, v: Venue): 
   repo.upsertVenue(tenantId, { ...v, lat: v.geoPosition.lat, lng: v.geoPosition.lng }, JSON.stringify(v));
 }
 
-/** The product snapshot an order line carries (README "Down: the catalogue", "How it works": a line keeps its price and product snapshot as sold). */
+/** The product snapshot an order line carries (docs/sync.md "Down: the catalogue", "How it works": a line keeps its price and product snapshot as sold). */
 function productSnapshot(p: Product) {
   return {
     kind: 'product',

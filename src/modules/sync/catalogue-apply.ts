@@ -141,7 +141,7 @@ function splitSoldOut(id: string): [string, string] {
 }
 
 /**
- * Coexistence with a provisioning file (README "Down: the catalogue"): once the central's catalogue was applied
+ * Coexistence with a provisioning file (docs/sync.md "Down: the catalogue"): once the central's catalogue was applied
  * for a tenant, the file's entry for that tenant is skipped at start; the file still provisions other tenants
  * and every box without a central.
  */

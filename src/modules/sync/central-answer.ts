@@ -10,7 +10,7 @@ export interface AnswerDeps {
 }
 
 /**
- * One answer of the central's long poll (README "Down: the catalogue"): its catalogue rows and headquarters'
+ * One answer of the central's long poll (docs/sync.md "Down: the catalogue"): its catalogue rows and headquarters'
  * entries for this venue, applied in ONE transaction with the new cursor. An answer without catalogue rows
  * (revs taken by entries, this venue's or another's) moves the cursor without the catalogue's work: the
  * checksum cannot have changed, and the central's must still equal the box's.

@@ -17,7 +17,7 @@ const USAGE = `Usage:
   venue-box sync status [--data-dir DIR] [--config FILE] [--json]
 `;
 
-/** `venue-box sync enrol|status`: returns the exit code (README "Sync to the central node"). */
+/** `venue-box sync enrol|status`: returns the exit code (docs/sync.md "Sync to the central node"). */
 export async function runSyncCli(argv: string[]): Promise<number> {
   let parsed;
   try {

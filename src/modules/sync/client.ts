@@ -91,7 +91,7 @@ async function signedHeaders(device: Device, sign: Signer, method: string, pathA
 
 const base = (central: string) => central.replace(/\/+$/, '');
 
-/** The box's calls to its central (README "Sync to the central node"). */
+/** The box's calls to its central (docs/sync.md "Sync to the central node"). */
 export const centralClient = {
   enrol: (central: string, req: EnrolRequest, options: ClientOptions): Promise<EnrolResponse> =>
     call(`${base(central)}${PATHS.enrol}`, 'POST', { 'content-type': 'application/json' }, json(JSON.stringify(req)), options),

@@ -61,7 +61,7 @@ const isEnvironmental = (err: unknown): boolean => {
 const invalid = (message: string, path: string): ErrorDetail[] => [{ code: 'invalidField', message, args: [path] }];
 
 /**
- * Applies headquarters' entries (README "Documents from headquarters", "Orders created at the central") inside
+ * Applies headquarters' entries (docs/sync.md "Documents from headquarters", "Orders created at the central") inside
  * the transaction that moves the box's cursor past them, so an entry is applied exactly when the cursor passes
  * it. Each is applied once by its id, however often it arrives: a document whose id is booked, or an order
  * whose id exists (or whose `new` is queued), is skipped. A document is booked at once with the box's rules; a

@@ -4,7 +4,7 @@ import type { CommandHandler } from '../ordering/command-queue.js';
 import { centralUserId } from './inbox-apply.js';
 
 /**
- * The ordering queue's handler, telling the central what became of each order it created (README "Orders
+ * The ordering queue's handler, telling the central what became of each order it created (docs/sync.md "Orders
  * created at the central"): when the `new` of a central order is applied (priced by this box's menu, the order
  * pushed to the venue's staff sockets) or refused with the codes any client would get (venueClosed,
  * productUnavailable, ...), an `inbox.result` event goes up in the same transaction. Every other command is

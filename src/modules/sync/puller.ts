@@ -27,7 +27,7 @@ export interface PullerDeps {
 }
 
 /**
- * The catalogue puller (README "Down: the catalogue"), beside the sender: one long poll in flight, asking for
+ * The catalogue puller (docs/sync.md "Down: the catalogue"), beside the sender: one long poll in flight, asking for
  * the changes after the box's cursor. A change set that cannot be applied leaves the box on its last good
  * catalogue and is asked for again after a jittered, doubling delay; a checksum that differs asks for a snapshot.
  */

@@ -29,7 +29,7 @@ export class SyncStateError extends Error {}
 const PAGE = 500;
 
 /**
- * Moves the sender to where the central is (README "Sync to the central node", restores):
+ * Moves the sender to where the central is (docs/sync.md "Sync to the central node", restores):
  * - the central has our event at its head (a lost acknowledgement; a central restored from a backup): go on
  *   from its head, sending again what it lost;
  * - the central is ahead of everything we have (this box was restored from an old copy), or holds another

@@ -17,7 +17,7 @@ export function syncRoutes(status: () => SyncStatus): Route[] {
   return [
     {
       method: 'get', path: '/sync-api/api/status', auth: 'write', body: 'none',
-      doc: { summary: 'How far the box is with its central (staff)', responses: { 200: { description: 'README "Sync to the central node"', schema: SyncStatusSchema } } },
+      doc: { summary: 'How far the box is with its central (staff)', responses: { 200: { description: 'docs/sync.md "Sync to the central node"', schema: SyncStatusSchema } } },
       handle: () => json(200, status()),
     },
   ];

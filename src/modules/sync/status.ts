@@ -3,7 +3,7 @@ import { loadDevice } from './device.js';
 import type { CatalogueRepo } from './catalogue-repo.js';
 import type { SyncRepo } from './repo.js';
 
-/** What `GET /sync-api/api/status` and `venue-box sync status --json` show (README "Sync to the central node"). */
+/** What `GET /sync-api/api/status` and `venue-box sync status --json` show (docs/sync.md "Sync to the central node"). */
 export interface SyncStatus {
   central: string | null;
   deviceId: string | null;
@@ -19,7 +19,7 @@ export interface SyncStatus {
   epoch: number;
   ackedSeq: number;
   newestSeq: number;
-  /** Down: the catalogue from the central (README "Down: the catalogue"). */
+  /** Down: the catalogue from the central (docs/sync.md "Down: the catalogue"). */
   catalogue: {
     /** The central's rev this box serves; 0 before the first snapshot. */
     rev: number;

@@ -17,7 +17,7 @@ export function restoreDocument(repo: WarehouseRepo, tenantId: string, body: Sto
   const doc = body.document as unknown as StoredDocument;
   if (repo.hasDocument(tenantId, doc.id)) return;
   const createdMs = Date.parse(doc.created);
-  // The digest a retry of this number is compared with (README "The warehouse", Rules: same number, same content).
+  // The digest a retry of this number is compared with (docs/warehouse.md "The warehouse", Rules: same number, same content).
   const input = { kind: doc.kind, number: doc.number, items: doc.items, unlockItems: doc.unlockItems, extra: doc.extra,
     ...(doc.targetWarehouse !== undefined ? { targetWarehouse: doc.targetWarehouse } : {}) } as unknown as DocumentInput;
   repo.insertDocument({

@@ -15,7 +15,7 @@ const BASE = '/warehouse-api/api/warehouse';
 /**
  * The acting tenant and user. Every warehouse call needs scope write (the route's auth) and an `x-tenant`
  * header equal to the token's tenant (mount.ts refuses a different one; here a missing one). `x-user` must
- * equal the token's user where sent, and must be sent on document and lock operations (README "Walk-through: staff token, PZ, stock, lock, WZ with unlockItems").
+ * equal the token's user where sent, and must be sent on document and lock operations (docs/warehouse.md "Walk-through: staff token, PZ, stock, lock, WZ with unlockItems").
  */
 function actorOf(req: HttpRequest, principal: Principal, userHeader: 'required' | 'optional'): Actor {
   if (req.headers['x-tenant'] === undefined) throw forbidden('x-tenant header is required');

@@ -12,7 +12,7 @@ import type { Actor, DocumentInput, LockLine, PacketInput, WarehouseBody } from 
 
 export interface WarehouseDeps {
   repo: WarehouseRepo;
-  /** Warehouses and documents go to the central through the outbox (README "Sync to the central node"). */
+  /** Warehouses and documents go to the central through the outbox (docs/sync.md "Sync to the central node"). */
   outbox: Outbox;
   now(): number;
   /** How long a lock holds stock (config warehouse.lockTtlMinutes). */

@@ -1,6 +1,6 @@
 /**
  * The central's first schema. Every primary key and unique constraint starts with tenant_id, so the tables
- * distribute on Citus by tenant (README "Central node"). Ids are text: a box's id that is not a UUID is then a
+ * distribute on Citus by tenant (docs/sync.md "The central node"). Ids are text: a box's id that is not a UUID is then a
  * dead letter or a 404, never a cast error (a 500) in the middle of a batch.
  */
 export const sql = `
@@ -183,7 +183,7 @@ CREATE TABLE stock_balances (
   PRIMARY KEY (tenant_id, warehouse_id, item_id, unit)
 );
 
--- The staff flag of sold out, set by a box; the HQ flag will travel down (README "Sync to the central node").
+-- The staff flag of sold out, set by a box; the HQ flag will travel down (docs/sync.md "Sync to the central node").
 CREATE TABLE sold_out (
   tenant_id text NOT NULL,
   venue_id text NOT NULL,

@@ -1,5 +1,5 @@
 /**
- * The catalogue, headquarters' data that travels down to the boxes (README "Down: the catalogue"). Every row
+ * The catalogue, headquarters' data that travels down to the boxes (docs/sync.md "Down: the catalogue"). Every row
  * keeps the `rev` of its last change and `retired` rows stay as tombstones, so "the changes after cursor N" is
  * the rows with rev > N. catalogue_revs holds each tenant's counter: a change takes the next rev with
  * `UPDATE ... RETURNING` in its own transaction, which locks the row until COMMIT, so a tenant's changes commit

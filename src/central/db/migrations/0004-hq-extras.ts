@@ -1,5 +1,5 @@
 /**
- * Headquarters runs the chain (README "Menu images", "Documents from headquarters", "Orders created at the
+ * Headquarters runs the chain (docs/sync.md "Menu images", "Documents from headquarters", "Orders created at the
  * central"). `media`: images uploaded by headquarters, content-addressed by sha256 per tenant. `hq_inbox`:
  * documents and orders for one venue's box; each takes the tenant's next catalogue rev (catalogue_revs), so it
  * travels in the same long poll after the same cursor; `result_*` is what a box reported (its `inbox.result`

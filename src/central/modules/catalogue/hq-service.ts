@@ -20,7 +20,7 @@ function findProduct(node: MenuNode, productId: string): (MenuNode & { price: st
 }
 
 /**
- * Headquarters' changes to the catalogue (README "Down: the catalogue"). Bodies arrive validated by the box's
+ * Headquarters' changes to the catalogue (docs/sync.md "Down: the catalogue"). Bodies arrive validated by the box's
  * own schemas (the routes); the references are checked here inside the change's transaction, after the tenant's
  * counter is locked, so no concurrent change can retire what a check just found. A refused change writes nothing.
  */

@@ -57,7 +57,7 @@ export function catalogueFeedRoutes(devices: DeviceService, feed: CatalogueFeed,
   }];
 }
 
-/** Headquarters' catalogue API (README "Down: the catalogue"): reads with `read`, changes with `read write`. */
+/** Headquarters' catalogue API (docs/sync.md "Down: the catalogue"): reads with `read`, changes with `read write`. */
 export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
   const put = (path: string, handle: Route['handle']): Route => ({ method: 'put', path, auth: 'write', body: 'json', handle });
   const del = (path: string, handle: Route['handle']): Route => ({ method: 'del', path, auth: 'write', body: 'none', handle });

@@ -15,7 +15,7 @@ import { createDeviceRepo, type DeviceRow } from './repo.js';
 export class EnrolError extends Error {}
 
 /**
- * Enrolments with a wrong code per client address: 10, then one a minute (README "The central node"). A code has
+ * Enrolments with a wrong code per client address: 10, then one a minute (docs/sync.md "The central node"). A code has
  * 80 bits, so guessing is hopeless anyway; the bound keeps a flood from taking the database's connections.
  */
 export const ENROL_FAILURES = { burst: 10, refillSeconds: 60 };

@@ -16,7 +16,7 @@ const venueParam = (v: string | undefined): string => {
 };
 
 /**
- * Headquarters' documents and orders for a venue's box (README "Documents from headquarters", "Orders created
+ * Headquarters' documents and orders for a venue's box (docs/sync.md "Documents from headquarters", "Orders created
  * at the central"): created with scope write (202, or 200 for the same entry again), followed with `read`.
  */
 export function inboxRoutes(inbox: InboxService): Route[] {

@@ -13,7 +13,7 @@ export interface Created {
 }
 
 /**
- * Documents and orders headquarters sends to a venue's box (README "Documents from headquarters", "Orders
+ * Documents and orders headquarters sends to a venue's box (docs/sync.md "Documents from headquarters", "Orders
  * created at the central"). One transaction each: the tenant's next catalogue rev first (locking its counter,
  * so the checks below hold until COMMIT and entries commit in rev order), the checks, the entry, NOTIFY (the
  * venue's box is woken in its long poll). The same id with the same content again is answered with the entry

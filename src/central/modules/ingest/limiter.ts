@@ -14,7 +14,7 @@ export interface Admission {
 /**
  * Admission for batches, in two steps: `admit()` takes one of at most `max` central slots before any database
  * work (the pool keeps two connections for reads), then, once the batch is authenticated, `claimDevice` takes
- * the device's only slot (README "Sync to the central node": one request in flight per box; a second one would only wait on the first
+ * the device's only slot (docs/sync.md "Sync to the central node": one request in flight per box; a second one would only wait on the first
  * one's row lock). Every refusal is a 429 with a jittered Retry-After, so a hundred boxes reconnecting at once
  * spread out instead of queueing on the pool until they time out.
  */

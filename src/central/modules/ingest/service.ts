@@ -29,7 +29,7 @@ export interface IngestDeps {
 }
 
 /**
- * One batch, one transaction (README "Sync to the central node"): checks that need no database first (framing, count,
+ * One batch, one transaction (docs/sync.md "Sync to the central node"): checks that need no database first (framing, count,
  * protocol: frame.ts), then a central slot (429 when busy), the device's key, signature and chain, only then the
  * device's slot (so a request that merely names a device cannot take it), then the locked head decides what is
  * new, new events are stored and projected, the head advances, COMMIT, and only then the acknowledgement.

@@ -25,7 +25,7 @@ function imageReply(req: HttpRequest, image: StoredImage, ext: string): Reply {
 }
 
 /**
- * Menu images (README "Menu images"). Headquarters uploads the bytes (`POST /hq-api/api/media`, scope write):
+ * Menu images (docs/sync.md "Menu images"). Headquarters uploads the bytes (`POST /hq-api/api/media`, scope write):
  * the type comes from the bytes (PNG, JPEG, WebP), never from the request's content type; at most
  * MAX_IMAGE_BYTES; stored under their sha256, so the same image twice is one row. Boxes fetch the images their
  * menus name with a signed GET.

@@ -94,7 +94,7 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       if (b.order.tenant !== tenantId) fail(`order tenant ${b.order.tenant} is not the device's tenant`);
       // Any venue of the device's tenant, not only the venue it was enrolled for: one box may serve several
       // venues of its tenant (a food court, a shared kitchen), and the box is the system of record for what
-      // happens there (README "Sync to the central node"). What a device cannot do is write for another tenant, or take over an order
+      // happens there (docs/sync.md "Sync to the central node"). What a device cannot do is write for another tenant, or take over an order
       // another device sent (below).
       const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
       if (!(await venuesKnown(venueIds))) fail(`order names a venue that is not the tenant's`);
@@ -148,7 +148,7 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       return;
     }
     case 'inbox.result': {
-      // A box applied or refused what headquarters sent it (README "Orders created at the central").
+      // A box applied or refused what headquarters sent it (docs/sync.md "Orders created at the central").
       const b = event.body as InboxResultBody;
       if (!(await createInboxRepo(db).recordResult(tenantId, source.deviceId, b.entry, b.status, b.codes))) {
         fail(`inbox entry ${b.entry} is not the central's`);

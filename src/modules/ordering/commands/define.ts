@@ -9,7 +9,7 @@ import type { CommandDeps, Lifecycle, StoredLine } from './rules.js';
  * An order command, whole, in one file under this folder: its route, its body, the statuses it may be given in,
  * what it stores when confirmed and how it is applied. The registry (registry.ts) lists them; the routes, the
  * service, the queue's apply, the metrics and /openapi.json are all derived from it, so adding a command is
- * adding one file here and one line there (README "Order commands"). What a command stores is its body as
+ * adding one file here and one line there (docs/api.md "Order commands"). What a command stores is its body as
  * validated, with ids handed out: the command log keeps that, and the queue applies it later, maybe after a
  * restart.
  */

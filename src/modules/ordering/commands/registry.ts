@@ -10,7 +10,7 @@ import { submitCommand } from './submit.js';
 import { updateCommand } from './update.js';
 
 /**
- * Every order command, by the name it has in its path and in the command log (README "The order lifecycle").
+ * Every order command, by the name it has in its path and in the command log (docs/orders.md "The order lifecycle").
  * Adding a command: its file beside this one, and its line here; the routes, the service, the queue's apply,
  * the metrics' labels and /openapi.json follow from this list.
  */
@@ -32,6 +32,6 @@ export const COMMAND_NAMES = Object.keys(ORDER_COMMANDS) as CommandName[];
 export const commandOf = (kind: string): OrderCommand | undefined =>
   Object.hasOwn(ORDER_COMMANDS, kind) ? (ORDER_COMMANDS[kind as CommandName] as OrderCommand) : undefined;
 
-/** A command's route path (README "The API"): `new` alone creates an order, the others name one. */
+/** A command's route path (docs/api.md "The API"): `new` alone creates an order, the others name one. */
 export const commandPath = (name: CommandName): string =>
   ORDER_COMMANDS[name].lifecycle === 'creates' ? `/ordering-api/api/order/${name}` : `/ordering-api/api/order/:id/${name}`;

@@ -58,7 +58,7 @@ export function orderFor(deps: CommandDeps, cmd: CommandRecord, command: Lifecyc
 }
 
 /**
- * Where a command on an existing order may be given: its row of the lifecycle table (README "The order
+ * Where a command on an existing order may be given: its row of the lifecycle table (docs/orders.md "The order
  * lifecycle"). A DINE_IN_OPEN order is a tab: after a submit it keeps taking rounds (edit, then submit again),
  * also once READY, so a tab allows some commands in more statuses.
  */
