@@ -1,4 +1,4 @@
-/** The API's shapes the screens read (interface.md; docs/orders.md "The order lifecycle"). */
+/** The API's shapes the screens read (docs/api.md; docs/orders.md "The order lifecycle"). */
 export interface OrderLine {
   id: string;
   quantity: number;

@@ -8,7 +8,7 @@ import { MAX_QTY, QtyError, toMicro } from './qty.js';
 import { ItemId, MAX_ITEMS, StringMap, Uuid } from './types.js';
 import { compile, fieldProblem, MAX_REPORTED, validationError } from './validate.js';
 
-/** Document kinds by path segment (DESIGN.md "Warehouse"). */
+/** Document kinds by path segment (docs/warehouse.md "Warehouse API"). */
 export const KINDS = { pz: 'PZ', wz: 'WZ', rw: 'RW', mm: 'MM', inventory: 'Inventory' } as const;
 export type DocumentKind = (typeof KINDS)[keyof typeof KINDS];
 export const kindOf = (segment: string): DocumentKind | undefined =>
@@ -80,7 +80,7 @@ export function micros(values: { path: string; qty: number }[]): number[] {
 
 export const fieldError = (path: string, message: string): AppError => AppError.ofAll(message, [fieldProblem(path, message)]);
 
-/** The Item fields of interface.md, in their order; anything else a client sends is not stored. */
+/** The Item fields (docs/warehouse.md: `id, unit, qty, unitPrice, total, cat, extra`), in their order; anything else a client sends is not stored. */
 const knownItemFields = (it: DocumentItem): DocumentItem => ({
   id: it.id, unit: it.unit, qty: it.qty,
   ...(it.unitPrice !== undefined ? { unitPrice: it.unitPrice } : {}),

@@ -15,9 +15,8 @@ export interface TicketContext {
 }
 
 /**
- * The tickets an order command causes. They are written inside the transaction of the command (STYLE.md: side
- * effects come from rows written in the same transaction), so a crash delays a ticket but never loses or
- * duplicates it. This file decides which tickets exist and what they say; the printing module's service routes
+ * The tickets an order command causes. They are written inside the transaction of the command (a side effect
+ * comes from rows written in the same transaction), so a crash delays a ticket but never loses or duplicates it. This file decides which tickets exist and what they say; the printing module's service routes
  * each to the venue's printers and writes the jobs, and its spooler prints them.
  */
 export function createPrintJobs(printing: Pick<PrintingService, 'enqueue'>) {
