@@ -59,6 +59,13 @@ async function run(paused) {
     orderType: 'TAKE_AWAY',
     buckets: [{ venue: VENUE, lines: Array.from({ length: LINES }, () => ({ productId: 'zurek', quantity: 1 })) }],
   });
+  // The box's own event-loop delay over the load (its /metrics: max since the last scrape): tells a stall of the
+  // box from one of this client.
+  const loopMaxMs = async () => {
+    const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${staff}` } })).text();
+    return Math.round(1000 * Number(/^venue_box_event_loop_delay_max_seconds (\S+)$/m.exec(text)?.[1] ?? NaN));
+  };
+  await loopMaxMs();
   const startMb = rssMb();
   let peakMb = startMb;
   const sampler = setInterval(() => { peakMb = Math.max(peakMb, rssMb()); }, 100);
@@ -87,6 +94,7 @@ async function run(paused) {
     return {};
   });
   clearInterval(sampler);
+  const boxLoopMaxMs = await loopMaxMs();
   const endMb = rssMb();
   // The worst push of each second of the run: shows whether a slow start or the whole run sets the p99.
   const worstBySecond = Array.from({ length: SECONDS }, (_, s) =>
@@ -96,7 +104,7 @@ async function run(paused) {
     paused, customers: CUSTOMERS, rate: RATE, seconds: SECONDS, lines: LINES,
     rssStartMb: Math.round(startMb), rssPeakMb: Math.round(peakMb), rssEndMb: Math.round(endMb),
     closedTooSlow: tooSlow, pushed: latencies.length, sent: total,
-    p50Ms: +quantile(sorted, 0.5).toFixed(1), p99Ms: +quantile(sorted, 0.99).toFixed(1), worstBySecond, foreignCpuPct,
+    p50Ms: +quantile(sorted, 0.5).toFixed(1), p99Ms: +quantile(sorted, 0.99).toFixed(1), worstBySecond, boxLoopMaxMs, foreignCpuPct,
   };
   for (const ws of [...slow, ...customers.map((c) => c.ws)]) ws.terminate();
   box.kill('SIGTERM');

@@ -91,7 +91,7 @@ const ConfigSchema = Type.Object(
       {
         maxBufferedBytes: Type.Integer({ default: 16 * 1024 * 1024, minimum: 65_536, maximum: 1024 * 1024 * 1024 }),
         maxBackpressureBytes: Type.Integer({ default: 1024 * 1024, minimum: 16_384, maximum: 64 * 1024 * 1024 }),
-        maxUnacknowledgedBytes: Type.Integer({ default: 1024 * 1024, minimum: 65_536, maximum: 64 * 1024 * 1024 }),
+        maxUnacknowledgedBytes: Type.Integer({ default: 256 * 1024, minimum: 65_536, maximum: 64 * 1024 * 1024 }),
         maxReplayBytes: Type.Integer({ default: 4 * 1024 * 1024, minimum: 1024, maximum: 256 * 1024 * 1024 }),
         maxFrameBytes: Type.Integer({ default: 512 * 1024, minimum: 1024, maximum: 16 * 1024 * 1024 }),
         maxPerUser: Type.Integer({ default: 16, minimum: 1, maximum: 100_000 }),

@@ -15,7 +15,8 @@ let customer: string;
 let cws: TestSocket;
 
 beforeAll(async () => {
-  box = await startTestBox({ config: UNLIMITED_CUSTOMER });
+  // Frames of a 400-line order are ~170 KB: the reading socket gets a window of many of them (docs/api.md "Limits of the socket").
+  box = await startTestBox({ config: { ...UNLIMITED_CUSTOMER, sockets: { maxUnacknowledgedBytes: 4 * 1024 * 1024 } } });
   customer = (await box.token()).access_token;
   cws = await openSocket(box.wsUrl('/ordering-api/ws'), customer);
   await cws.next('HELLO');
