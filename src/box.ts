@@ -1,7 +1,8 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from './config.js';
-import { createCheckpointer, DB_FILE, openDatabase, type Db } from './db/open.js';
+import { createCheckpointer } from './db/checkpointer.js';
+import { DB_FILE, openDatabase, type Db } from './db/open.js';
 import { migrate, MIGRATIONS } from './db/migrate.js';
 import type { HttpRequest } from './http/types.js';
 import type { Logger } from './log.js';
@@ -283,7 +284,9 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     }, tenantId, res),
   });
 
-  const checkpointer = createCheckpointer(db, 1000, (err) => log.error({ err }, 'WAL checkpoint failed'), metrics?.onCheckpoint);
+  const checkpointer = createCheckpointer(db, join(dataDir, DB_FILE), {
+    intervalMs: 1000, onError: (err) => log.error({ err }, 'WAL checkpoint failed'), onCheckpoint: metrics?.onCheckpoint,
+  });
   const jobs = createJobs({
     config, log, now, auth, ordering, events, warehouse, retention, disk, syncRepo, backups,
     syncStatus: () => syncStatus(syncRepo, dataDir, now(), catalogueRepo),

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import pkg from '../package.json';
 import { emulatorFor } from '../scripts/lib/emulation.mjs';
-import { type RunningBinary, servesAnOrder, startBinary } from './support/binary.js';
+import { checkpointsOnItsWorker, type RunningBinary, servesAnOrder, startBinary } from './support/binary.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -69,6 +69,7 @@ describe.skipIf(skipReason !== undefined)(`the arm64 single binary${skipReason ?
       startTimeoutMs: START_TIMEOUT_MS,
     });
     await servesAnOrder(box.port, 20_000);
+    await checkpointsOnItsWorker(box.port, 30_000);
 
     const cache = join(dir, 'cache');
     const addons = readdirSync(cache).filter((f) => f.endsWith('.node')).sort();

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import pkg from '../package.json';
 import { loadConfigFile, resolveConfig } from '../src/config.js';
-import { type RunningBinary, servesAnOrder, startBinary } from './support/binary.js';
+import { checkpointsOnItsWorker, type RunningBinary, servesAnOrder, startBinary } from './support/binary.js';
 import { DEMO, requestToken } from './support/box.js';
 import { startTestCentral, type TestCentral } from './support/central.js';
 import { FAST_SYNC, waitFor } from './support/sync.js';
@@ -63,6 +63,7 @@ describe('the single binary', () => {
       'serve', '--demo', '--config', 'venue-box.jsonc', '--data-dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1',
     ]);
     await servesAnOrder(box.port);
+    await checkpointsOnItsWorker(box.port);
     await servesTheScreens(box.port);
 
     // The addons were written to the cache at first use, named by content hash (serialport's too once the

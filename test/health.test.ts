@@ -99,6 +99,7 @@ describe('GET /metrics', () => {
     expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_count{phase="process"}')).toBeGreaterThanOrEqual(1);
     expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_sum{phase="confirm"}')).toBeGreaterThan(0);
     expect(Number(f.get('venue_box_wal_checkpoint_duration_seconds')!.metrics[0]!.count)).toBeGreaterThanOrEqual(1);
+    expect(Number(f.get('venue_box_wal_checkpoint_failures_total')!.metrics[0]!.value)).toBe(0);
     expect(valueOf(f, 'venue_box_command_queue_depth')).toBe(0);
     expect(valueOf(f, 'venue_box_sockets_open')).toBe(2);
     expect(valueOf(f, 'venue_box_disk_free_bytes')).toBeGreaterThan(0);

@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { betterSqliteOptions } from '../native/addons.js';
-import type { Service } from '../shared/service.js';
 
 export type Db = Database.Database;
 
@@ -45,21 +44,8 @@ export interface CheckpointDone {
  * wait up to busy_timeout on the event loop while `stock check` reads); once readers let the WAL restart,
  * journal_size_limit trims the file. A failed checkpoint (SQLITE_FULL on a full card, an I/O error) goes to
  * `onError` and is tried again at the next tick: thrown from the timer it would end the process, and the WAL
- * keeps every commit meanwhile.
+ * keeps every commit meanwhile. The box runs these on a worker thread (src/db/checkpointer.ts).
  */
-/** The checkpointer as one of the box's long-running parts (src/shared/service.ts). */
-export function createCheckpointer(db: Db, ...options: Parameters<typeof startCheckpointer> extends [Db, ...infer R] ? R : never): Service {
-  let stop: (() => void) | undefined;
-  return {
-    start() {
-      stop = startCheckpointer(db, ...options);
-    },
-    stop() {
-      stop?.();
-    },
-  };
-}
-
 export function startCheckpointer(
   db: Db, intervalMs = 1000, onError: (err: unknown) => void = () => undefined, onCheckpoint?: (done: CheckpointDone) => void,
 ): () => void {

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import { getAsset, getRawAsset, isSea } from 'node:sea';
 import { chooseCacheDir } from './cache-dir.js';
@@ -23,6 +24,7 @@ export const MANIFEST_ASSET = 'addons.json';
 export type AddonManifest = Record<string, AddonEntry>;
 
 const loaded = new Map<string, object>();
+const files = new Map<string, string>();
 let manifest: AddonManifest | undefined;
 let cacheDir: string | undefined;
 
@@ -52,7 +54,20 @@ export function loadBundledAddon(name: string): object {
     throw new AddonExtractError(`cannot load native addon ${name} from ${file}: ${(err as Error).message}`);
   }
   loaded.set(name, mod.exports);
+  files.set(name, file);
   return mod.exports;
+}
+
+/**
+ * The file better-sqlite3's addon is loaded from: inside the single binary the extracted one, else the package's
+ * own build. A worker thread with a connection of its own loads it from there (src/db/checkpointer.ts).
+ */
+export function betterSqliteAddonFile(): string {
+  if (insideSingleBinary()) {
+    loadBundledAddon('better-sqlite3');
+    return files.get('better-sqlite3')!;
+  }
+  return createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
 }
 
 function readManifest(): AddonManifest {

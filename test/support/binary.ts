@@ -68,3 +68,22 @@ export async function servesAnOrder(port: number, frameTimeoutMs?: number): Prom
   expect(await ws.next('ORDER_CHANGE', frameTimeoutMs)).toMatchObject({ payload: { id: orderId, status: 'NEW' } });
   ws.close();
 }
+
+/**
+ * The WAL is checkpointed on its worker thread inside the binary (src/db/checkpointer.ts), which loads the
+ * extracted better-sqlite3 addon itself: the box's /metrics (a staff token) counts checkpoints and failures.
+ */
+export async function checkpointsOnItsWorker(port: number, timeoutMs = 10_000): Promise<void> {
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  const tokenRes = await requestToken({ url }, { grant_type: 'password', username: 'kelner', password: 'kelner-demo-1' });
+  expect(tokenRes.status).toBe(200);
+  const { access_token: staff } = (await tokenRes.json()) as { access_token: string };
+  const value = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  let text = '';
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
+    text = await (await fetch(url('/metrics'), { headers: { authorization: `Bearer ${staff}` } })).text();
+    if (value(text, 'venue_box_wal_checkpoint_duration_seconds_count') >= 2) break;
+  }
+  expect(value(text, 'venue_box_wal_checkpoint_duration_seconds_count')).toBeGreaterThanOrEqual(2);
+  expect(value(text, 'venue_box_wal_checkpoint_failures_total')).toBe(0);
+}

@@ -1,0 +1,52 @@
+import { Worker } from 'node:worker_threads';
+import { betterSqliteAddonFile } from '../native/addons.js';
+import type { Service } from '../shared/service.js';
+import type { CheckpointMessage, CheckpointWorkerData } from './checkpoint-worker.js';
+import { type CheckpointDone, type Db, startCheckpointer } from './open.js';
+
+/** The worker's source, bundled by scripts/build.mjs and scripts/build-sea.mjs (absent when the code runs unbundled). */
+declare const CHECKPOINT_WORKER_SOURCE: string | undefined;
+
+export interface CheckpointerOptions {
+  intervalMs: number;
+  onError(err: unknown): void;
+  onCheckpoint?(done: CheckpointDone): void;
+}
+
+/**
+ * The WAL checkpointer as one of the box's long-running parts (src/shared/service.ts): PASSIVE checkpoints every
+ * `intervalMs` on a worker thread with a connection of its own (src/db/checkpoint-worker.ts), so copying the WAL
+ * back and its fsync never stall the event loop (docs/operations.md "Durability and speed"). Unbundled (unit tests
+ * on the sources) there is no worker to start, and the checkpoints run on the event loop as before.
+ */
+export function createCheckpointer(db: Db, file: string, options: CheckpointerOptions): Service {
+  let worker: Worker | undefined;
+  let stopInline: (() => void) | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  return {
+    start() {
+      if (typeof CHECKPOINT_WORKER_SOURCE !== 'string') {
+        stopInline = startCheckpointer(db, options.intervalMs, options.onError, options.onCheckpoint);
+        return;
+      }
+      const workerData: CheckpointWorkerData = { file, intervalMs: options.intervalMs, addonFile: betterSqliteAddonFile() };
+      const w = new Worker(CHECKPOINT_WORKER_SOURCE, { eval: true, workerData });
+      w.unref();
+      w.on('message', (m: CheckpointMessage) => {
+        if (!m.ok) options.onError(new Error(m.error));
+        options.onCheckpoint?.({ seconds: m.seconds, ok: m.ok, walFrames: m.walFrames });
+      });
+      // A worker that dies (it never should) is reported; the WAL keeps every commit and the next start checkpoints.
+      w.on('error', (err) => options.onError(err));
+      exited = new Promise((resolve) => w.once('exit', () => resolve()));
+      worker = w;
+    },
+    async stop() {
+      stopInline?.();
+      if (!worker) return;
+      worker.postMessage('stop');
+      await exited;
+      worker = undefined;
+    },
+  };
+}
