@@ -72,28 +72,22 @@ export function createAuthRepo(db: Db) {
      ORDER BY tenant_id, family_id LIMIT @limit`,
   );
   const deleteFamily = db.prepare<[string, string]>('DELETE FROM refresh_tokens WHERE tenant_id = ? AND family_id = ?');
-  // The family's access tokens still alive: each refresh row names the one issued with it.
-  const revokeAccess = db.prepare<
-    [{ nowMs: number; tenantId: string; familyId: string }],
+  // The access tokens still alive of the refresh rows `key` selects (a family, or a user): each row names the one
+  // issued with it.
+  const revokeAccessOf = (key: 'family_id' | 'user_id') => db.prepare<
+    [{ nowMs: number; tenantId: string; key: string }],
     { tenant_id: string; jti: string; expires_ms: number }
   >(
     `INSERT OR IGNORE INTO token_revocations (tenant_id, jti, family_id, expires_ms, revoked_ms)
      SELECT tenant_id, access_jti, family_id, access_expires_ms, @nowMs FROM refresh_tokens
-     WHERE tenant_id = @tenantId AND family_id = @familyId AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
+     WHERE tenant_id = @tenantId AND ${key} = @key AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
      RETURNING tenant_id, jti, expires_ms`,
   );
+  const revokeAccess = revokeAccessOf('family_id');
   // A staff user removed by headquarters (docs/sync.md "Down: the catalogue"): every family of theirs, and the access
   // tokens issued to them that are still alive.
   const revokeUser = db.prepare<[string, string]>('UPDATE refresh_tokens SET revoked = 1 WHERE tenant_id = ? AND user_id = ?');
-  const revokeUserAccess = db.prepare<
-    [{ nowMs: number; tenantId: string; userId: string }],
-    { tenant_id: string; jti: string; expires_ms: number }
-  >(
-    `INSERT OR IGNORE INTO token_revocations (tenant_id, jti, family_id, expires_ms, revoked_ms)
-     SELECT tenant_id, access_jti, family_id, access_expires_ms, @nowMs FROM refresh_tokens
-     WHERE tenant_id = @tenantId AND user_id = @userId AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
-     RETURNING tenant_id, jti, expires_ms`,
-  );
+  const revokeUserAccess = revokeAccessOf('user_id');
   const activeRevocations = db.prepare<[number], { tenant_id: string; jti: string; expires_ms: number }>(
     'SELECT tenant_id, jti, expires_ms FROM token_revocations WHERE expires_ms > ?',
   );
@@ -124,12 +118,12 @@ export function createAuthRepo(db: Db) {
     /** Revokes the family's refresh tokens and its access tokens not yet expired; returns the latter. */
     revokeFamily: (tenantId: string, familyId: string, nowMs: number): Revocation[] => {
       revokeFamily.run(tenantId, familyId);
-      return revokeAccess.all({ nowMs, tenantId, familyId }).map(toRevocation);
+      return revokeAccess.all({ nowMs, tenantId, key: familyId }).map(toRevocation);
     },
     /** Revokes every refresh-token family of the user and their access tokens not yet expired; returns the latter. */
     revokeUser: (tenantId: string, userId: string, nowMs: number): Revocation[] => {
       revokeUser.run(tenantId, userId);
-      return revokeUserAccess.all({ nowMs, tenantId, userId }).map(toRevocation);
+      return revokeUserAccess.all({ nowMs, tenantId, key: userId }).map(toRevocation);
     },
     activeRevocations: (nowMs: number): Revocation[] => activeRevocations.all(nowMs).map(toRevocation),
     deleteExpiredRevocations: (nowMs: number): number => deleteRevocations.run(nowMs).changes,

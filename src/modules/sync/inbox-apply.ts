@@ -5,21 +5,13 @@ import { AppError, type ErrorDetail } from '../../shared/errors.js';
 import { CENTRAL_SOURCE, HqDocumentHead, HqOrderBody, type InboxEntry, type InboxResultBody } from '../../shared/hq-inbox.js';
 import { newId } from '../../shared/ids.js';
 import { type DocumentInput, parseDocument } from '../../shared/stock-document-schemas.js';
+import type { CommandRecord } from '../ordering/repo.js';
 
 const checkHead = TypeCompiler.Compile(HqDocumentHead);
 const checkOrder = TypeCompiler.Compile(HqOrderBody);
 
-/** A command row as the ordering module's queue stores it (src/modules/ordering/repo.ts CommandRecord). */
-export interface QueuedCommand {
-  correlationId: string;
-  tenantId: string;
-  userId: string;
-  staff: boolean;
-  orderId: string;
-  kind: string;
-  body: unknown;
-  confirmedMs: number;
-}
+/** A command row as the ordering module's queue stores it, before the queue numbers it. */
+export type QueuedCommand = Omit<CommandRecord, 'seq'>;
 
 export interface InboxDeps {
   /** Runs `fn` in a savepoint of the applying transaction: an entry that is refused rolls back alone. */
