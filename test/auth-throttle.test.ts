@@ -1,6 +1,5 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { basic, DEMO, requestToken, startTestBox, type TestBox } from './support/box.js';
+import { basic, DEMO, requestToken, startTestBox, type TestBox, type TokenAnswer, tokenFrom } from './support/box.js';
 
 // The default limits (native-config/venue-box.jsonc "auth.throttle"): 5 failures per account and address
 // (then one per 10 s), 100 per account, 20 per address, 2 password checks at once with 16 waiting. Only the
@@ -18,46 +17,13 @@ const NEAREST = '/venue-api/api/nearest?lat=50.06&lng=19.94';
 const KUCHNIA = { username: 'kuchnia', password: 'kuchnia-demo-1' };
 const password = (username: string, pass: string) => ({ grant_type: 'password', username, password: pass });
 
-interface Answer {
-  status: number;
-  retryAfter: string | undefined;
-  body: { error?: string; error_description?: string; access_token?: string };
-}
-
-/**
- * A token request from a chosen source address: all of 127.0.0.0/8 reaches the box listening on 127.0.0.1,
- * so one test machine plays several clients of the venue LAN.
- */
-function tokenFrom(localAddress: string, form: Record<string, string>, authorization = basic()): Promise<Answer> {
-  const body = new URLSearchParams(form).toString();
-  return new Promise((resolve, reject) => {
-    const req = request(box.url('/auth-oauth2/oauth/token'), {
-      method: 'POST', localAddress, agent: false,
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body),
-        'x-tenant': DEMO.tenant, authorization,
-      },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => {
-        const retryAfter = res.headers['retry-after'];
-        resolve({
-          status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-          body: JSON.parse(text) as Answer['body'],
-        });
-      });
-    });
-    req.on('error', reject).end(body);
-  });
-}
-
-const fromFetch = async (res: Response): Promise<Answer> => ({
+const fromFetch = async (res: Response): Promise<TokenAnswer> => ({
   status: res.status, retryAfter: res.headers.get('retry-after') ?? undefined,
-  body: (await res.json()) as Answer['body'],
+  body: (await res.json()) as TokenAnswer['body'],
 });
 
 /** 429 in RFC 6749's error shape, with a whole number of seconds in Retry-After. */
-function expectThrottled(answer: Answer): void {
+function expectThrottled(answer: TokenAnswer): void {
   expect(answer).toMatchObject({
     status: 429, retryAfter: expect.stringMatching(/^[1-9]\d*$/),
     body: { error: 'temporarily_unavailable', error_description: expect.any(String) },
@@ -101,38 +67,38 @@ describe('throttled sign-in', () => {
 
   test('kelner under attack from one address signs in from another; a right password counts for nothing', async () => {
     const attacker = '127.0.0.3';
-    const attempts: Answer[] = [];
-    for (let i = 0; i < 10; i++) attempts.push(await tokenFrom(attacker, password('kelner', `guess-${i}`)));
+    const attempts: TokenAnswer[] = [];
+    for (let i = 0; i < 10; i++) attempts.push(await tokenFrom(box, attacker, password('kelner', `guess-${i}`)));
     expect(attempts.slice(0, 5).map((a) => a.body.error)).toEqual(Array(5).fill('invalid_grant'));
     for (const a of attempts.slice(6)) expectThrottled(a);
     // The attacker is refused before any check, even with the right password...
-    expectThrottled(await tokenFrom(attacker, password('kelner', DEMO.staff.password)));
+    expectThrottled(await tokenFrom(box, attacker, password('kelner', DEMO.staff.password)));
     // ...while the waiter's own tablet signs in, as often as it likes.
     for (let i = 0; i < 3; i++) {
-      expect(await tokenFrom('127.0.0.2', password('kelner', DEMO.staff.password))).toMatchObject({ status: 200 });
+      expect(await tokenFrom(box, '127.0.0.2', password('kelner', DEMO.staff.password))).toMatchObject({ status: 200 });
     }
   });
 
   test('a wrong client secret is throttled per address; a secret already verified still works there', async () => {
     const attacker = '127.0.0.4';
     const wrong = basic(DEMO.client.clientId, 'not-the-secret');
-    const attempts: Answer[] = [];
-    for (let i = 0; i < 10; i++) attempts.push(await tokenFrom(attacker, password('anonymous', ''), wrong));
+    const attempts: TokenAnswer[] = [];
+    for (let i = 0; i < 10; i++) attempts.push(await tokenFrom(box, attacker, password('anonymous', ''), wrong));
     expect(attempts.slice(0, 5).map((a) => [a.status, a.body.error])).toEqual(Array(5).fill([401, 'invalid_client']));
     for (const a of attempts.slice(6)) expectThrottled(a);
     // The kiosk's secret was verified before (the earlier tests): remembered, it needs no check and no attempt.
-    expect(await tokenFrom(attacker, password('anonymous', ''))).toMatchObject({ status: 200 });
+    expect(await tokenFrom(box, attacker, password('anonymous', ''))).toMatchObject({ status: 200 });
     // Another address is not throttled.
-    expect(await tokenFrom('127.0.0.5', password('anonymous', ''), wrong)).toMatchObject({ status: 401 });
+    expect(await tokenFrom(box, '127.0.0.5', password('anonymous', ''), wrong)).toMatchObject({ status: 401 });
   });
 
   test('one address trying many usernames is throttled for every username there', async () => {
     const sprayer = '127.0.0.6';
-    const attempts: Answer[] = [];
-    for (let i = 0; i < 22; i++) attempts.push(await tokenFrom(sprayer, password(`user-${i}`, 'x')));
+    const attempts: TokenAnswer[] = [];
+    for (let i = 0; i < 22; i++) attempts.push(await tokenFrom(box, sprayer, password(`user-${i}`, 'x')));
     expect(attempts.slice(0, 20).map((a) => a.body.error)).toEqual(Array(20).fill('invalid_grant'));
     for (const a of attempts.slice(20)) expectThrottled(a);
-    expectThrottled(await tokenFrom(sprayer, password(KUCHNIA.username, KUCHNIA.password)));
-    expect(await tokenFrom('127.0.0.7', password(KUCHNIA.username, KUCHNIA.password))).toMatchObject({ status: 200 });
+    expectThrottled(await tokenFrom(box, sprayer, password(KUCHNIA.username, KUCHNIA.password)));
+    expect(await tokenFrom(box, '127.0.0.7', password(KUCHNIA.username, KUCHNIA.password))).toMatchObject({ status: 200 });
   });
 });

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,4 +132,38 @@ export async function launch(proc: ChildProcess, what: string, startTimeoutMs = 
     void exited.then((code) => reject(new Error(`${what} exited with ${code}:\n${logs.join('\n')}`)));
   });
   return { proc, logs, port, exited };
+}
+
+/** The token endpoint's answer as the throttling tests read it. */
+export interface TokenAnswer {
+  status: number;
+  retryAfter: string | undefined;
+  body: { error?: string; error_description?: string; access_token?: string; refresh_token?: string; scope?: string };
+}
+
+/**
+ * A token request from a chosen source address: all of 127.0.0.0/8 reaches the box listening on 127.0.0.1,
+ * so one test machine plays several clients of the venue LAN (the box's throttles key on the peer address).
+ */
+export function tokenFrom(box: TestBox, localAddress: string, form: Record<string, string>, authorization = basic()): Promise<TokenAnswer> {
+  const body = new URLSearchParams(form).toString();
+  return new Promise((resolve, reject) => {
+    const req = request(box.url('/auth-oauth2/oauth/token'), {
+      method: 'POST', localAddress, agent: false,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body),
+        'x-tenant': DEMO.tenant, authorization,
+      },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => {
+        const retryAfter = res.headers['retry-after'];
+        resolve({
+          status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+          body: JSON.parse(text) as TokenAnswer['body'],
+        });
+      });
+    });
+    req.on('error', reject).end(body);
+  });
 }
