@@ -8,52 +8,19 @@
 // on core 0. Run: `node scripts/bench-catalogue.mjs` after `npm run build`.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import { demo, quantile, withForeignCpu } from './lib/box.mjs';
+import { benchRun, cli, root, startCentral, stop, treeOf } from './lib/run.mjs';
 
 const DEVICES = Number(process.env.DEVICES ?? 100);
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
 const VENUES = Number(process.env.VENUES ?? 200);
 const PRODUCTS = Number(process.env.PRODUCTS ?? 2000);
 const MENUS = Number(process.env.MENUS ?? 20);
-const root = new URL('..', import.meta.url).pathname;
 
-const started = [];
-const dirs = [];
-process.on('exit', () => {
-  for (const p of started) if (p.exitCode === null) p.kill('SIGTERM');
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-for (const ev of ['uncaughtException', 'unhandledRejection']) {
-  process.on(ev, (err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
-const tmp = (p) => {
-  const d = mkdtempSync(join(tmpdir(), p));
-  dirs.push(d);
-  return d;
-};
-const cli = (args) => execFileSync(process.execPath, ['dist/main.cjs', ...args], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop();
-const stop = (p) => new Promise((r) => {
-  if (p.exitCode !== null) return r();
-  p.once('exit', r);
-  p.kill('SIGTERM');
-});
-function treeOf(pid) {
-  let children = [];
-  try {
-    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-  } catch {
-    // no children
-  }
-  return [pid, ...children.flatMap(treeOf)];
-}
+const { started, tmp } = benchRun();
 
 execFileSync('taskset', ['-apc', '0', String(process.pid)], { stdio: 'ignore' });
 const simFile = join(root, 'dist/bench-sim-device.mjs'); // inside the checkout: its imports resolve from node_modules
@@ -92,16 +59,7 @@ const gen = (() => {
 })();
 const genFile = join(centralDir, 'generated.json');
 writeFileSync(genFile, JSON.stringify({ tenants: [gen] }));
-const central = await new Promise((resolve, reject) => {
-  const proc = spawn('nice', ['-n', '10', 'taskset', '-c', '1', process.execPath, 'dist/main.cjs', 'central', 'serve', '--demo', '--provisioning', genFile, '--port', '0',
-    '--host', '127.0.0.1', '--data-dir', centralDir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  started.push(proc);
-  proc.once('exit', (code) => reject(new Error(`central exited with ${code}`)));
-  createInterface({ input: proc.stdout }).on('line', (line) => {
-    const entry = JSON.parse(line);
-    if (entry.msg === 'central listening') resolve({ proc, base: `http://127.0.0.1:${entry.port}` });
-  });
-});
+const central = await startCentral(started, centralDir, { args: ['--provisioning', genFile] });
 const pids = () => [process.pid, ...treeOf(central.proc.pid)];
 
 console.log(`importing a generated chain: ${gen.venues.length} venues, ${gen.menus.reduce((n, m) => n + m.root.items.reduce((k, c) => k + c.items.length, 0), 0)} products in ${MENUS} menus...`);

@@ -6,19 +6,17 @@
 // core 1, niced; the load generator (this process) runs on core 1 in (1) and (2), where the niced central yields
 // to it, and on core 0, alone, in (3) (the box is stopped by then).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
 import { demo, orderLoad, pinBox, quantile, startBox, token, withForeignCpu } from './lib/box.mjs';
+import { benchRun, cli, root, startCentral, stop, treeOf } from './lib/run.mjs';
 import { driveVenueDay } from './lib/venue-day.mjs';
 
 const ORDERS = Number(process.env.ORDERS ?? 1500);
 const DEVICES = Number(process.env.DEVICES ?? 100);
 const BATCHES = Number(process.env.BATCHES ?? 2);
 const RATE = Number(process.env.RATE ?? 100); // order commands/s during the latency runs
-const root = new URL('..', import.meta.url).pathname;
 const W = demo.warehouses.map((w) => w.id);
 /**
  * A free port below the ephemeral range: the central comes back on the same port after its outage, and a port
@@ -35,36 +33,8 @@ async function freePort() {
   }
 }
 
-async function startCentral(dataDir, port) {
-  port ??= await freePort();
-  const proc = spawn('nice', ['-n', '10', 'taskset', '-c', '1', process.execPath, 'dist/main.cjs', 'central', 'serve', '--demo', '--port', String(port),
-    '--host', '127.0.0.1', '--data-dir', dataDir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  started.push(proc);
-  return new Promise((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`central exited with ${code}`)));
-    createInterface({ input: proc.stdout }).on('line', (line) => {
-      const entry = JSON.parse(line);
-      if (entry.msg === 'central listening') resolve({ proc, port: entry.port, base: `http://127.0.0.1:${entry.port}` });
-    });
-  });
-}
-const stop = (p) => new Promise((r) => {
-  if (p.exitCode !== null) return r();
-  p.once('exit', r);
-  p.kill('SIGTERM');
-});
-const cli = (args) => execFileSync(process.execPath, ['dist/main.cjs', ...args], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop();
+const startCentralOn = async (dataDir, port) => startCentral(started, dataDir, { port: port ?? await freePort() });
 const status = (dataDir) => JSON.parse(cli(['sync', 'status', '--data-dir', dataDir, '--json']));
-/** A process and all its descendants (the central's PostgreSQL backends are its grandchildren). */
-function treeOf(pid) {
-  let children = [];
-  try {
-    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-  } catch {
-    // no children
-  }
-  return [pid, ...children.flatMap(treeOf)];
-}
 /** The measured processes: the box, the central with its PostgreSQL, and this load generator. */
 const allPids = (procs) => () => [process.pid, ...procs.flatMap((p) => treeOf(p.pid))];
 
@@ -75,32 +45,14 @@ async function orderP99(base, seconds) {
   return { p50Ms: +quantile(lat, 0.5).toFixed(2), p99Ms: +quantile(lat, 0.99).toFixed(2), n: lat.length };
 }
 
-const dirs = [];
-// A failed run must not leave a box or a central (and its PostgreSQL) running.
-const started = [];
-process.on('exit', () => {
-  for (const p of started) if (p.exitCode === null) p.kill('SIGTERM');
-});
-process.on('uncaughtException', (err) => {
-  console.error(err);
-  process.exit(1);
-});
-process.on('unhandledRejection', (err) => {
-  console.error(err);
-  process.exit(1);
-});
-const tmp = (p) => {
-  const d = mkdtempSync(join(tmpdir(), p));
-  dirs.push(d);
-  return d;
-};
+const { started, tmp } = benchRun();
 
 const pin = (core) => execFileSync('taskset', ['-apc', String(core), String(process.pid)], { stdio: 'ignore' });
 
 // ---- 1 and 2: one box, one central.
 pin(1);
 const centralDir = tmp('vb-bench-central-');
-let central = await startCentral(centralDir);
+let central = await startCentralOn(centralDir);
 const boxDir = tmp('vb-bench-box-');
 // Short retry delays: the drain starts within a second of the central's return (the default backoff may wait
 // minutes after a long outage), so the order load below runs while the backlog drains.
@@ -128,7 +80,7 @@ const backlog = status(boxDir).backlog;
 console.log(`  backlog ${backlog} events`);
 
 // The central comes back on the port the box knows.
-central = await startCentral(centralDir, port);
+central = await startCentralOn(centralDir, port);
 pinEventLoop();
 const drainStart = performance.now();
 console.log('draining, with the same order load on the box meanwhile...');
@@ -155,7 +107,7 @@ const simFile = join(root, 'dist/bench-sim-device.mjs'); // inside the checkout:
 await build({ entryPoints: [join(root, 'test/support/sim-device.ts')], bundle: true, platform: 'node', format: 'esm', outfile: simFile, logLevel: 'warning', external: ['tweetnacl'] });
 const { SimDevice } = await import(simFile);
 const hqDir = tmp('vb-bench-central-');
-central = await startCentral(hqDir);
+central = await startCentralOn(hqDir);
 console.log(`${DEVICES} simulated boxes, ${BATCHES} batches of 500 events each, all at once...`);
 const sims = [];
 for (let i = 0; i < DEVICES; i += 10) {
@@ -197,7 +149,6 @@ batchLatency.sort((a, b) => a - b);
 const ingestRate = Math.round((DEVICES * BATCHES * 500) / ingest.seconds);
 console.log(`  ${DEVICES * BATCHES * 500} events in ${ingest.seconds.toFixed(1)} s: ${ingestRate} events/s; batch p50 ${quantile(batchLatency, 0.5).toFixed(0)} ms, p99 ${quantile(batchLatency, 0.99).toFixed(0)} ms; answers ${JSON.stringify(Object.fromEntries(statuses))} (foreign CPU ${ingest.foreignCpuPct}%)`);
 await stop(central.proc);
-for (const d of dirs) rmSync(d, { recursive: true, force: true });
 
 console.log(JSON.stringify({
   drainEventsPerSecond: drainRate, backlog, drainSeconds: +drainS.toFixed(1), idleOrderP99Ms: idle.p99Ms, drainingOrderP99Ms: during.p99Ms,
