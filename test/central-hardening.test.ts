@@ -238,13 +238,17 @@ describe('enrolment keys', () => {
 
 describe('enrolment codes', () => {
   /** An enrolment from a chosen loopback address: the limit is per client address. */
-  const enrolFrom = (localAddress: string, code: string) => new Promise<{ status: number; retryAfter?: string }>((resolve, reject) => {
+  const enrolFrom = (localAddress: string, code: string) => new Promise<{ status: number; retryAfter?: string; codes: string[] }>((resolve, reject) => {
     const body = JSON.stringify({ code, publicKey: Buffer.from(new SimDevice('').keys.publicKey).toString('base64') });
     const url = new URL(central.url('/sync-api/api/enrol'));
     const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] }));
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => { text += chunk; });
+      res.on('end', () => resolve({
+        status: res.statusCode!, retryAfter: res.headers['retry-after'],
+        codes: ((JSON.parse(text) as { codes?: { code: string }[] }).codes ?? []).map((c) => c.code),
+      }));
     });
     req.on('error', reject);
     req.end(body);
@@ -254,7 +258,7 @@ describe('enrolment codes', () => {
     for (let i = 0; i < 10; i++) expect((await enrolFrom('127.0.0.3', `WRONG-${i}`)).status).toBe(401);
     const good = await central.enrolCode(CENTRAL_DEMO.venues[0]!);
     const refused = await enrolFrom('127.0.0.3', good);
-    expect(refused.status).toBe(429);
+    expect(refused).toMatchObject({ status: 429, codes: ['tooManyRequests'] });
     expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
     // The refused attempt did not spend the code: another address enrols with it.
     expect((await enrolFrom('127.0.0.4', good)).status).toBe(201);
