@@ -1,98 +1,181 @@
-// Order command throughput and push latency of a real box.
-// Starts dist/main.cjs on a temp data dir, opens SOCKETS sockets of anonymous users, then sends `order/new`
-// commands (one line each) at increasing open-loop rates. Per rate it prints commands/s achieved and the
-// command -> ORDER_CHANGE latency p50/p99 (from sending the POST to the push arriving on the user's socket).
-// The last line is one JSON object for the highest rate whose p99 stayed under 50 ms.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// `npm run bench`: order command latency, throughput and cost of a real box (docs/operations.md "Durability and
+// speed"). The box (dist/main.cjs, every thread) runs on core 0; the load generator (scripts/lib/order-client.mjs,
+// raw keep-alive HTTP and `ws`, a process of its own) and this script on core 1. For each rate of RATES, SOCKETS
+// new anonymous users open their sockets, then `order/new` (one line) goes out open loop for SECONDS, round robin
+// over them, until a rate is not sustained (fewer than 95% of its commands a second pushed, or any lost).
+// One JSON line per rate: push latency (from writing a command to its ORDER_CHANGE on the user's socket)
+// p50/p99/max, the 200's p99, the send lag's p99 (a command written later than due: the client's timer, or no
+// free connection because the server fell behind), commands/s achieved, the server's CPU per command (all its threads, and its event
+// loop's thread alone), its event-loop delay p99 and max, WAL frames (pages) and write transactions per command
+// (read from the WAL index in the -shm file, the same way for both servers), RSS, and the machine's foreign CPU
+// (anything else that ran meanwhile).
+// `--peer` runs the same load against scripts/lib/bench-peer.mjs (Fastify + ws + better-sqlite3 doing the same
+// SQLite work), rate by rate after the box, so the two are compared in one run.
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { customerSocket, demo, quantile, startBox } from './lib/box.mjs';
+import { createInterface } from 'node:readline';
+import { demo, quantile, startBox, withForeignCpu } from './lib/box.mjs';
+import { benchRun, root, stop } from './lib/run.mjs';
 
 const SOCKETS = Number(process.env.SOCKETS ?? 1000);
-const RATES = (process.env.RATES ?? '100,200,400,800,1200,1600').split(',').map(Number);
-const SECONDS = Number(process.env.SECONDS ?? 4);
+const RATES = (process.env.RATES ?? '25,50,100,200,300,500,750,1000,1500,2000,3000,4000').split(',').map(Number);
+const SECONDS = Number(process.env.SECONDS ?? 20);
 const VENUE = demo.venues[0].id;
+const { started, tmp } = benchRun();
+const two = Number(execFileSync('nproc', { encoding: 'utf8' })) >= 2;
+const pin = (pid, core) => two && execFileSync('taskset', ['-apc', String(core), String(pid)], { stdio: 'ignore' });
+pin(process.pid, 1);
 
-const dataDir = mkdtempSync(join(tmpdir(), 'vb-bench-'));
-// A thousand anonymous users from one address: far past the per-address budget a venue's real clients meet.
-const configFile = join(dataDir, '..', `${dataDir.split('/').pop()}.json`);
-writeFileSync(configFile, JSON.stringify({ auth: { anonymous: { perAddressPerMinute: 100_000 } } }));
-const { proc: box, port, base } = await startBox(dataDir, ['--config', configFile]);
-
-const pushedAt = new Map(); // orderId -> time the ORDER_CHANGE arrived
-const waiting = new Map(); // orderId -> time the command was sent
-const latencies = [];
-function settle(orderId) {
-  const sent = waiting.get(orderId);
-  const pushed = pushedAt.get(orderId);
-  if (sent === undefined || pushed === undefined) return;
-  latencies.push(pushed - sent);
-  waiting.delete(orderId);
-  pushedAt.delete(orderId);
-}
-
-console.log(`opening ${SOCKETS} sockets of anonymous users...`);
-const users = [];
-for (let i = 0; i < SOCKETS; i += 50) {
-  const batch = await Promise.all(Array.from({ length: Math.min(50, SOCKETS - i) }, () => customerSocket(base, port, (id, at) => {
-    pushedAt.set(id, at);
-    settle(id);
-  })));
-  users.push(...batch);
-}
-
-const body = JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] }] });
-async function send(user) {
-  const sent = performance.now();
-  const res = await fetch(`${base}/ordering-api/api/order/new`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}` }, body,
-  });
-  const { orderId } = await res.json();
-  waiting.set(orderId, sent);
-  settle(orderId);
-}
-
-const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${box.pid}/status`, 'utf8'))[1]) / 1024;
-
-let best;
-for (const rate of RATES) {
-  latencies.length = 0;
-  waiting.clear();
-  pushedAt.clear();
-  const total = rate * SECONDS;
-  const tickMs = 10;
-  const perTick = rate / (1000 / tickMs);
-  const started = performance.now();
-  let issued = 0;
-  const inflight = [];
-  await new Promise((resolve) => {
-    const timer = setInterval(() => {
-      const due = Math.min(total, Math.floor(((performance.now() - started) / tickMs + 1) * perTick));
-      while (issued < due) inflight.push(send(users[issued++ % users.length]));
-      if (issued >= total) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, tickMs);
-  });
-  await Promise.all(inflight);
-  const deadline = performance.now() + 5000;
-  while (latencies.length < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  const elapsed = (performance.now() - started) / 1000;
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const row = {
-    rate, commandsPerSecond: Math.round(latencies.length / elapsed), p50Ms: +quantile(sorted, 0.5).toFixed(2),
-    p99Ms: +quantile(sorted, 0.99).toFixed(2), pushed: latencies.length, sent: total, sockets: users.length,
-    rssMb: Math.round(rssMb()),
+/** Anonymous users from one address and their open orders far past the defaults meant for a venue's guests. */
+async function box() {
+  const dataDir = tmp('vb-bench-');
+  const configFile = join(dataDir, 'bench.json');
+  writeFileSync(configFile, JSON.stringify({
+    auth: { anonymous: { perAddressPerMinute: 100_000 } },
+    ordering: { maxOpenPerAnonymousUser: 10_000, customerCommandRate: { burst: 1_000_000 } },
+    metrics: { allowAddresses: ['127.0.0.1'] },
+  }));
+  const { proc, base } = await startBox(join(dataDir, 'data'), ['--config', configFile]);
+  started.push(proc);
+  const loop = async () => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const gauge = (name) => 1000 * Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    return { p99Ms: gauge('venue_box_event_loop_delay_p99_seconds'), maxMs: gauge('venue_box_event_loop_delay_max_seconds') };
   };
-  console.log(`rate ${rate}/s: ${row.commandsPerSecond} commands/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${row.pushed}/${total} pushed, rss ${row.rssMb} MB`);
-  if (row.p99Ms < 50 && row.pushed === total) best = row;
+  return { name: 'venue-box', proc, base, shm: join(dataDir, 'data', 'venue-box.db-shm'), tokenPath: '/auth-oauth2/oauth/token', loop };
 }
 
-for (const u of users) u.ws.terminate();
-box.kill('SIGTERM');
-await new Promise((r) => box.on('exit', r));
-rmSync(dataDir, { recursive: true, force: true });
-rmSync(configFile, { force: true });
-const { commandsPerSecond = 0, p50Ms = null, p99Ms = null, sockets = users.length, rssMb: rss = null } = best ?? {};
-console.log(JSON.stringify({ commandsPerSecond, p50Ms, p99Ms, sockets, rssMb: rss }));
+async function peer() {
+  const dataDir = tmp('vb-bench-peer-');
+  const proc = spawn(process.execPath, ['scripts/lib/bench-peer.mjs', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
+    cwd: root, env: { ...process.env, GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=131072' }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  started.push(proc);
+  const port = await new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`peer exited with ${code}`)));
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      if (JSON.parse(line).msg === 'peer listening') resolve(JSON.parse(line).port);
+    });
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const loop = async () => (await fetch(`${base}/bench/loop`)).json();
+  return { name: 'fastify-peer', proc, base, shm: join(dataDir, 'peer.db-shm'), tokenPath: '/auth-oauth2/oauth/token', loop };
+}
+
+/** A client process on core 1, driven over IPC. */
+function client() {
+  const proc = fork(join(root, 'scripts/lib/order-client.mjs'), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  started.push(proc);
+  pin(proc.pid, 1);
+  const call = (msg) => new Promise((resolve, reject) => {
+    proc.once('message', (m) => (m.ok ? resolve(m.result) : reject(new Error(m.error))));
+    proc.send(msg);
+  });
+  return { proc, call };
+}
+
+/**
+ * Counts WAL frames and write transactions from the WAL index header (the -shm file's first 48 bytes: iChange,
+ * a u32 counting transactions, at 8; mxFrame, the WAL's last valid frame, at 16). A checkpoint lets the next
+ * writer restart the WAL at frame 1: a smaller mxFrame than last time means frames since the restart.
+ */
+function walCounter(file) {
+  const fd = openSync(file, 'r');
+  const header = Buffer.alloc(20);
+  const read = () => {
+    readSync(fd, header, 0, 20, 0);
+    return { change: header.readUInt32LE(8), frame: header.readUInt32LE(16), pageSize: header.readUInt16LE(14) };
+  };
+  let last = read();
+  let frames = 0;
+  let transactions = 0;
+  const poll = () => {
+    const now = read();
+    frames += now.frame >= last.frame ? now.frame - last.frame : now.frame;
+    transactions += (now.change - last.change) >>> 0;
+    last = now;
+  };
+  const timer = setInterval(poll, 2);
+  return {
+    take() {
+      poll();
+      const taken = { frames, transactions, pageSize: last.pageSize };
+      frames = 0;
+      transactions = 0;
+      return taken;
+    },
+    close() {
+      clearInterval(timer);
+      closeSync(fd);
+    },
+  };
+}
+
+/** CPU ticks (1/100 s) of a process, all its threads; or of one thread (`/proc/PID/task/TID/stat`). */
+const ticks = (pid, tid) => {
+  const f = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return Number(f[11]) + Number(f[12]);
+};
+const rssMb = (pid) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024);
+const round = (n, digits = 2) => Number(n.toFixed(digits));
+
+/**
+ * SOCKETS new anonymous users, each with its socket open, for each rate: a venue's guests order once or twice,
+ * so a user's open orders stay few (one rate of 20 s at 1,000 commands/s gives each 20) instead of piling up
+ * over the whole ladder, which would measure counting them (ordering.maxOpenPerAnonymousUser) more than orders.
+ */
+const users = (t) => t.client.call({
+  op: 'open', base: t.base, sockets: SOCKETS, tokenPath: t.tokenPath, tenant: demo.id,
+  clientId: demo.clients[0].clientId, clientSecret: demo.clients[0].clientSecret,
+});
+
+const targets = [await box(), ...(process.argv.includes('--peer') ? [await peer()] : [])];
+for (const t of targets) {
+  t.client = client();
+  pin(t.proc.pid, 0);
+  t.wal = walCounter(t.shm);
+  t.sustained = true;
+  console.error(`${t.name}: idle rss ${rssMb(t.proc.pid)} MB`);
+}
+
+const ourPids = () => [process.pid, ...targets.flatMap((t) => [t.proc.pid, t.client.proc.pid])];
+for (const rate of RATES) {
+  for (const t of targets.filter((x) => x.sustained)) {
+    await t.client.call({ op: 'close' });
+    await users(t);
+    pin(t.proc.pid, 0); // threads started since the last rate
+    await t.loop(); // resets the server's loop-delay monitor
+    t.wal.take();
+    const cpuBefore = ticks(t.proc.pid);
+    const loopBefore = ticks(t.proc.pid, t.proc.pid);
+    const r = await withForeignCpu(ourPids, () => t.client.call({ op: 'run', rate, seconds: SECONDS, venue: VENUE }));
+    const cpuTicks = ticks(t.proc.pid) - cpuBefore;
+    const loopTicks = ticks(t.proc.pid, t.proc.pid) - loopBefore;
+    const loop = await t.loop();
+    const wal = t.wal.take();
+    const achieved = r.pushed / r.spanSeconds;
+    t.sustained = r.errors === 0 && r.pushed === r.sent && achieved >= 0.95 * rate;
+    console.log(JSON.stringify({
+      server: t.name, rate, seconds: SECONDS, sockets: SOCKETS, sent: r.sent, pushed: r.pushed, errors: r.errors,
+      ...(r.firstError ? { firstError: r.firstError } : {}), commandsPerSecond: round(achieved, 1), sustained: t.sustained,
+      p50Ms: round(quantile(r.push, 0.5)), p99Ms: round(quantile(r.push, 0.99)), maxMs: round(r.push.at(-1) ?? NaN),
+      confirmP99Ms: round(quantile(r.confirm, 0.99)), sendLagP99Ms: round(quantile(r.sendLag, 0.99)),
+      cpuUsPerCommand: Math.round((cpuTicks * 10_000) / r.sent), loopThreadCpuUsPerCommand: Math.round((loopTicks * 10_000) / r.sent),
+      loopDelayP99Ms: round(loop.p99Ms, 1), loopDelayMaxMs: round(loop.maxMs, 1),
+      walPagesPerCommand: round(wal.frames / r.sent, 1), walKbPerCommand: round((wal.frames * (wal.pageSize + 24)) / 1024 / r.sent, 1),
+      transactionsPerCommand: round(wal.transactions / r.sent, 2),
+      rssMb: rssMb(t.proc.pid), foreignCpuPct: r.foreignCpuPct,
+    }));
+    await new Promise((res) => setTimeout(res, 2000));
+  }
+  if (!targets.some((t) => t.sustained)) break;
+}
+
+for (const t of targets) {
+  await t.client.call({ op: 'close' });
+  t.client.proc.disconnect();
+  t.wal.close();
+  await stop(t.proc);
+}
+process.exit(0);
