@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { betterSqliteOptions } from '../native/addons.js';
+import { checkpointCatchingUp } from './checkpoint.js';
 
 export type Db = Database.Database;
 
@@ -8,8 +9,9 @@ export type Db = Database.Database;
 export const DB_FILE = 'venue-box.db';
 
 /**
- * Opens the box's one database: WAL, foreign keys, busy timeout, and synchronous=FULL so a commit is on
- * the disk before a confirmation is written (docs/operations.md "Durability and speed").
+ * Opens the box's one database: WAL, foreign keys, busy timeout, and synchronous=FULL so a commit is on the disk
+ * before anything is answered. The command queue and the token endpoint commit with NORMAL instead and answer
+ * after an fsync of the WAL off the event loop (src/db/wal-sync.ts; docs/operations.md "Durability and speed").
  */
 export function openDatabase(file: string): Db {
   const db = new Database(file, betterSqliteOptions());
@@ -17,19 +19,18 @@ export function openDatabase(file: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // Each command is applied in a savepoint, whose journal of the pages it changed would otherwise spill past
+  // 64 KiB into a temp file in /var/tmp: on the box's SD card, tens of KB more written per command.
+  db.pragma('temp_store = MEMORY');
+  // 32 MiB of pages (SQLite's default is 2 MiB): the indexes every command walks stay in memory instead of costing
+  // a read from the page cache of the kernel for each page.
+  db.pragma('cache_size = -32768');
   // The serving connection never checkpoints inside a commit (a 16 ms stall measured here); the
   // checkpointer runs PASSIVE checkpoints on a timer instead.
   db.pragma('wal_autocheckpoint = 0');
   // After a checkpoint lets the WAL restart, SQLite trims the file back to this size (SD cards are small).
   db.pragma('journal_size_limit = 67108864');
   return db;
-}
-
-/** SQLite's answer to `PRAGMA wal_checkpoint`: `log` frames in the WAL, `checkpointed` of them copied back. */
-interface CheckpointResult {
-  busy: number;
-  log: number;
-  checkpointed: number;
 }
 
 /** One checkpoint, for the metrics: its duration, whether it succeeded, the WAL's frames (-1 after a failure). */
@@ -51,13 +52,13 @@ export function startCheckpointer(
 ): () => void {
   const timer = setInterval(() => {
     const start = performance.now();
-    let result: CheckpointResult | undefined;
+    let walFrames = -1;
     try {
-      result = (db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[])[0];
+      walFrames = checkpointCatchingUp(db);
     } catch (err) {
       onError(err);
     }
-    onCheckpoint?.({ seconds: (performance.now() - start) / 1000, ok: result !== undefined, walFrames: result?.log ?? -1 });
+    onCheckpoint?.({ seconds: (performance.now() - start) / 1000, ok: walFrames >= 0, walFrames });
   }, intervalMs);
   timer.unref();
   return () => clearInterval(timer);
