@@ -3,8 +3,23 @@ import { type ChannelConstraint, DAYS, type Day } from './schemas.js';
 
 const formatterFor = zonedFormat('en-GB', { weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 
-/** Day of week and minutes since midnight of an instant in an IANA time zone. */
+/** The last answer per time zone: every command asks for the same minute, and Intl's formatting costs tens of us. */
+const lastLocalTime = new Map<string, { minute: number; local: { day: Day; minutes: number } }>();
+
+/**
+ * Day of week and minutes since midnight of an instant in an IANA time zone. Every zone's offset is a whole
+ * number of minutes, so the answer is the same for a whole UTC minute.
+ */
 export function localTime(ms: number, timeZone: string): { day: Day; minutes: number } {
+  const minute = Math.floor(ms / 60_000);
+  const last = lastLocalTime.get(timeZone);
+  if (last?.minute === minute) return last.local;
+  const local = formatLocalTime(ms, timeZone);
+  lastLocalTime.set(timeZone, { minute, local });
+  return local;
+}
+
+function formatLocalTime(ms: number, timeZone: string): { day: Day; minutes: number } {
   const parts = formatterFor(timeZone).formatToParts(new Date(ms));
   const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
   const day = get('weekday').toUpperCase().slice(0, 3) as Day;
