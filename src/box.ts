@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Config } from './config.js';
 import { createCheckpointer } from './db/checkpointer.js';
 import { DB_FILE, openDatabase, type Db } from './db/open.js';
+import { createWalSync, durableWrites } from './db/wal-sync.js';
 import { migrate, MIGRATIONS } from './db/migrate.js';
 import type { HttpRequest } from './http/types.js';
 import type { Logger } from './log.js';
@@ -16,6 +17,7 @@ import { createMenuRepo } from './modules/menus/repo.js';
 import { menuRoutes } from './modules/menus/routes.js';
 import { createMenuService } from './modules/menus/service.js';
 import { createCommandQueue } from './modules/ordering/command-queue.js';
+import { createPublisher } from './modules/events/publisher.js';
 import { createPrintJobs } from './modules/ordering/print-jobs.js';
 import { createOrderRepo } from './modules/ordering/repo.js';
 import { orderingRoutes } from './modules/ordering/routes.js';
@@ -128,7 +130,11 @@ function lockDataDirForStart(dataDir: string): { release(): void } {
 async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger, backups: ReturnType<typeof createBackupJob>,
   screens: ScreensBootstrap | undefined): Promise<Box> {
   const now = nowMs;
+  // Commands and tokens commit without their own fsync; one fsync of the WAL off the event loop makes what
+  // committed meanwhile durable before any answer or frame goes out (docs/operations.md "Durability and speed").
+  const walSync = createWalSync(join(dataDir, `${DB_FILE}-wal`));
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
+    durable: durableWrites(db, walSync),
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlMs: config.auth.refreshTokenTtlDays * 86_400_000,
     refreshRetryGraceMs: config.auth.refreshRetryGraceSeconds * 1000,
@@ -149,10 +155,10 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   const events = createEventStore(db);
   const orderRepo = createOrderRepo(db);
   const printRepo = createPrintRepo(db);
-  // Pushes go through `server`, created below; the spooler only pushes once started.
+  // Pushes go through `publisher`, created below with `server`; the spooler only pushes once started.
   const spooler = createSpooler({
     repo: printRepo, printers: config.printers, options: config.printing, log, now,
-    onStatus: publishPrinterStatus({ repo: printRepo, events, push: (frames) => server.hub.push(frames) }),
+    onStatus: publishPrinterStatus({ repo: printRepo, events, push: (frames) => publisher.publish(frames) }),
   });
   const printing = createPrintingService({ repo: printRepo, printers: config.printers, spooler, now });
   const ordering = createOrderingService({
@@ -218,15 +224,13 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     },
     config.screens.enabled ? webFiles(log) : undefined,
   );
-  // After each commit of processed commands: push their frames, and wake the printers for their print jobs.
-  const afterCommit = (frames: Parameters<typeof server.hub.push>[0]) => {
-    server.hub.push(frames);
-    spooler.wake();
-  };
+  const publisher = createPublisher(walSync, server.hub);
   // What headquarters sent down reports back up (docs/sync.md "Orders created at the central").
   const reportInbox = (tenantId: string, body: InboxResultBody, nowMs: number) => outbox.append(tenantId, 'inbox.result', body.entry, body, nowMs);
   const queue = createCommandQueue({
-    repo: orderRepo, handler: reportCentralOrders(ordering.handler, reportInbox), push: afterCommit, log, now, observer: metrics?.observer,
+    repo: orderRepo, handler: reportCentralOrders(ordering.handler, reportInbox), publisher, log, now, observer: metrics?.observer,
+    // The printers take the print jobs of applied commands once those are on the disk.
+    onApplied: () => spooler.wake(),
   });
   ordering.attachQueue(queue);
   backfillOutbox(db, syncRepo, log, () => ({
@@ -267,7 +271,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
         catalogue: catalogueRepo, provisioning: provisioningRepo, now,
         revokeUser: auth.revokeUserTokens, noteRevoked: auth.noteRevoked,
         menuChanged: (t, venue, event) => events.append(t, venueStream(venue), event, now()),
-        push: (frames) => server.hub.push(frames),
+        push: (frames) => publisher.publish(frames),
       },
       inbox: {
         savepoint: (fn) => db.transaction(fn)(), now, report: reportInbox, log,
@@ -278,7 +282,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
         queueCommand: (cmd) => orderRepo.insertCommand(cmd),
       },
       afterCommit: () => {
-        queue.drain();
+        void queue.drain();
         mediaFetcher.wake();
       },
     }, tenantId, res),
@@ -336,6 +340,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     db,
     async stop() {
       await stopInOrder(stopping);
+      await walSync.close();
       db.pragma('wal_checkpoint(TRUNCATE)');
       db.close();
       metrics?.close();

@@ -14,6 +14,8 @@ import { createSyncRepo } from '../src/modules/sync/repo.js';
 import { createMenuRepo } from '../src/modules/menus/repo.js';
 import { createMenuService } from '../src/modules/menus/service.js';
 import { createCommandQueue, type CommandQueue } from '../src/modules/ordering/command-queue.js';
+import { noWalSync } from '../src/db/wal-sync.js';
+import { createPublisher } from '../src/modules/events/publisher.js';
 import type { Order } from '../src/modules/ordering/order-view.js';
 import { createPrintJobs } from '../src/modules/ordering/print-jobs.js';
 import { createPrintRepo } from '../src/modules/printing/repo.js';
@@ -155,7 +157,8 @@ beforeAll(() => {
     repo, venues, menus: createMenuService(menuRepo, venues, locks), soldOut: locks, printJobs: createPrintJobs(printing),
     events: createEventStore(db), outbox, source: 'property', now,
   });
-  queue = createCommandQueue({ repo, handler: ordering.handler, push: () => {}, log: createLogger('silent'), now });
+  const publisher = createPublisher(noWalSync, { hold: () => {}, push: () => {} });
+  queue = createCommandQueue({ repo, handler: ordering.handler, publisher, log: createLogger('silent'), now });
   ordering.attachQueue(queue);
 });
 afterAll(() => {

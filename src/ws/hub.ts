@@ -12,6 +12,7 @@ import {
 } from '../shared/socket-protocol.js';
 import { wireFrame } from './frame-size.js';
 import { type AckWindow, countPong, countSent, newAckWindow, pingPayload } from './ack-window.js';
+import { createHeldFrames } from './held-frames.js';
 import { DROPPED, pumpReplay, type ReplayState } from './replay.js';
 import { createSendBudget } from './send-budget.js';
 import { createSocketCounts } from './socket-counts.js';
@@ -71,6 +72,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
   const sockets = new Map<string, Set<WebSocket<SocketData>>>();
   const budget = createSendBudget<SocketData>(limits.maxBufferedBytes, limits.maxBackpressureBytes);
   const counts = createSocketCounts(limits);
+  const notDurable = createHeldFrames();
   // A frame never fills a socket's whole allowance by itself, so a reader that is keeping up is never closed
   // for one big frame.
   const maxFrameBytes = Math.min(limits.maxFrameBytes, limits.maxBackpressureBytes);
@@ -128,7 +130,10 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     let result: ReturnType<typeof pumpReplay>;
     try {
       result = pumpReplay(wire, data, {
-        page: (after, limit) => events.page(data.principal.tenantId, data.stream, after, limit, maxFrameBytes),
+        page: (after, limit) => {
+          const last = notDurable.limit(data.key, Number.MAX_SAFE_INTEGER);
+          return events.page(data.principal.tenantId, data.stream, after, limit, maxFrameBytes).filter((f) => f.seq <= last);
+        },
         pageBytes: Math.min(64 * 1024, limits.maxBackpressureBytes),
         maxFrameBytes,
         // The backlog was checked against maxReplayBytes at open; events arriving during the replay get as much
@@ -206,7 +211,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       let end: number;
       let replayTooLarge = false;
       try {
-        end = events.position(principal.tenantId, data.stream);
+        end = notDurable.limit(data.key, events.position(principal.tenantId, data.stream));
         replayTooLarge = data.since !== undefined && data.since < end &&
           events.replayBytes(principal.tenantId, data.stream, data.since, end + 1, maxFrameBytes) > limits.maxReplayBytes;
       } catch (err) {
@@ -257,10 +262,16 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
   });
 
   return {
-    /** Sends committed frames to every open socket reading their streams. */
+    /** Frames committed but not yet durable: sockets opening meanwhile start before them (src/ws/held-frames.ts). */
+    hold(frames: OutgoingFrame[]): void {
+      for (const frame of frames) notDurable.hold(streamKey(frame.tenantId, frame.stream), frame.seq);
+    },
+    /** Sends committed frames (held ones once durable) to every open socket reading their streams. */
     push(frames: OutgoingFrame[]): void {
       for (const frame of frames) {
-        const set = sockets.get(streamKey(frame.tenantId, frame.stream));
+        const key = streamKey(frame.tenantId, frame.stream);
+        notDurable.release(key, frame.seq);
+        const set = sockets.get(key);
         if (!set) continue;
         // Measured (and, if too large, replaced by its notice) and encoded once per frame, not per socket: uWS
         // sends a Buffer as it is, where a string would be converted to UTF-8 again for every socket.

@@ -119,3 +119,36 @@ test('a retried refresh within the grace gets the identical pair, and no secret 
   await expect(grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token })).rejects.toMatchObject({ error: 'invalid_grant' });
   expect(() => auth.verify(second.access_token)).toThrow(/token revoked/);
 });
+
+test('a token is answered only once what its grant wrote is on the disk', async () => {
+  const db = new Database(':memory:');
+  migrate(db);
+  applyProvisioning(createProvisioningRepo(db), 'demo', demo);
+  let synced: () => void = () => undefined;
+  const transactions: string[] = [];
+  const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
+    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, now: () => Date.now(),
+    durable: {
+      transaction: (fn) => {
+        transactions.push('relaxed');
+        return db.transaction(fn).immediate();
+      },
+      synced: () => new Promise((resolve) => { synced = resolve; }),
+    },
+  });
+  const tenant = demo.tenants[0]!;
+  let answered = false;
+  const answer = auth.token({
+    tenantId: tenant.id, clientId: tenant.clients[0]!.clientId, clientSecret: tenant.clients[0]!.clientSecret,
+    clientAddress: '127.0.0.1',
+    form: new URLSearchParams({ grant_type: 'password', username: 'anonymous', password: '' }),
+  }).then((t) => { answered = true; return t; });
+  // The client's secret is checked with scrypt on the thread pool first.
+  for (let i = 0; i < 200 && transactions.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 20));
+  expect(transactions).toEqual(['relaxed']);
+  expect(db.prepare('SELECT COUNT(*) FROM refresh_tokens').pluck().get()).toBe(1);
+  expect(answered).toBe(false);
+  synced();
+  expect((await answer).access_token).toBeTruthy();
+});

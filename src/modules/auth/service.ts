@@ -7,6 +7,7 @@ import { createBearerCheck, type SigningKey, signJwt } from '../../shared/jwt.js
 import { OAuthError } from '../../shared/oauth-error.js';
 import { type AnonymousOptions, createAnonymousLimit } from './anonymous.js';
 import { createCredentialChecks } from './credentials.js';
+import type { DurableWrites } from '../../db/wal-sync.js';
 import type { AuthRepo, RefreshRow, Revocation } from './repo.js';
 import { createRevocationList } from './revocations.js';
 import { createLoginThrottle, type ThrottleOptions } from './throttle.js';
@@ -28,6 +29,11 @@ export interface AuthOptions {
    */
   refreshRetryGraceMs?: number;
   now: () => number;
+  /**
+   * How token writes reach the disk: absent, each commits with its own fsync on the event loop; the box commits
+   * them without one and answers after an fsync off the loop (src/db/wal-sync.ts).
+   */
+  durable?: DurableWrites;
 }
 
 /** Whether any order lists the user (the ordering module answers; wired in src/box.ts). */
@@ -43,6 +49,7 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
   const revocations = createRevocationList(repo, options.now);
   const anonymousLimit = createAnonymousLimit(options.anonymous, options.now);
   const bearer = createBearerCheck(key, options.now);
+  const durable: DurableWrites = options.durable ?? { transaction: (fn) => repo.transaction(fn), synced: () => Promise.resolve() };
 
   function grantScope(requested: string | null, allowed: string[]): string[] {
     if (requested === null || requested.trim() === '') return allowed;
@@ -120,17 +127,17 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
       if (password !== '') throw new OAuthError('invalid_grant', 'the anonymous user has an empty password');
       const scope = grantScope(req.form.get('scope'), ANONYMOUS_SCOPE);
       anonymousLimit.take(req.clientAddress);
-      return issue(req, { userId: newId(), scope, staff: false }, newId());
+      return durable.transaction(() => issue(req, { userId: newId(), scope, staff: false }, newId()));
     }
     const staff = await credentials.checkPassword(req.tenantId, username, password, req.clientAddress);
     const scope = grantScope(req.form.get('scope'), staff.scope.split(/\s+/));
-    return issue(req, { userId: staff.id, scope, staff: true }, newId());
+    return durable.transaction(() => issue(req, { userId: staff.id, scope, staff: true }, newId()));
   }
 
   function refreshGrant(req: TokenRequest): TokenResponse | { reused: Revocation[] } {
     const presented = req.form.get('refresh_token');
     if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
-    return repo.transaction(() => {
+    return durable.transaction(() => {
       const row = repo.refresh(sha256(presented));
       if (!row || row.tenantId !== req.tenantId || row.clientId !== req.clientId) {
         throw new OAuthError('invalid_grant', 'unknown refresh token');
@@ -158,9 +165,15 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
       await credentials.checkClient(req.tenantId, req.clientId, req.clientSecret, req.clientAddress);
       const grant = req.form.get('grant_type');
       if (!grant) throw new OAuthError('invalid_request', 'grant_type is required');
-      if (grant === 'password') return passwordGrant(req);
+      // Every answer follows the fsync of what it wrote: a token handed out survives a power cut.
+      if (grant === 'password') {
+        const answer = await passwordGrant(req);
+        await durable.synced();
+        return answer;
+      }
       if (grant === 'refresh_token') {
         const result = refreshGrant(req);
+        await durable.synced();
         if ('reused' in result) {
           revocations.add(result.reused);
           throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');

@@ -6,12 +6,14 @@ import { reject } from '../../shared/errors.js';
 import type { OutgoingFrame } from '../events/event-store.js';
 import { type CommandHandler, createCommandQueue, type ProcessedCommand, type QueueObserver } from './command-queue.js';
 import { createOrderRepo } from './repo.js';
+import { createSyncRounds, noWalSync, type WalSync } from '../../db/wal-sync.js';
+import { createPublisher } from '../events/publisher.js';
 
 afterEach(() => {
   vi.useRealTimers();
 });
 
-function setup(process: CommandHandler['process'], observer?: QueueObserver) {
+function setup(process: CommandHandler['process'], observer?: QueueObserver, sync: WalSync = noWalSync) {
   const db = new Database(':memory:');
   migrate(db);
   const repo = createOrderRepo(db);
@@ -23,10 +25,12 @@ function setup(process: CommandHandler['process'], observer?: QueueObserver) {
       return [] as OutgoingFrame[];
     },
   };
-  const queue = createCommandQueue({ repo, handler, push: () => undefined, log: pino({ level: 'silent' }), now: () => 1, observer });
+  const pushed: string[] = [];
+  const publisher = createPublisher(sync, { hold: () => undefined, push: (frames) => pushed.push(...frames.map((f) => f.text)) });
+  const queue = createCommandQueue({ repo, handler, publisher, log: pino({ level: 'silent' }), now: () => 1, observer });
   const outcome = (id: string) =>
     db.prepare('SELECT outcome FROM order_commands WHERE correlation_id = ?').pluck().get(id) as string | null;
-  return { queue, notified, outcome };
+  return { queue, notified, outcome, pushed };
 }
 
 const record = (id: string) => ({
@@ -45,12 +49,15 @@ test('a rejected command is marked rejected and notified; the next one still app
 });
 
 test('a disk or I/O error is not blamed on the command: it stays pending and is applied on retry', async () => {
-  let failures = 1;
+  // It fails when applied with its batch (the command is then stored alone and confirmed) and at the first retry.
+  let failures = 2;
   const { queue, notified, outcome } = setup(() => {
     if (failures-- > 0) throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
     return [];
   });
   await queue.confirm(record('c'));
+  expect(outcome('c')).toBeNull();
+  expect(queue.failing()).toBe(true);
   queue.drain();
   expect(outcome('c')).toBeNull();
   expect(notified).toEqual([]);
@@ -80,7 +87,8 @@ test('the observer hears each committed batch once, after its commit; a batch th
     processed: (cmds: readonly ProcessedCommand[], _t, _c, pushedMs) =>
       heard.push(`processed ${cmds.map((c) => `${c.kind}:${c.outcome}:${pushedMs - c.confirmedMs}`).join(',')}`),
   };
-  let ioErrors = 1;
+  // z fails when applied with its batch and at the first retry (see the test above).
+  let ioErrors = 2;
   const { queue } = setup((cmd) => {
     if (cmd.correlationId === 'x') throw reject('invalidVenue', 'no');
     if (cmd.correlationId === 'z' && ioErrors-- > 0) throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
@@ -103,4 +111,53 @@ test('the observer hears each committed batch once, after its commit; a batch th
   expect(heard).toEqual(['confirmed new', 'processed new:applied:0']);
   expect(queue.failing()).toBe(false);
   queue.stop();
+});
+
+test('a command is stored and applied in one transaction; its 200 and its frames wait for the fsync of the WAL', async () => {
+  let finish: (err?: Error) => void = () => undefined;
+  const sync = createSyncRounds(() => new Promise<void>((resolve, reject) => {
+    finish = (err) => (err ? reject(err) : resolve());
+  }));
+  const frame = (id: string): OutgoingFrame => ({ tenantId: 't', stream: 'u', seq: 1, text: `frame of ${id}` });
+  const { queue, outcome, pushed } = setup((cmd) => [frame(cmd.correlationId)], undefined, sync);
+  let confirmed = false;
+  const first = queue.confirm(record('e')).then(() => { confirmed = true; });
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  // Committed (a read sees it) but neither answered nor pushed: a power cut now may still take it back.
+  expect(outcome('e')).toBe('applied');
+  expect(confirmed).toBe(false);
+  expect(pushed).toEqual([]);
+  finish();
+  await first;
+  expect(pushed).toEqual(['frame of e']);
+
+  const second = queue.confirm(record('f'));
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  finish(Object.assign(new Error('EIO'), { code: 'EIO' }));
+  await expect(second).rejects.toMatchObject({ code: 'EIO' });
+});
+
+test('commands confirmed while a batch waits for its fsync gather and commit together once it is done', async () => {
+  let finish: () => void = () => undefined;
+  const sync = createSyncRounds(() => new Promise<void>((resolve) => { finish = resolve; }));
+  const batches: string[] = [];
+  const observer: QueueObserver = { confirmed: (kinds) => batches.push(kinds.join(',')), processed: () => undefined };
+  const { queue, outcome } = setup(() => [], observer, sync);
+  const first = queue.confirm(record('g'));
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setImmediate(r));
+  const later = [queue.confirm({ ...record('h'), kind: 'append' }), queue.confirm({ ...record('i'), kind: 'submit' })];
+  await new Promise((r) => setImmediate(r));
+  // Not committed yet: the fsync of g's batch is still in flight.
+  expect(outcome('h')).toBeUndefined();
+  finish();
+  await first;
+  expect(batches).toEqual(['new']);
+  await new Promise((r) => setImmediate(r));
+  expect([outcome('h'), outcome('i')]).toEqual(['applied', 'applied']);
+  finish();
+  await Promise.all(later);
+  expect(batches).toEqual(['new', 'append,submit']);
 });

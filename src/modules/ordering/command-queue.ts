@@ -2,14 +2,15 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from '../../log.js';
 import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail } from '../../shared/errors.js';
 import type { OutgoingFrame } from '../events/event-store.js';
+import type { Publisher } from '../events/publisher.js';
 import type { StoredKey } from './idempotency-repo.js';
-import type { CommandRecord, OrderRepo } from './repo.js';
+import type { Command, CommandRecord, OrderRepo } from './repo.js';
 
 export interface CommandHandler {
   /** Applies a command and appends its events; throws CommandRejected for a business-rule failure. */
-  process(cmd: CommandRecord, now: number): OutgoingFrame[];
+  process(cmd: Command, now: number): OutgoingFrame[];
   /** Appends the NOTIFICATION of a rejected command. */
-  notify(cmd: CommandRecord, codes: ErrorDetail<CommandErrorCode>[], now: number): OutgoingFrame[];
+  notify(cmd: Command, codes: ErrorDetail<CommandErrorCode>[], now: number): OutgoingFrame[];
 }
 
 /** A processed command as the metrics see it (src/modules/health/metrics.ts). */
@@ -32,14 +33,17 @@ export interface QueueObserver {
 export interface QueueDeps {
   repo: OrderRepo;
   handler: CommandHandler;
-  push(frames: OutgoingFrame[]): void;
+  /** Sends the frames of processed commands, in commit order, once they are durable. */
+  publisher: Publisher;
+  /** Called once processed commands are on the disk (the printers then take their jobs). */
+  onApplied?(): void;
   log: Logger;
   now(): number;
   observer?: QueueObserver;
 }
 
 interface Waiting {
-  record: Omit<CommandRecord, 'seq'>;
+  record: Command;
   key: StoredKey | undefined;
   resolve(): void;
   reject(err: unknown): void;
@@ -49,24 +53,29 @@ const BATCH = 256;
 const RETRY_MS = 1000;
 
 /**
- * The durable command queue. Confirmations that arrive in the same tick are committed together (group
- * commit: one fsync for the batch, synchronous=FULL) before any of their 200s is written. Processing
- * follows in confirmation order, each command atomic in its own savepoint, and the events are pushed only
- * after their transaction commits. Commands confirmed before a crash are processed at the next start.
- * A command's Idempotency-Key is stored in the same transaction as the command: both or neither.
+ * The durable command queue (docs/operations.md "Durability and speed"). The commands that arrive in one turn
+ * of the event loop are stored and applied in one transaction, each applied in its own savepoint, committed
+ * without waiting for the disk; one fsync of the WAL off the event loop (src/db/wal-sync.ts) then makes the
+ * batch durable, and only after it are the 200s written and the events pushed. Commands that arrive while that
+ * fsync is in flight form the next batch: one fsync per batch, however many commands it holds.
+ * If applying fails for a reason of the machine (disk full, I/O error), the commands are stored alone and applied
+ * by a retry; commands confirmed before a crash are applied at the next start. A command's Idempotency-Key is
+ * stored in the same transaction as the command: both or neither.
  */
 export function createCommandQueue(deps: QueueDeps) {
   let waiting: Waiting[] = [];
   let processScheduled = false;
   let retryTimer: NodeJS.Timeout | undefined;
+  /** A batch is committed and waits for its fsync. */
+  let syncing = false;
   /** The last processing transaction failed (disk full, I/O error): retried every RETRY_MS until one commits. */
   let failing = false;
 
-  /** Runs `fn` in one transaction; returns the seconds of the whole and of its COMMIT (the time after `fn`). */
-  function timedTransaction(fn: () => void): [number, number] {
+  /** Runs `fn` in a transaction of `run`; returns the seconds of the whole and of its COMMIT (the time after `fn`). */
+  function timed(run: (fn: () => void) => void, fn: () => void): [number, number] {
     const start = performance.now();
     let bodyEnd = start;
-    deps.repo.transaction(() => {
+    run(() => {
       fn();
       bodyEnd = performance.now();
     });
@@ -74,24 +83,96 @@ export function createCommandQueue(deps: QueueDeps) {
     return [(end - start) / 1000, (end - bodyEnd) / 1000];
   }
 
+  function store(batch: Waiting[]): void {
+    for (const w of batch) {
+      deps.repo.insertCommand(w.record);
+      if (w.key) deps.repo.idempotency.insert(w.key);
+    }
+  }
+
+  /** Stores the batch and applies what is pending in one transaction; the answers follow the fsync. */
   function flushConfirmations(): void {
+    if (waiting.length === 0) return;
     const batch = waiting;
     waiting = [];
+    const frames: OutgoingFrame[] = [];
+    const done: ProcessedCommand[] = [];
     let seconds: [number, number];
     try {
-      seconds = timedTransaction(() => {
-        for (const w of batch) {
-          deps.repo.insertCommand(w.record);
-          if (w.key) deps.repo.idempotency.insert(w.key);
+      seconds = timed(deps.repo.relaxedTransaction, () => {
+        if (retryTimer) {
+          store(batch);
+        } else if (deps.repo.firstPending() !== undefined) {
+          // Older commands are waiting (a backlog after a failure): they go first.
+          store(batch);
+          takePending(frames, done);
+        } else {
+          // The usual case: each command applied as it is in memory, then stored with its outcome.
+          for (const w of batch) {
+            const now = deps.now();
+            const applied = applyOne(w.record, now, done);
+            deps.repo.insertProcessed(w.record, applied.outcome, now);
+            if (w.key) deps.repo.idempotency.insert(w.key);
+            frames.push(...applied.frames);
+          }
         }
       });
+    } catch (err) {
+      // Nothing of the transaction was kept. Applying failed for a reason of the machine (a command's own failure
+      // is caught in its savepoint), or storing did: store the commands alone, which fails again in the second case.
+      deps.log.error({ err }, 'processing order commands failed; storing them alone and retrying');
+      storeAlone(batch);
+      return;
+    }
+    if (!retryTimer) failing = false;
+    const kinds = batch.map((w) => w.record.kind);
+    afterSync(frames, (err) => {
+      for (const w of batch) if (err) w.reject(err); else w.resolve();
+      if (err) return;
+      deps.observer?.confirmed(kinds, ...seconds);
+      afterProcessed(done, seconds);
+    });
+    if (deps.repo.firstPending() !== undefined) scheduleProcessing();
+  }
+
+  /**
+   * Answers a batch once the fsync covers it. Commands confirmed meanwhile are not committed at once: they could
+   * only be covered by the fsync after this one anyway, so they gather and commit together when it is done,
+   * one transaction for all of them (fewer pages written per command, the more so the busier the box).
+   */
+  function afterSync(frames: OutgoingFrame[], then: (err?: Error) => void): void {
+    syncing = true;
+    deps.publisher.publishAfterSync(frames, (err) => {
+      syncing = false;
+      then(err);
+      if (waiting.length > 0) flushConfirmations();
+    });
+  }
+
+  /** The batch's commands without applying them (the apply failed for a reason of the machine). */
+  function storeAlone(batch: Waiting[]): void {
+    let seconds: [number, number];
+    try {
+      seconds = timed(deps.repo.relaxedTransaction, () => store(batch));
     } catch (err) {
       for (const w of batch) w.reject(err);
       return;
     }
-    for (const w of batch) w.resolve();
-    deps.observer?.confirmed(batch.map((w) => w.record.kind), ...seconds);
-    scheduleProcessing();
+    retryLater();
+    afterSync([], (err) => {
+      for (const w of batch) if (err) w.reject(err); else w.resolve();
+      if (!err) deps.observer?.confirmed(batch.map((w) => w.record.kind), ...seconds);
+    });
+  }
+
+  function afterProcessed(done: ProcessedCommand[], seconds: [number, number]): void {
+    if (done.length === 0) return;
+    deps.onApplied?.();
+    deps.observer?.processed(done, ...seconds, deps.now());
+  }
+
+  function takePending(frames: OutgoingFrame[], done: ProcessedCommand[]): void {
+    for (const cmd of deps.repo.pendingCommands(0, BATCH)) frames.push(...processOne(cmd, done));
   }
 
   function scheduleProcessing(): void {
@@ -103,39 +184,53 @@ export function createCommandQueue(deps: QueueDeps) {
     });
   }
 
-  /** Processes up to BATCH pending commands in one transaction; returns how many it took. */
+  function retryLater(): void {
+    failing = true;
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      scheduleProcessing();
+    }, RETRY_MS);
+  }
+
+  /**
+   * Processes up to BATCH pending commands in one durable transaction (at start, after a retry, a backlog);
+   * returns how many it took.
+   */
   function processBatch(): number {
     const frames: OutgoingFrame[] = [];
     const done: ProcessedCommand[] = [];
     let seconds: [number, number];
     try {
-      seconds = timedTransaction(() => {
-        for (const cmd of deps.repo.pendingCommands(0, BATCH)) frames.push(...processOne(cmd, done));
-      });
+      seconds = timed((fn) => deps.repo.transaction(fn), () => takePending(frames, done));
     } catch (err) {
       // The database refused the whole batch (disk full, I/O error): nothing was applied; try again later.
       deps.log.error({ err }, 'processing order commands failed; retrying');
-      failing = true;
-      retryTimer = setTimeout(() => {
-        retryTimer = undefined;
-        scheduleProcessing();
-      }, RETRY_MS);
+      retryLater();
       return 0;
     }
     failing = false;
-    deps.push(frames);
-    if (done.length > 0) deps.observer?.processed(done, ...seconds, deps.now());
+    deps.publisher.publish(frames);
+    afterProcessed(done, seconds);
     return done.length;
   }
 
-  /** Applies one command in its savepoint; `done` gets its outcome once nothing can roll it back but the batch. */
+  /** Applies a stored command and records its outcome (the backlog's path). */
   function processOne(cmd: CommandRecord, done: ProcessedCommand[]): OutgoingFrame[] {
     const now = deps.now();
+    const applied = applyOne(cmd, now, done);
+    deps.repo.markProcessed(cmd.seq, applied.outcome, now);
+    return applied.frames;
+  }
+
+  /** Applies one command in its savepoint; `done` gets its outcome (only the batch can still roll it back). */
+  function applyOne(cmd: Command, now: number, done: ProcessedCommand[]): {
+    frames: OutgoingFrame[]; outcome: ProcessedCommand['outcome'];
+  } {
     try {
       const frames = deps.repo.savepoint(() => deps.handler.process(cmd, now));
-      deps.repo.markProcessed(cmd.seq, 'applied', now);
       done.push({ kind: cmd.kind, outcome: 'applied', confirmedMs: cmd.confirmedMs });
-      return frames;
+      return { frames, outcome: 'applied' };
     } catch (err) {
       let codes: ErrorDetail<CommandErrorCode>[];
       let outcome: ProcessedCommand['outcome'] = 'rejected';
@@ -150,9 +245,8 @@ export function createCommandQueue(deps: QueueDeps) {
         codes = [commandProblem('internal', 'internal error', [cmd.correlationId])];
         outcome = 'failed';
       }
-      deps.repo.markProcessed(cmd.seq, outcome, now);
       done.push({ kind: cmd.kind, outcome, confirmedMs: cmd.confirmedMs });
-      return deps.handler.notify(cmd, codes, now);
+      return { frames: deps.handler.notify(cmd, codes, now), outcome };
     }
   }
 
@@ -166,13 +260,18 @@ export function createCommandQueue(deps: QueueDeps) {
     /** Commands confirmed before a crash or power cut are applied before the first new request. */
     start: drain,
     /** Resolves once the command is committed to disk; the caller then writes the confirmation. */
-    confirm(record: Omit<CommandRecord, 'seq'>, key?: StoredKey): Promise<void> {
+    confirm(record: Command, key?: StoredKey): Promise<void> {
       return new Promise((resolve, reject) => {
         waiting.push({ record, key, resolve, reject });
-        if (waiting.length === 1) setImmediate(flushConfirmations);
+        // While a batch waits for its fsync, the commands gather and commit once it is done (afterSync).
+        if (waiting.length === 1 && !syncing) setImmediate(flushConfirmations);
       });
     },
-    drain,
+    /** Applies what is pending; resolves once all of it is on the disk and its answers are written. */
+    drain(): Promise<void> {
+      drain();
+      return new Promise((resolve) => deps.publisher.publishAfterSync([], () => resolve()));
+    },
     stop(): void {
       clearTimeout(retryTimer);
     },

@@ -4,6 +4,8 @@ import { expect, test } from 'vitest';
 import { migrate } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
 import { createCommandQueue } from './command-queue.js';
+import { noWalSync } from '../../db/wal-sync.js';
+import { createPublisher } from '../events/publisher.js';
 import { createIdempotencyGuard, fingerprintOf, idempotencyOf } from './idempotency.js';
 import { createOrderRepo } from './repo.js';
 
@@ -29,7 +31,7 @@ function setup() {
   migrate(db);
   const repo = createOrderRepo(db);
   const queue = createCommandQueue({
-    repo, handler: { process: () => [], notify: () => [] }, push: () => undefined, log: pino({ level: 'silent' }), now: () => 1,
+    repo, handler: { process: () => [], notify: () => [] }, publisher: createPublisher(noWalSync, { hold: () => undefined, push: () => undefined }), log: pino({ level: 'silent' }), now: () => 1,
   });
   const guard = createIdempotencyGuard(repo.idempotency);
   let n = 0;

@@ -1,7 +1,7 @@
 import { isoOf } from '../../shared/clock.js';
 import { formatMoney } from '../../shared/money.js';
 import type { VenueRepo } from '../venues/repo.js';
-import type { OrderRepo } from './repo.js';
+import type { LineRow, OrderRepo, OrderRow } from './repo.js';
 import { channelOf, type OrderType } from './schemas.js';
 import { createHash } from 'node:crypto';
 import type { Order } from '../../shared/order-schemas.js';
@@ -22,12 +22,41 @@ export const withoutContact = ({ contact: _contact, ...order }: Order): Order =>
 export const lineHash = (productId: string, quantity: number, priceMinor: number, status: string): string =>
   createHash('sha256').update(`${productId}\0${quantity}\0${priceMinor}\0${status}`).digest('hex').slice(0, 16);
 
-export function buildOrder(repo: OrderRepo, venues: VenueRepo, tenantId: string, orderId: string): Order | undefined {
+/** An order's rows, read once for its view and its sync detail. */
+export interface OrderRows {
+  row: OrderRow;
+  /** In position order. */
+  lines: LineRow[];
+  venueIds: string[];
+  users: { userId: string; roles: string[] }[];
+}
+
+export function loadOrder(repo: OrderRepo, tenantId: string, orderId: string): OrderRows | undefined {
   const row = repo.order(tenantId, orderId);
   if (!row) return undefined;
+  return { row, lines: repo.lines(tenantId, orderId), venueIds: repo.bucketVenues(tenantId, orderId), users: repo.users(tenantId, orderId) };
+}
+
+export function buildOrder(repo: OrderRepo, venues: VenueRepo, tenantId: string, orderId: string): Order | undefined {
+  const rows = loadOrder(repo, tenantId, orderId);
+  return rows && orderView(venues, tenantId, rows);
+}
+
+/** What a restored box needs of an order beyond its Order view: contact, extra, rounds, each line's round. */
+export function syncDetail({ row, lines }: OrderRows) {
+  const lineRounds: Record<string, number | null> = {};
+  for (const l of lines) lineRounds[l.id] = l.round;
+  return {
+    contact: row.contact_json === null ? null : (JSON.parse(row.contact_json) as Record<string, string>),
+    extra: row.extra_json === null ? null : (JSON.parse(row.extra_json) as Record<string, unknown>),
+    rounds: row.rounds,
+    lineRounds,
+  };
+}
+
+export function orderView(venues: VenueRepo, tenantId: string, { row, lines, venueIds, users }: OrderRows): Order {
   const channel = channelOf(row.order_type as OrderType);
-  const lines = repo.lines(tenantId, orderId);
-  const buckets = repo.bucketVenues(tenantId, orderId).map((venueId): Bucket => {
+  const buckets = venueIds.map((venueId): Bucket => {
     const venue = venues.getVenue(tenantId, venueId);
     const constraint = venue?.channelConstraints[channel];
     const [h = '0', m = '0'] = (constraint?.minDeliveryTime ?? '00:00:00').split(':');
@@ -62,7 +91,7 @@ export function buildOrder(repo: OrderRepo, venues: VenueRepo, tenantId: string,
     created: isoOf(row.created_ms),
     lastChanged: isoOf(row.changed_ms),
     source: row.source,
-    users: repo.users(tenantId, orderId),
+    users,
     orderType: row.order_type,
     total: formatMoney(row.total_minor),
     editTotal: formatMoney(row.edit_total_minor),

@@ -2,7 +2,7 @@ import type { Principal } from '../../http/types.js';
 import { insufficientScope, notFound, reject, retryLater } from '../../shared/errors.js';
 import { notification, orderChange } from '../../shared/socket-protocol.js';
 import { createBuckets } from '../../shared/token-bucket.js';
-import { isUuid, newId } from '../../shared/ids.js';
+import { isUuid, newId7 } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
 import { isoOf } from '../../shared/clock.js';
 import type { OrderChangedBody } from '../../shared/sync-protocol.js';
@@ -12,9 +12,9 @@ import type { CommandHandler, CommandQueue } from './command-queue.js';
 import type { Static } from '@sinclair/typebox';
 import { type CommandName, commandOf, ORDER_COMMANDS } from './commands/registry.js';
 import type { CommandDeps } from './commands/rules.js';
-import { buildOrder, type Order, withoutContact } from './order-view.js';
+import { buildOrder, loadOrder, type Order, orderView, type OrderRows, syncDetail, withoutContact } from './order-view.js';
 import { createIdempotencyGuard, type IdempotencyRequest } from './idempotency.js';
-import type { CommandRecord, OrderFilter, OrderRepo } from './repo.js';
+import type { Command, OrderFilter, OrderRepo } from './repo.js';
 import { restoreOrder } from './restore.js';
 import type { AppendBody, CancelBody, CompleteBody, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
 import { encodeCursor, type OrderPage } from './staff-views.js';
@@ -88,9 +88,9 @@ export function createOrderingService(deps: OrderingDeps) {
   function confirm(p: Principal, orderId: string, kind: string, body: unknown, lines: string[],
     idem: IdempotencyRequest | undefined): Promise<Confirmation> {
     checkRate(p);
-    const correlationId = newId();
-    const confirmation: Confirmation = { correlationId, orderId, lines };
     const confirmedMs = deps.now();
+    const correlationId = newId7(confirmedMs);
+    const confirmation: Confirmation = { correlationId, orderId, lines };
     const record = { correlationId, tenantId: p.tenantId, userId: p.userId, staff: isStaff(p), orderId, kind, body, confirmedMs };
     if (!idem) return queue!.confirm(record).then(() => confirmation);
     const response = JSON.stringify(confirmation);
@@ -101,13 +101,13 @@ export function createOrderingService(deps: OrderingDeps) {
   }
 
   /** The order.changed event of an applied command: the order as it now is, and the command that changed it. */
-  function recordForSync(cmd: Pick<CommandRecord, 'tenantId' | 'orderId' | 'correlationId' | 'kind' | 'userId' | 'staff' | 'confirmedMs'>,
-    orderJson: string, now: number): void {
+  function recordForSync(cmd: Pick<Command, 'tenantId' | 'orderId' | 'correlationId' | 'kind' | 'userId' | 'staff' | 'confirmedMs'>,
+    rows: OrderRows, orderJson: string, now: number): void {
     const version = deps.repo.bumpVersion(cmd.tenantId, cmd.orderId);
     const command = {
       correlationId: cmd.correlationId, kind: cmd.kind, userId: cmd.userId, staff: cmd.staff, confirmedAt: isoOf(cmd.confirmedMs),
     };
-    const detail = deps.repo.syncDetail(cmd.tenantId, cmd.orderId);
+    const detail = syncDetail(rows);
     const json = `{"version":${version},"command":${JSON.stringify(command)},"order":${orderJson},"detail":${JSON.stringify(detail)}}`;
     deps.outbox.append(cmd.tenantId, 'order.changed', cmd.orderId, { json }, now);
   }
@@ -117,9 +117,11 @@ export function createOrderingService(deps: OrderingDeps) {
       const command = commandOf(cmd.kind);
       if (!command) throw reject('invalidCommand', `unknown command ${cmd.kind}`, [cmd.kind]);
       command.apply(deps, cmd, cmd.body, now);
-      const order = buildOrder(deps.repo, deps.venues, cmd.tenantId, cmd.orderId)!;
+      // Read once after the command's writes: the pushed view and the sync detail both come from these rows.
+      const rows = loadOrder(deps.repo, cmd.tenantId, cmd.orderId)!;
+      const order = orderView(deps.venues, cmd.tenantId, rows);
       const payload = JSON.stringify(order);
-      recordForSync(cmd, order.contact ? JSON.stringify(withoutContact(order)) : payload, now);
+      recordForSync(cmd, rows, order.contact ? JSON.stringify(withoutContact(order)) : payload, now);
       // Every applied command stores the whole order again (socket streams, sync outbox): a customer's command
       // pays for a large order (docs/orders.md "Order limits"), so a huge order cannot be rewritten many times a second.
       if (customerRate && !cmd.staff && payload.length > ORDER_WRITE_FREE) {
@@ -141,7 +143,7 @@ export function createOrderingService(deps: OrderingDeps) {
   function runCommand<N extends CommandName>(name: N, p: Principal, orderId: string | undefined, body: CommandBody<N>,
     idem: IdempotencyRequest | undefined): Promise<Confirmation> {
     const { stored, lines } = (ORDER_COMMANDS[name].confirm as (b: CommandBody<N>) => { stored: unknown; lines: string[] })(body);
-    return confirm(p, orderId ?? newId(), name, stored, lines, idem);
+    return confirm(p, orderId ?? newId7(), name, stored, lines, idem);
   }
 
   return {
@@ -174,9 +176,10 @@ export function createOrderingService(deps: OrderingDeps) {
     backfillSync(now: number): number {
       const all = deps.repo.allOrders();
       for (const { tenantId, id } of all) {
-        const order = buildOrder(deps.repo, deps.venues, tenantId, id)!;
+        const rows = loadOrder(deps.repo, tenantId, id)!;
+        const order = orderView(deps.venues, tenantId, rows);
         recordForSync({ tenantId, orderId: id, correlationId: '', kind: 'backfill', userId: '', staff: false,
-          confirmedMs: Date.parse(order.lastChanged) }, JSON.stringify(withoutContact(order)), now);
+          confirmedMs: Date.parse(order.lastChanged) }, rows, JSON.stringify(withoutContact(order)), now);
       }
       return all.length;
     },

@@ -3,15 +3,15 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Logger } from '../../log.js';
 import { AppError, type ErrorDetail } from '../../shared/errors.js';
 import { CENTRAL_SOURCE, HqDocumentHead, HqOrderBody, type InboxEntry, type InboxResultBody } from '../../shared/hq-inbox.js';
-import { newId } from '../../shared/ids.js';
+import { newId7 } from '../../shared/ids.js';
 import { type DocumentInput, parseDocument } from '../../shared/stock-document-schemas.js';
-import type { CommandRecord } from '../ordering/repo.js';
+import type { Command } from '../ordering/repo.js';
 
 const checkHead = TypeCompiler.Compile(HqDocumentHead);
 const checkOrder = TypeCompiler.Compile(HqOrderBody);
 
 /** A command row as the ordering module's queue stores it, before the queue numbers it. */
-export type QueuedCommand = Omit<CommandRecord, 'seq'>;
+export type QueuedCommand = Command;
 
 export interface InboxDeps {
   /** Runs `fn` in a savepoint of the applying transaction: an entry that is refused rolls back alone. */
@@ -113,7 +113,7 @@ function applyOrder(deps: InboxDeps, tenantId: string, entry: InboxEntry): boole
     orderType: order.orderType,
     buckets: order.buckets.map((b) => ({
       venue: b.venue,
-      lines: (b.lines ?? []).map((l) => ({ id: newId(), productId: l.productId, quantity: l.quantity, ...(l.extra?.note ? { note: l.extra.note } : {}) })),
+      lines: (b.lines ?? []).map((l) => ({ id: newId7(), productId: l.productId, quantity: l.quantity, ...(l.extra?.note ? { note: l.extra.note } : {}) })),
     })),
     ...(order.contact ? { contact: order.contact } : {}),
     extra: { ...order.extra, 'X-SOURCE': CENTRAL_SOURCE },

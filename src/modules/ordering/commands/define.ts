@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { invalidField } from '../../../shared/errors.js';
-import { newId } from '../../../shared/ids.js';
-import type { CommandRecord } from '../repo.js';
+import { newId7 } from '../../../shared/ids.js';
+import type { Command } from '../repo.js';
 import type { LineInput } from '../schemas.js';
 import type { CommandDeps, Lifecycle, StoredLine } from './rules.js';
 
@@ -31,7 +31,7 @@ export interface OrderCommand<Body extends TSchema = TSchema, Stored = unknown> 
    */
   confirm(body: Static<Body>): { stored: Stored; lines: string[] };
   /** Applies the stored command in the queue's savepoint; throws CommandRejected on a business rule. */
-  apply(deps: CommandDeps, cmd: CommandRecord, stored: Stored, now: number): void;
+  apply(deps: CommandDeps, cmd: Command, stored: Stored, now: number): void;
 }
 
 /** Keeps each command's types together (its body's schema, what it stores) while the registry holds them all. */
@@ -40,7 +40,7 @@ export const defineCommand = <Body extends TSchema, Stored>(command: OrderComman
 
 /** New lines with the ids the confirmation hands out; the kitchen note kept only when there is one. */
 export const withIds = (lines: LineInput[] = []): StoredLine[] =>
-  lines.map((l) => ({ id: newId(), productId: l.productId, quantity: l.quantity, ...(l.extra?.note ? { note: l.extra.note } : {}) }));
+  lines.map((l) => ({ id: newId7(), productId: l.productId, quantity: l.quantity, ...(l.extra?.note ? { note: l.extra.note } : {}) }));
 
 export const LINE_ONCE = 'each line may be named only once';
 

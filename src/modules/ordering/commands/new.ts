@@ -30,7 +30,10 @@ export const newCommand = defineCommand({
   /** Business rules of `new`: venues open, products on the menu; then the order, its lines and its creator. */
   apply(deps, cmd, body: StoredNew, now) {
     // Staff open orders for many guests; a customer's token is free, so its open orders are bounded.
-    if (!cmd.staff) checkOpenOrders(deps.repo.openOrdersOf(cmd.tenantId, cmd.userId), boundsOf(deps));
+    if (!cmd.staff) {
+      const bounds = boundsOf(deps);
+      checkOpenOrders(deps.repo.openOrdersOf(cmd.tenantId, cmd.userId, bounds.maxOpenPerAnonymousUser), bounds);
+    }
     const venues = body.buckets.map((b) => openVenue(deps, cmd.tenantId, b.venue, body.orderType, now));
     const lines = body.buckets.flatMap((b, i) => priceLines(deps, cmd, venues[i]!, body.orderType, b.lines, now));
     checkOrderSize(cmd.orderId, lines, boundsOf(deps));

@@ -6,7 +6,7 @@ import type { VenueRepo } from '../../venues/repo.js';
 import type { Venue } from '../../venues/schemas.js';
 import { DEFAULT_ORDER_BOUNDS, type OrderBounds } from '../bounds.js';
 import type { PrintJobs, TicketContext } from '../print-jobs.js';
-import type { CommandRecord, LineRow, NewLine, OrderRepo, OrderRow } from '../repo.js';
+import type { Command, LineRow, NewLine, OrderRepo, OrderRow } from '../repo.js';
 import { channelOf, type OrderStatus, type OrderType } from '../schemas.js';
 
 /**
@@ -43,7 +43,7 @@ export const ROLES_OF_CREATOR = ['CREATOR', 'CUSTOMER'];
  * may give the command (`forbidden`), the order is open (`orderClosed`), and the lifecycle table allows the
  * command in the order's status (`invalidTransition`, args: current status, command).
  */
-export function orderFor(deps: CommandDeps, cmd: CommandRecord, command: Lifecycle): OrderRow {
+export function orderFor(deps: CommandDeps, cmd: Command, command: Lifecycle): OrderRow {
   // The command's name is its registry key, as stored in the command log.
   const name = cmd.kind;
   const order = visibleOrder(deps.repo, cmd);
@@ -79,14 +79,14 @@ export function allowedIn(command: Lifecycle, status: string, type: OrderType): 
   return command.allowedIn.includes(s) || (type === 'DINE_IN_OPEN' && (command.tabAlsoIn?.includes(s) ?? false));
 }
 
-export function requireBucket(repo: OrderRepo, cmd: CommandRecord, venueId: string): void {
+export function requireBucket(repo: OrderRepo, cmd: Command, venueId: string): void {
   if (!repo.bucketVenues(cmd.tenantId, cmd.orderId).includes(venueId)) {
     throw reject('invalidVenue', `venue ${venueId} is not part of this order`, [venueId]);
   }
 }
 
 /** The order if it lists the command's user (or the user is staff); to anyone else it does not exist. */
-export function visibleOrder(repo: OrderRepo, cmd: CommandRecord) {
+export function visibleOrder(repo: OrderRepo, cmd: Command) {
   const order = repo.order(cmd.tenantId, cmd.orderId);
   const listed = order && (cmd.staff || repo.users(cmd.tenantId, cmd.orderId).some((u) => u.userId === cmd.userId));
   if (!order || !listed) throw reject('orderNotFound', `order ${cmd.orderId} not found`, [cmd.orderId]);
@@ -105,7 +105,7 @@ export function openVenue(deps: CommandDeps, tenantId: string, venueId: string, 
 
 /** Prices each line from the menu; every unknown product is reported, not just the first. */
 export function priceLines(
-  deps: CommandDeps, cmd: CommandRecord, venue: Venue, type: OrderType, lines: StoredLine[], now: number,
+  deps: CommandDeps, cmd: Command, venue: Venue, type: OrderType, lines: StoredLine[], now: number,
 ): NewLine[] {
   const problems: ErrorDetail<CommandErrorCode>[] = [];
   const priced: NewLine[] = [];
@@ -148,7 +148,7 @@ const invalidLine = (lineId: string, venueId: string): ErrorDetail<CommandErrorC
   commandProblem('invalidLine', `line ${lineId} is not a NEW line of this order at venue ${venueId}`, [lineId]);
 
 /** The named lines, each a NEW line of the order in the venue's bucket; every offender is reported. */
-export function editableLines(deps: CommandDeps, cmd: CommandRecord, venueId: string, ids: string[]): LineRow[] {
+export function editableLines(deps: CommandDeps, cmd: Command, venueId: string, ids: string[]): LineRow[] {
   const lines = new Map(deps.repo.lines(cmd.tenantId, cmd.orderId).map((l) => [l.id, l]));
   const problems: ErrorDetail<CommandErrorCode>[] = [];
   const found: LineRow[] = [];
@@ -161,7 +161,7 @@ export function editableLines(deps: CommandDeps, cmd: CommandRecord, venueId: st
   return found;
 }
 
-export function ticketContext(deps: CommandDeps, cmd: CommandRecord, now: number): TicketContext {
+export function ticketContext(deps: CommandDeps, cmd: Command, now: number): TicketContext {
   const order: OrderRow = deps.repo.order(cmd.tenantId, cmd.orderId)!;
   return { tenantId: cmd.tenantId, order, venueOf: (id) => deps.venues.getVenue(cmd.tenantId, id), nowMs: now };
 }

@@ -1,0 +1,45 @@
+import type { WalSync } from '../../db/wal-sync.js';
+import type { OutgoingFrame } from './event-store.js';
+
+/** Where committed frames go: the socket hub (src/ws/hub.ts). */
+export interface FrameWire {
+  hold(frames: OutgoingFrame[]): void;
+  push(frames: OutgoingFrame[]): void;
+}
+
+/**
+ * Pushes committed frames in commit order, each once the commit that made it is on the disk
+ * (docs/operations.md "Durability and speed"). A stream's numbers then reach its sockets in order, whichever
+ * writer made them.
+ */
+export interface Publisher {
+  /** Frames of a transaction that was durable when it committed (synchronous=FULL): sent behind any still held. */
+  publish(frames: OutgoingFrame[]): void;
+  /**
+   * Frames of a transaction committed without its own fsync (src/db/wal-sync.ts): held, then sent once an fsync
+   * of the WAL covers it, right before `then` (which answers the requests that made them).
+   */
+  publishAfterSync(frames: OutgoingFrame[], then: (err?: Error) => void): void;
+}
+
+export function createPublisher(sync: WalSync, wire: FrameWire): Publisher {
+  return {
+    publish(frames) {
+      if (sync.idle()) {
+        wire.push(frames);
+        return;
+      }
+      wire.hold(frames);
+      sync.afterSync(() => wire.push(frames));
+    },
+    publishAfterSync(frames, then) {
+      wire.hold(frames);
+      sync.afterSync((err) => {
+        // A failed fsync leaves the commit in the page cache, where every later read finds it: the frames go out
+        // as the database now says, and `then` answers the requests with the error.
+        wire.push(frames);
+        then(err);
+      });
+    },
+  };
+}
