@@ -290,6 +290,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
 
   const checkpointer = createCheckpointer(db, join(dataDir, DB_FILE), {
     intervalMs: 250, onError: (err) => log.error({ err }, 'WAL checkpoint failed'), onCheckpoint: metrics?.onCheckpoint,
+    writes: queue,
   });
   const jobs = createJobs({
     config, log, now, auth, ordering, events, warehouse, retention, disk, syncRepo, backups,

@@ -18,9 +18,14 @@ export interface CheckpointWorkerData {
   addonFile: string;
 }
 
+/**
+ * To the serving thread: each checkpoint's report (it may write again), or a request to hold its writes for a
+ * quiet moment, answered with 'quiet'. From it: 'quiet', 'stop'.
+ */
 export type CheckpointMessage =
-  | { seconds: number; ok: true; walFrames: number }
-  | { seconds: number; ok: false; walFrames: -1; error: string };
+  | { seconds: number; ok: true; walFrames: number; caughtUp: boolean }
+  | { seconds: number; ok: false; walFrames: -1; error: string }
+  | { quiet: true };
 
 const { file, intervalMs, addonFile } = workerData as CheckpointWorkerData;
 const addon = { exports: {} };
@@ -29,6 +34,9 @@ process.dlopen(addon, addonFile);
 const db = new Database(file, { nativeBinding: addon.exports as unknown as string, fileMustExist: true });
 // Never waits on the serving connection's write lock: PASSIVE copies what it can and comes back next time.
 db.pragma('busy_timeout = 0');
+// Every checkpoint syncs the WAL before it copies a frame into the database file, and the file after: the order
+// the serving connection relies on when it commits order commands without a sync (src/db/wal-sync.ts).
+db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
 
 // On a box whose cores are all busy, the event loop comes first: this thread's nice value goes up by 10 (Linux
@@ -39,21 +47,44 @@ try {
   // not Linux, or not allowed: same priority as the event loop
 }
 
-const timer = setInterval(() => {
+/** Passes before the serving thread is asked for a quiet moment (each one copies what came during the last). */
+const PASSES = 4;
+let stopped = false;
+let quiet: (() => void) | undefined;
+let timer: NodeJS.Timeout | undefined;
+
+async function tick(): Promise<void> {
   const start = performance.now();
   let message: CheckpointMessage;
   try {
-    const walFrames = checkpointCatchingUp(db);
-    message = { seconds: (performance.now() - start) / 1000, ok: true, walFrames };
+    let { walFrames, caughtUp } = checkpointCatchingUp(db, PASSES);
+    if (!caughtUp && !stopped) {
+      // Commits keep coming: the serving thread holds its next ones (src/db/checkpointer.ts) until this reports.
+      const granted = new Promise<void>((resolve) => { quiet = resolve; });
+      parentPort!.postMessage({ quiet: true } satisfies CheckpointMessage);
+      await granted;
+      ({ walFrames, caughtUp } = checkpointCatchingUp(db, 2));
+    }
+    message = { seconds: (performance.now() - start) / 1000, ok: true, walFrames, caughtUp };
   } catch (err) {
     message = { seconds: (performance.now() - start) / 1000, ok: false, walFrames: -1, error: String((err as Error)?.message ?? err) };
   }
+  if (stopped) return;
   parentPort!.postMessage(message);
-}, intervalMs);
+  timer = setTimeout(() => void tick(), intervalMs);
+}
+timer = setTimeout(() => void tick(), intervalMs);
 
 parentPort!.on('message', (m: unknown) => {
+  if (m === 'quiet') {
+    quiet?.();
+    quiet = undefined;
+    return;
+  }
   if (m !== 'stop') return;
-  clearInterval(timer);
+  stopped = true;
+  clearTimeout(timer);
+  quiet?.();
   db.close();
   parentPort!.close();
 });

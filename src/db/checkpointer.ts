@@ -11,7 +11,15 @@ export interface CheckpointerOptions {
   intervalMs: number;
   onError(err: unknown): void;
   onCheckpoint?(done: CheckpointDone): void;
+  /**
+   * The serving thread's steady writer (the command queue): held for the quiet moment a checkpoint asks for when
+   * commits keep coming, so that the WAL can restart (src/db/checkpoint.ts); released at its report.
+   */
+  writes?: { hold(): void; release(): void };
 }
+
+/** The longest a quiet moment holds the writes, whatever the worker does. */
+const QUIET_MAX_MS = 100;
 
 /**
  * The WAL checkpointer as one of the box's long-running parts (src/shared/service.ts): PASSIVE checkpoints every
@@ -23,6 +31,13 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
   let worker: Worker | undefined;
   let stopInline: (() => void) | undefined;
   let exited: Promise<void> = Promise.resolve();
+  let quietTimer: NodeJS.Timeout | undefined;
+  const release = (): void => {
+    if (!quietTimer) return;
+    clearTimeout(quietTimer);
+    quietTimer = undefined;
+    options.writes?.release();
+  };
   return {
     start() {
       if (typeof CHECKPOINT_WORKER_SOURCE !== 'string') {
@@ -33,6 +48,14 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
       const w = new Worker(CHECKPOINT_WORKER_SOURCE, { eval: true, workerData });
       w.unref();
       w.on('message', (m: CheckpointMessage) => {
+        if ('quiet' in m) {
+          // Answered from the event loop, so no transaction of this thread is open: none starts until released.
+          options.writes?.hold();
+          quietTimer = setTimeout(release, QUIET_MAX_MS);
+          w.postMessage('quiet');
+          return;
+        }
+        release();
         if (!m.ok) options.onError(new Error(m.error));
         options.onCheckpoint?.({ seconds: m.seconds, ok: m.ok, walFrames: m.walFrames });
       });
@@ -44,6 +67,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
     async stop() {
       stopInline?.();
       if (!worker) return;
+      release();
       worker.postMessage('stop');
       await exited;
       worker = undefined;

@@ -2,9 +2,9 @@ import { type FileHandle, open } from 'node:fs/promises';
 import type { Db } from './open.js';
 
 /**
- * Durability off the event loop (docs/operations.md "Durability and speed"). The command path commits with
- * synchronous=NORMAL: SQLite writes the WAL frames without waiting for the disk, which keeps the database
- * consistent but not yet durable. Then one fdatasync of the WAL file on libuv's thread pool makes every commit
+ * Durability off the event loop (docs/operations.md "Durability and speed"). The command path commits without
+ * a sync (relaxedTransactions): SQLite writes the WAL frames without waiting for the disk, which keeps the
+ * database consistent but not yet durable. Then one fdatasync of the WAL file on libuv's thread pool makes every commit
  * written before it durable at once; only after it are the commands confirmed and their frames pushed. While one
  * fsync is in flight the loop goes on serving, and everything committed meanwhile waits for the next one: a group
  * commit whose size follows the load, with no fsync on the event loop.
@@ -83,15 +83,22 @@ export function createSyncRounds(fsync: () => Promise<void>): WalSync {
 export const noWalSync: WalSync = { afterSync: (done) => done(), idle: () => true };
 
 /**
- * Runs `fn` in an immediate transaction committed with synchronous=NORMAL (no fsync of its own); the connection
- * is back at FULL afterwards, so every other writer keeps committing durably by itself. The caller tells no one
- * of what it committed before `WalSync.afterSync` calls back.
+ * Runs `fn` in an immediate transaction committed with no sync of its own (synchronous=OFF); the connection is
+ * back at FULL afterwards, so every other writer keeps committing durably by itself. The caller tells no one of
+ * what it committed before `WalSync.afterSync` calls back.
+ *
+ * OFF rather than NORMAL: at NORMAL, the commit that restarts the WAL after a checkpoint fsyncs the WAL's new
+ * header on the event loop, and while the checkpointer's fsync of the database file is in flight that one waited
+ * up to 575 ms (measured at 1,000 orders/s). The header sync keeps a checkpoint from copying frames written after
+ * a restart while the old header is still the one on the disk (SQLite ticket ff5be73dee); here nothing copies a
+ * frame without syncing the WAL first: the checkpointer's connection syncs it before every checkpoint
+ * (synchronous=NORMAL there, src/db/checkpoint-worker.ts), and src/db/wal-sync.ts syncs it before any answer.
  */
 export function relaxedTransactions(db: Db): <T>(fn: () => T) => T {
-  const normal = db.prepare('PRAGMA synchronous = NORMAL');
+  const off = db.prepare('PRAGMA synchronous = OFF');
   const full = db.prepare('PRAGMA synchronous = FULL');
   return (fn) => {
-    normal.run();
+    off.run();
     try {
       return db.transaction(fn).immediate();
     } finally {

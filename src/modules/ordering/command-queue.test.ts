@@ -161,3 +161,14 @@ test('commands confirmed while a batch waits for its fsync gather and commit tog
   await Promise.all(later);
   expect(batches).toEqual(['new', 'append,submit']);
 });
+
+test('held for the quiet moment a checkpoint asks for, the queue commits nothing; released, what gathered commits at once', async () => {
+  const { queue, outcome } = setup(() => []);
+  queue.hold();
+  const confirmed = queue.confirm(record('j'));
+  await new Promise((r) => setTimeout(r, 5));
+  expect(outcome('j')).toBeUndefined();
+  queue.release();
+  expect(outcome('j')).toBe('applied');
+  await confirmed;
+});

@@ -68,6 +68,8 @@ export function createCommandQueue(deps: QueueDeps) {
   let retryTimer: NodeJS.Timeout | undefined;
   /** A batch is committed and waits for its fsync. */
   let syncing = false;
+  /** The checkpointer asked for a quiet moment (src/db/checkpointer.ts): no batch commits until it is over. */
+  let held = false;
   /** The last processing transaction failed (disk full, I/O error): retried every RETRY_MS until one commits. */
   let failing = false;
 
@@ -92,7 +94,7 @@ export function createCommandQueue(deps: QueueDeps) {
 
   /** Stores the batch and applies what is pending in one transaction; the answers follow the fsync. */
   function flushConfirmations(): void {
-    if (waiting.length === 0) return;
+    if (waiting.length === 0 || held) return;
     const batch = waiting;
     waiting = [];
     const frames: OutgoingFrame[] = [];
@@ -145,7 +147,7 @@ export function createCommandQueue(deps: QueueDeps) {
     deps.publisher.publishAfterSync(frames, (err) => {
       syncing = false;
       then(err);
-      if (waiting.length > 0) flushConfirmations();
+      flushConfirmations();
     });
   }
 
@@ -252,7 +254,8 @@ export function createCommandQueue(deps: QueueDeps) {
 
   /** Processes everything pending now (at start, after a crash; and at shutdown). */
   function drain(): void {
-    if (waiting.length > 0) flushConfirmations();
+    held = false;
+    flushConfirmations();
     while (processBatch() === BATCH);
   }
 
@@ -264,7 +267,7 @@ export function createCommandQueue(deps: QueueDeps) {
       return new Promise((resolve, reject) => {
         waiting.push({ record, key, resolve, reject });
         // While a batch waits for its fsync, the commands gather and commit once it is done (afterSync).
-        if (waiting.length === 1 && !syncing) setImmediate(flushConfirmations);
+        if (waiting.length === 1 && !syncing && !held) setImmediate(flushConfirmations);
       });
     },
     /** Applies what is pending; resolves once all of it is on the disk and its answers are written. */
@@ -274,6 +277,14 @@ export function createCommandQueue(deps: QueueDeps) {
     },
     stop(): void {
       clearTimeout(retryTimer);
+    },
+    /** Commits nothing new until release (the checkpointer's quiet moment; confirmations gather meanwhile). */
+    hold(): void {
+      held = true;
+    },
+    release(): void {
+      held = false;
+      if (!syncing) flushConfirmations();
     },
     /** True while the database refuses the queue's transactions (docs/operations.md "Health": /readyz says why). */
     failing: (): boolean => failing,
