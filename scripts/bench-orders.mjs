@@ -5,10 +5,11 @@
 // over them, until a rate is not sustained (fewer than 95% of its commands a second pushed, or any lost).
 // One JSON line per rate: push latency (from writing a command to its ORDER_CHANGE on the user's socket)
 // p50/p99/max, the 200's p99, the send lag's p99 (a command written later than due: the client's timer, or no
-// free connection because the server fell behind), commands/s achieved, the server's CPU per command (all its threads, and its event
-// loop's thread alone), its event-loop delay p99 and max, WAL frames (pages) and write transactions per command
-// (read from the WAL index in the -shm file, the same way for both servers), RSS, and the machine's foreign CPU
-// (anything else that ran meanwhile).
+// free connection because the server fell behind), commands/s achieved, the server's CPU per command (all its
+// threads, and its event loop's thread alone), its event-loop delay p99 and max, WAL frames (pages) and write
+// transactions per command (read from the WAL index in the -shm file, the same way for both servers), RSS, the
+// machine's foreign CPU (anything else that ran meanwhile), and what the rate's users cost to set up: the
+// server's CPU for a token and a socket, and the RSS 1,000 of them added.
 // `--peer` runs the same load against scripts/lib/bench-peer.mjs (Fastify + ws + better-sqlite3 doing the same
 // SQLite work), rate by rate after the box, so the two are compared in one run.
 import { execFileSync, fork, spawn } from 'node:child_process';
@@ -143,7 +144,11 @@ const ourPids = () => [process.pid, ...targets.flatMap((t) => [t.proc.pid, t.cli
 for (const rate of RATES) {
   for (const t of targets.filter((x) => x.sustained)) {
     await t.client.call({ op: 'close' });
+    const rssBefore = rssMb(t.proc.pid);
+    const setupBefore = ticks(t.proc.pid);
     await users(t);
+    // What a kiosk does after a reboot of the venue: a token, then its socket (CPU of the server per user).
+    const userSetup = { cpuUsPerUser: Math.round(((ticks(t.proc.pid) - setupBefore) * 10_000) / SOCKETS), rssMbAdded: rssMb(t.proc.pid) - rssBefore };
     pin(t.proc.pid, 0); // threads started since the last rate
     await t.loop(); // resets the server's loop-delay monitor
     t.wal.take();
@@ -165,7 +170,8 @@ for (const rate of RATES) {
       loopDelayP99Ms: round(loop.p99Ms, 1), loopDelayMaxMs: round(loop.maxMs, 1),
       walPagesPerCommand: round(wal.frames / r.sent, 1), walKbPerCommand: round((wal.frames * (wal.pageSize + 24)) / 1024 / r.sent, 1),
       transactionsPerCommand: round(wal.transactions / r.sent, 2),
-      rssMb: rssMb(t.proc.pid), foreignCpuPct: r.foreignCpuPct,
+      rssMb: rssMb(t.proc.pid), foreignCpuPct: r.foreignCpuPct, tokenAndSocketCpuUs: userSetup.cpuUsPerUser,
+      rssMbAddedBy1000Users: SOCKETS === 1000 ? userSetup.rssMbAdded : undefined,
     }));
     await new Promise((res) => setTimeout(res, 2000));
   }
