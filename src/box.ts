@@ -132,9 +132,18 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   const now = nowMs;
   // Commands and tokens commit without their own fsync; one fsync of the WAL off the event loop makes what
   // committed meanwhile durable before any answer or frame goes out (docs/operations.md "Durability and speed").
-  const walSync = createWalSync(join(dataDir, `${DB_FILE}-wal`));
+  const walSync = createWalSync(join(dataDir, `${DB_FILE}-wal`), {
+    // docs/operations.md "Durability and speed": nothing may be confirmed after a failed fsync.
+    failed(err) {
+      log.fatal({ err }, 'the WAL could not be synced to the disk: stopping, so that nothing unsynced is confirmed');
+      process.exit(70);
+    },
+    callbackThrew: (err) => log.error({ err }, 'answering after an fsync failed'),
+  });
+  // The same fsync before a token is answered, a ticket printed or an event sent to the central.
+  const durable = durableWrites(db, walSync);
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
-    durable: durableWrites(db, walSync),
+    durable,
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
     refreshTtlMs: config.auth.refreshTokenTtlDays * 86_400_000,
     refreshRetryGraceMs: config.auth.refreshRetryGraceSeconds * 1000,
@@ -157,7 +166,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   const printRepo = createPrintRepo(db);
   // Pushes go through `publisher`, created below with `server`; the spooler only pushes once started.
   const spooler = createSpooler({
-    repo: printRepo, printers: config.printers, options: config.printing, log, now,
+    repo: printRepo, printers: config.printers, options: config.printing, log, now, synced: durable.synced,
     onStatus: publishPrinterStatus({ repo: printRepo, events, push: (frames) => publisher.publish(frames) }),
   });
   const printing = createPrintingService({ repo: printRepo, printers: config.printers, spooler, now });
@@ -238,7 +247,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   }));
 
   const sender = createSender({
-    repo: syncRepo, dataDir, log, now, version: pkg.version,
+    repo: syncRepo, dataDir, log, now, version: pkg.version, synced: durable.synced,
     options: {
       flushDelayMs: config.sync.flushDelayMs, retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs,
       heartbeatMs: config.sync.heartbeatSeconds * 1000, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,

@@ -34,8 +34,7 @@ process.dlopen(addon, addonFile);
 const db = new Database(file, { nativeBinding: addon.exports as unknown as string, fileMustExist: true });
 // Never waits on the serving connection's write lock: PASSIVE copies what it can and comes back next time.
 db.pragma('busy_timeout = 0');
-// Every checkpoint syncs the WAL before it copies a frame into the database file, and the file after: the order
-// the serving connection relies on when it commits order commands without a sync (src/db/wal-sync.ts).
+// Every checkpoint syncs the WAL before it copies a frame into the database file, and the file after.
 db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
 

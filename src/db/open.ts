@@ -10,7 +10,7 @@ export const DB_FILE = 'venue-box.db';
 
 /**
  * Opens the box's one database: WAL, foreign keys, busy timeout, and synchronous=FULL so a commit is on the disk
- * before anything is answered. The command queue and the token endpoint commit without a sync instead and answer
+ * before anything is answered. The command queue and the token endpoint commit with NORMAL instead and answer
  * after an fsync of the WAL off the event loop (src/db/wal-sync.ts; docs/operations.md "Durability and speed").
  */
 export function openDatabase(file: string): Db {

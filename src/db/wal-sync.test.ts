@@ -50,15 +50,50 @@ test('what is asked for together shares one fsync; what comes while it runs wait
   expect(disk.runs()).toBe(2);
 });
 
-test('a failed fsync reaches everyone of its round; the next round syncs again', async () => {
-  let fail = true;
+test('a failed fsync reaches everyone of its round and is final: no later round syncs or succeeds', async () => {
+  let fsyncs = 0;
+  const failures: Error[] = [];
   const sync = createSyncRounds(async () => {
-    if (fail) throw Object.assign(new Error('EIO'), { code: 'EIO' });
-  });
-  const first = await new Promise<Error | undefined>((resolve) => sync.afterSync(resolve));
-  expect((first as NodeJS.ErrnoException).code).toBe('EIO');
-  fail = false;
-  expect(await new Promise<Error | undefined>((resolve) => sync.afterSync(resolve))).toBeUndefined();
+    fsyncs++;
+    throw Object.assign(new Error('EIO'), { code: 'EIO' });
+  }, { failed: (err) => failures.push(err) });
+  const round = await Promise.all([1, 2].map(() => new Promise<Error | undefined>((resolve) => sync.afterSync(resolve))));
+  expect(round.map((e) => (e as NodeJS.ErrnoException).code)).toEqual(['EIO', 'EIO']);
+  // Linux may report success for the next fsync although the pages of the failed one never reached the disk.
+  const later = await new Promise<Error | undefined>((resolve) => sync.afterSync(resolve));
+  expect((later as NodeJS.ErrnoException).code).toBe('EIO');
+  expect(fsyncs).toBe(1);
+  expect(failures).toHaveLength(1);
+});
+
+test('a callback that throws is reported; the others of its round still run and later rounds go on', async () => {
+  const thrown: unknown[] = [];
+  const sync = createSyncRounds(async () => undefined, { callbackThrew: (err) => thrown.push(err) });
+  const heard: string[] = [];
+  sync.afterSync(() => { throw new Error('bug'); });
+  await new Promise<void>((resolve) => sync.afterSync(() => { heard.push('second'); resolve(); }));
+  await new Promise<void>((resolve) => sync.afterSync(() => { heard.push('later'); resolve(); }));
+  expect(heard).toEqual(['second', 'later']);
+  expect(thrown).toHaveLength(1);
+  expect(sync.idle()).toBe(true);
+});
+
+test('closed, the rounds finish what was asked and refuse anything new', async () => {
+  const disk = heldFsync();
+  const sync = createSyncRounds(disk.fsync);
+  let first: Error | undefined | 'pending' = 'pending';
+  sync.afterSync((err) => { first = err; });
+  await new Promise((r) => setImmediate(r));
+  let closed = false;
+  const closing = sync.close().then(() => { closed = true; });
+  await new Promise((r) => setImmediate(r));
+  expect(closed).toBe(false);
+  await disk.finish();
+  await closing;
+  expect(first).toBeUndefined();
+  const refused = await new Promise<Error | undefined>((resolve) => sync.afterSync(resolve));
+  expect(refused?.message).toMatch(/closed/);
+  expect(disk.runs()).toBe(1);
 });
 
 test('on a real database: a relaxed commit is answered after the WAL file was synced; a missing WAL is an error', async () => {

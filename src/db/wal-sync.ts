@@ -2,9 +2,9 @@ import { type FileHandle, open } from 'node:fs/promises';
 import type { Db } from './open.js';
 
 /**
- * Durability off the event loop (docs/operations.md "Durability and speed"). The command path commits without
- * a sync (relaxedTransactions): SQLite writes the WAL frames without waiting for the disk, which keeps the
- * database consistent but not yet durable. Then one fdatasync of the WAL file on libuv's thread pool makes every commit
+ * Durability off the event loop (docs/operations.md "Durability and speed"). The command path commits with
+ * synchronous=NORMAL (relaxedTransactions): SQLite writes the WAL frames without waiting for the disk, which
+ * keeps the database consistent but not yet durable. Then one fdatasync of the WAL file on libuv's thread pool makes every commit
  * written before it durable at once; only after it are the commands confirmed and their frames pushed. While one
  * fsync is in flight the loop goes on serving, and everything committed meanwhile waits for the next one: a group
  * commit whose size follows the load, with no fsync on the event loop.
@@ -15,29 +15,31 @@ export interface WalSync {
    * is then on the disk. Callbacks run in the order they were given. `done` gets the error of a failed fsync.
    */
   afterSync(done: (err?: Error) => void): void;
-  /** True while no fsync is in flight or waited for. */
+  /** True while no fsync is in flight or waited for (and none has failed). */
   idle(): boolean;
 }
 
-export function createWalSync(walFile: string): WalSync & { close(): Promise<void> } {
+/** What the rounds tell their owner (src/box.ts logs both; a failed fsync stops the box). */
+export interface SyncHooks {
+  /** The first failed fsync: from then on every caller gets this error and nothing is synced again. */
+  failed?(err: Error): void;
+  /** A callback threw: reported, and the round's other callbacks still run. */
+  callbackThrew?(err: unknown): void;
+}
+
+export function createWalSync(walFile: string, hooks: SyncHooks = {}): WalSync & { close(): Promise<void> } {
   // Kept open: the WAL is the same file for as long as the box's connection is open (SQLite removes it only
-  // when the last connection closes, and journal_size_limit truncates it in place). Reopened after an error.
+  // when the last connection closes, and journal_size_limit truncates it in place).
   let handle: FileHandle | undefined;
   const rounds = createSyncRounds(async () => {
     handle ??= await open(walFile, 'r');
-    try {
-      await handle.datasync();
-    } catch (err) {
-      const failed = handle;
-      handle = undefined;
-      await failed.close().catch(() => undefined);
-      throw err;
-    }
-  });
+    await handle.datasync();
+  }, hooks);
   return {
     ...rounds,
-    /** Once idle: the handle goes before the database closes (which removes the WAL file). */
+    /** Waits for the round in flight; then the handle goes, before the database closes (which removes the WAL). */
     async close() {
+      await rounds.close();
       await handle?.close();
       handle = undefined;
     },
@@ -47,35 +49,62 @@ export function createWalSync(walFile: string): WalSync & { close(): Promise<voi
 /**
  * The group commit's rounds: `fsync` runs once for everything asked for in one turn of the event loop (it starts
  * at the turn's end, so every commit of the turn shares it), and again for what was asked for while it ran;
- * never twice at once.
+ * never twice at once. A failed fsync is final: after an fdatasync error Linux may have dropped the pages it
+ * could not write and report success for the next one, so nothing may be confirmed after it.
  */
-export function createSyncRounds(fsync: () => Promise<void>): WalSync {
+export function createSyncRounds(fsync: () => Promise<void>, hooks: SyncHooks = {}): WalSync & { close(): Promise<void> } {
   let next: ((err?: Error) => void)[] = [];
   let syncing = false;
+  let failure: Error | undefined;
+  let closed = false;
+  let finished: Promise<void> = Promise.resolve();
+
+  function call(done: (err?: Error) => void, err?: Error): void {
+    try {
+      done(err);
+    } catch (thrown) {
+      hooks.callbackThrew?.(thrown);
+    }
+  }
 
   async function run(): Promise<void> {
-    while (next.length > 0) {
-      const round = next;
-      next = [];
-      let error: Error | undefined;
-      try {
-        await fsync();
-      } catch (err) {
-        error = err as Error;
+    try {
+      while (next.length > 0) {
+        const round = next;
+        next = [];
+        if (!failure) {
+          try {
+            await fsync();
+          } catch (err) {
+            failure = err as Error;
+            hooks.failed?.(failure);
+          }
+        }
+        for (const done of round) call(done, failure);
       }
-      for (const done of round) done(error);
+    } finally {
+      syncing = false;
     }
-    syncing = false;
   }
 
   return {
     afterSync(done) {
+      if (closed) {
+        call(done, new Error('the WAL is closed: the box is stopping'));
+        return;
+      }
       next.push(done);
       if (syncing) return;
       syncing = true;
-      setImmediate(() => void run());
+      finished = new Promise((resolve) => setImmediate(() => void run().then(resolve)));
     },
-    idle: () => !syncing && next.length === 0,
+    // Never idle after a failure: a durable writer's frames then wait for a round, which refuses them.
+    idle: () => !failure && !syncing && next.length === 0,
+    /** No new rounds; resolves once the one in flight has answered. */
+    async close() {
+      closed = true;
+      await finished;
+    },
   };
 }
 
@@ -83,22 +112,18 @@ export function createSyncRounds(fsync: () => Promise<void>): WalSync {
 export const noWalSync: WalSync = { afterSync: (done) => done(), idle: () => true };
 
 /**
- * Runs `fn` in an immediate transaction committed with no sync of its own (synchronous=OFF); the connection is
- * back at FULL afterwards, so every other writer keeps committing durably by itself. The caller tells no one of
- * what it committed before `WalSync.afterSync` calls back.
- *
- * OFF rather than NORMAL: at NORMAL, the commit that restarts the WAL after a checkpoint fsyncs the WAL's new
- * header on the event loop, and while the checkpointer's fsync of the database file is in flight that one waited
- * up to 575 ms (measured at 1,000 orders/s). The header sync keeps a checkpoint from copying frames written after
- * a restart while the old header is still the one on the disk (SQLite ticket ff5be73dee); here nothing copies a
- * frame without syncing the WAL first: the checkpointer's connection syncs it before every checkpoint
- * (synchronous=NORMAL there, src/db/checkpoint-worker.ts), and src/db/wal-sync.ts syncs it before any answer.
+ * Runs `fn` in an immediate transaction committed with synchronous=NORMAL (no fsync of its own); the connection
+ * is back at FULL afterwards, so every other writer keeps committing durably by itself. The caller tells no one
+ * of what it committed before `WalSync.afterSync` calls back. NORMAL, not OFF: the commit that restarts the WAL
+ * after a checkpoint must fsync the WAL's new header before its frames overwrite the old ones, or a power cut
+ * with the disk's writes reordered can bring old frames back over newer pages (SQLite ticket ff5be73dee). That
+ * fsync is the one left on the event loop, once per restart (a few times a second at most).
  */
 export function relaxedTransactions(db: Db): <T>(fn: () => T) => T {
-  const off = db.prepare('PRAGMA synchronous = OFF');
+  const normal = db.prepare('PRAGMA synchronous = NORMAL');
   const full = db.prepare('PRAGMA synchronous = FULL');
   return (fn) => {
-    off.run();
+    normal.run();
     try {
       return db.transaction(fn).immediate();
     } finally {

@@ -173,11 +173,10 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
       }
       if (grant === 'refresh_token') {
         const result = refreshGrant(req);
+        // A reused token's family is refused in memory at once, whatever becomes of the fsync.
+        if ('reused' in result) revocations.add(result.reused);
         await durable.synced();
-        if ('reused' in result) {
-          revocations.add(result.reused);
-          throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');
-        }
+        if ('reused' in result) throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');
         return result;
       }
       throw new OAuthError('unsupported_grant_type', `grant_type ${grant} is not supported`);

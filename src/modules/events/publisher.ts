@@ -30,14 +30,15 @@ export function createPublisher(sync: WalSync, wire: FrameWire): Publisher {
         return;
       }
       wire.hold(frames);
-      sync.afterSync(() => wire.push(frames));
+      sync.afterSync((err) => {
+        if (!err) wire.push(frames);
+      });
     },
     publishAfterSync(frames, then) {
       wire.hold(frames);
       sync.afterSync((err) => {
-        // A failed fsync leaves the commit in the page cache, where every later read finds it: the frames go out
-        // as the database now says, and `then` answers the requests with the error.
-        wire.push(frames);
+        // After a failed fsync nothing is told (the box stops: src/db/wal-sync.ts); `then` answers with the error.
+        if (!err) wire.push(frames);
         then(err);
       });
     },

@@ -134,7 +134,12 @@ export function createCommandQueue(deps: QueueDeps) {
       deps.observer?.confirmed(kinds, ...seconds);
       afterProcessed(done, seconds);
     });
-    if (deps.repo.firstPending() !== undefined) scheduleProcessing();
+    try {
+      if (deps.repo.firstPending() !== undefined) scheduleProcessing();
+    } catch (err) {
+      deps.log.error({ err }, 'reading the command backlog failed; retrying');
+      retryLater();
+    }
   }
 
   /**

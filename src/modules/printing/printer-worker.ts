@@ -39,6 +39,12 @@ export interface WorkerContext {
   /** The printers whose queues this worker prints besides its own (down longer than backupAfter). */
   divertedTo(name: string): { name: string; tenantId: string }[];
   statusChanged(worker: PrinterWorker, previous: PrinterStatus): void;
+  /**
+   * Resolves once an fsync of the database begun after the call is done: a job read may have been committed a
+   * moment ago, not yet on the disk (docs/operations.md "Durability and speed"), and no ticket is printed for an
+   * order a power cut could take back. Absent: every commit is durable already.
+   */
+  synced?(): Promise<void>;
 }
 
 /**
@@ -144,6 +150,7 @@ export class PrinterWorker {
     this.ctx.inFlight.add(job.id);
     try {
       await this.checkPaper();
+      await this.ctx.synced?.();
       // Nothing new starts once stopping; and the row must still be queued (one claim per job, ever).
       if (this.stopping || !this.ctx.repo.isQueued(job.tenantId, job.id)) return;
       await this.device.print(bytes);

@@ -72,10 +72,10 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function start(printers: PrinterConfig[], options: Partial<SpoolerOptions> = {}): Spooler {
+function start(printers: PrinterConfig[], options: Partial<SpoolerOptions> = {}, synced?: () => Promise<void>): Spooler {
   spooler = createSpooler({
     repo, printers, options: { ...OPTIONS, ...options }, log: createLogger(process.env.SPOOL_LOG ?? 'silent'), now: Date.now,
-    onStatus: (c) => changes.push(c), idleTickMs: 10, sweepMs: 20,
+    onStatus: (c) => changes.push(c), idleTickMs: 10, sweepMs: 20, synced,
     openDevice: (p) => {
       const d = new FakeDevice();
       devices.set(p.name, d);
@@ -108,6 +108,24 @@ const until = (check: () => boolean, timeoutMs = 3000) => expect.poll(check, { t
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('spooler', () => {
+  test('a job is printed only once an fsync begun after it was read is done (a power cut cannot take its order back)', async () => {
+    let durable!: () => void;
+    let asked = 0;
+    start([printerOf('k', 'kitchen')], {}, () => {
+      asked++;
+      return new Promise<void>((r) => (durable = r));
+    });
+    const k = devices.get('k')!;
+    const [job] = enqueue('kitchen', 'Alpha');
+    await until(() => asked === 1);
+    await sleep(30);
+    expect(k.printed).toEqual([]);
+    expect(stateOf(job!).state).toBe('queued');
+    durable();
+    await until(() => stateOf(job!).state === 'printed');
+    expect(k.printed).toHaveLength(1);
+  });
+
   test('prints a queue in order, one ticket per job, and marks a job printed only after the drain', async () => {
     start([printerOf('k', 'kitchen')]);
     const k = devices.get('k')!;

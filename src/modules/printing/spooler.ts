@@ -32,6 +32,8 @@ export interface SpoolerDeps {
   idleTickMs?: number;
   /** How often old kitchen tickets of down printers are expired (default 1 s). */
   sweepMs?: number;
+  /** Resolves once what was committed before the call is on the disk (WorkerContext.synced). */
+  synced?(): Promise<void>;
 }
 
 export interface PrinterState {
@@ -63,6 +65,7 @@ export function createSpooler(deps: SpoolerDeps) {
   const ctx: WorkerContext = {
     repo: deps.repo,
     log: deps.log,
+    synced: deps.synced,
     now: deps.now,
     inFlight,
     timings: {

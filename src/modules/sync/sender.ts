@@ -30,6 +30,12 @@ export interface SenderDeps {
   signerFor(device: Device): Signer & { close(): Promise<void> };
   restore: RestoreApplier;
   version: string;
+  /**
+   * Resolves once an fsync begun after the call is done: the outbox rows just read may be a moment from the
+   * disk (docs/operations.md "Durability and speed"), and headquarters never gets an event a power cut could
+   * take back. Absent: every commit is durable already.
+   */
+  synced?(): Promise<void>;
 }
 
 /**
@@ -143,6 +149,7 @@ export function createSender(deps: SenderDeps) {
     const state = repo.state();
     const { rows, chunks } = await readBatch(state.ackedSeq);
     if (rows.length === 0) return false;
+    await deps.synced?.();
     const first = rows[0]!;
     const last = rows.at(-1)!;
     const header: BatchHeader = {
