@@ -10,9 +10,6 @@ import type { Command } from '../ordering/repo.js';
 const checkHead = TypeCompiler.Compile(HqDocumentHead);
 const checkOrder = TypeCompiler.Compile(HqOrderBody);
 
-/** A command row as the ordering module's queue stores it, before the queue numbers it. */
-export type QueuedCommand = Command;
-
 export interface InboxDeps {
   /** Runs `fn` in a savepoint of the applying transaction: an entry that is refused rolls back alone. */
   savepoint<T>(fn: () => T): T;
@@ -25,7 +22,7 @@ export interface InboxDeps {
   /** Whether an order with this id exists here (ordering module). */
   orderKnown(tenantId: string, id: string): boolean;
   /** Puts a command into the ordering queue's table (processed after COMMIT, like any confirmed command). */
-  queueCommand(cmd: QueuedCommand): void;
+  queueCommand(cmd: Command): void;
   /** Appends the `inbox.result` event (src/shared/hq-inbox.ts) to the outbox. */
   report(tenantId: string, body: InboxResultBody, nowMs: number): void;
   now(): number;
