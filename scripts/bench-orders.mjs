@@ -7,7 +7,9 @@
 // p50/p99/max, the 200's p99, the send lag's p99 (a command written later than due: the client's timer, or no
 // free connection because the server fell behind), commands/s achieved, the server's CPU per command (all its
 // threads, and its event loop's thread alone), its event-loop delay p99 and max, WAL frames (pages) and write
-// transactions per command (read from the WAL index in the -shm file, the same way for both servers), RSS, the
+// transactions per command (read from the WAL index in the -shm file, the same way for both servers), the bytes
+// per command the server sent toward the disk (/proc/PID/io write_bytes: the WAL and the checkpoints, counted up
+// to 2 s after the rate's last command), RSS, the
 // machine's foreign CPU (anything else that ran meanwhile), and what the rate's users cost to set up: the
 // server's CPU for a token and a socket, and the RSS 1,000 of them added.
 // `--peer` runs the same load against scripts/lib/bench-peer.mjs (Fastify + ws + better-sqlite3 doing the same
@@ -118,6 +120,8 @@ const ticks = (pid, tid) => {
   const f = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
   return Number(f[11]) + Number(f[12]);
 };
+/** Bytes a process has sent toward the disk so far (its pages dirtied in the page cache: the WAL and checkpoints). */
+const writeBytes = (pid) => Number(/write_bytes: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);
 const rssMb = (pid) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024);
 const round = (n, digits = 2) => Number(n.toFixed(digits));
 
@@ -153,12 +157,16 @@ for (const rate of RATES) {
     await t.loop(); // resets the server's loop-delay monitor
     t.wal.take();
     const cpuBefore = ticks(t.proc.pid);
+    const writtenBefore = writeBytes(t.proc.pid);
     const loopBefore = ticks(t.proc.pid, t.proc.pid);
     const r = await withForeignCpu(ourPids, () => t.client.call({ op: 'run', rate, seconds: SECONDS, venue: VENUE }));
     const cpuTicks = ticks(t.proc.pid) - cpuBefore;
     const loopTicks = ticks(t.proc.pid, t.proc.pid) - loopBefore;
     const loop = await t.loop();
     const wal = t.wal.take();
+    // The checkpoint that copies the last commands back comes after them (once the WAL is idle, or later).
+    await new Promise((res) => setTimeout(res, 2000));
+    const written = writeBytes(t.proc.pid) - writtenBefore;
     const achieved = r.pushed / r.spanSeconds;
     t.sustained = r.errors === 0 && r.pushed === r.sent && achieved >= 0.95 * rate;
     console.log(JSON.stringify({
@@ -169,11 +177,10 @@ for (const rate of RATES) {
       cpuUsPerCommand: Math.round((cpuTicks * 10_000) / r.sent), loopThreadCpuUsPerCommand: Math.round((loopTicks * 10_000) / r.sent),
       loopDelayP99Ms: round(loop.p99Ms, 1), loopDelayMaxMs: round(loop.maxMs, 1),
       walPagesPerCommand: round(wal.frames / r.sent, 1), walKbPerCommand: round((wal.frames * (wal.pageSize + 24)) / 1024 / r.sent, 1),
-      transactionsPerCommand: round(wal.transactions / r.sent, 2),
+      transactionsPerCommand: round(wal.transactions / r.sent, 2), diskKbPerCommand: round(written / 1024 / r.sent, 1),
       rssMb: rssMb(t.proc.pid), foreignCpuPct: r.foreignCpuPct, tokenAndSocketCpuUs: userSetup.cpuUsPerUser,
       rssMbAddedBy1000Users: SOCKETS === 1000 ? userSetup.rssMbAdded : undefined,
     }));
-    await new Promise((res) => setTimeout(res, 2000));
   }
   if (!targets.some((t) => t.sustained)) break;
 }

@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from './config.js';
+import { CHECKPOINT_WAL_BYTES } from './db/checkpoint.js';
 import { createCheckpointer } from './db/checkpointer.js';
 import { DB_FILE, openDatabase, type Db } from './db/open.js';
 import { createWalSync, durableWrites } from './db/wal-sync.js';
@@ -298,7 +299,8 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   });
 
   const checkpointer = createCheckpointer(db, join(dataDir, DB_FILE), {
-    intervalMs: 250, onError: (err) => log.error({ err }, 'WAL checkpoint failed'), onCheckpoint: metrics?.onCheckpoint,
+    intervalMs: 250, walBytes: CHECKPOINT_WAL_BYTES,
+    onError: (err) => log.error({ err }, 'WAL checkpoint failed'), onCheckpoint: metrics?.onCheckpoint,
     writes: queue,
   });
   const jobs = createJobs({

@@ -1,6 +1,6 @@
 /**
  * The WAL checkpointer's thread (src/db/checkpointer.ts): a connection of its own to the box's database that runs
- * a PASSIVE checkpoint every `intervalMs` and reports each one. Copying WAL pages back into the database file
+ * PASSIVE checkpoints, looking every `intervalMs` whether one is due, and reports each one. Copying WAL pages back into the database file
  * and its fsync take milliseconds to tens of milliseconds under load: here they never hold the event loop that
  * serves requests and sockets. Bundled into one text by scripts/lib/worker-source.mjs.
  */
@@ -9,11 +9,13 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { checkpointCatchingUp } from './checkpoint.js';
+import { checkpointCatchingUp, walCheckpointSchedule } from './checkpoint.js';
 
 export interface CheckpointWorkerData {
   file: string;
   intervalMs: number;
+  /** Checkpoint once the frames not yet copied back hold this many bytes, or the WAL went idle (checkpoint.ts). */
+  walBytes: number;
   /** better-sqlite3's addon file, loaded here as the main thread loaded it (inside the single binary, extracted). */
   addonFile: string;
 }
@@ -27,7 +29,7 @@ export type CheckpointMessage =
   | { seconds: number; ok: false; walFrames: -1; error: string }
   | { quiet: true };
 
-const { file, intervalMs, addonFile } = workerData as CheckpointWorkerData;
+const { file, intervalMs, walBytes, addonFile } = workerData as CheckpointWorkerData;
 const addon = { exports: {} };
 process.dlopen(addon, addonFile);
 // better-sqlite3 takes a loaded addon as `nativeBinding` (its typings only know a path).
@@ -57,8 +59,13 @@ let lastQuiet = 0;
 let stopped = false;
 let quiet: (() => void) | undefined;
 let timer: NodeJS.Timeout | undefined;
+const schedule = walCheckpointSchedule(file, walBytes);
 
 async function tick(): Promise<void> {
+  if (!schedule.due()) {
+    timer = setTimeout(() => void tick(), intervalMs);
+    return;
+  }
   const start = performance.now();
   let message: CheckpointMessage;
   try {
@@ -91,6 +98,7 @@ parentPort!.on('message', (m: unknown) => {
   stopped = true;
   clearTimeout(timer);
   quiet?.();
+  schedule.close();
   db.close();
   parentPort!.close();
 });

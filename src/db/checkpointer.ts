@@ -9,6 +9,8 @@ declare const CHECKPOINT_WORKER_SOURCE: string | undefined;
 
 export interface CheckpointerOptions {
   intervalMs: number;
+  /** How much of the WAL waits to be copied back before a checkpoint (src/db/checkpoint.ts `checkpointDue`). */
+  walBytes: number;
   onError(err: unknown): void;
   onCheckpoint?(done: CheckpointDone): void;
   /**
@@ -22,9 +24,10 @@ export interface CheckpointerOptions {
 const QUIET_MAX_MS = 100;
 
 /**
- * The WAL checkpointer as one of the box's long-running parts (src/shared/service.ts): PASSIVE checkpoints every
- * `intervalMs` on a worker thread with a connection of its own (src/db/checkpoint-worker.ts), so copying the WAL
- * back and its fsync never stall the event loop (docs/operations.md "Durability and speed"). Unbundled (unit tests
+ * The WAL checkpointer as one of the box's long-running parts (src/shared/service.ts): PASSIVE checkpoints, due
+ * once `walBytes` wait to be copied back or the WAL goes idle (looked at every `intervalMs`), on a worker thread
+ * with a connection of its own (src/db/checkpoint-worker.ts), so copying the WAL back and its fsync never stall
+ * the event loop (docs/operations.md "Durability and speed"). Unbundled (unit tests
  * on the sources) there is no worker to start, and the checkpoints run on the event loop as before.
  */
 export function createCheckpointer(db: Db, file: string, options: CheckpointerOptions): Service {
@@ -41,10 +44,12 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
   return {
     start() {
       if (typeof CHECKPOINT_WORKER_SOURCE !== 'string') {
-        stopInline = startCheckpointer(db, options.intervalMs, options.onError, options.onCheckpoint);
+        stopInline = startCheckpointer(db, options.intervalMs, options.onError, options.onCheckpoint, options.walBytes);
         return;
       }
-      const workerData: CheckpointWorkerData = { file, intervalMs: options.intervalMs, addonFile: betterSqliteAddonFile() };
+      const workerData: CheckpointWorkerData = {
+        file, intervalMs: options.intervalMs, walBytes: options.walBytes, addonFile: betterSqliteAddonFile(),
+      };
       const w = new Worker(CHECKPOINT_WORKER_SOURCE, { eval: true, workerData });
       w.unref();
       w.on('message', (m: CheckpointMessage) => {

@@ -1,4 +1,5 @@
 import { expect, test } from 'vitest';
+import { CHECKPOINT_WAL_BYTES } from './checkpoint.js';
 import { type Db, startCheckpointer } from './open.js';
 
 // A checkpoint writes into the database file: on a full SD card it fails with SQLITE_FULL. Thrown from the
@@ -52,7 +53,10 @@ test('each checkpoint is reported with its duration and the WAL frames, or as a 
 // A writer on another thread commits every 2 ms or so, as the box under steady load: a checkpoint pass always
 // finds new frames behind it. The WAL must still restart (its frame count falls) and stay bounded. With one pass
 // a tick, as before, it never restarted here (0 restarts, the WAL growing by every commit).
-test('under a steady stream of commits the WAL still restarts and stays small', async () => {
+test.each([
+  ['at every tick', undefined],
+  ['past the box\'s 32 MiB', CHECKPOINT_WAL_BYTES],
+])('under a steady stream of commits the WAL still restarts and stays small (checkpoints %s)', async (_, due) => {
   const { mkdtempSync, rmSync, statSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { tmpdir } = await import('node:os');
@@ -75,7 +79,7 @@ test('under a steady stream of commits the WAL still restarts and stays small', 
     parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
   `, { eval: true, workerData: file });
   const frames: number[] = [];
-  const stop = startCheckpointer(db, 100, undefined, (d) => frames.push(d.walFrames));
+  const stop = startCheckpointer(db, 100, undefined, (d) => frames.push(d.walFrames), due);
   await new Promise((r) => setTimeout(r, 2500));
   stop();
   writer.postMessage('stop');

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { betterSqliteOptions } from '../native/addons.js';
-import { checkpointCatchingUp } from './checkpoint.js';
+import { checkpointCatchingUp, walCheckpointSchedule } from './checkpoint.js';
 
 export type Db = Database.Database;
 
@@ -43,7 +43,8 @@ export interface CheckpointDone {
 }
 
 /**
- * Runs a PASSIVE checkpoint every `intervalMs`. PASSIVE never waits for readers (a TRUNCATE or RESTART one would
+ * Runs a PASSIVE checkpoint every `intervalMs`, or with `walBytes` only when one is due (src/db/checkpoint.ts
+ * `checkpointDue`; a database without a file name is checkpointed every time). PASSIVE never waits for readers (a TRUNCATE or RESTART one would
  * wait up to busy_timeout on the event loop while `stock check` reads); once readers let the WAL restart,
  * journal_size_limit trims the file. A failed checkpoint (SQLITE_FULL on a full card, an I/O error) goes to
  * `onError` and is tried again at the next tick: thrown from the timer it would end the process, and the WAL
@@ -51,8 +52,11 @@ export interface CheckpointDone {
  */
 export function startCheckpointer(
   db: Db, intervalMs = 1000, onError: (err: unknown) => void = () => undefined, onCheckpoint?: (done: CheckpointDone) => void,
+  walBytes?: number,
 ): () => void {
+  const schedule = walBytes !== undefined && typeof db.name === 'string' ? walCheckpointSchedule(db.name, walBytes) : undefined;
   const timer = setInterval(() => {
+    if (schedule && !schedule.due()) return;
     const start = performance.now();
     let walFrames = -1;
     try {
@@ -64,5 +68,8 @@ export function startCheckpointer(
     onCheckpoint?.({ seconds: (performance.now() - start) / 1000, ok: walFrames >= 0, walFrames });
   }, intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    schedule?.close();
+  };
 }

@@ -117,7 +117,7 @@ export const noWalSync: WalSync = { afterSync: (done) => done(), idle: () => tru
  * of what it committed before `WalSync.afterSync` calls back. NORMAL, not OFF: the commit that restarts the WAL
  * after a checkpoint must fsync the WAL's new header before its frames overwrite the old ones, or a power cut
  * with the disk's writes reordered can bring old frames back over newer pages (SQLite ticket ff5be73dee). That
- * fsync is the one left on the event loop, once per restart (a few times a second at most).
+ * fsync is the one left on the event loop, once per restart (src/db/checkpoint.ts makes restarts rare).
  */
 export function relaxedTransactions(db: Db): <T>(fn: () => T) => T {
   const normal = db.prepare('PRAGMA synchronous = NORMAL');
