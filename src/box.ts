@@ -133,6 +133,8 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   const now = nowMs;
   // Commands and tokens commit without their own fsync; one fsync of the WAL off the event loop makes what
   // committed meanwhile durable before any answer or frame goes out (docs/operations.md "Durability and speed").
+  // The metrics come later (they read parts made below); they observe the fsyncs from then on.
+  let onWalSync: ((seconds: number) => void) | undefined;
   const walSync = createWalSync(join(dataDir, `${DB_FILE}-wal`), {
     // docs/operations.md "Durability and speed": nothing may be confirmed after a failed fsync.
     failed(err) {
@@ -140,6 +142,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
       process.exit(70);
     },
     callbackThrew: (err) => log.error({ err }, 'answering after an fsync failed'),
+    synced: (seconds) => onWalSync?.(seconds),
   });
   // The same fsync before a token is answered, a ticket printed or an event sent to the central.
   const durable = durableWrites(db, walSync);
@@ -213,6 +216,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
       return { freeBytes: disk.freeBytes(), level: disk.level(), minFreeBytes: config.storage.minFreeBytes, warnFreeBytes: config.storage.warnFreeBytes };
     },
   }) : undefined;
+  onWalSync = metrics?.onWalSync;
   const ready = () => readiness(!accepting, () => ({
     schemaVersion: db.pragma('user_version', { simple: true }) as number, latestSchema: MIGRATIONS.at(-1)!.version,
     readOnly: db.readonly, disk: disk.full() ? 'full' : disk.level(), queueFailing: queue.failing(),

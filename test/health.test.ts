@@ -99,6 +99,8 @@ describe('GET /metrics', () => {
     expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_count{phase="process"}')).toBeGreaterThanOrEqual(1);
     expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_sum{phase="confirm"}')).toBeGreaterThan(0);
     expect(Number(f.get('venue_box_wal_checkpoint_duration_seconds')!.metrics[0]!.count)).toBeGreaterThanOrEqual(1);
+    // The WAL's fsyncs: at least one for the tokens and one for each command at this pace (one at a time).
+    expect(Number(f.get('venue_box_wal_fsync_duration_seconds')!.metrics[0]!.count)).toBeGreaterThanOrEqual(8);
     expect(Number(f.get('venue_box_wal_checkpoint_failures_total')!.metrics[0]!.value)).toBe(0);
     expect(valueOf(f, 'venue_box_command_queue_depth')).toBe(0);
     expect(valueOf(f, 'venue_box_sockets_open')).toBe(2);

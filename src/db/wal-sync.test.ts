@@ -117,3 +117,30 @@ test('on a real database: a relaxed commit is answered after the WAL file was sy
   const err = await new Promise<Error | undefined>((resolve) => missing.afterSync(resolve));
   expect((err as NodeJS.ErrnoException).code).toBe('ENOENT');
 });
+
+test('each fsync that succeeded is reported with its duration; a throwing report neither fails the round nor stops the rounds', async () => {
+  const disk = heldFsync();
+  const durations: number[] = [];
+  const thrown: unknown[] = [];
+  const sync = createSyncRounds(disk.fsync, {
+    synced(seconds) {
+      durations.push(seconds);
+      if (durations.length === 1) throw new Error('a broken metric');
+    },
+    callbackThrew: (err) => thrown.push(err),
+  });
+  const answers: (Error | undefined)[] = [];
+  sync.afterSync((err) => answers.push(err));
+  await new Promise((r) => setImmediate(r));
+  await new Promise((r) => setTimeout(r, 20));
+  await disk.finish();
+  sync.afterSync((err) => answers.push(err));
+  await new Promise((r) => setImmediate(r));
+  await disk.finish();
+  expect(answers).toEqual([undefined, undefined]);
+  expect(durations).toHaveLength(2);
+  // The first fsync was held for 20 ms.
+  expect(durations[0]).toBeGreaterThanOrEqual(0.015);
+  expect(thrown).toHaveLength(1);
+  expect(sync.idle()).toBe(true);
+});

@@ -1,4 +1,5 @@
 import { type FileHandle, open } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
 import type { Db } from './open.js';
 
 /**
@@ -25,6 +26,8 @@ export interface SyncHooks {
   failed?(err: Error): void;
   /** A callback threw: reported, and the round's other callbacks still run. */
   callbackThrew?(err: unknown): void;
+  /** Each fsync that succeeded, with how long it took: how the disk keeps up (the metrics). */
+  synced?(seconds: number): void;
 }
 
 export function createWalSync(walFile: string, hooks: SyncHooks = {}): WalSync & { close(): Promise<void> } {
@@ -73,12 +76,14 @@ export function createSyncRounds(fsync: () => Promise<void>, hooks: SyncHooks = 
         const round = next;
         next = [];
         if (!failure) {
+          const start = performance.now();
           try {
             await fsync();
           } catch (err) {
             failure = err as Error;
             hooks.failed?.(failure);
           }
+          if (!failure) call(() => hooks.synced?.((performance.now() - start) / 1000));
         }
         for (const done of round) call(done, failure);
       }

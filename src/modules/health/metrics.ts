@@ -62,16 +62,21 @@ export function createBoxMetrics(sources: MetricSources) {
   });
   const transaction = new Histogram({
     name: 'venue_box_queue_transaction_duration_seconds',
-    help: 'Transactions of the command queue (confirm: a group commit of confirmations; process: a batch applied).',
+    help: 'Transactions of the command queue (confirm: each that stored commands; process: each that also applied some).',
     labelNames: ['phase'], buckets: DURATION_BUCKETS, registers,
   });
   const commit = new Histogram({
     name: 'venue_box_queue_commit_duration_seconds',
-    help: 'The COMMIT of the command queue\'s transactions alone: the WAL write and its fsync (synchronous=FULL).',
+    help: 'The COMMIT of the command queue\'s transactions alone: the WAL write (synchronous=NORMAL; the fsync follows).',
     labelNames: ['phase'], buckets: DURATION_BUCKETS, registers,
   });
+  const walSync = new Histogram({
+    name: 'venue_box_wal_fsync_duration_seconds',
+    help: 'Each fdatasync of the WAL that makes order commands and tokens durable before their answer.',
+    buckets: DURATION_BUCKETS, registers,
+  });
   const checkpoint = new Histogram({
-    name: 'venue_box_wal_checkpoint_duration_seconds', help: 'PASSIVE WAL checkpoints (one a second).',
+    name: 'venue_box_wal_checkpoint_duration_seconds', help: 'PASSIVE WAL checkpoints (when 32 MiB wait, or the WAL is idle).',
     buckets: DURATION_BUCKETS, registers,
   });
   const checkpointFailures = new Counter({
@@ -176,6 +181,10 @@ export function createBoxMetrics(sources: MetricSources) {
     registry,
     /** For the command queue (QueueDeps.observer). */
     observer,
+    /** For the WAL's fsync rounds (src/db/wal-sync.ts SyncHooks.synced). */
+    onWalSync(seconds: number): void {
+      walSync.observe(seconds);
+    },
     /** For startCheckpointer. */
     onCheckpoint(done: CheckpointDone): void {
       checkpoint.observe(done.seconds);
