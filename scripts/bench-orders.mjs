@@ -9,7 +9,7 @@
 // threads, and its event loop's thread alone), its event-loop delay p99 and max, WAL frames (pages) and write
 // transactions per command (read from the WAL index in the -shm file, the same way for both servers), the bytes
 // per command the server sent toward the disk (/proc/PID/io write_bytes: the WAL and the checkpoints, counted up
-// to 2 s after the rate's last command), RSS, the
+// to 2 s after the rate's last command), the box's mean fdatasync of the WAL (from its metrics), RSS, the
 // machine's foreign CPU (anything else that ran meanwhile), and what the rate's users cost to set up: the
 // server's CPU for a token and a socket, and the RSS 1,000 of them added.
 // `--peer` runs the same load against scripts/lib/bench-peer.mjs (Fastify + ws + better-sqlite3 doing the same
@@ -43,8 +43,11 @@ async function box() {
   started.push(proc);
   const loop = async () => {
     const text = await (await fetch(`${base}/metrics`)).text();
-    const gauge = (name) => 1000 * Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-    return { p99Ms: gauge('venue_box_event_loop_delay_p99_seconds'), maxMs: gauge('venue_box_event_loop_delay_max_seconds') };
+    const value = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    return {
+      p99Ms: 1000 * value('venue_box_event_loop_delay_p99_seconds'), maxMs: 1000 * value('venue_box_event_loop_delay_max_seconds'),
+      fsyncs: value('venue_box_wal_fsync_duration_seconds_count'), fsyncSeconds: value('venue_box_wal_fsync_duration_seconds_sum'),
+    };
   };
   return { name: 'venue-box', proc, base, shm: join(dataDir, 'data', 'venue-box.db-shm'), tokenPath: '/auth-oauth2/oauth/token', loop };
 }
@@ -154,14 +157,14 @@ for (const rate of RATES) {
     // What a kiosk does after a reboot of the venue: a token, then its socket (CPU of the server per user).
     const userSetup = { cpuUsPerUser: Math.round(((ticks(t.proc.pid) - setupBefore) * 10_000) / SOCKETS), rssMbAdded: rssMb(t.proc.pid) - rssBefore };
     pin(t.proc.pid, 0); // threads started since the last rate
-    await t.loop(); // resets the server's loop-delay monitor
+    const loopBefore = await t.loop(); // resets the server's loop-delay monitor
     t.wal.take();
     const cpuBefore = ticks(t.proc.pid);
     const writtenBefore = writeBytes(t.proc.pid);
-    const loopBefore = ticks(t.proc.pid, t.proc.pid);
+    const loopTicksBefore = ticks(t.proc.pid, t.proc.pid);
     const r = await withForeignCpu(ourPids, () => t.client.call({ op: 'run', rate, seconds: SECONDS, venue: VENUE }));
     const cpuTicks = ticks(t.proc.pid) - cpuBefore;
-    const loopTicks = ticks(t.proc.pid, t.proc.pid) - loopBefore;
+    const loopTicks = ticks(t.proc.pid, t.proc.pid) - loopTicksBefore;
     const loop = await t.loop();
     const wal = t.wal.take();
     // The checkpoint that copies the last commands back comes after them (once the WAL is idle, or later).
@@ -176,6 +179,9 @@ for (const rate of RATES) {
       confirmP99Ms: round(quantile(r.confirm, 0.99)), sendLagP99Ms: round(quantile(r.sendLag, 0.99)),
       cpuUsPerCommand: Math.round((cpuTicks * 10_000) / r.sent), loopThreadCpuUsPerCommand: Math.round((loopTicks * 10_000) / r.sent),
       loopDelayP99Ms: round(loop.p99Ms, 1), loopDelayMaxMs: round(loop.maxMs, 1),
+      // The box's own fdatasync of the WAL, from its metrics (the peer's fsyncs are inside its COMMITs).
+      walFsyncMeanMs: loop.fsyncs > loopBefore.fsyncs
+        ? round((1000 * (loop.fsyncSeconds - loopBefore.fsyncSeconds)) / (loop.fsyncs - loopBefore.fsyncs)) : undefined,
       walPagesPerCommand: round(wal.frames / r.sent, 1), walKbPerCommand: round((wal.frames * (wal.pageSize + 24)) / 1024 / r.sent, 1),
       transactionsPerCommand: round(wal.transactions / r.sent, 2), diskKbPerCommand: round(written / 1024 / r.sent, 1),
       rssMb: rssMb(t.proc.pid), foreignCpuPct: r.foreignCpuPct, tokenAndSocketCpuUs: userSetup.cpuUsPerUser,
