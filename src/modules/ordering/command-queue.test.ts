@@ -30,7 +30,7 @@ function setup(process: CommandHandler['process'], observer?: QueueObserver, syn
   const queue = createCommandQueue({ repo, handler, publisher, log: pino({ level: 'silent' }), now: () => 1, observer });
   const outcome = (id: string) =>
     db.prepare('SELECT outcome FROM order_commands WHERE correlation_id = ?').pluck().get(id) as string | null;
-  return { queue, notified, outcome, pushed };
+  return { queue, notified, outcome, pushed, repo };
 }
 
 const record = (id: string) => ({
@@ -171,4 +171,22 @@ test('held for the quiet moment a checkpoint asks for, the queue commits nothing
   queue.release();
   expect(outcome('j')).toBe('applied');
   await confirmed;
+});
+
+test('a drain asked for during the quiet moment (the sync inbox\'s) waits for the release, then applies what is pending', async () => {
+  const { queue, outcome, repo } = setup(() => []);
+  queue.hold();
+  repo.insertCommand(record('k'));
+  let drained = false;
+  const done = queue.drain().then(() => {
+    drained = true;
+  });
+  await new Promise((r) => setTimeout(r, 5));
+  // Stored by its writer, not applied: the quiet moment is not cut short.
+  expect(outcome('k')).toBeNull();
+  expect(drained).toBe(false);
+  queue.release();
+  expect(outcome('k')).toBe('applied');
+  await done;
+  expect(drained).toBe(true);
 });

@@ -70,6 +70,8 @@ export function createCommandQueue(deps: QueueDeps) {
   let syncing = false;
   /** The checkpointer asked for a quiet moment (src/db/checkpointer.ts): no batch commits until it is over. */
   let held = false;
+  /** Drains asked for during a quiet moment, run at its release. */
+  const afterRelease: (() => void)[] = [];
   /** The last processing transaction failed (disk full, I/O error): retried every RETRY_MS until one commits. */
   let failing = false;
 
@@ -273,8 +275,19 @@ export function createCommandQueue(deps: QueueDeps) {
         if (waiting.length === 1 && !syncing && !held) setImmediate(flushConfirmations);
       });
     },
-    /** Applies what is pending; resolves once all of it is on the disk and its answers are written. */
+    /**
+     * Applies what is pending; resolves once all of it is on the disk and its answers are written. During a
+     * quiet moment (hold) that waits for the release, which the checkpointer gives within 100 ms.
+     */
     drain(): Promise<void> {
+      if (held) {
+        return new Promise((resolve) => {
+          afterRelease.push(() => {
+            drain();
+            deps.publisher.publishAfterSync([], () => resolve());
+          });
+        });
+      }
       drain();
       return new Promise((resolve) => deps.publisher.publishAfterSync([], () => resolve()));
     },
@@ -287,6 +300,7 @@ export function createCommandQueue(deps: QueueDeps) {
     },
     release(): void {
       held = false;
+      for (const then of afterRelease.splice(0)) then();
       if (!syncing) flushConfirmations();
     },
     /** True while the database refuses the queue's transactions (docs/operations.md "Health": /readyz says why). */
