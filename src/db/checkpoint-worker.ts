@@ -69,8 +69,9 @@ async function tick(): Promise<void> {
   const start = performance.now();
   let message: CheckpointMessage;
   try {
-    let { walFrames, caughtUp } = checkpointCatchingUp(db, PASSES);
-    if (!caughtUp && !stopped && start - lastQuiet >= QUIET_EVERY_MS) {
+    const passes = checkpointCatchingUp(db, PASSES);
+    let { walFrames, caughtUp } = passes;
+    if (!caughtUp && !passes.readerBehind && !stopped && start - lastQuiet >= QUIET_EVERY_MS) {
       lastQuiet = start;
       // Commits keep coming: the serving thread holds its next ones (src/db/checkpointer.ts) until this reports.
       const granted = new Promise<void>((resolve) => { quiet = resolve; });

@@ -1,8 +1,9 @@
 import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { checkpointDue, readWalIndex, walCheckpointSchedule, type WalIndex } from './checkpoint.js';
+import { checkpointCatchingUp, checkpointDue, readWalIndex, walCheckpointSchedule, type WalIndex } from './checkpoint.js';
 import { openDatabase, type Db } from './open.js';
 
 const dirs: string[] = [];
@@ -75,4 +76,28 @@ test('without its -shm file the schedule always checkpoints', () => {
   const schedule = walCheckpointSchedule(join(tmpdir(), 'vb-no-such-dir', 'x.db'), 1024 * 1024);
   expect(schedule.due()).toBe(true);
   schedule.close();
+});
+
+test('passes catch up with the writers; a reader on an old snapshot ends them as readerBehind, where a quiet moment would not help', () => {
+  const { db, file } = tempDb();
+  const insert = (rows: number): void => {
+    db.transaction(() => {
+      for (let i = 0; i < rows; i++) db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(3000));
+    })();
+  };
+  insert(20);
+  expect(checkpointCatchingUp(db, 4)).toMatchObject({ caughtUp: true, readerBehind: false });
+
+  const reader = new Database(file, { readonly: true });
+  reader.exec('BEGIN');
+  reader.prepare('SELECT count(*) FROM t').get(); // the read transaction's snapshot starts here
+  insert(20);
+  const held = checkpointCatchingUp(db, 4);
+  expect(held).toMatchObject({ caughtUp: false, readerBehind: true });
+  expect(held.walFrames).toBeGreaterThan(0);
+
+  reader.exec('COMMIT');
+  expect(checkpointCatchingUp(db, 4)).toMatchObject({ caughtUp: true, readerBehind: false });
+  reader.close();
+  db.close();
 });

@@ -9,18 +9,20 @@ import type { Db } from './open.js';
  * moment (frames arrive while it copies): the WAL grew by every commit, 1 GB in 15 s at 500 orders/s. Each further
  * pass copies only what arrived during the one before, so they shrink fast. When commits keep coming even so
  * (1,000 orders/s and more), the checkpointer asks the serving thread for a quiet moment and passes once more
- * (src/db/checkpointer.ts). A reader on an old snapshot holds the passes back until the next time.
+ * (src/db/checkpointer.ts). A reader on an old snapshot holds the passes back until the next time: a pass that
+ * finds no new frame and still cannot copy them all ends the passes with `readerBehind` (a quiet moment of the
+ * writers would not help it).
  * Throws what SQLite throws (SQLITE_FULL on a full card, an I/O error).
  */
-export function checkpointCatchingUp(db: Db, maxPasses: number): { walFrames: number; caughtUp: boolean } {
+export function checkpointCatchingUp(db: Db, maxPasses: number): { walFrames: number; caughtUp: boolean; readerBehind: boolean } {
   let frames = -1;
   for (let pass = 0; pass < maxPasses; pass++) {
     const { log, checkpointed } = (db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[])[0]!;
-    const caughtUp = log === frames && checkpointed >= log;
+    const unchanged = log === frames;
     frames = log;
-    if (caughtUp) return { walFrames: frames, caughtUp };
+    if (unchanged) return { walFrames: frames, caughtUp: checkpointed >= log, readerBehind: checkpointed < log };
   }
-  return { walFrames: frames, caughtUp: false };
+  return { walFrames: frames, caughtUp: false, readerBehind: false };
 }
 
 /** What the WAL index (the `-shm` file) says of the WAL: its frames, how many of them are copied back, page size. */
