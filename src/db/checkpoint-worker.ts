@@ -71,7 +71,7 @@ async function tick(): Promise<void> {
   try {
     const passes = checkpointCatchingUp(db, PASSES);
     let { walFrames, caughtUp } = passes;
-    if (!caughtUp && !passes.readerBehind && !stopped && start - lastQuiet >= QUIET_EVERY_MS) {
+    if (!caughtUp && !passes.blocked && !stopped && start - lastQuiet >= QUIET_EVERY_MS) {
       lastQuiet = start;
       // Commits keep coming: the serving thread holds its next ones (src/db/checkpointer.ts) until this reports.
       const granted = new Promise<void>((resolve) => { quiet = resolve; });
@@ -99,7 +99,6 @@ parentPort!.on('message', (m: unknown) => {
   stopped = true;
   clearTimeout(timer);
   quiet?.();
-  schedule.close();
   db.close();
   parentPort!.close();
 });

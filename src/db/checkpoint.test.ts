@@ -1,4 +1,4 @@
-import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,8 @@ test('a checkpoint is due once the frames not copied back reach the bytes given,
   expect(checkpointDue(index(200, 0, 8), index(200, 0, 8), mb)).toBe(true);
   expect(checkpointDue(index(256, 0, 9), index(100, 0, 7), mb)).toBe(true);
   expect(checkpointDue(index(400, 200, 9), index(300, 200, 8), mb)).toBe(false);
+  // Same frames, another change: a commit came (a restart that landed on the same count): not idle.
+  expect(checkpointDue(index(200, 0, 9), index(200, 0, 8), mb)).toBe(false);
 });
 
 test('the WAL index read from -shm agrees with what SQLite reports of its WAL', () => {
@@ -40,11 +42,16 @@ test('the WAL index read from -shm agrees with what SQLite reports of its WAL', 
   const before = readWalIndex(fd)!;
   const { log, checkpointed } = (db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[])[0]!;
   const after = readWalIndex(fd)!;
+  db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(10));
+  const committed = readWalIndex(fd)!;
   db.close();
+  closeSync(fd); // only now: closing it while the connection was open would have dropped its locks
   expect(log).toBeGreaterThan(40);
   expect(before).toMatchObject({ frames: log, backfilled: 0, pageSize: 4096 });
   expect(after).toMatchObject({ frames: log, backfilled: checkpointed, change: before.change });
   expect(checkpointed).toBe(log);
+  // Every commit bumps the change counter.
+  expect(committed.change).toBe(before.change + 1);
 });
 
 test('the schedule lets small commits pile up, and checkpoints past the bytes or once the WAL is idle', () => {
@@ -68,17 +75,42 @@ test('the schedule lets small commits pile up, and checkpoints past the bytes or
   // 2 MB in one commit: past the bytes, although the WAL is not idle.
   commit(700);
   expect(schedule.due()).toBe(true);
-  schedule.close();
   db.close();
 });
 
 test('without its -shm file the schedule always checkpoints', () => {
   const schedule = walCheckpointSchedule(join(tmpdir(), 'vb-no-such-dir', 'x.db'), 1024 * 1024);
   expect(schedule.due()).toBe(true);
-  schedule.close();
 });
 
-test('passes catch up with the writers; a reader on an old snapshot ends them as readerBehind, where a quiet moment would not help', () => {
+/** The POSIX locks this process holds on a file, from /proc/locks (Linux). */
+function locksOn(file: string): string[] {
+  const { ino } = statSync(file);
+  return readFileSync('/proc/locks', 'utf8').split('\n')
+    .filter((l) => l.includes(` ${process.pid} `) && l.split(/\s+/)[5]?.endsWith(`:${ino}`))
+    .map((l) => l.split(/\s+/).slice(1).join(' '));
+}
+
+test('looking at the WAL index keeps SQLite\'s locks on it; a -shm made anew after the last connection closed is followed', () => {
+  const { db, file } = tempDb();
+  const schedule = walCheckpointSchedule(file, 1024 * 1024);
+  const held = locksOn(`${file}-shm`);
+  expect(held.length).toBeGreaterThan(0); // the connection's read lock on the index's DMS byte
+  for (let i = 0; i < 3; i++) schedule.due();
+  // A descriptor of the file closed by this process would have dropped them all.
+  expect(locksOn(`${file}-shm`)).toEqual(held);
+
+  db.close(); // the last connection: SQLite removes the -shm
+  const again = openDatabase(file);
+  again.transaction(() => {
+    for (let i = 0; i < 400; i++) again.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(3000));
+  })();
+  // The new index is read (over 1 MiB waits): an old descriptor of the removed file would show nothing waiting.
+  expect(schedule.due()).toBe(true);
+  again.close();
+});
+
+test('passes catch up with the writers; a reader on an old snapshot ends them as blocked, where a quiet moment would not help', () => {
   const { db, file } = tempDb();
   const insert = (rows: number): void => {
     db.transaction(() => {
@@ -86,18 +118,36 @@ test('passes catch up with the writers; a reader on an old snapshot ends them as
     })();
   };
   insert(20);
-  expect(checkpointCatchingUp(db, 4)).toMatchObject({ caughtUp: true, readerBehind: false });
+  expect(checkpointCatchingUp(db, 4)).toMatchObject({ caughtUp: true, blocked: false });
 
   const reader = new Database(file, { readonly: true });
   reader.exec('BEGIN');
   reader.prepare('SELECT count(*) FROM t').get(); // the read transaction's snapshot starts here
   insert(20);
   const held = checkpointCatchingUp(db, 4);
-  expect(held).toMatchObject({ caughtUp: false, readerBehind: true });
+  expect(held).toMatchObject({ caughtUp: false, blocked: true });
   expect(held.walFrames).toBeGreaterThan(0);
 
   reader.exec('COMMIT');
-  expect(checkpointCatchingUp(db, 4)).toMatchObject({ caughtUp: true, readerBehind: false });
+  expect(checkpointCatchingUp(db, 4)).toMatchObject({ caughtUp: true, blocked: false });
   reader.close();
   db.close();
+});
+
+/** A database whose PASSIVE checkpoints report these (log, checkpointed) pairs in turn. */
+const reporting = (...passes: [number, number][]): Db => {
+  let at = 0;
+  return { pragma: () => [{ busy: passes[at]![0] < 0 ? 1 : 0, log: passes[at]![0], checkpointed: passes[at++]![1] }] } as unknown as Db;
+};
+
+test('under steady commits a reader holding the copy back still ends the passes as blocked; another checkpoint holding the lock too', () => {
+  // Frames keep coming (log grows) while the copy stays at 100: a reader's snapshot, whatever the writers do.
+  expect(checkpointCatchingUp(reporting([120, 100], [140, 100], [160, 100], [180, 100]), 4))
+    .toEqual({ walFrames: 140, caughtUp: false, blocked: true });
+  // Frames keep coming and each pass copies them: not blocked, the writers are just fast (a quiet moment helps).
+  expect(checkpointCatchingUp(reporting([120, 120], [140, 140], [160, 160], [180, 180]), 4))
+    .toEqual({ walFrames: 180, caughtUp: false, blocked: false });
+  expect(checkpointCatchingUp(reporting([120, 120], [120, 120]), 4)).toEqual({ walFrames: 120, caughtUp: true, blocked: false });
+  // SQLITE_BUSY: another process's checkpoint holds the lock; SQLite reports -1 and nothing is known.
+  expect(checkpointCatchingUp(reporting([-1, -1]), 4)).toEqual({ walFrames: -1, caughtUp: false, blocked: true });
 });

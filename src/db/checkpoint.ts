@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { endianness } from 'node:os';
 import type { Db } from './open.js';
 
@@ -9,20 +9,23 @@ import type { Db } from './open.js';
  * moment (frames arrive while it copies): the WAL grew by every commit, 1 GB in 15 s at 500 orders/s. Each further
  * pass copies only what arrived during the one before, so they shrink fast. When commits keep coming even so
  * (1,000 orders/s and more), the checkpointer asks the serving thread for a quiet moment and passes once more
- * (src/db/checkpointer.ts). A reader on an old snapshot holds the passes back until the next time: a pass that
- * finds no new frame and still cannot copy them all ends the passes with `readerBehind` (a quiet moment of the
- * writers would not help it).
+ * (src/db/checkpointer.ts). The passes end `blocked` when another connection holds them back, which no quiet
+ * moment of the writers would help: a reader on an old snapshot (a pass copied nothing new while frames wait),
+ * or another process's checkpoint holding the lock (SQLite then reports -1 frames).
  * Throws what SQLite throws (SQLITE_FULL on a full card, an I/O error).
  */
-export function checkpointCatchingUp(db: Db, maxPasses: number): { walFrames: number; caughtUp: boolean; readerBehind: boolean } {
+export function checkpointCatchingUp(db: Db, maxPasses: number): { walFrames: number; caughtUp: boolean; blocked: boolean } {
   let frames = -1;
+  let copied = -1;
   for (let pass = 0; pass < maxPasses; pass++) {
     const { log, checkpointed } = (db.pragma('wal_checkpoint(PASSIVE)') as { log: number; checkpointed: number }[])[0]!;
-    const unchanged = log === frames;
+    if (log < 0) return { walFrames: frames, caughtUp: false, blocked: true };
+    if (log === frames && checkpointed >= log) return { walFrames: log, caughtUp: true, blocked: false };
+    if (checkpointed < log && checkpointed === copied) return { walFrames: log, caughtUp: false, blocked: true };
     frames = log;
-    if (unchanged) return { walFrames: frames, caughtUp: checkpointed >= log, readerBehind: checkpointed < log };
+    copied = checkpointed;
   }
-  return { walFrames: frames, caughtUp: false, readerBehind: false };
+  return { walFrames: frames, caughtUp: false, blocked: false };
 }
 
 /** What the WAL index (the `-shm` file) says of the WAL: its frames, how many of them are copied back, page size. */
@@ -57,7 +60,8 @@ export function readWalIndex(fd: number): WalIndex | undefined {
 /**
  * The box's `walBytes`: a restart of the WAL (and its fsync on the event loop) every few seconds at 100 orders/s
  * instead of four a second, and fewer copies of the same pages into the database file (docs/operations.md
- * "Durability and speed"). After a crash SQLite reads at most about this much WAL back at the next start.
+ * "Durability and speed"). After a crash SQLite reads the whole WAL back at the next start: a few times this
+ * at most at moderate rates.
  */
 export const CHECKPOINT_WAL_BYTES = 32 * 1024 * 1024;
 
@@ -79,26 +83,38 @@ export function checkpointDue(now: WalIndex | undefined, before: WalIndex | unde
 
 /**
  * The checkpointer's view of one database's WAL between its ticks: `due()` reads the WAL index and applies
- * `checkpointDue` against what the last look saw. The `-shm` file is opened at the first look that finds it.
+ * `checkpointDue` against what the last look saw.
+ *
+ * The `-shm` file stays open for as long as it is the database's: closing any descriptor of a file drops every
+ * POSIX lock the process holds on it (fcntl locks belong to the process, not to the descriptor), SQLite's own
+ * connections' included, and another process (`venue-box backup now`) would then take the WAL index for unused
+ * and rebuild it under the box. So there is no close: the descriptor is closed only once the path names another
+ * file (SQLite removes the `-shm` when the last connection closes, and the next open makes a new one), which no
+ * connection of this process uses any more. Nor may it be read with readFileSync, which opens and closes.
  */
-export function walCheckpointSchedule(dbFile: string, walBytes: number): { due(): boolean; close(): void } {
-  let fd: number | undefined;
+export function walCheckpointSchedule(dbFile: string, walBytes: number): { due(): boolean } {
+  const shmFile = `${dbFile}-shm`;
+  let shm: { fd: number; dev: number; ino: number } | undefined;
   let before: WalIndex | undefined;
   return {
     due() {
       try {
-        fd ??= openSync(`${dbFile}-shm`, 'r');
+        const now = statSync(shmFile);
+        if (!shm || now.ino !== shm.ino || now.dev !== shm.dev) {
+          if (shm) closeSync(shm.fd);
+          shm = undefined;
+          before = undefined;
+          const fd = openSync(shmFile, 'r');
+          const opened = fstatSync(fd);
+          shm = { fd, dev: opened.dev, ino: opened.ino };
+        }
       } catch {
-        return true;
+        return true; // no WAL index (yet): checkpoint as before
       }
-      const now = readWalIndex(fd);
+      const now = readWalIndex(shm.fd);
       const due = checkpointDue(now, before, walBytes);
       before = now;
       return due;
-    },
-    close() {
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
     },
   };
 }

@@ -59,17 +59,16 @@ export function startCheckpointer(
     if (schedule && !schedule.due()) return;
     const start = performance.now();
     let walFrames = -1;
+    let ok = false;
     try {
       // On the event loop nothing commits between the passes: they catch up at once.
       walFrames = checkpointCatchingUp(db, 16).walFrames;
+      ok = true;
     } catch (err) {
       onError(err);
     }
-    onCheckpoint?.({ seconds: (performance.now() - start) / 1000, ok: walFrames >= 0, walFrames });
+    onCheckpoint?.({ seconds: (performance.now() - start) / 1000, ok, walFrames });
   }, intervalMs);
   timer.unref();
-  return () => {
-    clearInterval(timer);
-    schedule?.close();
-  };
+  return () => clearInterval(timer);
 }
