@@ -157,6 +157,8 @@ for (const rate of RATES) {
     // What a kiosk does after a reboot of the venue: a token, then its socket (CPU of the server per user).
     const userSetup = { cpuUsPerUser: Math.round(((ticks(t.proc.pid) - setupBefore) * 10_000) / SOCKETS), rssMbAdded: rssMb(t.proc.pid) - rssBefore };
     pin(t.proc.pid, 0); // threads started since the last rate
+    // The users' tokens were committed just now: their checkpoint (once the WAL is idle) is not the commands'.
+    await new Promise((res) => setTimeout(res, 600));
     const loopBefore = await t.loop(); // resets the server's loop-delay monitor
     t.wal.take();
     const cpuBefore = ticks(t.proc.pid);

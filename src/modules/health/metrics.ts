@@ -67,12 +67,12 @@ export function createBoxMetrics(sources: MetricSources) {
   });
   const commit = new Histogram({
     name: 'venue_box_queue_commit_duration_seconds',
-    help: 'The COMMIT of the command queue\'s transactions alone: the WAL write (synchronous=NORMAL; the fsync follows).',
+    help: 'The COMMIT of the command queue\'s transactions alone: the WAL write (synchronous=NORMAL, the fsync follows; FULL for a backlog).',
     labelNames: ['phase'], buckets: DURATION_BUCKETS, registers,
   });
   const walSync = new Histogram({
     name: 'venue_box_wal_fsync_duration_seconds',
-    help: 'Each fdatasync of the WAL that makes order commands and tokens durable before their answer.',
+    help: 'Each fdatasync of the WAL that makes order commands and tokens durable before their answer (event-loop delay included).',
     buckets: DURATION_BUCKETS, registers,
   });
   const checkpoint = new Histogram({
@@ -188,7 +188,8 @@ export function createBoxMetrics(sources: MetricSources) {
     /** For startCheckpointer. */
     onCheckpoint(done: CheckpointDone): void {
       checkpoint.observe(done.seconds);
-      if (done.ok) walFrames.set(done.walFrames);
+      // -1: another process's checkpoint held the lock, nothing was learnt of the WAL.
+      if (done.ok && done.walFrames >= 0) walFrames.set(done.walFrames);
       else checkpointFailures.inc();
     },
     /** The text exposition format (Prometheus 0.0.4). */
