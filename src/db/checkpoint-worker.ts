@@ -1,8 +1,8 @@
 /**
  * The WAL checkpointer's thread (src/db/checkpointer.ts): a connection of its own to the box's database that runs
- * PASSIVE checkpoints, looking every `intervalMs` whether one is due, and reports each one. Copying WAL pages back into the database file
- * and its fsync take milliseconds to tens of milliseconds under load: here they never hold the event loop that
- * serves requests and sockets. Bundled into one text by scripts/lib/worker-source.mjs.
+ * PASSIVE checkpoints, looking every `intervalMs` whether one is due, and reports each one. Copying WAL pages
+ * back into the database file and its fsync take milliseconds to tens of milliseconds under load: here they never
+ * hold the event loop that serves requests and sockets. Bundled into one text by scripts/lib/worker-source.mjs.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { readlinkSync } from 'node:fs';

@@ -27,8 +27,8 @@ const QUIET_MAX_MS = 100;
  * The WAL checkpointer as one of the box's long-running parts (src/shared/service.ts): PASSIVE checkpoints, due
  * once `walBytes` wait to be copied back or the WAL goes idle (looked at every `intervalMs`), on a worker thread
  * with a connection of its own (src/db/checkpoint-worker.ts), so copying the WAL back and its fsync never stall
- * the event loop (docs/operations.md "Durability and speed"). Unbundled (unit tests
- * on the sources) there is no worker to start, and the checkpoints run on the event loop as before.
+ * the event loop (docs/operations.md "Durability and speed"). Unbundled (unit tests on the sources) there is no
+ * worker to start, and the checkpoints run on the event loop as before.
  */
 export function createCheckpointer(db: Db, file: string, options: CheckpointerOptions): Service {
   let worker: Worker | undefined;

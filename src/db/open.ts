@@ -44,11 +44,11 @@ export interface CheckpointDone {
 
 /**
  * Runs a PASSIVE checkpoint every `intervalMs`, or with `walBytes` only when one is due (src/db/checkpoint.ts
- * `checkpointDue`; a database without a file name is checkpointed every time). PASSIVE never waits for readers (a TRUNCATE or RESTART one would
- * wait up to busy_timeout on the event loop while `stock check` reads); once readers let the WAL restart,
- * journal_size_limit trims the file. A failed checkpoint (SQLITE_FULL on a full card, an I/O error) goes to
- * `onError` and is tried again at the next tick: thrown from the timer it would end the process, and the WAL
- * keeps every commit meanwhile. The box runs these on a worker thread (src/db/checkpointer.ts).
+ * `checkpointDue`; a database without a file name is checkpointed every time). PASSIVE never waits for readers
+ * (a TRUNCATE or RESTART one would wait up to busy_timeout on the event loop while `stock check` reads); once
+ * readers let the WAL restart, journal_size_limit trims the file. A failed checkpoint (SQLITE_FULL on a full
+ * card, an I/O error) goes to `onError` and is tried again at the next tick: thrown from the timer it would end
+ * the process, and the WAL keeps every commit meanwhile. The box runs these on a worker thread (src/db/checkpointer.ts).
  */
 export function startCheckpointer(
   db: Db, intervalMs = 1000, onError: (err: unknown) => void = () => undefined, onCheckpoint?: (done: CheckpointDone) => void,
