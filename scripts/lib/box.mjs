@@ -9,7 +9,8 @@ const root = new URL('../..', import.meta.url).pathname;
 
 /**
  * Starts dist/main.cjs with the demo on 127.0.0.1 and a free port; resolves once it logs that it listens.
- * BOX_NODE_ARGS passes flags to the box's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it).
+ * BOX_NODE_ARGS passes flags to the box's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it, or
+ * "--trace-gc" to see its collections on stderr).
  */
 export async function startBox(dataDir, extraArgs = []) {
   const nodeArgs = (process.env.BOX_NODE_ARGS ?? '').split(' ').filter(Boolean);
@@ -21,6 +22,11 @@ export async function startBox(dataDir, extraArgs = []) {
   const port = await new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`box exited with ${code}`)));
     createInterface({ input: proc.stdout }).on('line', (line) => {
+      // Node's own tracing (BOX_NODE_ARGS="--trace-gc") writes plain lines to the same stdout: passed on to stderr.
+      if (!line.startsWith('{')) {
+        console.error(line);
+        return;
+      }
       const entry = JSON.parse(line);
       if (entry.msg === 'venue-box listening') resolve(entry.port);
       if (entry.level === 'error' || entry.level === 'fatal') console.error(line);
