@@ -45,6 +45,8 @@ test('every family of the box, its type, and values read from the sources at scr
   ], 0.01, 0.002, 1020);
   m.onCheckpoint({ seconds: 0.001, ok: true, walFrames: 42 });
   m.onCheckpoint({ seconds: 0.5, ok: false, walFrames: -1 });
+  // Another process's checkpoint held the lock: neither a failure nor a frame count.
+  m.onCheckpoint({ seconds: 0.001, ok: true, walFrames: -1 });
   m.onWalSync(0.0007);
   m.onWalSync(0.2);
   m.onWalSync(0.003);
@@ -99,7 +101,7 @@ test('every family of the box, its type, and values read from the sources at scr
   expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_sum{phase="confirm"}')).toBe(0.003);
   expect(valueOf(f, 'venue_box_wal_frames')).toBe(42);
   expect(valueOf(f, 'venue_box_wal_checkpoint_failures_total')).toBe(1);
-  expect(Number(f.get('venue_box_wal_checkpoint_duration_seconds')!.metrics[0]!.count)).toBe(2);
+  expect(Number(f.get('venue_box_wal_checkpoint_duration_seconds')!.metrics[0]!.count)).toBe(3);
   const fsyncs = f.get('venue_box_wal_fsync_duration_seconds')!.metrics[0]!;
   expect([fsyncs.count, fsyncs.buckets!['0.001'], fsyncs.buckets!['0.005'], fsyncs.buckets!['0.25']].map(Number)).toEqual([3, 1, 2, 3]);
   expect(valueOf(f, 'venue_box_command_queue_depth')).toBe(3);

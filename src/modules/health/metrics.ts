@@ -188,9 +188,9 @@ export function createBoxMetrics(sources: MetricSources) {
     /** For startCheckpointer. */
     onCheckpoint(done: CheckpointDone): void {
       checkpoint.observe(done.seconds);
-      // -1: another process's checkpoint held the lock, nothing was learnt of the WAL.
-      if (done.ok && done.walFrames >= 0) walFrames.set(done.walFrames);
-      else checkpointFailures.inc();
+      if (!done.ok) checkpointFailures.inc();
+      // -1: another process's checkpoint held the lock, nothing was learnt of the WAL (not a failure).
+      else if (done.walFrames >= 0) walFrames.set(done.walFrames);
     },
     /** The text exposition format (Prometheus 0.0.4). */
     contentType: registry.contentType as string,
