@@ -23,24 +23,20 @@ export interface Publisher {
 }
 
 export function createPublisher(sync: WalSync, wire: FrameWire): Publisher {
+  function publishAfterSync(frames: OutgoingFrame[], then: (err?: Error) => void): void {
+    wire.hold(frames);
+    sync.afterSync((err) => {
+      // After a failed fsync nothing is told (the box stops: src/db/wal-sync.ts); `then` answers with the error.
+      if (!err) wire.push(frames);
+      then(err);
+    });
+  }
   return {
     publish(frames) {
-      if (sync.idle()) {
-        wire.push(frames);
-        return;
-      }
-      wire.hold(frames);
-      sync.afterSync((err) => {
-        if (!err) wire.push(frames);
-      });
+      // Durable already: only frames still held before it make it wait.
+      if (sync.idle()) wire.push(frames);
+      else publishAfterSync(frames, () => undefined);
     },
-    publishAfterSync(frames, then) {
-      wire.hold(frames);
-      sync.afterSync((err) => {
-        // After a failed fsync nothing is told (the box stops: src/db/wal-sync.ts); `then` answers with the error.
-        if (!err) wire.push(frames);
-        then(err);
-      });
-    },
+    publishAfterSync,
   };
 }
