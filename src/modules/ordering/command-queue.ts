@@ -131,12 +131,8 @@ export function createCommandQueue(deps: QueueDeps) {
       return;
     }
     if (!retryTimer) failing = false;
-    const kinds = batch.map((w) => w.record.kind);
     afterSync(frames, (err) => {
-      for (const w of batch) if (err) w.reject(err); else w.resolve();
-      if (err) return;
-      deps.observer?.confirmed(kinds, ...seconds);
-      afterProcessed(done, seconds);
+      if (answer(batch, seconds, err)) afterProcessed(done, seconds);
     });
     // A backlog bigger than one BATCH goes on in the next turn; the usual path leaves nothing pending.
     if (backlog && done.length === BATCH) scheduleProcessing();
@@ -166,10 +162,15 @@ export function createCommandQueue(deps: QueueDeps) {
       return;
     }
     retryLater();
-    afterSync([], (err) => {
-      for (const w of batch) if (err) w.reject(err); else w.resolve();
-      if (!err) deps.observer?.confirmed(batch.map((w) => w.record.kind), ...seconds);
-    });
+    afterSync([], (err) => answer(batch, seconds, err));
+  }
+
+  /** Answers the batch's requests once its fsync is done (or failed); true when they were confirmed. */
+  function answer(batch: Waiting[], seconds: [number, number], err: Error | undefined): boolean {
+    for (const w of batch) if (err) w.reject(err); else w.resolve();
+    if (err) return false;
+    deps.observer?.confirmed(batch.map((w) => w.record.kind), ...seconds);
+    return true;
   }
 
   function afterProcessed(done: ProcessedCommand[], seconds: [number, number]): void {
@@ -280,16 +281,14 @@ export function createCommandQueue(deps: QueueDeps) {
      * quiet moment (hold) that waits for the release, which the checkpointer gives within 100 ms.
      */
     drain(): Promise<void> {
-      if (held) {
-        return new Promise((resolve) => {
-          afterRelease.push(() => {
-            drain();
-            deps.publisher.publishAfterSync([], () => resolve());
-          });
-        });
-      }
-      drain();
-      return new Promise((resolve) => deps.publisher.publishAfterSync([], () => resolve()));
+      return new Promise((resolve) => {
+        const run = (): void => {
+          drain();
+          deps.publisher.publishAfterSync([], () => resolve());
+        };
+        if (held) afterRelease.push(run);
+        else run();
+      });
     },
     stop(): void {
       clearTimeout(retryTimer);
