@@ -69,7 +69,7 @@ export function createAuthRepo(db: Db) {
     `SELECT tenant_id, family_id, MIN(user_id) AS user_id FROM refresh_tokens
      WHERE staff = 0 AND (tenant_id, family_id) > (@tenantId, @familyId)
      GROUP BY tenant_id, family_id HAVING MAX(expires_ms) < @before
-     ORDER BY tenant_id, family_id LIMIT @limit`,
+     ORDER BY tenant_id, family_id LIMIT +@limit`,
   );
   const deleteFamily = db.prepare<[string, string]>('DELETE FROM refresh_tokens WHERE tenant_id = ? AND family_id = ?');
   // The access tokens still alive of the refresh rows `key` selects (a family, or a user): each row names the one

@@ -43,7 +43,7 @@ export function createEventStore(db: Db) {
             CASE WHEN octet_length(payload_json) > @max THEN NULL ELSE payload_json END AS payload_json,
             CASE WHEN octet_length(payload_json) > @max
                  THEN coalesce(json_extract(payload_json, '$.orderId'), json_extract(payload_json, '$.id')) END AS order_id
-       FROM user_events WHERE tenant_id = @tenant AND user_id = @stream AND seq > @after ORDER BY seq LIMIT @limit`,
+       FROM user_events WHERE tenant_id = @tenant AND user_id = @stream AND seq > @after ORDER BY seq LIMIT +@limit`,
   );
   // What a replay would put on the wire, counted in SQLite so no payload is loaded into memory to decide. A row
   // over the frame limit is sent as a small notice (ORDER_TOO_LARGE), so it counts as one.

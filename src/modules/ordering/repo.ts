@@ -91,7 +91,7 @@ export function createOrderRepo(db: Db) {
     pending: db.prepare<[number, number], {
       seq: number; correlation_id: string; tenant_id: string; user_id: string; staff: number; order_id: string;
       kind: string; body_json: string; confirmed_ms: number;
-    }>('SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?'),
+    }>('SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT +?'),
     insertProcessed: db.prepare(
       `INSERT INTO order_commands (correlation_id, tenant_id, user_id, staff, order_id, kind, body_json, confirmed_ms,
          processed_ms, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -110,7 +110,7 @@ export function createOrderRepo(db: Db) {
       'SELECT seq FROM order_commands WHERE processed_ms IS NULL OR processed_ms >= ? ORDER BY seq LIMIT 1',
     ),
     pruneBelow: db.prepare<[number, number]>(
-      'DELETE FROM order_commands WHERE seq IN (SELECT seq FROM order_commands WHERE seq < ? ORDER BY seq LIMIT ?)',
+      'DELETE FROM order_commands WHERE seq IN (SELECT seq FROM order_commands WHERE seq < ? ORDER BY seq LIMIT +?)',
     ),
     order: db.prepare<[string, string], OrderRow>('SELECT * FROM orders WHERE tenant_id = ? AND id = ?'),
     insertOrder: db.prepare(
@@ -190,11 +190,12 @@ export function createOrderRepo(db: Db) {
     insertUser: db.prepare('INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES (?, ?, ?, ?)'),
     // Counts up to a limit: whether a user is at its bound needs no more, however many open orders it has.
     // INDEXED BY: left to itself the planner walked the primary key by tenant alone, every order of the tenant
-    // for every `new` (200 us a command at 5,000 orders, growing with the database).
+    // for every `new` (200 us a command at 5,000 orders, growing with the database). LIMIT +?: with the parameter
+    // bare, SQLite would prepare the statement again at every call (docs/operations.md "What a `new` reads").
     openOrdersOf: db.prepare<[string, string, number], { n: number }>(
       `SELECT COUNT(*) AS n FROM (SELECT 1 FROM order_users u INDEXED BY order_users_user
          JOIN orders o ON o.tenant_id = u.tenant_id AND o.id = u.order_id
-       WHERE u.tenant_id = ? AND u.user_id = ? AND o.closed = 0 LIMIT ?)`,
+       WHERE u.tenant_id = ? AND u.user_id = ? AND o.closed = 0 LIMIT +?)`,
     ),
     userHasOrder: db.prepare<[string, string], { one: number }>(
       'SELECT 1 AS one FROM order_users WHERE tenant_id = ? AND user_id = ? LIMIT 1',
@@ -309,7 +310,7 @@ export function createOrderRepo(db: Db) {
         where.push('(o.created_ms < @afterMs OR (o.created_ms = @afterMs AND o.id < @afterId))');
       }
       const sql = `SELECT o.id, o.created_ms FROM orders o WHERE ${where.join(' AND ')}
-        ORDER BY o.created_ms DESC, o.id DESC LIMIT @limit`;
+        ORDER BY o.created_ms DESC, o.id DESC LIMIT +@limit`;
       let stmt = listCache.get(sql);
       if (!stmt) listCache.set(sql, (stmt = db.prepare(sql)));
       return stmt.all({

@@ -91,7 +91,7 @@ export function createPrintRepo(db: Db) {
     list: db.prepare<[{ tenantId: string; printer: string | null; state: string | null; limit: number }], JobRow>(
       `SELECT ${COLUMNS} FROM print_jobs
        WHERE tenant_id = @tenantId AND (@printer IS NULL OR printer = @printer) AND (@state IS NULL OR state = @state)
-       ORDER BY created_ms DESC, rowid DESC LIMIT @limit`,
+       ORDER BY created_ms DESC, rowid DESC LIMIT +@limit`,
     ),
     // The configuration names venues, not tenants; a venue id is a UUID, unique across the box's tenants.
     venueTenants: db.prepare<[string], { tenant_id: string }>('SELECT tenant_id FROM venues WHERE id = ?'),

@@ -45,7 +45,7 @@ export function createSyncRepo(db: Db) {
       `INSERT INTO sync_outbox (seq, event_id, tenant_id, kind, aggregate_id, envelope, chain_hash, created_ms)
        VALUES (@seq, @eventId, @tenantId, @kind, @aggregateId, @envelope, @chainHash, @createdMs)`,
     ),
-    after: db.prepare<[number, number], RawOutbox>('SELECT * FROM sync_outbox WHERE seq > ? ORDER BY seq LIMIT ?'),
+    after: db.prepare<[number, number], RawOutbox>('SELECT * FROM sync_outbox WHERE seq > ? ORDER BY seq LIMIT +?'),
     one: db.prepare<[number], RawOutbox>('SELECT * FROM sync_outbox WHERE seq = ?'),
     oldest: db.prepare<[], { seq: number }>('SELECT seq FROM sync_outbox ORDER BY seq LIMIT 1'),
     firstAfter: db.prepare<[number], { created_ms: number }>('SELECT created_ms FROM sync_outbox WHERE seq > ? ORDER BY seq LIMIT 1'),
