@@ -64,8 +64,9 @@ CREATE TABLE IF NOT EXISTS order_lines (tenant_id TEXT NOT NULL, order_id TEXT N
   status TEXT NOT NULL, product_json TEXT NOT NULL, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL, round INTEGER,
   note TEXT, PRIMARY KEY (tenant_id, order_id, id), FOREIGN KEY (tenant_id, order_id) REFERENCES orders(tenant_id, id)) STRICT;
 CREATE TABLE IF NOT EXISTS order_users (tenant_id TEXT NOT NULL, order_id TEXT NOT NULL, user_id TEXT NOT NULL, roles TEXT NOT NULL,
+  open INTEGER NOT NULL DEFAULT 1,
   PRIMARY KEY (tenant_id, order_id, user_id), FOREIGN KEY (tenant_id, order_id) REFERENCES orders(tenant_id, id)) STRICT;
-CREATE INDEX IF NOT EXISTS order_users_user ON order_users (tenant_id, user_id);
+CREATE INDEX IF NOT EXISTS order_users_user ON order_users (tenant_id, user_id, open);
 CREATE TABLE IF NOT EXISTS user_streams (tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, last_seq INTEGER NOT NULL,
   PRIMARY KEY (tenant_id, user_id)) STRICT;
 CREATE TABLE IF NOT EXISTS user_events (tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL,
@@ -105,8 +106,7 @@ const s = Object.fromEntries(Object.entries({
   product: 'SELECT id, name, price_minor, channels, snapshot_json FROM products WHERE tenant_id = ? AND menu_id = ? AND id = ?',
   lock: 'SELECT 1 FROM product_locks WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
   hqLock: 'SELECT 1 FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
-  openOrdersOf: `SELECT COUNT(*) AS n FROM order_users u JOIN orders o ON o.tenant_id = u.tenant_id AND o.id = u.order_id
-    WHERE u.tenant_id = ? AND u.user_id = ? AND o.closed = 0`,
+  openOrdersOf: 'SELECT COUNT(*) AS n FROM order_users WHERE tenant_id = ? AND user_id = ? AND open = 1',
   claimTaken: 'SELECT 1 AS one FROM order_buckets WHERE tenant_id = ? AND venue_id = ? AND claim_code = ? AND open = 1',
   insertOrder: `INSERT INTO orders (tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed, completed,
     source, contact_json, extra_json, created_ms, changed_ms) VALUES (?, ?, ?, 'NEW', ?, 0, 0, 0, 0, 'venue-box', NULL, NULL, ?, ?)`,

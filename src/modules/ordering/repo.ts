@@ -162,6 +162,7 @@ export function createOrderRepo(db: Db) {
       'UPDATE orders SET status = ?, closed = 1, completed = ?, changed_ms = ? WHERE tenant_id = ? AND id = ?',
     ),
     closeBuckets: db.prepare('UPDATE order_buckets SET open = 0 WHERE tenant_id = ? AND order_id = ?'),
+    closeUsers: db.prepare('UPDATE order_users SET open = 0 WHERE tenant_id = ? AND order_id = ?'),
     bumpVersion: db.prepare<[string, string], { version: number }>(
       'UPDATE orders SET version = version + 1 WHERE tenant_id = ? AND id = ? RETURNING version',
     ),
@@ -187,15 +188,14 @@ export function createOrderRepo(db: Db) {
        VALUES (@tenantId, @orderId, @id, @venueId, @position, @creator, @productId, @quantity, @priceMinor, @status,
          @productJson, @createdMs, @updatedMs, @round, @note)`,
     ),
-    insertUser: db.prepare('INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES (?, ?, ?, ?)'),
-    // Counts up to a limit: whether a user is at its bound needs no more, however many open orders it has.
-    // INDEXED BY: left to itself the planner walked the primary key by tenant alone, every order of the tenant
-    // for every `new` (200 us a command at 5,000 orders, growing with the database). LIMIT +?: with the parameter
-    // bare, SQLite would prepare the statement again at every call (docs/operations.md "What a `new` reads").
+    insertUser: db.prepare('INSERT INTO order_users (tenant_id, order_id, user_id, roles, open) VALUES (?, ?, ?, ?, ?)'),
+    // Counts up to a limit: whether a user is at its bound needs no more, however many open orders it has. From
+    // the index alone (its `open` flag: no lookup of each order). INDEXED BY: left to itself the planner once walked
+    // the primary key by tenant alone, every order of the tenant for every `new`. LIMIT +?: with the parameter bare,
+    // SQLite would prepare the statement again at every call (docs/operations.md "What a `new` reads").
     openOrdersOf: db.prepare<[string, string, number], { n: number }>(
-      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM order_users u INDEXED BY order_users_user
-         JOIN orders o ON o.tenant_id = u.tenant_id AND o.id = u.order_id
-       WHERE u.tenant_id = ? AND u.user_id = ? AND o.closed = 0 LIMIT +?)`,
+      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM order_users INDEXED BY order_users_user
+       WHERE tenant_id = ? AND user_id = ? AND open = 1 LIMIT +?)`,
     ),
     userHasOrder: db.prepare<[string, string], { one: number }>(
       'SELECT 1 AS one FROM order_users WHERE tenant_id = ? AND user_id = ? LIMIT 1',
@@ -261,8 +261,9 @@ export function createOrderRepo(db: Db) {
         l.price_minor, l.status, l.productJson, l.created_ms, l.updated_ms, l.note);
     },
     lines: (tenantId: string, orderId: string): LineRow[] => s.lines.all(tenantId, orderId),
+    /** Lists a user on an open order. */
     insertUser: (tenantId: string, orderId: string, userId: string, roles: string[]) =>
-      s.insertUser.run(tenantId, orderId, userId, roles.join(',')),
+      s.insertUser.run(tenantId, orderId, userId, roles.join(','), 1),
     users: (tenantId: string, orderId: string): { userId: string; roles: string[] }[] =>
       s.users.all(tenantId, orderId).map((u) => ({ userId: u.user_id, roles: u.roles.split(',') })),
     /** Open orders that list the user, counted up to `atMost`. */
@@ -280,10 +281,11 @@ export function createOrderRepo(db: Db) {
       (onlyNew ? s.cancelNewLines : s.cancelLines).run(nowMs, tenantId, orderId),
     setStatus: (tenantId: string, orderId: string, status: string, rounds: number, nowMs: number) =>
       s.setStatus.run(status, rounds, nowMs, tenantId, orderId),
-    /** Closes the order and frees its claim code at every venue. */
+    /** Closes the order, frees its claim code at every venue and takes it off its users' open orders. */
     closeOrder(tenantId: string, orderId: string, status: string, completed: boolean, nowMs: number): void {
       s.close.run(status, completed ? 1 : 0, nowMs, tenantId, orderId);
       s.closeBuckets.run(tenantId, orderId);
+      s.closeUsers.run(tenantId, orderId);
     },
     /** Counts one more applied command on the order (its version, as the central keeps every version). */
     bumpVersion: (tenantId: string, orderId: string): number => s.bumpVersion.get(tenantId, orderId)!.version,
@@ -295,7 +297,7 @@ export function createOrderRepo(db: Db) {
       s.restoreOrder.run(o);
       o.buckets.forEach((b, i) => s.restoreBucket.run(o.tenantId, o.id, b.venueId, i, o.claimCode, o.closed ? 0 : 1));
       o.lines.forEach((l, i) => s.restoreLine.run({ ...l, tenantId: o.tenantId, orderId: o.id, position: i }));
-      for (const u of o.users) s.insertUser.run(o.tenantId, o.id, u.userId, u.roles.join(','));
+      for (const u of o.users) s.insertUser.run(o.tenantId, o.id, u.userId, u.roles.join(','), o.closed ? 0 : 1);
     },
     /** Order ids and creation times of a page of the staff list, newest first. */
     listOrders(tenantId: string, f: OrderFilter): { id: string; created_ms: number }[] {
