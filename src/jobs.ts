@@ -45,7 +45,8 @@ export function createJobs(deps: JobDeps): Service {
           log.info({ removed }, 'expired refresh tokens and revocations removed');
         }, { name: 'refresh-token-sweep', noOverlap: true }),
         cron.schedule('23 * * * *', () => {
-          const removed = deps.events.pruneBefore(now() - config.events.retentionHours * 3_600_000);
+          const at = now();
+          const removed = deps.events.pruneBefore(at - config.events.retentionHours * 3_600_000, at);
           log.info({ removed }, 'old socket events removed');
         }, { name: 'event-prune', noOverlap: true }),
         cron.schedule('29 * * * *', () => {

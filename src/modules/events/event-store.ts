@@ -54,7 +54,14 @@ export function createEventStore(db: Db) {
   const position = db.prepare<[string, string], { last_seq: number }>(
     'SELECT last_seq FROM user_streams WHERE tenant_id = ? AND user_id = ?',
   );
-  const prune = db.prepare<[number]>('DELETE FROM user_events WHERE created_ms < ?');
+  // Retention removes a prefix of the table in rowid order (the order the events were written), up to the first
+  // event written at or after the cutoff: it reads only what it removes, with no index on created_ms for every
+  // command to write. An event stamped more than an hour ahead of now (a clock set ahead, then back) does not stop
+  // it: it goes with the prefix. A clock set back leaves a few events a little longer.
+  const prune = db.prepare<[{ before: number; ahead: number }]>(
+    `DELETE FROM user_events WHERE rowid < coalesce((SELECT rowid FROM user_events
+       WHERE created_ms >= @before AND created_ms <= @ahead ORDER BY rowid LIMIT 1), 9223372036854775807)`,
+  );
 
   return {
     /** Appends an event (built by src/shared/socket-protocol.ts) to a stream; call inside the transaction that caused it. */
@@ -76,7 +83,8 @@ export function createEventStore(db: Db) {
     replayBytes(tenantId: string, stream: string, since: number, before: number, maxFrameBytes: number): number {
       return wireBytes.get({ max: maxFrameBytes, tenant: tenantId, stream, after: since, before })!.bytes;
     },
-    pruneBefore: (ms: number): number => prune.run(ms).changes,
+    /** Removes the events written before the first one stamped at or after `beforeMs`; returns how many. */
+    pruneBefore: (beforeMs: number, nowMs: number): number => prune.run({ before: beforeMs, ahead: nowMs + 3_600_000 }).changes,
   };
 }
 export type EventStore = ReturnType<typeof createEventStore>;
