@@ -40,6 +40,7 @@ interface RawRefresh {
 /** SQL of the auth module: tenants' OAuth clients, staff users, refresh tokens and revoked access tokens. */
 export function createAuthRepo(db: Db) {
   const tenantExists = db.prepare<[string], { id: string }>('SELECT id FROM tenants WHERE id = ?');
+  const knownTenants = new Set<string>();
   const client = db.prepare<[string, string], { secret_hash: string }>(
     'SELECT secret_hash FROM oauth_clients WHERE tenant_id = ? AND client_id = ?',
   );
@@ -97,7 +98,16 @@ export function createAuthRepo(db: Db) {
   });
 
   return {
-    tenantExists: (tenantId: string): boolean => tenantExists.get(tenantId) !== undefined,
+    /**
+     * Every authenticated request asks. A tenant, once on the box, stays (provisioning adds or renames one, nothing
+     * removes one), so a yes is kept in memory; a no is asked again, as a tenant may be provisioned any time.
+     */
+    tenantExists(tenantId: string): boolean {
+      if (knownTenants.has(tenantId)) return true;
+      const found = tenantExists.get(tenantId) !== undefined;
+      if (found) knownTenants.add(tenantId);
+      return found;
+    },
     clientSecretHash: (tenantId: string, clientId: string): string | undefined =>
       client.get(tenantId, clientId)?.secret_hash,
     staffUser: (tenantId: string, username: string) => staff.get(tenantId, username),
