@@ -48,3 +48,35 @@ describe('socket event retention (pruneBefore)', () => {
     expect(plan.map((p) => p.detail)).toEqual(['SCAN user_events']);
   });
 });
+
+describe('stream numbers', () => {
+  const event = (n: number) => ({ type: 'NOTIFICATION' as const, payloadJson: `{"n":${n}}` });
+
+  test('go on from the newest number even once the retention removed every event of the stream', () => {
+    const { events, db } = storeWith([]);
+    expect(events.position('t', 'u')).toBe(0);
+    expect([1, 2, 3].map((n) => events.append('t', 'u', event(n), 100).seq)).toEqual([1, 2, 3]);
+    expect(events.append('t', 'v', event(9), 200).seq).toBe(1);
+    expect(events.position('t', 'u')).toBe(3);
+
+    expect(events.pruneBefore(150, 250)).toBe(3);
+    expect(db.prepare("SELECT count(*) AS n FROM user_events WHERE user_id = 'u'").get()).toEqual({ n: 0 });
+    expect(events.position('t', 'u')).toBe(3);
+    expect(events.append('t', 'u', event(4), 300).seq).toBe(4);
+    expect(events.position('t', 'v')).toBe(1);
+    // Everything removed, the table empty: the numbers still go on.
+    expect(events.pruneBefore(1_000, 1_000)).toBe(2);
+    expect(events.append('t', 'u', event(5), 2_000).seq).toBe(5);
+    expect(events.append('t', 'v', event(6), 2_000).seq).toBe(2);
+    expect(events.append('t2', 'u', event(7), 2_000).seq).toBe(1);
+  });
+
+  test('a counter row written before (one per stream, bumped at every event) counts too', () => {
+    const { events, db } = storeWith([]);
+    db.prepare("INSERT INTO user_streams (tenant_id, user_id, last_seq) VALUES ('t', 'ahead', 10), ('t', 'behind', 1)").run();
+    expect(events.position('t', 'ahead')).toBe(10);
+    expect(events.append('t', 'ahead', event(1), 100).seq).toBe(11);
+    events.append('t', 'behind', event(1), 100);
+    expect(events.append('t', 'behind', event(2), 100).seq).toBe(3);
+  });
+});

@@ -26,9 +26,14 @@ export interface OutgoingFrame {
  * event, with no second mechanism to keep in step.
  */
 export function createEventStore(db: Db) {
-  const bump = db.prepare<[string, string], { last_seq: number }>(
-    `INSERT INTO user_streams (tenant_id, user_id, last_seq) VALUES (?, ?, 1)
-     ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seq = last_seq + 1 RETURNING last_seq`,
+  // A stream's position: its newest kept event, or the newest one the retention removed (it writes that into
+  // user_streams as it removes them), whichever is higher. So a number is never given twice, and appending an
+  // event writes no counter row: two b-tree pages fewer in the WAL for every command (docs/operations.md "What a
+  // `new` writes").
+  const last = db.prepare<[{ tenant: string; stream: string }], { last_seq: number }>(
+    `SELECT max(coalesce((SELECT max(seq) FROM user_events WHERE tenant_id = @tenant AND user_id = @stream), 0),
+                coalesce((SELECT last_seq FROM user_streams WHERE tenant_id = @tenant AND user_id = @stream), 0))
+       AS last_seq`,
   );
   const insert = db.prepare(
     'INSERT INTO user_events (tenant_id, user_id, seq, type, payload_json, created_ms) VALUES (?, ?, ?, ?, ?, ?)',
@@ -51,27 +56,34 @@ export function createEventStore(db: Db) {
     `SELECT COALESCE(SUM(CASE WHEN octet_length(payload_json) > @max THEN 128 ELSE octet_length(payload_json) + 64 END), 0)
        AS bytes FROM user_events WHERE tenant_id = @tenant AND user_id = @stream AND seq > @after AND seq < @before`,
   );
-  const position = db.prepare<[string, string], { last_seq: number }>(
-    'SELECT last_seq FROM user_streams WHERE tenant_id = ? AND user_id = ?',
-  );
   // Retention removes a prefix of the table in rowid order (the order the events were written), up to the first
   // event written at or after the cutoff: it reads only what it removes, with no index on created_ms for every
   // command to write. An event stamped more than an hour ahead of now (a clock set ahead, then back) does not stop
-  // it: it goes with the prefix. A clock set back leaves a few events a little longer.
-  const prune = db.prepare<[{ before: number; ahead: number }]>(
-    `DELETE FROM user_events WHERE rowid < coalesce((SELECT rowid FROM user_events
-       WHERE created_ms >= @before AND created_ms <= @ahead ORDER BY rowid LIMIT 1), 9223372036854775807)`,
+  // it: it goes with the prefix. A clock set back leaves a few events a little longer. Before the rows go, each
+  // stream's newest removed number is kept in user_streams, in the same transaction.
+  const pruneStop = db.prepare<[{ before: number; ahead: number }], { rowid: number }>(
+    `SELECT rowid FROM user_events WHERE created_ms >= @before AND created_ms <= @ahead ORDER BY rowid LIMIT 1`,
   );
+  const keepPositions = db.prepare<[number]>(
+    `INSERT INTO user_streams (tenant_id, user_id, last_seq)
+       SELECT tenant_id, user_id, max(seq) FROM user_events WHERE rowid < ? GROUP BY tenant_id, user_id
+     ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)`,
+  );
+  const prune = db.prepare<[number]>('DELETE FROM user_events WHERE rowid < ?');
+  const pruneTransaction = db.transaction((stop: number): number => {
+    keepPositions.run(stop);
+    return prune.run(stop).changes;
+  });
 
   return {
     /** Appends an event (built by src/shared/socket-protocol.ts) to a stream; call inside the transaction that caused it. */
     append(tenantId: string, stream: string, event: StreamEvent, nowMs: number): OutgoingFrame {
-      const seq = bump.get(tenantId, stream)!.last_seq;
+      const seq = last.get({ tenant: tenantId, stream })!.last_seq + 1;
       insert.run(tenantId, stream, seq, event.type, event.payloadJson, nowMs);
       return { tenantId, stream, seq, text: frameText(event.type, seq, event.payloadJson) };
     },
     /** The seq of the stream's newest event (0 for a stream with none): a read, no number is taken. */
-    position: (tenantId: string, stream: string): number => position.get(tenantId, stream)?.last_seq ?? 0,
+    position: (tenantId: string, stream: string): number => last.get({ tenant: tenantId, stream })!.last_seq,
     /** Up to `limit` kept frames after seq `after`, in order: a replay is read page by page. */
     page(tenantId: string, stream: string, after: number, limit: number, maxFrameBytes: number): { seq: number; text: string }[] {
       return page.all({ max: maxFrameBytes, tenant: tenantId, stream, after, limit }).map((r) => ({
@@ -84,7 +96,8 @@ export function createEventStore(db: Db) {
       return wireBytes.get({ max: maxFrameBytes, tenant: tenantId, stream, after: since, before })!.bytes;
     },
     /** Removes the events written before the first one stamped at or after `beforeMs`; returns how many. */
-    pruneBefore: (beforeMs: number, nowMs: number): number => prune.run({ before: beforeMs, ahead: nowMs + 3_600_000 }).changes,
+    pruneBefore: (beforeMs: number, nowMs: number): number =>
+      pruneTransaction(pruneStop.get({ before: beforeMs, ahead: nowMs + 3_600_000 })?.rowid ?? Number.MAX_SAFE_INTEGER),
   };
 }
 export type EventStore = ReturnType<typeof createEventStore>;
