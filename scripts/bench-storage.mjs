@@ -23,7 +23,7 @@ const dbFile = join(dataDir, 'venue-box.db');
 // The box's own prune code, bundled from src/ (better-sqlite3 is the caller's, as in the box).
 const bundle = await build({
   stdin: {
-    contents: "export { createOrderRepo } from './src/modules/ordering/repo.ts'; export { createEventStore } from './src/ws/event-store.ts';",
+    contents: "export { createOrderRepo } from './src/modules/ordering/repo.ts'; export { createEventStore } from './src/modules/events/event-store.ts';",
     resolveDir: root, loader: 'ts',
   },
   bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'warning',
@@ -66,7 +66,7 @@ function prune() {
   const orders = createOrderRepo(db);
   let commands = 0;
   for (let n = -1; n !== 0; commands += n) n = Math.max(0, orders.pruneProcessedCommands(cutoff, 1000));
-  const events = createEventStore(db).pruneBefore(cutoff);
+  const events = createEventStore(db).pruneBefore(cutoff, Date.now());
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
   return { commands, events };
