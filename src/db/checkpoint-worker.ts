@@ -9,7 +9,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { checkpointCatchingUp, walCheckpointSchedule } from './checkpoint.js';
+import { checkpointCatchingUp, restartWal, WAL_SIZE_LIMIT_BYTES, walCheckpointSchedule } from './checkpoint.js';
 
 export interface CheckpointWorkerData {
   file: string;
@@ -39,6 +39,8 @@ db.pragma('busy_timeout = 0');
 // Every checkpoint syncs the WAL before it copies a frame into the database file, and the file after.
 db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
+// This connection restarts the WAL (restartWal), so it trims the file as the serving one would.
+db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
 
 // On a box whose cores are all busy, the event loop comes first: this thread's nice value goes up by 10 (Linux
 // takes a thread id for setpriority; /proc/thread-self names this one). Where that fails it runs as it is.
@@ -71,13 +73,21 @@ async function tick(): Promise<void> {
   try {
     const passes = checkpointCatchingUp(db, PASSES);
     let { walFrames, caughtUp } = passes;
-    if (!caughtUp && !passes.blocked && !stopped && start - lastQuiet >= QUIET_EVERY_MS) {
-      lastQuiet = start;
-      // Commits keep coming: the serving thread holds its next ones (src/db/checkpointer.ts) until this reports.
+    // A quiet moment when commits keep coming (at most once a second), and for the restart of a WAL copied back
+    // whole: this thread's commit takes the restart's fsync (restartWal), not the event loop's next one, and the
+    // serving thread's commands wait for it instead of finding the write lock taken, where SQLite's busy handler
+    // would put the event loop to sleep.
+    const behind = !caughtUp && !passes.blocked && start - lastQuiet >= QUIET_EVERY_MS;
+    if ((caughtUp || behind) && !stopped) {
+      if (behind) lastQuiet = start;
+      // The serving thread holds its next commits (src/db/checkpointer.ts) until this reports.
       const granted = new Promise<void>((resolve) => { quiet = resolve; });
       parentPort!.postMessage({ quiet: true } satisfies CheckpointMessage);
       await granted;
-      ({ walFrames, caughtUp } = checkpointCatchingUp(db, 2));
+      if (!stopped) {
+        ({ walFrames, caughtUp } = checkpointCatchingUp(db, 2));
+        if (caughtUp) restartWal(db);
+      }
     }
     message = { seconds: (performance.now() - start) / 1000, ok: true, walFrames, caughtUp };
   } catch (err) {

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { checkpointCatchingUp, checkpointDue, readWalIndex, walCheckpointSchedule, type WalIndex } from './checkpoint.js';
+import { checkpointCatchingUp, checkpointDue, readWalIndex, restartWal, walCheckpointSchedule, type WalIndex } from './checkpoint.js';
 import { openDatabase, type Db } from './open.js';
 
 const dirs: string[] = [];
@@ -31,6 +31,9 @@ test('a checkpoint is due once the frames not copied back reach the bytes given,
   expect(checkpointDue(index(400, 200, 9), index(300, 200, 8), mb)).toBe(false);
   // Same frames, another change: a commit came (a restart that landed on the same count): not idle.
   expect(checkpointDue(index(200, 0, 9), index(200, 0, 8), mb)).toBe(false);
+  // The one frame of restartWal, idle: left alone, or the next commit would restart the WAL again.
+  expect(checkpointDue(index(1, 0, 9), index(1, 0, 9), mb)).toBe(false);
+  expect(checkpointDue(index(2, 0, 9), index(2, 0, 9), mb)).toBe(true);
 });
 
 test('the WAL index read from -shm agrees with what SQLite reports of its WAL', () => {
@@ -150,4 +153,90 @@ test('under steady commits a reader holding the copy back still ends the passes 
   expect(checkpointCatchingUp(reporting([120, 120], [120, 120]), 4)).toEqual({ walFrames: 120, caughtUp: true, blocked: false });
   // SQLITE_BUSY: another process's checkpoint holds the lock; SQLite reports -1 and nothing is known.
   expect(checkpointCatchingUp(reporting([-1, -1]), 4)).toEqual({ walFrames: -1, caughtUp: false, blocked: true });
+});
+
+/** The salts of the WAL's header (https://sqlite.org/walformat.html): new ones at every restart of the WAL. */
+const walSalts = (file: string): string => readFileSync(`${file}-wal`).subarray(16, 24).toString('hex');
+
+/** A second connection as the checkpointer's thread opens it (src/db/checkpoint-worker.ts). */
+function checkpointerConnection(file: string): Db {
+  const db = new Database(file, { fileMustExist: true });
+  db.pragma('busy_timeout = 0');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('wal_autocheckpoint = 0');
+  return db;
+}
+
+test('after a checkpoint that caught up, the checkpointer restarts the WAL and the serving connection\'s next commit only appends', () => {
+  const { db, file } = tempDb();
+  const insert = (rows: number): void => {
+    db.transaction(() => {
+      for (let i = 0; i < rows; i++) db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(3000));
+    })();
+  };
+  const checkpointer = checkpointerConnection(file);
+  const shm = openSync(`${file}-shm`, 'r');
+  const version = db.pragma('user_version', { simple: true });
+
+  // Without it, the serving connection's commit restarts the WAL (new salts), fsync included.
+  insert(50);
+  expect(checkpointCatchingUp(checkpointer, 4)).toMatchObject({ caughtUp: true });
+  let salts = walSalts(file);
+  insert(1);
+  expect(walSalts(file)).not.toBe(salts);
+
+  // With it: the checkpointer's commit is the restart (one frame, page 1), the serving one appends after it.
+  insert(50);
+  expect(checkpointCatchingUp(checkpointer, 4)).toMatchObject({ caughtUp: true });
+  salts = walSalts(file);
+  expect(restartWal(checkpointer)).toBe(true);
+  expect(walSalts(file)).not.toBe(salts);
+  expect(readWalIndex(shm)).toMatchObject({ frames: 1, backfilled: 0 });
+  salts = walSalts(file);
+  insert(1);
+  expect(walSalts(file)).toBe(salts);
+  expect(readWalIndex(shm)!.frames).toBeGreaterThan(1);
+
+  // Nothing changed but the WAL: every row is there, the schema's version as it was.
+  expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 102 });
+  expect(checkpointer.pragma('user_version', { simple: true })).toBe(version);
+  expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+  checkpointer.close();
+  db.close();
+  closeSync(shm);
+});
+
+test('the restart never waits for a writer: it gives way, and that writer\'s commit restarts the WAL', () => {
+  const { db, file } = tempDb();
+  const checkpointer = checkpointerConnection(file);
+  db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(3000));
+  expect(checkpointCatchingUp(checkpointer, 4)).toMatchObject({ caughtUp: true });
+  const salts = walSalts(file);
+  db.exec('BEGIN IMMEDIATE');
+  const start = performance.now();
+  expect(restartWal(checkpointer)).toBe(false);
+  expect(performance.now() - start).toBeLessThan(100); // busy_timeout 0: SQLITE_BUSY at once, no retries
+  db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(10));
+  db.exec('COMMIT');
+  expect(walSalts(file)).not.toBe(salts);
+  expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 2 });
+  checkpointer.close();
+  db.close();
+});
+
+test('the restart trims the WAL file to the limit of the connection that restarts it', () => {
+  const { db, file } = tempDb();
+  db.pragma('journal_size_limit = -1'); // the serving connection would not trim: the checkpointer does
+  const checkpointer = checkpointerConnection(file);
+  checkpointer.pragma('journal_size_limit = 1048576');
+  db.transaction(() => {
+    for (let i = 0; i < 1000; i++) db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(3000));
+  })();
+  expect(statSync(`${file}-wal`).size).toBeGreaterThan(3 * 1048576);
+  expect(checkpointCatchingUp(checkpointer, 4)).toMatchObject({ caughtUp: true });
+  expect(restartWal(checkpointer)).toBe(true);
+  expect(statSync(`${file}-wal`).size).toBeLessThanOrEqual(1048576);
+  expect(db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 1000 });
+  checkpointer.close();
+  db.close();
 });

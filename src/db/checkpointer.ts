@@ -15,7 +15,8 @@ export interface CheckpointerOptions {
   onCheckpoint?(done: CheckpointDone): void;
   /**
    * The serving thread's steady writer (the command queue): held for the quiet moment a checkpoint asks for when
-   * commits keep coming, so that the WAL can restart (src/db/checkpoint.ts); released at its report.
+   * commits keep coming, so that the WAL can restart, or to restart it on its own thread (src/db/checkpoint.ts
+   * `restartWal`); released at its report.
    */
   writes?: { hold(): void; release(): void };
 }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { betterSqliteOptions } from '../native/addons.js';
-import { checkpointCatchingUp, walCheckpointSchedule } from './checkpoint.js';
+import { checkpointCatchingUp, WAL_SIZE_LIMIT_BYTES, walCheckpointSchedule } from './checkpoint.js';
 
 export type Db = Database.Database;
 
@@ -30,10 +30,8 @@ export function openDatabase(file: string): Db {
   // The serving connection never checkpoints inside a commit (a 16 ms stall measured here); the
   // checkpointer runs PASSIVE checkpoints on a timer instead.
   db.pragma('wal_autocheckpoint = 0');
-  // After a checkpoint lets the WAL restart, SQLite trims the file back to this size (SD cards are small). Not
-  // less: the trim is an ftruncate on the event loop, and freeing blocks on a file system mounted with `discard`
-  // waits for the device (100-550 ms measured when a 64 MiB limit was passed every few seconds at 1,000 orders/s).
-  db.pragma('journal_size_limit = 268435456');
+  // After a checkpoint lets the WAL restart, SQLite trims the file back to this size (SD cards are small).
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   return db;
 }
 
