@@ -15,9 +15,12 @@ function boxSources(dir: string): string[] {
 
 describe('bound LIMITs (docs/operations.md "What a `new` reads")', () => {
   it('no SQLite statement binds its LIMIT bare: SQLite would prepare it again at every call', () => {
-    const bare = boxSources(SRC).flatMap((file) =>
-      readFileSync(file, 'utf8').split('\n').flatMap((line, i) =>
-        /\bLIMIT\s+[?@:$]/.test(line) ? [`${relative(SRC, file)}:${i + 1}: ${line.trim()}`] : []));
+    // The whole text, not line by line: a LIMIT and its parameter may stand on two lines.
+    const bare = boxSources(SRC).flatMap((file) => {
+      const text = readFileSync(file, 'utf8');
+      return [...text.matchAll(/\bLIMIT\s+[?@:$]/g)].map((m) =>
+        `${relative(SRC, file)}:${text.slice(0, m.index).split('\n').length}: ${m[0].replace(/\s+/g, ' ')}`);
+    });
     expect(bare).toEqual([]);
   });
 

@@ -40,6 +40,30 @@ describe('socket event retention (pruneBefore)', () => {
     expect(soon.events.pruneBefore(180, 250)).toBe(1);
   });
 
+  test('a clock set back far, with nothing written since, removes no young event', () => {
+    const day = 24 * HOUR;
+    const now = 1_800_000_000_000;
+    // Two days of events; the clock then 3 days behind, 13 hours behind, or at the epoch (a board with no clock
+    // battery, booted before it could ask for the time).
+    const stamps = [now - 47 * HOUR, now - 30 * HOUR, now - day, now - 2 * HOUR, now - 60_000];
+    for (const clock of [now - 3 * day, now - 13 * HOUR, 0]) {
+      const { events, left } = storeWith(stamps);
+      expect(events.pruneBefore(clock - 48 * HOUR, clock)).toBe(0);
+      expect(left()).toEqual(stamps);
+    }
+    // The clock right again: only what is older than the retention goes.
+    const { events, left } = storeWith([now - 50 * HOUR, ...stamps]);
+    expect(events.pruneBefore(now - 48 * HOUR, now)).toBe(1);
+    expect(left()).toEqual(stamps);
+  });
+
+  test('a time that is not a number is refused, and nothing is removed', () => {
+    const { events, left } = storeWith([100, 110, 200]);
+    expect(() => events.pruneBefore(180, Number.NaN)).toThrow(TypeError);
+    expect(() => events.pruneBefore(undefined as unknown as number, 250)).toThrow(TypeError);
+    expect(left()).toEqual([100, 110, 200]);
+  });
+
   test('reads the table in rowid order, with no index on the age (every command would write it)', () => {
     const { db } = storeWith([]);
     expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'user_events' AND sql IS NOT NULL").all()).toEqual([]);

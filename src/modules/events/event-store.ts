@@ -15,6 +15,9 @@ export interface OutgoingFrame {
   text: string;
 }
 
+/** How far ahead of now (or of the newest event) an event's stamp still counts as young for the retention. */
+const AHEAD_MS = 3_600_000;
+
 /**
  * The event streams behind the socket. Every event of a stream takes the next number of that stream;
  * ORDER_CHANGE, NOTIFICATION and PRINTER_STATUS frames are kept for replay (`?since=N`). A HELLO takes no
@@ -58,9 +61,13 @@ export function createEventStore(db: Db) {
   );
   // Retention removes a prefix of the table in rowid order (the order the events were written), up to the first
   // event written at or after the cutoff: it reads only what it removes, with no index on created_ms for every
-  // command to write. An event stamped more than an hour ahead of now (a clock set ahead, then back) does not stop
-  // it: it goes with the prefix. A clock set back leaves a few events a little longer. Before the rows go, each
-  // stream's newest removed number is kept in user_streams, in the same transaction.
+  // command to write. An event stamped more than an hour ahead of both now and the newest event (a clock set
+  // ahead, then put right, and events written since) does not stop it: it goes with the prefix. A clock set back
+  // with no event written since removes nothing young: the newest event's stamp counts as now. Before the rows
+  // go, each stream's newest removed number is kept in user_streams, in the same transaction.
+  const newestStamp = db.prepare<[], { created_ms: number }>(
+    'SELECT created_ms FROM user_events ORDER BY rowid DESC LIMIT 1',
+  );
   const pruneStop = db.prepare<[{ before: number; ahead: number }], { rowid: number }>(
     `SELECT rowid FROM user_events WHERE created_ms >= @before AND created_ms <= @ahead ORDER BY rowid LIMIT 1`,
   );
@@ -82,7 +89,10 @@ export function createEventStore(db: Db) {
       insert.run(tenantId, stream, seq, event.type, event.payloadJson, nowMs);
       return { tenantId, stream, seq, text: frameText(event.type, seq, event.payloadJson) };
     },
-    /** The seq of the stream's newest event (0 for a stream with none): a read, no number is taken. */
+    /**
+     * The seq of the stream's newest event, kept or removed (0 for a stream that never had one): a read, no number
+     * is taken.
+     */
     position: (tenantId: string, stream: string): number => last.get({ tenant: tenantId, stream })!.last_seq,
     /** Up to `limit` kept frames after seq `after`, in order: a replay is read page by page. */
     page(tenantId: string, stream: string, after: number, limit: number, maxFrameBytes: number): { seq: number; text: string }[] {
@@ -95,9 +105,16 @@ export function createEventStore(db: Db) {
     replayBytes(tenantId: string, stream: string, since: number, before: number, maxFrameBytes: number): number {
       return wireBytes.get({ max: maxFrameBytes, tenant: tenantId, stream, after: since, before })!.bytes;
     },
-    /** Removes the events written before the first one stamped at or after `beforeMs`; returns how many. */
-    pruneBefore: (beforeMs: number, nowMs: number): number =>
-      pruneTransaction(pruneStop.get({ before: beforeMs, ahead: nowMs + 3_600_000 })?.rowid ?? Number.MAX_SAFE_INTEGER),
+    /**
+     * Removes the events written before the first one stamped at or after `beforeMs` (and at most an hour ahead
+     * of `nowMs` or of the newest event, whichever is later); returns how many.
+     */
+    pruneBefore(beforeMs: number, nowMs: number): number {
+      // A missing clock would find no young event and remove them all.
+      if (!Number.isFinite(beforeMs) || !Number.isFinite(nowMs)) throw new TypeError('pruneBefore takes two times in ms');
+      const ahead = Math.max(nowMs, newestStamp.get()?.created_ms ?? nowMs) + AHEAD_MS;
+      return pruneTransaction(pruneStop.get({ before: beforeMs, ahead })?.rowid ?? Number.MAX_SAFE_INTEGER);
+    },
   };
 }
 export type EventStore = ReturnType<typeof createEventStore>;
