@@ -11,7 +11,8 @@ export async function workerDefines(absWorkingDir = process.cwd()) {
   };
 }
 
-async function workerSource(absWorkingDir, entry) {
+/** One worker entry bundled to a CommonJS text (also used by src/db/checkpointer.test.ts). */
+export async function workerSource(absWorkingDir, entry) {
   const result = await build({
     absWorkingDir,
     entryPoints: [entry],

@@ -9,7 +9,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { checkpointCatchingUp, restartWal, WAL_SIZE_LIMIT_BYTES, walCheckpointSchedule } from './checkpoint.js';
+import { checkpointCatchingUp, claimRestart, restartWal, WAL_SIZE_LIMIT_BYTES, walCheckpointSchedule } from './checkpoint.js';
 
 export interface CheckpointWorkerData {
   file: string;
@@ -18,18 +18,22 @@ export interface CheckpointWorkerData {
   walBytes: number;
   /** better-sqlite3's addon file, loaded here as the main thread loaded it (inside the single binary, extracted). */
   addonFile: string;
+  /** The quiet moment's state, shared with the serving thread (QUIET_* in src/db/checkpoint.ts). */
+  quietState: SharedArrayBuffer;
 }
 
 /**
  * To the serving thread: each checkpoint's report (it may write again), or a request to hold its writes for a
- * quiet moment, answered with 'quiet'. From it: 'quiet', 'stop'.
+ * quiet moment, answered with 'quiet'. From it: 'quiet', 'stop'. A checkpoint that worked but whose restart of
+ * the WAL failed says so in `restartError` (the next commit of the serving thread restarts it instead).
  */
 export type CheckpointMessage =
-  | { seconds: number; ok: true; walFrames: number; caughtUp: boolean }
+  | { seconds: number; ok: true; walFrames: number; caughtUp: boolean; restartError?: string }
   | { seconds: number; ok: false; walFrames: -1; error: string }
   | { quiet: true };
 
-const { file, intervalMs, walBytes, addonFile } = workerData as CheckpointWorkerData;
+const { file, intervalMs, walBytes, addonFile, quietState } = workerData as CheckpointWorkerData;
+const quietGrant = new Int32Array(quietState);
 const addon = { exports: {} };
 process.dlopen(addon, addonFile);
 // better-sqlite3 takes a loaded addon as `nativeBinding` (its typings only know a path).
@@ -53,11 +57,12 @@ try {
 /** Passes before the serving thread is asked for a quiet moment (each one copies what came during the last). */
 const PASSES = 4;
 /**
- * At most one quiet moment a second: each holds the commands for the last pass (a few ms at 2,000 orders/s), and
- * one a second bounds the WAL by about a second of commits.
+ * At most one quiet moment a second: each holds the commands for the last pass and the restart's fsync (a few ms
+ * at 2,000 orders/s, more on an SD card), and one a second bounds the WAL by about a second of commits. A
+ * checkpoint that caught up sooner than that leaves the restart to the serving thread's next commit.
  */
 const QUIET_EVERY_MS = 1000;
-let lastQuiet = 0;
+let lastQuiet = Number.NEGATIVE_INFINITY;
 let stopped = false;
 let quiet: (() => void) | undefined;
 let timer: NodeJS.Timeout | undefined;
@@ -73,23 +78,32 @@ async function tick(): Promise<void> {
   try {
     const passes = checkpointCatchingUp(db, PASSES);
     let { walFrames, caughtUp } = passes;
-    // A quiet moment when commits keep coming (at most once a second), and for the restart of a WAL copied back
+    let restartError: string | undefined;
+    // A quiet moment (at most once a second) when commits keep coming, and for the restart of a WAL copied back
     // whole: this thread's commit takes the restart's fsync (restartWal), not the event loop's next one, and the
     // serving thread's commands wait for it instead of finding the write lock taken, where SQLite's busy handler
     // would put the event loop to sleep.
-    const behind = !caughtUp && !passes.blocked && start - lastQuiet >= QUIET_EVERY_MS;
-    if ((caughtUp || behind) && !stopped) {
-      if (behind) lastQuiet = start;
+    // Caught up, or behind while commits keep coming; not when a reader holds the passes back (no quiet helps).
+    const wanted = caughtUp || !passes.blocked;
+    if (wanted && start - lastQuiet >= QUIET_EVERY_MS && !stopped) {
+      lastQuiet = start;
       // The serving thread holds its next commits (src/db/checkpointer.ts) until this reports.
       const granted = new Promise<void>((resolve) => { quiet = resolve; });
       parentPort!.postMessage({ quiet: true } satisfies CheckpointMessage);
       await granted;
       if (!stopped) {
         ({ walFrames, caughtUp } = checkpointCatchingUp(db, 2));
-        if (caughtUp) restartWal(db);
+        // Only with the grant still in force: once its time is up the serving thread commits again (claimRestart).
+        if (caughtUp && claimRestart(quietGrant)) {
+          try {
+            restartWal(db);
+          } catch (err) {
+            restartError = String((err as Error)?.message ?? err);
+          }
+        }
       }
     }
-    message = { seconds: (performance.now() - start) / 1000, ok: true, walFrames, caughtUp };
+    message = { seconds: (performance.now() - start) / 1000, ok: true, walFrames, caughtUp, restartError };
   } catch (err) {
     message = { seconds: (performance.now() - start) / 1000, ok: false, walFrames: -1, error: String((err as Error)?.message ?? err) };
   }

@@ -53,10 +53,30 @@ export function restartWal(db: Db): boolean {
     }).immediate();
     return true;
   } catch (err) {
-    if ((err as { code?: string })?.code === 'SQLITE_BUSY') return false;
+    // SQLITE_BUSY, or an extended code of it (BUSY_SNAPSHOT: another connection committed since this one read).
+    if (String((err as { code?: string })?.code).startsWith('SQLITE_BUSY')) return false;
     throw err;
   }
 }
+
+/**
+ * The quiet moment's state (src/db/checkpointer.ts), in memory the serving thread and the checkpointer's thread
+ * share (an Int32Array of one element). The serving thread grants it and holds the command queue; when its time is
+ * up it takes the grant back unless the worker has begun restarting the WAL, and then holds on until the worker's
+ * report. The worker restarts only with the grant in hand. So the queue never begins a transaction while the
+ * worker holds the write lock, where SQLite's busy handler would put the event loop to sleep.
+ */
+export const QUIET_NONE = 0;
+export const QUIET_GRANTED = 1;
+export const QUIET_RESTARTING = 2;
+
+/** The worker's side: true if the grant was still in force, which it now holds until its report. */
+export const claimRestart = (state: Int32Array): boolean =>
+  Atomics.compareExchange(state, 0, QUIET_GRANTED, QUIET_RESTARTING) === QUIET_GRANTED;
+
+/** The serving thread's side, when the time is up: true if the grant was taken back before the worker used it. */
+export const withdrawQuiet = (state: Int32Array): boolean =>
+  Atomics.compareExchange(state, 0, QUIET_GRANTED, QUIET_NONE) === QUIET_GRANTED;
 
 /** What the WAL index (the `-shm` file) says of the WAL: its frames, how many of them are copied back, page size. */
 export interface WalIndex {

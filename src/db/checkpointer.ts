@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { betterSqliteAddonFile } from '../native/addons.js';
 import type { Service } from '../shared/service.js';
+import { QUIET_GRANTED, QUIET_NONE, withdrawQuiet } from './checkpoint.js';
 import type { CheckpointMessage, CheckpointWorkerData } from './checkpoint-worker.js';
 import { type CheckpointDone, type Db, startCheckpointer } from './open.js';
 
@@ -16,12 +17,15 @@ export interface CheckpointerOptions {
   /**
    * The serving thread's steady writer (the command queue): held for the quiet moment a checkpoint asks for when
    * commits keep coming, so that the WAL can restart, or to restart it on its own thread (src/db/checkpoint.ts
-   * `restartWal`); released at its report.
+   * `restartWal`); released at its report, or after QUIET_MAX_MS unless the worker is restarting the WAL then.
    */
   writes?: { hold(): void; release(): void };
 }
 
-/** The longest a quiet moment holds the writes, whatever the worker does. */
+/**
+ * How long a quiet moment is granted for. A worker that has not begun restarting the WAL by then no longer may
+ * (src/db/checkpoint.ts `claimRestart`); one that has is waited for, one commit of its own.
+ */
 const QUIET_MAX_MS = 100;
 
 /**
@@ -35,11 +39,15 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
   let worker: Worker | undefined;
   let stopInline: (() => void) | undefined;
   let exited: Promise<void> = Promise.resolve();
+  const quietGrant = new Int32Array(new SharedArrayBuffer(4));
+  let holding = false;
   let quietTimer: NodeJS.Timeout | undefined;
   const release = (): void => {
-    if (!quietTimer) return;
     clearTimeout(quietTimer);
     quietTimer = undefined;
+    Atomics.store(quietGrant, 0, QUIET_NONE);
+    if (!holding) return;
+    holding = false;
     options.writes?.release();
   };
   return {
@@ -50,6 +58,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
       }
       const workerData: CheckpointWorkerData = {
         file, intervalMs: options.intervalMs, walBytes: options.walBytes, addonFile: betterSqliteAddonFile(),
+        quietState: quietGrant.buffer as SharedArrayBuffer,
       };
       const w = new Worker(CHECKPOINT_WORKER_SOURCE, { eval: true, workerData });
       w.unref();
@@ -57,17 +66,27 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
         if ('quiet' in m) {
           // Answered from the event loop, so no transaction of this thread is open: none starts until released.
           options.writes?.hold();
-          quietTimer = setTimeout(release, QUIET_MAX_MS);
+          holding = true;
+          Atomics.store(quietGrant, 0, QUIET_GRANTED);
+          quietTimer = setTimeout(() => {
+            quietTimer = undefined;
+            if (withdrawQuiet(quietGrant)) release();
+          }, QUIET_MAX_MS);
           w.postMessage('quiet');
           return;
         }
         release();
         if (!m.ok) options.onError(new Error(m.error));
+        else if (m.restartError) options.onError(new Error(`WAL restart failed: ${m.restartError}`));
         options.onCheckpoint?.({ seconds: m.seconds, ok: m.ok, walFrames: m.walFrames });
       });
       // A worker that dies (it never should) is reported; the WAL keeps every commit and the next start checkpoints.
       w.on('error', (err) => options.onError(err));
-      exited = new Promise((resolve) => w.once('exit', () => resolve()));
+      // A worker gone in the middle of a quiet moment sends no report: the writes go on.
+      exited = new Promise((resolve) => w.once('exit', () => {
+        release();
+        resolve();
+      }));
       worker = w;
     },
     async stop() {

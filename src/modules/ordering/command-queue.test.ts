@@ -190,3 +190,23 @@ test('a drain asked for during the quiet moment (the sync inbox\'s) waits for th
   await done;
   expect(drained).toBe(true);
 });
+
+test('a retry due during the quiet moment waits for the release too', async () => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  let failures = 1;
+  const { queue, outcome } = setup(() => {
+    if (failures-- > 0) throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+    return [];
+  });
+  await queue.confirm(record('m'));
+  expect(outcome('m')).toBeNull();
+  queue.hold();
+  // The retry's timer fires (one second) and its processing is scheduled, but commits nothing while held.
+  vi.advanceTimersByTime(1_100);
+  await new Promise((r) => setImmediate(r));
+  expect(outcome('m')).toBeNull();
+  queue.release();
+  await new Promise((r) => setImmediate(r));
+  expect(outcome('m')).toBe('applied');
+  queue.stop();
+});

@@ -188,6 +188,11 @@ export function createCommandQueue(deps: QueueDeps) {
     processScheduled = true;
     setImmediate(() => {
       processScheduled = false;
+      // A retry or a backlog commits nothing during a quiet moment either: it goes on at the release.
+      if (held) {
+        afterRelease.push(scheduleProcessing);
+        return;
+      }
       if (processBatch() === BATCH) scheduleProcessing();
     });
   }
@@ -278,7 +283,8 @@ export function createCommandQueue(deps: QueueDeps) {
     },
     /**
      * Applies what is pending; resolves once all of it is on the disk and its answers are written. During a
-     * quiet moment (hold) that waits for the release, which the checkpointer gives within 100 ms.
+     * quiet moment (hold) that waits for the release, which the checkpointer gives within 100 ms (or once the
+     * restart of the WAL it had begun by then is committed).
      */
     drain(): Promise<void> {
       return new Promise((resolve) => {
