@@ -2,9 +2,11 @@
 // than the largest cache tried (ROWS rows keyed by random UUIDs, about 100 MB), then for each cache size, in turn
 // and ROUNDS times over, opens it as the box does (WAL, cache_size), fills the cache by reading the table, and
 // commits TRANSACTIONS transactions of INSERTS random-key inserts each (page splits, as an index keyed by UUIDs
-// has at every few inserts). One JSON line per run, CPU µs per transaction (user + system of this process) and
-// RSS at its end (the cache full); last, each size's medians. Pin it to one core
-// (`taskset -c 0 node scripts/bench-page-cache.mjs`) and compare the sizes of one run with each other.
+// has at every few inserts). Each round starts with the next size, so that no size always runs on the larger file
+// (every run adds its rows). One JSON line per run, CPU µs per transaction (user + system of this process); last,
+// each size's median. The RSS of one process that ran several sizes says little of any one: `npm run bench`
+// gives the box's. Pin it to one core (`taskset -c 0 npm run bench:page-cache`) and compare the sizes of one run
+// with each other.
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,7 +32,7 @@ try {
 
   const runs = [];
   for (let round = 0; round < ROUNDS; round++) {
-    for (const kib of SIZES_KIB) {
+    for (const kib of [...SIZES_KIB.slice(round % SIZES_KIB.length), ...SIZES_KIB.slice(0, round % SIZES_KIB.length)]) {
       const db = new Database(file);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = OFF'); // the fsync is not what is measured
@@ -42,10 +44,8 @@ try {
       const before = process.cpuUsage();
       for (let i = 0; i < TRANSACTIONS; i++) tx();
       const used = process.cpuUsage(before);
-      const rss = process.memoryUsage.rss();
       const run = {
         cacheKib: kib, round, inserts: INSERTS, cpuUsPerTransaction: Math.round((used.user + used.system) / TRANSACTIONS),
-        rssMb: Math.round(rss / 1e6),
       };
       runs.push(run);
       console.log(JSON.stringify(run));
@@ -57,7 +57,7 @@ try {
   console.log(JSON.stringify({
     medians: SIZES_KIB.map((kib) => {
       const of = runs.filter((r) => r.cacheKib === kib);
-      return { cacheKib: kib, cpuUsPerTransaction: median(of.map((r) => r.cpuUsPerTransaction)), rssMb: median(of.map((r) => r.rssMb)) };
+      return { cacheKib: kib, cpuUsPerTransaction: median(of.map((r) => r.cpuUsPerTransaction)) };
     }),
   }));
 } finally {

@@ -23,9 +23,9 @@ export function openDatabase(file: string): Db {
   // 64 KiB into a temp file in /var/tmp: on the box's SD card, tens of KB more written per command.
   db.pragma('temp_store = MEMORY');
   // 8 MiB of pages (SQLite's default is 2 MiB). Not more: a commit that split a b-tree page scans the whole page
-  // cache (docs/operations.md "The page cache"), 45 us a commit at 32 MiB against 10 at 4 MiB, and the box's
-  // benchmarks ran no slower with 4 or 8 MiB than with 32 (2-5% less CPU once the file outgrew the cache) and its
-  // RSS under load was 25-40 MB lower.
+  // cache (docs/operations.md "The page cache": about 45 us a commit at 500 orders/s with 32 MiB), and the box's
+  // benchmarks ran no slower with 4 or 8 MiB than with 32 (2-5% less CPU once the file outgrew the cache), with
+  // an RSS under load 20-40 MB lower.
   db.pragma('cache_size = -8192');
   // The serving connection never checkpoints inside a commit (a 16 ms stall measured here); the
   // checkpointer runs PASSIVE checkpoints on a timer instead.
