@@ -113,7 +113,7 @@ export function createEventStore(db: Db) {
       // A missing clock would find no young event and remove them all.
       if (!Number.isFinite(beforeMs) || !Number.isFinite(nowMs)) throw new TypeError('pruneBefore takes two times in ms');
       const ahead = Math.max(nowMs, newestStamp.get()?.created_ms ?? nowMs) + AHEAD_MS;
-      return pruneTransaction(pruneStop.get({ before: beforeMs, ahead })?.rowid ?? Number.MAX_SAFE_INTEGER);
+      return pruneTransaction.immediate(pruneStop.get({ before: beforeMs, ahead })?.rowid ?? Number.MAX_SAFE_INTEGER);
     },
   };
 }
