@@ -305,6 +305,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   const checkpointer = createCheckpointer(db, join(dataDir, DB_FILE), {
     intervalMs: 250, walBytes: CHECKPOINT_WAL_BYTES,
     onError: (err) => log.error({ err }, 'WAL checkpoint failed'), onCheckpoint: metrics?.onCheckpoint,
+    onRestartError: (err) => log.warn({ err }, 'the checkpointer could not restart the WAL; the next commit does'),
     writes: queue,
   });
   const jobs = createJobs({

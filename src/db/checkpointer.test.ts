@@ -1,6 +1,9 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 // @ts-expect-error: a build script in plain JavaScript, without typings
 import { workerSource } from '../../scripts/lib/worker-source.mjs';
@@ -59,7 +62,7 @@ test('the worker restarts the WAL in a quiet moment: the serving thread\'s write
   const report = new Promise<void>((resolve) => { reported = resolve; });
   const checkpointer = createCheckpointer(db, file, {
     intervalMs: 20,
-    walBytes: 1024 * 1024 * 1024, // due only once the WAL goes idle (here: at the first look)
+    walBytes: 1024 * 1024 * 1024, // due only once the WAL goes idle (here: at the second look)
     onError: (err) => errors.push(err),
     onCheckpoint: (done: CheckpointDone) => {
       seen.push(`report ${done.ok}`);
@@ -86,4 +89,123 @@ test('the worker restarts the WAL in a quiet moment: the serving thread\'s write
     db.close();
     closeSync(shm);
   }
+});
+
+/**
+ * A stand-in for the checkpointer's thread, to time the handshake: it asks for a quiet moment, waits `claimAfterMs`,
+ * claims the grant as the real one does (QUIET_GRANTED -> QUIET_RESTARTING), holds the write lock `holdMs` if it
+ * got it, and reports `reportAfterMs` later (with `restartError` if given).
+ */
+function fakeWorker(o: { claimAfterMs: number; holdMs: number; reportAfterMs?: number; restartError?: string }): string {
+  const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
+  return `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(${JSON.stringify(betterSqlite)});
+const grant = new Int32Array(workerData.quietState);
+const db = new Database(workerData.file);
+db.pragma('busy_timeout = 0');
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+parentPort.on('message', (m) => {
+  if (m === 'stop') { db.close(); parentPort.close(); return; }
+  if (m !== 'quiet') return;
+  sleep(${o.claimAfterMs});
+  if (Atomics.compareExchange(grant, 0, ${QUIET_GRANTED}, ${QUIET_RESTARTING}) === ${QUIET_GRANTED}) {
+    db.exec('BEGIN IMMEDIATE');
+    sleep(${o.holdMs});
+    db.exec('COMMIT');
+  }
+  setTimeout(() => parentPort.postMessage({ seconds: 0, ok: true, walFrames: 1, caughtUp: true,
+    restartError: ${JSON.stringify(o.restartError)} }), ${o.reportAfterMs ?? 0});
+});
+parentPort.postMessage({ quiet: true });
+`;
+}
+
+/**
+ * Runs the serving thread's side against a fake worker. At the release, what the command queue would do: a
+ * BEGIN IMMEDIATE, here on a probe connection that never waits, so a lock still held by the worker shows as
+ * `locked`. Times are ms since the hold.
+ */
+async function handshake(worker: string, stopAfterMs?: number) {
+  const file = join(dir, `fake-${Math.random().toString(36).slice(2)}.db`);
+  const db = openDatabase(file);
+  const probe = new Database(file);
+  probe.pragma('busy_timeout = 0');
+  const saved = globals.CHECKPOINT_WORKER_SOURCE;
+  globals.CHECKPOINT_WORKER_SOURCE = worker;
+  const seen: string[] = [];
+  const errors: string[] = [];
+  let heldAt = 0;
+  let released!: () => void;
+  const release = new Promise<void>((resolve) => { released = resolve; });
+  let held!: () => void;
+  const hold = new Promise<void>((resolve) => { held = resolve; });
+  const checkpointer = createCheckpointer(db, file, {
+    intervalMs: 20, walBytes: 1024 * 1024 * 1024,
+    onError: (err) => errors.push(`error: ${(err as Error).message}`),
+    onRestartError: (err) => errors.push(`restart: ${err.message}`),
+    onCheckpoint: (done) => seen.push(`report ok=${done.ok}`),
+    writes: {
+      hold: () => {
+        heldAt = performance.now();
+        held();
+      },
+      release: () => {
+        let lock = 'free';
+        try {
+          probe.exec('BEGIN IMMEDIATE');
+          probe.exec('ROLLBACK');
+        } catch {
+          lock = 'locked';
+        }
+        seen.push(`release after ${Math.round(performance.now() - heldAt)} ms, lock ${lock}`);
+        released();
+      },
+    },
+  });
+  try {
+    checkpointer.start();
+    await hold;
+    if (stopAfterMs !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, stopAfterMs));
+      seen.push('stop');
+      await checkpointer.stop();
+    }
+    await release;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    await checkpointer.stop();
+    globals.CHECKPOINT_WORKER_SOURCE = saved;
+    probe.close();
+    db.close();
+  }
+  return { seen, errors, releasedAfter: Number(/after (\d+) ms/.exec(seen.find((s) => s.startsWith('release'))!)![1]) };
+}
+
+test('a restart the worker claimed in time holds the writes past the grant\'s 100 ms, until it is committed', async () => {
+  const { seen, releasedAfter } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 300 }));
+  expect(seen[0]).toMatch(/^release after \d+ ms, lock free$/);
+  expect(seen[1]).toBe('report ok=true');
+  expect(releasedAfter).toBeGreaterThanOrEqual(290);
+});
+
+test('a worker that comes for the grant after 100 ms finds it taken back, and the writes go on without it', async () => {
+  // The worker comes 300 ms after the hold and reports 600 ms after it: the grant's timer released the writes.
+  const { seen, releasedAfter } = await handshake(fakeWorker({ claimAfterMs: 300, holdMs: 300, reportAfterMs: 300 }));
+  expect(seen[0]).toMatch(/^release after \d+ ms, lock free$/);
+  expect(releasedAfter).toBeGreaterThanOrEqual(95);
+  expect(releasedAfter).toBeLessThan(300);
+});
+
+test('stopped during a restart, the checkpointer releases the writes once the worker has committed and gone', async () => {
+  const { seen, releasedAfter } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 400 }), 150);
+  expect(seen[0]).toBe('stop');
+  expect(seen.find((s) => s.startsWith('release'))).toMatch(/lock free$/);
+  expect(releasedAfter).toBeGreaterThanOrEqual(390);
+});
+
+test('a failed restart is reported as that; the checkpoint itself counts as done', async () => {
+  const { seen, errors } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 0, restartError: 'disk I/O error' }));
+  expect(errors).toEqual(['restart: WAL restart failed: disk I/O error']);
+  expect(seen).toContain('report ok=true');
 });

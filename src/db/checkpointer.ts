@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { betterSqliteAddonFile } from '../native/addons.js';
 import type { Service } from '../shared/service.js';
-import { QUIET_GRANTED, QUIET_NONE, withdrawQuiet } from './checkpoint.js';
+import { QUIET_GRANTED, QUIET_NONE, QUIET_RESTARTING, withdrawQuiet } from './checkpoint.js';
 import type { CheckpointMessage, CheckpointWorkerData } from './checkpoint-worker.js';
 import { type CheckpointDone, type Db, startCheckpointer } from './open.js';
 
@@ -13,6 +13,8 @@ export interface CheckpointerOptions {
   /** How much of the WAL waits to be copied back before a checkpoint (src/db/checkpoint.ts `checkpointDue`). */
   walBytes: number;
   onError(err: unknown): void;
+  /** The checkpoint worked but the worker's restart of the WAL failed: the next commit restarts it instead. */
+  onRestartError?(err: Error): void;
   onCheckpoint?(done: CheckpointDone): void;
   /**
    * The serving thread's steady writer (the command queue): held for the quiet moment a checkpoint asks for when
@@ -77,7 +79,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
         }
         release();
         if (!m.ok) options.onError(new Error(m.error));
-        else if (m.restartError) options.onError(new Error(`WAL restart failed: ${m.restartError}`));
+        else if (m.restartError) (options.onRestartError ?? options.onError)(new Error(`WAL restart failed: ${m.restartError}`));
         options.onCheckpoint?.({ seconds: m.seconds, ok: m.ok, walFrames: m.walFrames });
       });
       // A worker that dies (it never should) is reported; the WAL keeps every commit and the next start checkpoints.
@@ -92,7 +94,8 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
     async stop() {
       stopInline?.();
       if (!worker) return;
-      release();
+      // Not while the worker restarts the WAL (it holds the write lock): its exit releases the writes then.
+      if (withdrawQuiet(quietGrant) || Atomics.load(quietGrant, 0) !== QUIET_RESTARTING) release();
       worker.postMessage('stop');
       await exited;
       worker = undefined;
