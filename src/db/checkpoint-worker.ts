@@ -57,9 +57,11 @@ try {
 /** Passes before the serving thread is asked for a quiet moment (each one copies what came during the last). */
 const PASSES = 4;
 /**
- * At most one quiet moment a second: each holds the commands for the last pass and the restart's fsync (a few ms
- * at 2,000 orders/s, more on an SD card), and one a second bounds the WAL by about a second of commits. A
- * checkpoint that caught up sooner than that leaves the restart to the serving thread's next commit.
+ * At most one quiet moment a second for a checkpoint that could not catch up (each holds the commands for the
+ * last pass: a few ms at 2,000 orders/s, more on an SD card), which bounds the WAL by about a second of commits.
+ * One that caught up asks every time (at most at every look): its last pass has little to copy, and limiting it
+ * too put the restart back on the event loop and cost about 10% more CPU per command at 500 orders/s
+ * (docs/operations.md "Durability and speed").
  */
 const QUIET_EVERY_MS = 1000;
 let lastQuiet = Number.NEGATIVE_INFINITY;
@@ -79,14 +81,13 @@ async function tick(): Promise<void> {
     const passes = checkpointCatchingUp(db, PASSES);
     let { walFrames, caughtUp } = passes;
     let restartError: string | undefined;
-    // A quiet moment (at most once a second) when commits keep coming, and for the restart of a WAL copied back
-    // whole: this thread's commit takes the restart's fsync (restartWal), not the event loop's next one, and the
+    // A quiet moment for the restart of a WAL copied back whole, and (at most once a second) when commits keep
+    // coming: this thread's commit takes the restart's fsync (restartWal), not the event loop's next one, and the
     // serving thread's commands wait for it instead of finding the write lock taken, where SQLite's busy handler
-    // would put the event loop to sleep.
-    // Caught up, or behind while commits keep coming; not when a reader holds the passes back (no quiet helps).
-    const wanted = caughtUp || !passes.blocked;
-    if (wanted && start - lastQuiet >= QUIET_EVERY_MS && !stopped) {
-      lastQuiet = start;
+    // would put the event loop to sleep. Not when a reader holds the passes back: no quiet moment helps then.
+    const behind = !caughtUp && !passes.blocked && start - lastQuiet >= QUIET_EVERY_MS;
+    if ((caughtUp || behind) && !stopped) {
+      if (behind) lastQuiet = start;
       // The serving thread holds its next commits (src/db/checkpointer.ts) until this reports.
       const granted = new Promise<void>((resolve) => { quiet = resolve; });
       parentPort!.postMessage({ quiet: true } satisfies CheckpointMessage);
