@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { checkpointCatchingUp, checkpointDue, readWalIndex, restartWal, walCheckpointSchedule, type WalIndex } from './checkpoint.js';
 import { openDatabase, type Db } from './open.js';
+import { walSalts } from '../../test/support/wal.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -154,9 +155,6 @@ test('under steady commits a reader holding the copy back still ends the passes 
   // SQLITE_BUSY: another process's checkpoint holds the lock; SQLite reports -1 and nothing is known.
   expect(checkpointCatchingUp(reporting([-1, -1]), 4)).toEqual({ walFrames: -1, caughtUp: false, blocked: true });
 });
-
-/** The salts of the WAL's header (https://sqlite.org/walformat.html): new ones at every restart of the WAL. */
-const walSalts = (file: string): string => readFileSync(`${file}-wal`).subarray(16, 24).toString('hex');
 
 /** A second connection as the checkpointer's thread opens it (src/db/checkpoint-worker.ts). */
 function checkpointerConnection(file: string): Db {

@@ -1,4 +1,4 @@
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { claimRestart, QUIET_GRANTED, QUIET_NONE, QUIET_RESTARTING, readWalIndex
 import { createCheckpointer } from './checkpointer.js';
 import type { CheckpointDone } from './open.js';
 import { openDatabase } from './open.js';
+import { walSalts } from '../../test/support/wal.js';
 
 // The checkpointer's thread as the builds bundle it (scripts/lib/worker-source.mjs): without its source the
 // checkpointer runs inline on the event loop, and none of the quiet moment below happens.
@@ -23,9 +24,6 @@ afterAll(() => {
   delete globals.CHECKPOINT_WORKER_SOURCE;
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** The salts of the WAL's header (https://sqlite.org/walformat.html): new ones at every restart of the WAL. */
-const walSalts = (file: string): string => readFileSync(`${file}-wal`).subarray(16, 24).toString('hex');
 
 test('the grant is used or taken back, never both: the worker restarts only while it is in force', () => {
   const state = new Int32Array(new SharedArrayBuffer(4));
