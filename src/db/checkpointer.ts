@@ -52,6 +52,11 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
     holding = false;
     options.writes?.release();
   };
+  // The grant's time is up, or the checkpointer stops: the writes go on unless the worker is restarting the WAL
+  // (it holds the write lock), and then at its report or its exit. Taken back first, so it can no longer start.
+  const releaseUnlessRestarting = (): void => {
+    if (withdrawQuiet(quietGrant) || Atomics.load(quietGrant, 0) !== QUIET_RESTARTING) release();
+  };
   return {
     start() {
       if (typeof CHECKPOINT_WORKER_SOURCE !== 'string') {
@@ -70,10 +75,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
           options.writes?.hold();
           holding = true;
           Atomics.store(quietGrant, 0, QUIET_GRANTED);
-          quietTimer = setTimeout(() => {
-            quietTimer = undefined;
-            if (withdrawQuiet(quietGrant)) release();
-          }, QUIET_MAX_MS);
+          quietTimer = setTimeout(releaseUnlessRestarting, QUIET_MAX_MS);
           w.postMessage('quiet');
           return;
         }
@@ -94,8 +96,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
     async stop() {
       stopInline?.();
       if (!worker) return;
-      // Not while the worker restarts the WAL (it holds the write lock): its exit releases the writes then.
-      if (withdrawQuiet(quietGrant) || Atomics.load(quietGrant, 0) !== QUIET_RESTARTING) release();
+      releaseUnlessRestarting();
       worker.postMessage('stop');
       await exited;
       worker = undefined;
