@@ -307,6 +307,13 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     onError: (err) => log.error({ err }, 'WAL checkpoint failed'), onCheckpoint: metrics?.onCheckpoint,
     onRestartError: (err) => log.warn({ err }, 'the checkpointer could not restart the WAL; the next commit does'),
     writes: queue,
+    // Order confirmations wait while the worker restarts the WAL: a card slow to sync shows here first.
+    onSlowHold: (heldMs) =>
+      log.warn({ heldMs: Math.round(heldMs) }, 'order confirmations are waiting for the WAL restart: the storage is slow to sync'),
+    onHeld: (seconds) => {
+      metrics?.onQueueHeld(seconds);
+      if (seconds >= 1) log.warn({ heldMs: Math.round(seconds * 1000) }, 'order confirmations waited for the WAL restart');
+    },
   });
   const jobs = createJobs({
     config, log, now, auth, ordering, events, warehouse, retention, disk, syncRepo, backups,

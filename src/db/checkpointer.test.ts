@@ -124,7 +124,7 @@ parentPort.postMessage({ quiet: true });
  * BEGIN IMMEDIATE, here on a probe connection that never waits, so a lock still held by the worker shows as
  * `locked`. Times are ms since the hold.
  */
-async function handshake(worker: string, stopAfterMs?: number) {
+async function handshake(worker: string, stopAfterMs?: number, slowHoldMs?: number) {
   const file = join(dir, `fake-${Math.random().toString(36).slice(2)}.db`);
   const db = openDatabase(file);
   const probe = new Database(file);
@@ -133,6 +133,8 @@ async function handshake(worker: string, stopAfterMs?: number) {
   globals.CHECKPOINT_WORKER_SOURCE = worker;
   const seen: string[] = [];
   const errors: string[] = [];
+  const heldMs: number[] = [];
+  const slowMs: number[] = [];
   let heldAt = 0;
   let released!: () => void;
   const release = new Promise<void>((resolve) => { released = resolve; });
@@ -143,6 +145,9 @@ async function handshake(worker: string, stopAfterMs?: number) {
     onError: (err) => errors.push(`error: ${(err as Error).message}`),
     onRestartError: (err) => errors.push(`restart: ${err.message}`),
     onCheckpoint: (done) => seen.push(`report ok=${done.ok}`),
+    onHeld: (seconds) => heldMs.push(seconds * 1000),
+    onSlowHold: (ms) => slowMs.push(ms),
+    slowHoldMs,
     writes: {
       hold: () => {
         heldAt = performance.now();
@@ -177,14 +182,30 @@ async function handshake(worker: string, stopAfterMs?: number) {
     probe.close();
     db.close();
   }
-  return { seen, errors, releasedAfter: Number(/after (\d+) ms/.exec(seen.find((s) => s.startsWith('release'))!)![1]) };
+  return { seen, errors, heldMs, slowMs, releasedAfter: Number(/after (\d+) ms/.exec(seen.find((s) => s.startsWith('release'))!)![1]) };
 }
 
 test('a restart the worker claimed in time holds the writes past the grant\'s 100 ms, until it is committed', async () => {
-  const { seen, releasedAfter } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 300 }));
+  const { seen, releasedAfter, heldMs, slowMs } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 300 }), undefined, 150);
   expect(seen[0]).toMatch(/^release after \d+ ms, lock free$/);
   expect(seen[1]).toBe('report ok=true');
   expect(releasedAfter).toBeGreaterThanOrEqual(290);
+  // Told while it lasts (once, past slowHoldMs), and measured when it ends.
+  expect(slowMs).toHaveLength(1);
+  expect(slowMs[0]).toBeGreaterThanOrEqual(149);
+  expect(slowMs[0]).toBeLessThan(290);
+  expect(heldMs).toHaveLength(1);
+  expect(heldMs[0]).toBeGreaterThanOrEqual(releasedAfter - 2);
+});
+
+test('a quick restart is measured and not told as slow', async () => {
+  const { seen, heldMs, slowMs } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 0, reportAfterMs: 0 }), undefined, 150);
+  expect(seen[0]).toMatch(/^release after \d+ ms, lock free$/);
+  // Past the threshold the timer would have fired by now: the release cleared it.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(slowMs).toEqual([]);
+  expect(heldMs).toHaveLength(1);
+  expect(heldMs[0]).toBeLessThan(150);
 });
 
 test('a worker that comes for the grant after 100 ms finds it taken back, and the writes go on without it', async () => {

@@ -22,6 +22,14 @@ export interface CheckpointerOptions {
    * `restartWal`); released at its report, or after QUIET_MAX_MS unless the worker is restarting the WAL then.
    */
   writes?: { hold(): void; release(): void };
+  /** Each hold of `writes`, once it ends: how long the command queue's confirmations waited for it. */
+  onHeld?(seconds: number): void;
+  /**
+   * A hold still on after `slowHoldMs` (default SLOW_HOLD_MS): the worker's restart of the WAL is waiting for the
+   * storage (a card slow to sync). Once per hold; `onHeld` follows when it ends.
+   */
+  onSlowHold?(heldMs: number): void;
+  slowHoldMs?: number;
 }
 
 /**
@@ -29,6 +37,9 @@ export interface CheckpointerOptions {
  * (src/db/checkpoint.ts `claimRestart`); one that has is waited for, one commit of its own.
  */
 const QUIET_MAX_MS = 100;
+
+/** A hold this long is worth a warning: ten times the grant, what no restart takes on storage that is well. */
+const SLOW_HOLD_MS = 1000;
 
 /**
  * The WAL checkpointer as one of the box's long-running parts (src/shared/service.ts): PASSIVE checkpoints, due
@@ -43,14 +54,19 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
   let exited: Promise<void> = Promise.resolve();
   const quietGrant = new Int32Array(new SharedArrayBuffer(4));
   let holding = false;
+  let heldAt = 0;
   let quietTimer: NodeJS.Timeout | undefined;
+  let slowTimer: NodeJS.Timeout | undefined;
   const release = (): void => {
     clearTimeout(quietTimer);
     quietTimer = undefined;
     Atomics.store(quietGrant, 0, QUIET_NONE);
     if (!holding) return;
     holding = false;
+    clearTimeout(slowTimer);
+    slowTimer = undefined;
     options.writes?.release();
+    options.onHeld?.((performance.now() - heldAt) / 1000);
   };
   // The grant's time is up, or the checkpointer stops: the writes go on unless the worker is restarting the WAL
   // (it holds the write lock), and then at its report or its exit. Taken back first, so it can no longer start.
@@ -74,8 +90,11 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
           // Answered from the event loop, so no transaction of this thread is open: none starts until released.
           options.writes?.hold();
           holding = true;
+          heldAt = performance.now();
           Atomics.store(quietGrant, 0, QUIET_GRANTED);
           quietTimer = setTimeout(releaseUnlessRestarting, QUIET_MAX_MS);
+          const slowMs = options.slowHoldMs ?? SLOW_HOLD_MS;
+          slowTimer = setTimeout(() => options.onSlowHold?.(performance.now() - heldAt), slowMs);
           w.postMessage('quiet');
           return;
         }

@@ -47,6 +47,8 @@ test('every family of the box, its type, and values read from the sources at scr
   m.onCheckpoint({ seconds: 0.5, ok: false, walFrames: -1 });
   // Another process's checkpoint held the lock: neither a failure nor a frame count.
   m.onCheckpoint({ seconds: 0.001, ok: true, walFrames: -1 });
+  m.onQueueHeld(0.004);
+  m.onQueueHeld(1.5);
   m.onWalSync(0.0007);
   m.onWalSync(0.2);
   m.onWalSync(0.003);
@@ -64,6 +66,7 @@ test('every family of the box, its type, and values read from the sources at scr
     venue_box_wal_fsync_duration_seconds: 'HISTOGRAM',
     venue_box_wal_checkpoint_duration_seconds: 'HISTOGRAM',
     venue_box_wal_checkpoint_failures_total: 'COUNTER',
+    venue_box_wal_restart_hold_seconds: 'HISTOGRAM',
     venue_box_wal_frames: 'GAUGE',
     venue_box_event_loop_delay_p99_seconds: 'GAUGE',
     venue_box_event_loop_delay_max_seconds: 'GAUGE',
@@ -102,6 +105,8 @@ test('every family of the box, its type, and values read from the sources at scr
   expect(valueOf(f, 'venue_box_wal_frames')).toBe(42);
   expect(valueOf(f, 'venue_box_wal_checkpoint_failures_total')).toBe(1);
   expect(Number(f.get('venue_box_wal_checkpoint_duration_seconds')!.metrics[0]!.count)).toBe(3);
+  const holds = f.get('venue_box_wal_restart_hold_seconds')!.metrics[0]!;
+  expect([holds.count, holds.buckets!['0.005'], holds.buckets!['1'], holds.buckets!['2.5']].map(Number)).toEqual([2, 1, 1, 2]);
   const fsyncs = f.get('venue_box_wal_fsync_duration_seconds')!.metrics[0]!;
   expect([fsyncs.count, fsyncs.buckets!['0.001'], fsyncs.buckets!['0.005'], fsyncs.buckets!['0.25']].map(Number)).toEqual([3, 1, 2, 3]);
   expect(valueOf(f, 'venue_box_command_queue_depth')).toBe(3);

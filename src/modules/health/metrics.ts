@@ -82,6 +82,11 @@ export function createBoxMetrics(sources: MetricSources) {
   const checkpointFailures = new Counter({
     name: 'venue_box_wal_checkpoint_failures_total', help: 'WAL checkpoints that failed (a full disk, an I/O error).', registers,
   });
+  const queueHeld = new Histogram({
+    name: 'venue_box_wal_restart_hold_seconds',
+    help: 'Quiet moments the WAL checkpointer took from the command queue (confirmations wait): how long each held it.',
+    buckets: DURATION_BUCKETS, registers,
+  });
   const walFrames = new Gauge({
     name: 'venue_box_wal_frames', help: 'Frames (pages) in the WAL file at the last checkpoint.', registers,
   });
@@ -191,6 +196,10 @@ export function createBoxMetrics(sources: MetricSources) {
       if (!done.ok) checkpointFailures.inc();
       // -1: another process's checkpoint held the lock, nothing was learnt of the WAL (not a failure).
       else if (done.walFrames >= 0) walFrames.set(done.walFrames);
+    },
+    /** For the checkpointer's quiet moments (CheckpointerOptions.onHeld). */
+    onQueueHeld(seconds: number): void {
+      queueHeld.observe(seconds);
     },
     /** The text exposition format (Prometheus 0.0.4). */
     contentType: registry.contentType as string,
