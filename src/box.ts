@@ -310,9 +310,9 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     // Order confirmations wait while the worker restarts the WAL: a card slow to sync shows here first.
     onSlowHold: (heldMs) =>
       log.warn({ heldMs: Math.round(heldMs) }, 'order confirmations are waiting for the WAL restart: the storage is slow to sync'),
-    onHeld: (seconds) => {
+    onHeld: (seconds, slow) => {
       metrics?.onQueueHeld(seconds);
-      if (seconds >= 1) log.warn({ heldMs: Math.round(seconds * 1000) }, 'order confirmations waited for the WAL restart');
+      if (slow) log.warn({ heldMs: Math.round(seconds * 1000) }, 'order confirmations waited for the WAL restart');
     },
   });
   const jobs = createJobs({

@@ -134,6 +134,7 @@ async function handshake(worker: string, stopAfterMs?: number, slowHoldMs?: numb
   const seen: string[] = [];
   const errors: string[] = [];
   const heldMs: number[] = [];
+  const heldSlow: boolean[] = [];
   const slowMs: number[] = [];
   let heldAt = 0;
   let released!: () => void;
@@ -145,7 +146,10 @@ async function handshake(worker: string, stopAfterMs?: number, slowHoldMs?: numb
     onError: (err) => errors.push(`error: ${(err as Error).message}`),
     onRestartError: (err) => errors.push(`restart: ${err.message}`),
     onCheckpoint: (done) => seen.push(`report ok=${done.ok}`),
-    onHeld: (seconds) => heldMs.push(seconds * 1000),
+    onHeld: (seconds, slow) => {
+      heldMs.push(seconds * 1000);
+      heldSlow.push(slow);
+    },
     onSlowHold: (ms) => slowMs.push(ms),
     slowHoldMs,
     writes: {
@@ -182,11 +186,11 @@ async function handshake(worker: string, stopAfterMs?: number, slowHoldMs?: numb
     probe.close();
     db.close();
   }
-  return { seen, errors, heldMs, slowMs, releasedAfter: Number(/after (\d+) ms/.exec(seen.find((s) => s.startsWith('release'))!)![1]) };
+  return { seen, errors, heldMs, heldSlow, slowMs, releasedAfter: Number(/after (\d+) ms/.exec(seen.find((s) => s.startsWith('release'))!)![1]) };
 }
 
 test('a restart the worker claimed in time holds the writes past the grant\'s 100 ms, until it is committed', async () => {
-  const { seen, releasedAfter, heldMs, slowMs } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 300 }), undefined, 150);
+  const { seen, releasedAfter, heldMs, heldSlow, slowMs } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 300 }), undefined, 150);
   expect(seen[0]).toMatch(/^release after \d+ ms, lock free$/);
   expect(seen[1]).toBe('report ok=true');
   expect(releasedAfter).toBeGreaterThanOrEqual(290);
@@ -196,16 +200,18 @@ test('a restart the worker claimed in time holds the writes past the grant\'s 10
   expect(slowMs[0]).toBeLessThan(290);
   expect(heldMs).toHaveLength(1);
   expect(heldMs[0]).toBeGreaterThanOrEqual(releasedAfter - 2);
+  expect(heldSlow).toEqual([true]);
 });
 
 test('a quick restart is measured and not told as slow', async () => {
-  const { seen, heldMs, slowMs } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 0, reportAfterMs: 0 }), undefined, 150);
+  const { seen, heldMs, heldSlow, slowMs } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 0, reportAfterMs: 0 }), undefined, 150);
   expect(seen[0]).toMatch(/^release after \d+ ms, lock free$/);
   // Past the threshold the timer would have fired by now: the release cleared it.
   await new Promise((resolve) => setTimeout(resolve, 200));
   expect(slowMs).toEqual([]);
   expect(heldMs).toHaveLength(1);
   expect(heldMs[0]).toBeLessThan(150);
+  expect(heldSlow).toEqual([false]);
 });
 
 test('a worker that comes for the grant after 100 ms finds it taken back, and the writes go on without it', async () => {

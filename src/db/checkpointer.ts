@@ -22,8 +22,11 @@ export interface CheckpointerOptions {
    * `restartWal`); released at its report, or after QUIET_MAX_MS unless the worker is restarting the WAL then.
    */
   writes?: { hold(): void; release(): void };
-  /** Each hold of `writes`, once it ends: how long the command queue's confirmations waited for it. */
-  onHeld?(seconds: number): void;
+  /**
+   * Each hold of `writes`, once it ends: how long the command queue's confirmations waited for it, and whether it
+   * lasted `slowHoldMs` or more (`onSlowHold` was called).
+   */
+  onHeld?(seconds: number, slow: boolean): void;
   /**
    * A hold still on after `slowHoldMs` (default SLOW_HOLD_MS): the worker's restart of the WAL is waiting for the
    * storage (a card slow to sync). Once per hold; `onHeld` follows when it ends.
@@ -53,20 +56,22 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
   let stopInline: (() => void) | undefined;
   let exited: Promise<void> = Promise.resolve();
   const quietGrant = new Int32Array(new SharedArrayBuffer(4));
-  let holding = false;
-  let heldAt = 0;
+  const slowHoldMs = options.slowHoldMs ?? SLOW_HOLD_MS;
+  /** When the writes were held (performance.now()); undefined while they are not. */
+  let heldAt: number | undefined;
   let quietTimer: NodeJS.Timeout | undefined;
   let slowTimer: NodeJS.Timeout | undefined;
   const release = (): void => {
     clearTimeout(quietTimer);
     quietTimer = undefined;
     Atomics.store(quietGrant, 0, QUIET_NONE);
-    if (!holding) return;
-    holding = false;
+    if (heldAt === undefined) return;
+    const heldMs = performance.now() - heldAt;
+    heldAt = undefined;
     clearTimeout(slowTimer);
     slowTimer = undefined;
     options.writes?.release();
-    options.onHeld?.((performance.now() - heldAt) / 1000);
+    options.onHeld?.(heldMs / 1000, heldMs >= slowHoldMs);
   };
   // The grant's time is up, or the checkpointer stops: the writes go on unless the worker is restarting the WAL
   // (it holds the write lock), and then at its report or its exit. Taken back first, so it can no longer start.
@@ -89,12 +94,11 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
         if ('quiet' in m) {
           // Answered from the event loop, so no transaction of this thread is open: none starts until released.
           options.writes?.hold();
-          holding = true;
-          heldAt = performance.now();
+          const at = performance.now();
+          heldAt = at;
           Atomics.store(quietGrant, 0, QUIET_GRANTED);
           quietTimer = setTimeout(releaseUnlessRestarting, QUIET_MAX_MS);
-          const slowMs = options.slowHoldMs ?? SLOW_HOLD_MS;
-          slowTimer = setTimeout(() => options.onSlowHold?.(performance.now() - heldAt), slowMs);
+          slowTimer = setTimeout(() => options.onSlowHold?.(performance.now() - at), slowHoldMs);
           w.postMessage('quiet');
           return;
         }
