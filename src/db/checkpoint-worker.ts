@@ -69,6 +69,8 @@ let stopped = false;
 let quiet: (() => void) | undefined;
 let timer: NodeJS.Timeout | undefined;
 const schedule = walCheckpointSchedule(file, walBytes);
+/** What the serving thread is told of a failure: the error's message, or what was thrown. */
+const messageOf = (err: unknown): string => String((err as Error)?.message ?? err);
 
 async function tick(): Promise<void> {
   if (!schedule.due()) {
@@ -99,14 +101,14 @@ async function tick(): Promise<void> {
           try {
             restartWal(db);
           } catch (err) {
-            restartError = String((err as Error)?.message ?? err);
+            restartError = messageOf(err);
           }
         }
       }
     }
     message = { seconds: (performance.now() - start) / 1000, ok: true, walFrames, caughtUp, restartError };
   } catch (err) {
-    message = { seconds: (performance.now() - start) / 1000, ok: false, walFrames: -1, error: String((err as Error)?.message ?? err) };
+    message = { seconds: (performance.now() - start) / 1000, ok: false, walFrames: -1, error: messageOf(err) };
   }
   if (stopped) return;
   parentPort!.postMessage(message);
