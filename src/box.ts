@@ -306,6 +306,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     intervalMs: 250, walBytes: CHECKPOINT_WAL_BYTES,
     onError: (err) => log.error({ err }, 'WAL checkpoint failed'), onCheckpoint: metrics?.onCheckpoint,
     onRestartError: (err) => log.warn({ err }, 'the checkpointer could not restart the WAL; the next commit does'),
+    onWorker: (running) => log.debug(running ? 'the checkpointer\'s thread started' : 'the checkpointer\'s thread is gone'),
     writes: queue,
     // Order confirmations wait while the worker restarts the WAL: a card slow to sync shows here first.
     onSlowHold: (heldMs) =>

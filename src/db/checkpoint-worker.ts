@@ -1,6 +1,6 @@
 /**
  * The WAL checkpointer's thread (src/db/checkpointer.ts): a connection of its own to the box's database that runs
- * PASSIVE checkpoints, looking every `intervalMs` whether one is due, and reports each one. Copying WAL pages
+ * PASSIVE checkpoints when the serving thread finds one due and asks, and reports each one. Copying WAL pages
  * back into the database file and its fsync take milliseconds to tens of milliseconds under load: here they never
  * hold the event loop that serves requests and sockets. Bundled into one text by scripts/lib/worker-source.mjs.
  */
@@ -9,13 +9,10 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { checkpointCatchingUp, claimRestart, restartWal, WAL_SIZE_LIMIT_BYTES, walCheckpointSchedule } from './checkpoint.js';
+import { checkpointCatchingUp, claimRestart, restartWal, WAL_SIZE_LIMIT_BYTES } from './checkpoint.js';
 
 export interface CheckpointWorkerData {
   file: string;
-  intervalMs: number;
-  /** Checkpoint once the frames not yet copied back hold this many bytes, or the WAL went idle (checkpoint.ts). */
-  walBytes: number;
   /** better-sqlite3's addon file, loaded here as the main thread loaded it (inside the single binary, extracted). */
   addonFile: string;
   /** The quiet moment's state, shared with the serving thread (QUIET_* in src/db/checkpoint.ts). */
@@ -24,15 +21,16 @@ export interface CheckpointWorkerData {
 
 /**
  * To the serving thread: each checkpoint's report (it may write again), or a request to hold its writes for a
- * quiet moment, answered with 'quiet'. From it: 'quiet', 'stop'. A checkpoint that worked but whose restart of
- * the WAL failed says so in `restartError` (the next commit of the serving thread restarts it instead).
+ * quiet moment, answered with 'quiet'. From it: 'checkpoint' (one is due: the next comes after this one's
+ * report), 'quiet', 'stop'. A checkpoint that worked but whose restart of the WAL failed says so in
+ * `restartError` (the next commit of the serving thread restarts it instead).
  */
 export type CheckpointMessage =
   | { seconds: number; ok: true; walFrames: number; caughtUp: boolean; restartError?: string }
   | { seconds: number; ok: false; walFrames: -1; error: string }
   | { quiet: true };
 
-const { file, intervalMs, walBytes, addonFile, quietState } = workerData as CheckpointWorkerData;
+const { file, addonFile, quietState } = workerData as CheckpointWorkerData;
 const quietGrant = new Int32Array(quietState);
 const addon = { exports: {} };
 process.dlopen(addon, addonFile);
@@ -67,16 +65,10 @@ const QUIET_EVERY_MS = 1000;
 let lastQuiet = Number.NEGATIVE_INFINITY;
 let stopped = false;
 let quiet: (() => void) | undefined;
-let timer: NodeJS.Timeout | undefined;
-const schedule = walCheckpointSchedule(file, walBytes);
 /** What the serving thread is told of a failure: the error's message, or what was thrown. */
 const messageOf = (err: unknown): string => String((err as Error)?.message ?? err);
 
-async function tick(): Promise<void> {
-  if (!schedule.due()) {
-    timer = setTimeout(() => void tick(), intervalMs);
-    return;
-  }
+async function checkpoint(): Promise<void> {
   const start = performance.now();
   let message: CheckpointMessage;
   try {
@@ -112,11 +104,13 @@ async function tick(): Promise<void> {
   }
   if (stopped) return;
   parentPort!.postMessage(message);
-  timer = setTimeout(() => void tick(), intervalMs);
 }
-timer = setTimeout(() => void tick(), intervalMs);
 
 parentPort!.on('message', (m: unknown) => {
+  if (m === 'checkpoint') {
+    void checkpoint();
+    return;
+  }
   if (m === 'quiet') {
     quiet?.();
     quiet = undefined;
@@ -124,7 +118,6 @@ parentPort!.on('message', (m: unknown) => {
   }
   if (m !== 'stop') return;
   stopped = true;
-  clearTimeout(timer);
   quiet?.();
   db.close();
   parentPort!.close();

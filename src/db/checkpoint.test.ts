@@ -70,10 +70,13 @@ test('the schedule lets small commits pile up, and checkpoints past the bytes or
   expect(schedule.due()).toBe(false);
   commit(1);
   expect(schedule.due()).toBe(false);
+  expect(schedule.waiting()).toBe(true);
   // Nothing committed since the last look: the box went idle.
   expect(schedule.due()).toBe(true);
   db.pragma('wal_checkpoint(PASSIVE)');
   expect(schedule.due()).toBe(false);
+  // Copied back whole: nothing waits, which lets the checkpointer's thread go (src/db/checkpointer.ts).
+  expect(schedule.waiting()).toBe(false);
   commit(1);
   expect(schedule.due()).toBe(false);
   // 2 MB in one commit: past the bytes, although the WAL is not idle.
@@ -85,6 +88,7 @@ test('the schedule lets small commits pile up, and checkpoints past the bytes or
 test('without its -shm file the schedule always checkpoints', () => {
   const schedule = walCheckpointSchedule(join(tmpdir(), 'vb-no-such-dir', 'x.db'), 1024 * 1024);
   expect(schedule.due()).toBe(true);
+  expect(schedule.waiting()).toBe(true);
 });
 
 /** The POSIX locks this process holds on a file, from /proc/locks (Linux). */

@@ -116,6 +116,13 @@ export function readWalIndex(fd: number): WalIndex | undefined {
 export const CHECKPOINT_WAL_BYTES = 32 * 1024 * 1024;
 
 /**
+ * Whether the WAL holds frames that a checkpoint has yet to copy back, other than the one frame restartWal leaves
+ * (see checkpointDue); true when there is no index to read.
+ */
+export const walWaiting = (now: WalIndex | undefined): boolean =>
+  now === undefined || (now.frames - now.backfilled > 0 && now.frames > 1);
+
+/**
  * Whether a checkpoint is worth its cost now. Each time one catches up, the next commit restarts the WAL, and
  * SQLite fsyncs the WAL's new header inside that commit (restartWal: the checkpointer's own); and every
  * checkpoint copies the pages that each commit rewrites (the index pages) into the database file once more. So
@@ -126,9 +133,8 @@ export const CHECKPOINT_WAL_BYTES = 32 * 1024 * 1024;
  */
 export function checkpointDue(now: WalIndex | undefined, before: WalIndex | undefined, walBytes: number): boolean {
   if (!now) return true;
-  const pending = now.frames - now.backfilled;
-  if (pending <= 0 || now.frames <= 1) return false;
-  if (pending * now.pageSize >= walBytes) return true;
+  if (!walWaiting(now)) return false;
+  if ((now.frames - now.backfilled) * now.pageSize >= walBytes) return true;
   return before !== undefined && before.change === now.change && before.frames === now.frames;
 }
 
@@ -141,31 +147,39 @@ export function checkpointDue(now: WalIndex | undefined, before: WalIndex | unde
  * connections' included, and another process (`venue-box backup now`) would then take the WAL index for unused
  * and rebuild it under the box. So there is no close: the descriptor is closed only once the path names another
  * file (SQLite removes the `-shm` when the last connection closes, and the next open makes a new one), which no
- * connection of this process uses any more. Nor may it be read with readFileSync, which opens and closes.
+ * connection of this process uses any more. Nor may it be read with readFileSync, which opens and closes. A
+ * descriptor opened on a worker thread outlives the worker (descriptors are the process's): the box keeps its
+ * schedule on the serving thread, where it outlives the checkpointer's thread (src/db/checkpointer.ts).
  */
-export function walCheckpointSchedule(dbFile: string, walBytes: number): { due(): boolean } {
+export function walCheckpointSchedule(dbFile: string, walBytes: number): { due(): boolean; waiting(): boolean } {
   const shmFile = `${dbFile}-shm`;
   let shm: { fd: number; dev: number; ino: number } | undefined;
   let before: WalIndex | undefined;
+  /** The WAL index now, or undefined when there is none (yet) or it cannot be read. */
+  const look = (): WalIndex | undefined => {
+    try {
+      const now = statSync(shmFile);
+      if (!shm || now.ino !== shm.ino || now.dev !== shm.dev) {
+        if (shm) closeSync(shm.fd);
+        shm = undefined;
+        before = undefined;
+        const fd = openSync(shmFile, 'r');
+        const opened = fstatSync(fd);
+        shm = { fd, dev: opened.dev, ino: opened.ino };
+      }
+    } catch {
+      return undefined;
+    }
+    return readWalIndex(shm.fd);
+  };
   return {
     due() {
-      try {
-        const now = statSync(shmFile);
-        if (!shm || now.ino !== shm.ino || now.dev !== shm.dev) {
-          if (shm) closeSync(shm.fd);
-          shm = undefined;
-          before = undefined;
-          const fd = openSync(shmFile, 'r');
-          const opened = fstatSync(fd);
-          shm = { fd, dev: opened.dev, ino: opened.ino };
-        }
-      } catch {
-        return true; // no WAL index (yet): checkpoint as before
-      }
-      const now = readWalIndex(shm.fd);
+      const now = look();
       const due = checkpointDue(now, before, walBytes);
       before = now;
       return due;
     },
+    /** Whether the WAL held frames to copy back at the last `due()` (walWaiting); true before the first. */
+    waiting: () => walWaiting(before),
   };
 }

@@ -127,6 +127,8 @@ parentPort.postMessage({ quiet: true });
 async function handshake(worker: string, stopAfterMs?: number, slowHoldMs?: number) {
   const file = join(dir, `fake-${Math.random().toString(36).slice(2)}.db`);
   const db = openDatabase(file);
+  // Something to copy back: the checkpointer starts its worker for the checkpoint due once the WAL goes idle.
+  db.exec('CREATE TABLE t (x)');
   const probe = new Database(file);
   probe.pragma('busy_timeout = 0');
   const saved = globals.CHECKPOINT_WORKER_SOURCE;
@@ -233,4 +235,83 @@ test('a failed restart is reported as that; the checkpoint itself counts as done
   const { seen, errors } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 0, restartError: 'disk I/O error' }));
   expect(errors).toEqual(['restart: WAL restart failed: disk I/O error']);
   expect(seen).toContain('report ok=true');
+});
+
+const until = async (what: () => boolean, ms = 5000): Promise<void> => {
+  const deadline = performance.now() + ms;
+  while (!what()) {
+    if (performance.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+test('the worker goes once the WAL has stayed copied back for workerIdleMs, and the next commit brings one back', async () => {
+  const file = join(dir, 'idle.db');
+  const db = openDatabase(file);
+  db.exec('CREATE TABLE t (x BLOB)');
+  const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
+  for (let i = 0; i < 20; i++) insert.run();
+  const shm = openSync(`${file}-shm`, 'r');
+  const events: { what: string; at: number }[] = [];
+  const errors: unknown[] = [];
+  const seen = (what: string): number => events.filter((e) => e.what === what).length;
+  const checkpointer = createCheckpointer(db, file, {
+    intervalMs: 20, walBytes: 1024 * 1024 * 1024, workerIdleMs: 300,
+    onError: (err) => errors.push(err),
+    onCheckpoint: () => events.push({ what: 'report', at: performance.now() }),
+    onWorker: (running) => events.push({ what: running ? 'start' : 'gone', at: performance.now() }),
+  });
+  checkpointer.start();
+  try {
+    await until(() => seen('gone') === 1);
+    expect(events.map((e) => e.what)).toEqual(['start', 'report', 'gone']);
+    // Gone only after the WAL stayed copied back (restarted: its one frame) for workerIdleMs.
+    expect(events[2]!.at - events[1]!.at).toBeGreaterThanOrEqual(300);
+    expect(readWalIndex(shm)!.frames).toBe(1);
+    // Nothing due while it is gone: no worker comes back without a commit.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(seen('start')).toBe(1);
+
+    for (let i = 0; i < 20; i++) insert.run();
+    expect(readWalIndex(shm)!.frames).toBeGreaterThan(20);
+    await until(() => seen('report') === 2);
+    expect(events.map((e) => e.what)).toEqual(['start', 'report', 'gone', 'start', 'report']);
+    // Copied back and restarted by the new worker, as by the first.
+    expect(readWalIndex(shm)!.frames).toBe(1);
+    expect(errors).toEqual([]);
+  } finally {
+    await checkpointer.stop();
+    db.close();
+    closeSync(shm);
+  }
+  expect(events.at(-1)!.what).toBe('gone');
+});
+
+test('a worker that dies unasked is reported and replaced after workerRespawnMs, not at every look', async () => {
+  const file = join(dir, 'dies.db');
+  const db = openDatabase(file);
+  db.exec('CREATE TABLE t (x)');
+  const saved = globals.CHECKPOINT_WORKER_SOURCE;
+  // Dies at the first checkpoint asked of it, so one stays due.
+  globals.CHECKPOINT_WORKER_SOURCE = `require('node:worker_threads').parentPort.on('message', (m) => {
+    if (m === 'checkpoint') throw new Error('the worker died');
+  });`;
+  const starts: number[] = [];
+  const errors: string[] = [];
+  const checkpointer = createCheckpointer(db, file, {
+    intervalMs: 20, walBytes: 1024 * 1024 * 1024, workerRespawnMs: 400,
+    onError: (err) => errors.push((err as Error).message),
+    onWorker: (running) => { if (running) starts.push(performance.now()); },
+  });
+  try {
+    checkpointer.start();
+    await until(() => starts.length === 2);
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(400);
+    await until(() => errors.length === 2);
+    expect(errors).toEqual(['the worker died', 'the worker died']);
+  } finally {
+    await checkpointer.stop();
+    globals.CHECKPOINT_WORKER_SOURCE = saved;
+    db.close();
+  }
 });

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { betterSqliteAddonFile } from '../native/addons.js';
 import type { Service } from '../shared/service.js';
-import { QUIET_GRANTED, QUIET_NONE, QUIET_RESTARTING, withdrawQuiet } from './checkpoint.js';
+import { QUIET_GRANTED, QUIET_NONE, QUIET_RESTARTING, walCheckpointSchedule, withdrawQuiet } from './checkpoint.js';
 import type { CheckpointMessage, CheckpointWorkerData } from './checkpoint-worker.js';
 import { type CheckpointDone, type Db, startCheckpointer } from './open.js';
 
@@ -33,6 +33,12 @@ export interface CheckpointerOptions {
    */
   onSlowHold?(heldMs: number): void;
   slowHoldMs?: number;
+  /** The worker thread started (a checkpoint was due) or went away: idle, stopped, or dead (then also `onError`). */
+  onWorker?(running: boolean): void;
+  /** How long the WAL stays copied back before the worker goes (default WORKER_IDLE_MS). */
+  workerIdleMs?: number;
+  /** How long after a worker died unasked the next one may start (default WORKER_RESPAWN_MS). */
+  workerRespawnMs?: number;
 }
 
 /**
@@ -45,16 +51,40 @@ const QUIET_MAX_MS = 100;
 const SLOW_HOLD_MS = 1000;
 
 /**
+ * A worker thread is a V8 heap of its own, about 9 MB of the box's memory: it goes once the WAL has stayed copied
+ * back this long (a box between services, or closed for the night), and the next commit brings one back, which
+ * takes it some 30 ms of CPU on its own thread (docs/operations.md "Idle memory").
+ */
+const WORKER_IDLE_MS = 60_000;
+
+/** A worker that died unasked (it never should: reported) is replaced after this, not at the next look. */
+const WORKER_RESPAWN_MS = 30_000;
+
+/**
  * The WAL checkpointer as one of the box's long-running parts (src/shared/service.ts): PASSIVE checkpoints, due
- * once `walBytes` wait to be copied back or the WAL goes idle (looked at every `intervalMs`), on a worker thread
- * with a connection of its own (src/db/checkpoint-worker.ts), so copying the WAL back and its fsync never stall
- * the event loop (docs/operations.md "Durability and speed"). Unbundled (unit tests on the sources) there is no
- * worker to start, and the checkpoints run on the event loop as before.
+ * once `walBytes` wait to be copied back or the WAL goes idle (looked at every `intervalMs` on this thread, in the
+ * WAL index: two system calls), on a worker thread with a connection of its own (src/db/checkpoint-worker.ts), so
+ * copying the WAL back and its fsync never stall the event loop (docs/operations.md "Durability and speed").
+ * The worker starts at the first checkpoint due and goes after `workerIdleMs` with nothing to copy back.
+ * Unbundled (unit tests on the sources) there is no worker to start, and the checkpoints run on the event loop.
  */
 export function createCheckpointer(db: Db, file: string, options: CheckpointerOptions): Service {
+  const schedule = walCheckpointSchedule(file, options.walBytes);
+  const workerIdleMs = options.workerIdleMs ?? WORKER_IDLE_MS;
+  const workerRespawnMs = options.workerRespawnMs ?? WORKER_RESPAWN_MS;
   let worker: Worker | undefined;
-  let stopInline: (() => void) | undefined;
   let exited: Promise<void> = Promise.resolve();
+  /** A checkpoint was asked of the worker and has not been reported. */
+  let checkpointing = false;
+  /** The worker was asked to go (idle, or the checkpointer stops): no checkpoint is asked of it any more. */
+  let leaving = false;
+  let stopped = false;
+  /** Since when the WAL has had nothing to copy back, while a worker waits (performance.now()). */
+  let idleSince: number | undefined;
+  /** A worker that died unasked is not replaced before this (performance.now()). */
+  let respawnAt = 0;
+  let looks: NodeJS.Timeout | undefined;
+  let stopInline: (() => void) | undefined;
   const quietGrant = new Int32Array(new SharedArrayBuffer(4));
   const slowHoldMs = options.slowHoldMs ?? SLOW_HOLD_MS;
   /** When the writes were held (performance.now()); undefined while they are not. */
@@ -78,51 +108,88 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
   const releaseUnlessRestarting = (): void => {
     if (withdrawQuiet(quietGrant) || Atomics.load(quietGrant, 0) !== QUIET_RESTARTING) release();
   };
+  const spawn = (): Worker => {
+    const workerData: CheckpointWorkerData = {
+      file, addonFile: betterSqliteAddonFile(), quietState: quietGrant.buffer as SharedArrayBuffer,
+    };
+    const w = new Worker(CHECKPOINT_WORKER_SOURCE!, { eval: true, workerData });
+    w.unref();
+    w.on('message', (m: CheckpointMessage) => {
+      if ('quiet' in m) {
+        // Answered from the event loop, so no transaction of this thread is open: none starts until released.
+        options.writes?.hold();
+        const at = performance.now();
+        heldAt = at;
+        Atomics.store(quietGrant, 0, QUIET_GRANTED);
+        quietTimer = setTimeout(releaseUnlessRestarting, QUIET_MAX_MS);
+        slowTimer = setTimeout(() => options.onSlowHold?.(performance.now() - at), slowHoldMs);
+        w.postMessage('quiet');
+        return;
+      }
+      checkpointing = false;
+      release();
+      if (!m.ok) options.onError(new Error(m.error));
+      else if (m.restartError) (options.onRestartError ?? options.onError)(new Error(`WAL restart failed: ${m.restartError}`));
+      options.onCheckpoint?.({ seconds: m.seconds, ok: m.ok, walFrames: m.walFrames });
+    });
+    // A worker that dies (it never should) is reported; the WAL keeps every commit, and another worker takes
+    // over after workerRespawnMs.
+    w.on('error', (err) => options.onError(err));
+    // A worker gone in the middle of a quiet moment sends no report: the writes go on.
+    exited = new Promise((resolve) => w.once('exit', () => {
+      if (!leaving) respawnAt = performance.now() + workerRespawnMs;
+      worker = undefined;
+      checkpointing = false;
+      leaving = false;
+      idleSince = undefined;
+      release();
+      options.onWorker?.(false);
+      resolve();
+    }));
+    options.onWorker?.(true);
+    return w;
+  };
+  // Every intervalMs: a checkpoint when one is due and none is under way, by a worker started for it if there is
+  // none; the worker asked to go once the WAL has stayed copied back for workerIdleMs.
+  const look = (): void => {
+    if (checkpointing || leaving || stopped) return;
+    const now = performance.now();
+    if (!worker && now < respawnAt) return;
+    if (schedule.due()) {
+      idleSince = undefined;
+      checkpointing = true;
+      worker ??= spawn();
+      worker.postMessage('checkpoint');
+      return;
+    }
+    if (!worker) return;
+    if (schedule.waiting()) {
+      idleSince = undefined;
+      return;
+    }
+    idleSince ??= now;
+    if (now - idleSince < workerIdleMs) return;
+    leaving = true;
+    worker.postMessage('stop');
+  };
   return {
     start() {
       if (typeof CHECKPOINT_WORKER_SOURCE !== 'string') {
         stopInline = startCheckpointer(db, options.intervalMs, options.onError, options.onCheckpoint, options.walBytes);
         return;
       }
-      const workerData: CheckpointWorkerData = {
-        file, intervalMs: options.intervalMs, walBytes: options.walBytes, addonFile: betterSqliteAddonFile(),
-        quietState: quietGrant.buffer as SharedArrayBuffer,
-      };
-      const w = new Worker(CHECKPOINT_WORKER_SOURCE, { eval: true, workerData });
-      w.unref();
-      w.on('message', (m: CheckpointMessage) => {
-        if ('quiet' in m) {
-          // Answered from the event loop, so no transaction of this thread is open: none starts until released.
-          options.writes?.hold();
-          const at = performance.now();
-          heldAt = at;
-          Atomics.store(quietGrant, 0, QUIET_GRANTED);
-          quietTimer = setTimeout(releaseUnlessRestarting, QUIET_MAX_MS);
-          slowTimer = setTimeout(() => options.onSlowHold?.(performance.now() - at), slowHoldMs);
-          w.postMessage('quiet');
-          return;
-        }
-        release();
-        if (!m.ok) options.onError(new Error(m.error));
-        else if (m.restartError) (options.onRestartError ?? options.onError)(new Error(`WAL restart failed: ${m.restartError}`));
-        options.onCheckpoint?.({ seconds: m.seconds, ok: m.ok, walFrames: m.walFrames });
-      });
-      // A worker that dies (it never should) is reported; the WAL keeps every commit and the next start checkpoints.
-      w.on('error', (err) => options.onError(err));
-      // A worker gone in the middle of a quiet moment sends no report: the writes go on.
-      exited = new Promise((resolve) => w.once('exit', () => {
-        release();
-        resolve();
-      }));
-      worker = w;
+      looks = setInterval(look, options.intervalMs);
+      looks.unref();
     },
     async stop() {
+      stopped = true;
       stopInline?.();
+      clearInterval(looks);
       if (!worker) return;
       releaseUnlessRestarting();
+      leaving = true;
       worker.postMessage('stop');
       await exited;
-      worker = undefined;
     },
   };
 }
