@@ -51,7 +51,7 @@ import { createMediaFetcher } from './modules/media/fetcher.js';
 import { createMediaRepo } from './modules/media/repo.js';
 import { mediaRoutes } from './modules/media/routes.js';
 import { createMediaStore } from './modules/media/store.js';
-import { createWorkerSigner } from './modules/sync/signer.js';
+import { deviceSigner } from './modules/sync/signer.js';
 import { syncStatus } from './modules/sync/status.js';
 import { createServer } from './server.js';
 import { resolveScreensBootstrap, type ScreensBootstrap, screensRoutes } from './modules/screens/routes.js';
@@ -258,7 +258,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
       heartbeatMs: config.sync.heartbeatSeconds * 1000, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
       enrolPollMs: 5000,
     },
-    signerFor: (device) => createWorkerSigner(device.secretKey),
+    signerFor: (device) => deviceSigner(device.secretKey),
     restore: createRestoreApplier({
       order: ordering.restore, document: warehouse.restoreDocument, warehouse: warehouse.restoreWarehouse,
       soldOut: (tenantId, body) => soldOut.restore(tenantId, body, now()),

@@ -1,12 +1,11 @@
-// Bundles the box's worker threads (the sync signer, src/modules/sync/signer-worker.ts; the WAL checkpointer,
-// src/db/checkpoint-worker.ts) each to one CommonJS text. The box starts them with `new Worker(text, { eval: true
-// })`, which works the same from dist/main.cjs and inside the single binary, where there is no file to point a
-// worker at. Both builds define SIGNER_WORKER_SOURCE and CHECKPOINT_WORKER_SOURCE with them (workerDefines).
+// Bundles the box's worker thread (the WAL checkpointer, src/db/checkpoint-worker.ts) to one CommonJS text. The
+// box starts it with `new Worker(text, { eval: true })`, which works the same from dist/main.cjs and inside the
+// single binary, where there is no file to point a worker at. Both builds define CHECKPOINT_WORKER_SOURCE with it
+// (workerDefines).
 import { build } from 'esbuild';
 
 export async function workerDefines(absWorkingDir = process.cwd()) {
   return {
-    SIGNER_WORKER_SOURCE: JSON.stringify(await workerSource(absWorkingDir, 'src/modules/sync/signer-worker.ts')),
     CHECKPOINT_WORKER_SOURCE: JSON.stringify(await workerSource(absWorkingDir, 'src/db/checkpoint-worker.ts')),
   };
 }

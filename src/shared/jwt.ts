@@ -1,7 +1,8 @@
-import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { createHash, type KeyObject, sign, verify } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
+import { signKeyOf, verifyKeyOf } from './ed25519.js';
 import { unauthorized } from './errors.js';
 
 /** Access-token claims (docs/api.md "The API"). */
@@ -24,14 +25,6 @@ export interface SigningKey {
   signKey: KeyObject;
 }
 
-// DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the 32 raw key bytes follow it.
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
-const verifyKeyOf = (publicKey: Uint8Array): KeyObject =>
-  createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
-// DER prefix of an Ed25519 PKCS#8 private key (RFC 8410); the 32-byte seed (tweetnacl's secretKey[0..32]) follows.
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-const signKeyOf = (secretKey: Uint8Array): KeyObject =>
-  createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, secretKey.subarray(0, 32)]), format: 'der', type: 'pkcs8' });
 const signingKey = (kid: string, pair: nacl.SignKeyPair): SigningKey => ({
   kid, secretKey: pair.secretKey, publicKey: pair.publicKey, verifyKey: verifyKeyOf(pair.publicKey), signKey: signKeyOf(pair.secretKey),
 });

@@ -3,8 +3,8 @@
  * envelope and its kinds, the hash chain, the batch on the wire, the bytes that are signed, and the answers.
  * Both sides import this file and nothing else of each other.
  */
-import { createHash, createPublicKey, verify } from 'node:crypto';
-import nacl from 'tweetnacl';
+import { createHash, verify } from 'node:crypto';
+import { verifyKeyOf } from './ed25519.js';
 import type { ErrorCode, SyncErrorCode } from './errors.js';
 import type { InboxResultBody } from './hq-inbox.js';
 
@@ -244,17 +244,13 @@ function headerProblem(h: unknown): string | undefined {
 /** A device's key id: the first 16 hex digits of sha256(public key). */
 export const keyIdOf = (publicKey: Uint8Array): string => createHash('sha256').update(publicKey).digest('hex').slice(0, 16);
 
-/** Signs with tweetnacl (the box's signer runs this off the event loop, in a worker). */
-export const signDetached = (message: Uint8Array, secretKey: Uint8Array): Uint8Array => nacl.sign.detached(message, secretKey);
-
-// DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410); the 32 raw key bytes follow it.
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+/** Signs natively, the same bytes as tweetnacl (src/shared/ed25519.ts). */
+export { signDetached } from './ed25519.js';
 
 /** Verifies with node:crypto, which checks the same Ed25519 signatures natively, far faster than pure JS. */
 export function verifyDetached(message: Uint8Array, signature: Uint8Array, publicKey: Uint8Array): boolean {
   if (signature.length !== 64 || publicKey.length !== 32) return false;
-  const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, publicKey]), format: 'der', type: 'spki' });
-  return verify(null, message, key, signature);
+  return verify(null, message, verifyKeyOf(publicKey), signature);
 }
 
 // ------------------------------------------------------------------------------------ signed requests
