@@ -315,3 +315,36 @@ test('a worker that dies unasked is reported and replaced after workerRespawnMs,
     db.close();
   }
 });
+
+test('a worker that cannot be started is reported, and one is started again after workerRespawnMs', async () => {
+  const file = join(dir, 'no-thread.db');
+  const db = openDatabase(file);
+  db.exec('CREATE TABLE t (x)');
+  const saved = globals.CHECKPOINT_WORKER_SOURCE!;
+  const errors: string[] = [];
+  const starts: number[] = [];
+  const reports: number[] = [];
+  const checkpointer = createCheckpointer(db, file, {
+    intervalMs: 20, walBytes: 1024 * 1024 * 1024, workerRespawnMs: 300,
+    onError: (err) => errors.push((err as Error).message),
+    onCheckpoint: () => reports.push(performance.now()),
+    onWorker: (running) => { if (running) starts.push(performance.now()); },
+  });
+  try {
+    checkpointer.start();
+    // What a thread that cannot be made looks like to the box: `new Worker` throws (here: a source that is no text).
+    (globals as { CHECKPOINT_WORKER_SOURCE?: unknown }).CHECKPOINT_WORKER_SOURCE = 42;
+    const failedAt = performance.now();
+    await until(() => errors.length === 1);
+    globals.CHECKPOINT_WORKER_SOURCE = saved;
+    expect(errors[0]).toMatch(/string/);
+    await until(() => reports.length === 1);
+    expect(starts).toHaveLength(1);
+    expect(starts[0]! - failedAt).toBeGreaterThanOrEqual(300);
+    expect(errors).toHaveLength(1);
+  } finally {
+    globals.CHECKPOINT_WORKER_SOURCE = saved;
+    await checkpointer.stop();
+    db.close();
+  }
+});

@@ -116,6 +116,8 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
     w.unref();
     w.on('message', (m: CheckpointMessage) => {
       if ('quiet' in m) {
+        // Not once the worker was asked to go: its 'stop' ends the wait for the answer, and the writes go on.
+        if (leaving) return;
         // Answered from the event loop, so no transaction of this thread is open: none starts until released.
         options.writes?.hold();
         const at = performance.now();
@@ -142,11 +144,13 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
       checkpointing = false;
       leaving = false;
       idleSince = undefined;
-      release();
-      options.onWorker?.(false);
-      resolve();
+      try {
+        release();
+        options.onWorker?.(false);
+      } finally {
+        resolve();
+      }
     }));
-    options.onWorker?.(true);
     return w;
   };
   // Every intervalMs: a checkpoint when one is due and none is under way, by a worker started for it if there is
@@ -157,9 +161,19 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
     if (!worker && now < respawnAt) return;
     if (schedule.due()) {
       idleSince = undefined;
-      checkpointing = true;
-      worker ??= spawn();
+      if (!worker) {
+        try {
+          worker = spawn();
+        } catch (err) {
+          // No thread to be had (a box short of memory): the WAL keeps every commit; tried again later.
+          respawnAt = now + workerRespawnMs;
+          options.onError(err);
+          return;
+        }
+        options.onWorker?.(true);
+      }
       worker.postMessage('checkpoint');
+      checkpointing = true;
       return;
     }
     if (!worker) return;

@@ -28,3 +28,9 @@ test('each key signs as itself: a key made once and kept is not confused with an
   // A copy of a's key (another array) signs as a too.
   expect(Buffer.from(signDetached(message, new Uint8Array(a.secretKey))).equals(Buffer.from(byA))).toBe(true);
 });
+
+test('a secret key of another length than tweetnacl\'s 64 bytes is refused, as tweetnacl refuses it', () => {
+  const pair = nacl.sign.keyPair();
+  expect(() => nacl.sign.detached(Buffer.from('x'), pair.secretKey.subarray(0, 32))).toThrow('bad secret key size');
+  expect(() => signDetached(Buffer.from('x'), pair.secretKey.subarray(0, 32))).toThrow('bad secret key size');
+});

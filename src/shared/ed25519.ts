@@ -20,11 +20,16 @@ export const verifyKeyOf = (publicKey: Uint8Array): KeyObject =>
 export const signKeyOf = (secretKey: Uint8Array): KeyObject =>
   createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, secretKey.subarray(0, 32)]), format: 'der', type: 'pkcs8' });
 
-/** Each secret key's KeyObject, made once (0.3 ms): the callers keep their key's array for as long as they sign. */
+/**
+ * Each secret key's KeyObject, made once (0.3 ms): the callers keep their key's array for as long as they sign,
+ * and never write into it (a key is replaced by another array: a device enrolled again, a restore).
+ */
 const signKeys = new WeakMap<Uint8Array, KeyObject>();
 
 /** The 64-byte Ed25519 signature of `message` by a tweetnacl secret key: the bytes of nacl.sign.detached. */
 export function signDetached(message: Uint8Array, secretKey: Uint8Array): Uint8Array {
+  // As tweetnacl: a key of another length is a mistake of the caller, never signed with.
+  if (secretKey.length !== 64) throw new Error('bad secret key size');
   let key = signKeys.get(secretKey);
   if (!key) {
     key = signKeyOf(secretKey);
