@@ -41,15 +41,18 @@ async function box() {
   }));
   const { proc, base } = await startBox(join(dataDir, 'data'), ['--config', configFile]);
   started.push(proc);
+  /** The box's /metrics now: a sample's value by its name (NaN when absent). */
+  const metrics = async () => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    return (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  };
   // The checkpointer's thread starts at the first checkpoint due (the start's own writes, about half a second in):
   // waited for here, so that its memory and start are not counted as the first 1,000 users'.
   for (const until = Date.now() + 5000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    if (Number(/^venue_box_wal_checkpoint_duration_seconds_count (\S+)$/m.exec(text)?.[1]) >= 1) break;
+    if ((await metrics())('venue_box_wal_checkpoint_duration_seconds_count') >= 1) break;
   }
   const loop = async () => {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    const value = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const value = await metrics();
     return {
       p99Ms: 1000 * value('venue_box_event_loop_delay_p99_seconds'), maxMs: 1000 * value('venue_box_event_loop_delay_max_seconds'),
       fsyncs: value('venue_box_wal_fsync_duration_seconds_count'), fsyncSeconds: value('venue_box_wal_fsync_duration_seconds_sum'),
