@@ -25,6 +25,16 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A database in `dir` whose WAL holds `rows` rows of 3,000 bytes, and the statement that adds one more. */
+function walOfRows(name: string, rows: number) {
+  const file = join(dir, name);
+  const db = openDatabase(file);
+  db.exec('CREATE TABLE t (x BLOB)');
+  const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
+  for (let i = 0; i < rows; i++) insert.run();
+  return { file, db, insert };
+}
+
 test('the grant is used or taken back, never both: the worker restarts only while it is in force', () => {
   const state = new Int32Array(new SharedArrayBuffer(4));
   // Taken back first (its time was up): the worker may no longer restart.
@@ -43,11 +53,7 @@ test('the grant is used or taken back, never both: the worker restarts only whil
 });
 
 test('the worker restarts the WAL in a quiet moment: the serving thread\'s writes are held until the restart is committed', async () => {
-  const file = join(dir, 'box.db');
-  const db = openDatabase(file);
-  db.exec('CREATE TABLE t (x BLOB)');
-  const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
-  for (let i = 0; i < 50; i++) insert.run();
+  const { file, db, insert } = walOfRows('box.db', 50);
   const before = walSalts(file);
   // Open for the whole test: closing a descriptor of -shm would drop the SQLite locks this process holds on it.
   const shm = openSync(`${file}-shm`, 'r');
@@ -246,11 +252,7 @@ const until = async (what: () => boolean, ms = 5000): Promise<void> => {
 };
 
 test('the worker goes once the WAL has stayed copied back for workerIdleMs, and the next commit brings one back', async () => {
-  const file = join(dir, 'idle.db');
-  const db = openDatabase(file);
-  db.exec('CREATE TABLE t (x BLOB)');
-  const insert = db.prepare('INSERT INTO t VALUES (randomblob(3000))');
-  for (let i = 0; i < 20; i++) insert.run();
+  const { file, db, insert } = walOfRows('idle.db', 20);
   const shm = openSync(`${file}-shm`, 'r');
   const events: { what: string; at: number }[] = [];
   const errors: unknown[] = [];
