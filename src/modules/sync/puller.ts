@@ -1,10 +1,10 @@
 import type { Logger } from '../../log.js';
 import type { CatalogueResponse } from '../../shared/catalogue-protocol.js';
-import { signDetached } from '../../shared/sync-protocol.js';
 import { CatalogueApplyError, ChecksumMismatch } from './catalogue-apply.js';
 import type { CatalogueState } from './catalogue-repo.js';
 import { CentralError, centralClient } from './client.js';
 import { type Device, loadDevice } from './device.js';
+import { deviceSigner } from './signer.js';
 
 export interface PullerOptions {
   /** How long the central may hold a poll open when nothing changed (seconds). */
@@ -61,7 +61,7 @@ export function createPuller(deps: PullerDeps) {
         const state = deps.state();
         // A box of another tenant before (a data dir moved between boxes) starts from a snapshot.
         const after = state.tenantId === d.tenant ? state.rev : 0;
-        const res = await centralClient.catalogue(d, async (m) => signDetached(m, d.secretKey),
+        const res = await centralClient.catalogue(d, deviceSigner(d.secretKey),
           { after, waitS: options.waitSeconds, snapshot },
           { requestTimeoutMs: options.requestTimeoutMs + options.waitSeconds * 1000, signal: abort.signal });
         if (res.mode === 'changes' && res.items.length === 0 && res.rev === after) {
