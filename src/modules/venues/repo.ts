@@ -3,27 +3,29 @@ import type { Venue } from './schemas.js';
 
 /** SQL of venues. Venues are kept as the JSON the API serves, with the columns queries need beside it. */
 export function createVenueRepo(db: Db) {
-  const all = db.prepare<[string], { venue_json: string }>('SELECT venue_json FROM venues WHERE tenant_id = ?');
-  const one = db.prepare<[string, string], { venue_json: string }>(
-    'SELECT venue_json FROM venues WHERE tenant_id = ? AND id = ?',
+  const all = db.prepare<[string], { id: string; venue_json: string }>('SELECT id, venue_json FROM venues WHERE tenant_id = ?');
+  const one = db.prepare<[string, string], { id: string; venue_json: string }>(
+    'SELECT id, venue_json FROM venues WHERE tenant_id = ? AND id = ?',
   );
-  // An order command reads its venue several times; parsing its JSON each time showed in profiles. Parsed
-  // venues are kept by their JSON text, so a re-provisioned venue is parsed afresh. Callers must not mutate.
-  const parsed = new Map<string, Venue>();
-  const parse = (json: string): Venue => {
-    let venue = parsed.get(json);
-    if (!venue) {
-      if (parsed.size > 1000) parsed.clear();
-      venue = JSON.parse(json) as Venue;
-      parsed.set(json, venue);
+  // An order command reads its venue several times; parsing its JSON each time showed in profiles. A parsed venue
+  // is kept by tenant and id with the JSON text it came from, and used while the row holds that same text (a
+  // comparison; keyed by the text itself, every lookup hashed the whole text anew). Callers must not mutate.
+  const parsed = new Map<string, { json: string; venue: Venue }>();
+  const parse = (tenantId: string, row: { id: string; venue_json: string }): Venue => {
+    const key = `${tenantId} ${row.id}`;
+    let entry = parsed.get(key);
+    if (entry?.json !== row.venue_json) {
+      if (!entry && parsed.size >= 1000) parsed.clear();
+      entry = { json: row.venue_json, venue: JSON.parse(row.venue_json) as Venue };
+      parsed.set(key, entry);
     }
-    return venue;
+    return entry.venue;
   };
   return {
-    listVenues: (tenantId: string): Venue[] => all.all(tenantId).map((r) => parse(r.venue_json)),
+    listVenues: (tenantId: string): Venue[] => all.all(tenantId).map((r) => parse(tenantId, r)),
     getVenue: (tenantId: string, id: string): Venue | undefined => {
       const row = one.get(tenantId, id);
-      return row ? parse(row.venue_json) : undefined;
+      return row ? parse(tenantId, row) : undefined;
     },
   };
 }
