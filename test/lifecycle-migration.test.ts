@@ -16,7 +16,8 @@ test('migration 3 (order lifecycle): orders and lines written at version 2 survi
   migrate(db);
   expect(db.pragma('user_version', { simple: true })).toBeGreaterThanOrEqual(3);
   expect(db.prepare('SELECT status, rounds, edit_total_minor FROM orders').get()).toEqual({ status: 'NEW', rounds: 0, edit_total_minor: 1800 });
-  expect(db.prepare('SELECT id, status, round FROM order_lines').get()).toEqual({ id: 'l', status: 'NEW', round: null });
+  expect(db.prepare(`SELECT json_extract(lines_json, '$[0].id') AS id, json_extract(lines_json, '$[0].status') AS status,
+    json_extract(lines_json, '$[0].round') AS round FROM orders`).get()).toEqual({ id: 'l', status: 'NEW', round: null });
   expect(db.prepare('SELECT COUNT(*) AS n FROM print_jobs').get()).toEqual({ n: 0 });
   expect(db.prepare('SELECT COUNT(*) AS n FROM product_locks').get()).toEqual({ n: 0 });
   // print_jobs only takes the three kinds the spooler knows (an otherwise valid row: unrouted, no printer).

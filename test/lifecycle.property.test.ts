@@ -129,8 +129,10 @@ function checkState(db: Db, o: Order): void {
   const live = ls.filter((l) => l.status !== 'CANCELLED');
   expect(parseMoney(o.total) + parseMoney(o.editTotal)).toBe(value(live));
   expect(parseMoney(o.editTotal)).toBe(value(ls.filter((l) => l.status === 'NEW')));
-  const open = db.prepare('SELECT open FROM order_buckets WHERE tenant_id = ? AND order_id = ?').all(T, o.id) as { open: number }[];
-  expect(open.map((b) => b.open === 1)).toEqual(open.map(() => !o.closed));
+  // The claim code is held (in the index of open orders' codes) exactly while the order is open.
+  const held = db.prepare(`SELECT COUNT(*) AS n FROM orders INDEXED BY orders_open_claim
+    WHERE tenant_id = ? AND claim_code = ? AND closed = 0 AND id = ?`).get(T, o.claimCode, o.id) as { n: number };
+  expect(held.n).toBe(o.closed ? 0 : 1);
 }
 
 let dir: string;

@@ -88,12 +88,16 @@ export function printJobs(box: TestBox, orderId: string): PrintJobRow[] {
   }
 }
 
-/** Whether each bucket of the order still holds its claim code (open = 1). */
+/** Whether each bucket of the order still holds its claim code (1: the order is in the index of open orders' codes). */
 export function bucketsOpen(box: TestBox, orderId: string): number[] {
   const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare('SELECT open FROM order_buckets WHERE order_id = ? ORDER BY position').all(orderId) as { open: number }[])
-      .map((r) => r.open);
+    const order = db.prepare('SELECT tenant_id, claim_code, venues_json FROM orders WHERE id = ?').get(orderId) as {
+      tenant_id: string; claim_code: string; venues_json: string;
+    };
+    const held = db.prepare(`SELECT COUNT(*) AS n FROM orders INDEXED BY orders_open_claim
+      WHERE tenant_id = ? AND claim_code = ? AND closed = 0 AND id = ?`).get(order.tenant_id, order.claim_code, orderId) as { n: number };
+    return (JSON.parse(order.venues_json) as string[]).map(() => held.n);
   } finally {
     db.close();
   }

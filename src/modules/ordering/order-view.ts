@@ -1,7 +1,7 @@
 import { isoOf } from '../../shared/clock.js';
 import { formatMoney } from '../../shared/money.js';
 import type { VenueRepo } from '../venues/repo.js';
-import type { LineRow, OrderRepo, OrderRow } from './repo.js';
+import type { OrderRepo, OrderRows } from './repo.js';
 import { channelOf, type OrderType } from './schemas.js';
 import { createHash } from 'node:crypto';
 import type { Order } from '../../shared/order-schemas.js';
@@ -12,7 +12,7 @@ import type { Order } from '../../shared/order-schemas.js';
  * have one. Every Order goes to the order's own users or to staff (REST, their sockets, venue sockets), never
  * elsewhere; the copy sent to the central leaves it out (withoutContact): the sync detail carries it there.
  */
-export type { Order };
+export type { Order, OrderRows };
 type Bucket = Order['buckets'][number];
 
 /** The Order without `contact`, for the sync outbox (whose detail carries the contact already). */
@@ -22,23 +22,8 @@ export const withoutContact = ({ contact: _contact, ...order }: Order): Order =>
 export const lineHash = (productId: string, quantity: number, priceMinor: number, status: string): string =>
   createHash('sha256').update(`${productId}\0${quantity}\0${priceMinor}\0${status}`).digest('hex').slice(0, 16);
 
-/** An order's rows, read once for its view and its sync detail. */
-export interface OrderRows {
-  row: OrderRow;
-  /** In position order. */
-  lines: LineRow[];
-  venueIds: string[];
-  users: { userId: string; roles: string[] }[];
-}
-
-export function loadOrder(repo: OrderRepo, tenantId: string, orderId: string): OrderRows | undefined {
-  const row = repo.order(tenantId, orderId);
-  if (!row) return undefined;
-  return { row, lines: repo.lines(tenantId, orderId), venueIds: repo.bucketVenues(tenantId, orderId), users: repo.users(tenantId, orderId) };
-}
-
 export function buildOrder(repo: OrderRepo, venues: VenueRepo, tenantId: string, orderId: string): Order | undefined {
-  const rows = loadOrder(repo, tenantId, orderId);
+  const rows = repo.rows(tenantId, orderId);
   return rows && orderView(venues, tenantId, rows);
 }
 

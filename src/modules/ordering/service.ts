@@ -12,7 +12,7 @@ import type { CommandHandler, CommandQueue } from './command-queue.js';
 import type { Static } from '@sinclair/typebox';
 import { type CommandName, commandOf, ORDER_COMMANDS } from './commands/registry.js';
 import type { CommandDeps } from './commands/rules.js';
-import { buildOrder, loadOrder, type Order, orderView, type OrderRows, syncDetail, withoutContact } from './order-view.js';
+import { buildOrder, type Order, orderView, type OrderRows, syncDetail, withoutContact } from './order-view.js';
 import { createIdempotencyGuard, type IdempotencyRequest } from './idempotency.js';
 import type { Command, OrderFilter, OrderRepo } from './repo.js';
 import { restoreOrder } from './restore.js';
@@ -117,8 +117,9 @@ export function createOrderingService(deps: OrderingDeps) {
       const command = commandOf(cmd.kind);
       if (!command) throw reject('invalidCommand', `unknown command ${cmd.kind}`, [cmd.kind]);
       command.apply(deps, cmd, cmd.body, now);
-      // Read once after the command's writes: the pushed view and the sync detail both come from these rows.
-      const rows = loadOrder(deps.repo, cmd.tenantId, cmd.orderId)!;
+      // The order as the command left it (in memory: src/modules/ordering/order-docs.ts): the pushed view and the
+      // sync detail both come from these rows.
+      const rows = deps.repo.rows(cmd.tenantId, cmd.orderId)!;
       const order = orderView(deps.venues, cmd.tenantId, rows);
       const payload = JSON.stringify(order);
       recordForSync(cmd, rows, order.contact ? JSON.stringify(withoutContact(order)) : payload, now);
@@ -176,7 +177,7 @@ export function createOrderingService(deps: OrderingDeps) {
     backfillSync(now: number): number {
       const all = deps.repo.allOrders();
       for (const { tenantId, id } of all) {
-        const rows = loadOrder(deps.repo, tenantId, id)!;
+        const rows = deps.repo.rows(tenantId, id)!;
         const order = orderView(deps.venues, tenantId, rows);
         recordForSync({ tenantId, orderId: id, correlationId: '', kind: 'backfill', userId: '', staff: false,
           confirmedMs: Date.parse(order.lastChanged) }, rows, JSON.stringify(withoutContact(order)), now);

@@ -44,7 +44,7 @@ export const newCommand = defineCommand({
       contactJson: body.contact ? JSON.stringify(body.contact) : null,
       extraJson: body.extra ? JSON.stringify(body.extra) : null, nowMs: now,
     });
-    venues.forEach((v, i) => deps.repo.insertBucket(cmd.tenantId, cmd.orderId, v.id, i, claimCode));
+    for (const v of venues) deps.repo.insertBucket(cmd.tenantId, cmd.orderId, v.id);
     deps.repo.insertUser(cmd.tenantId, cmd.orderId, cmd.userId, ROLES_OF_CREATOR);
     for (const line of lines) deps.repo.insertLine(cmd.tenantId, cmd.orderId, line);
     recomputeTotals(deps.repo, cmd.tenantId, cmd.orderId, now);

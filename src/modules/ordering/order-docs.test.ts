@@ -1,0 +1,133 @@
+import Database from 'better-sqlite3';
+import { beforeEach, expect, test } from 'vitest';
+import { migrate } from '../../db/migrate.js';
+import { createOrderDocs, type NewLine, type OrderDocs } from './order-docs.js';
+
+let db: Database.Database;
+let docs: OrderDocs;
+const stored = (id: string) =>
+  db.prepare('SELECT status, version, venues_json, lines_json, users_json FROM orders WHERE id = ?').get(id) as
+    { status: string; version: number; venues_json: string; lines_json: string; users_json: string } | undefined;
+
+const line = (id: string, venue = 'v1'): NewLine => ({
+  id, venue_id: venue, creator: 'ala', product_id: 'zurek', quantity: 1, price_minor: 1800, status: 'NEW',
+  productJson: '{"name":"Zurek"}', created_ms: 1, updated_ms: 1, note: null,
+});
+
+function newOrder(id: string, venues = ['v1'], claimCode = '123456'): void {
+  docs.insertOrder({ tenantId: 't', id, orderType: 'TAKE_AWAY', claimCode, source: 'box', contactJson: null, extraJson: null, nowMs: 1 });
+  for (const v of venues) docs.insertBucket('t', id, v);
+  docs.insertUser('t', id, 'ala', ['CREATOR', 'CUSTOMER']);
+  docs.insertLine('t', id, line(`${id}-l1`, venues[0]));
+}
+
+beforeEach(() => {
+  db = new Database(':memory:');
+  migrate(db);
+  docs = createOrderDocs(db);
+});
+
+test('a unit writes each order it changed once, at its end; until then the database still holds the order before', () => {
+  docs.unit(() => {
+    newOrder('o1');
+    expect(stored('o1')).toBeUndefined();
+    // Inside the unit the order reads as changed so far.
+    expect(docs.rows('t', 'o1')).toMatchObject({ venueIds: ['v1'], lines: [{ id: 'o1-l1', round: null }], users: [{ userId: 'ala' }] });
+    docs.bumpVersion('t', 'o1');
+    expect(stored('o1')).toBeUndefined();
+  });
+  expect(stored('o1')).toEqual({
+    status: 'NEW', version: 1, venues_json: '["v1"]', users_json: '[{"userId":"ala","roles":["CREATOR","CUSTOMER"]}]',
+    lines_json: JSON.stringify([{ id: 'o1-l1', venue_id: 'v1', creator: 'ala', product_id: 'zurek', quantity: 1,
+      price_minor: 1800, status: 'NEW', created_ms: 1, updated_ms: 1, note: null, product_json: '{"name":"Zurek"}', round: null }]),
+  });
+});
+
+test('a unit that throws leaves the order as it was, and the next read sees the database', () => {
+  docs.unit(() => newOrder('o1'));
+  db.exec('BEGIN');
+  expect(() => docs.unit(() => {
+    docs.setStatus('t', 'o1', 'ORDERED', 1, 2);
+    docs.orderNewLines('t', 'o1', 1, 2);
+    throw new Error('refused');
+  })).toThrow('refused');
+  db.exec('COMMIT');
+  expect(stored('o1')).toMatchObject({ status: 'NEW', version: 0 });
+  expect(docs.unit(() => docs.order('t', 'o1')?.status)).toBe('NEW');
+  expect(docs.lines('t', 'o1').map((l) => l.status)).toEqual(['NEW']);
+});
+
+test('rows handed out earlier in a unit keep what they said when the order changes after', () => {
+  docs.unit(() => newOrder('o1'));
+  docs.unit(() => {
+    const row = docs.order('t', 'o1')!;
+    const lines = docs.lines('t', 'o1');
+    docs.orderNewLines('t', 'o1', 1, 5);
+    docs.setStatus('t', 'o1', 'ORDERED', 1, 5);
+    expect([row.status, lines[0]!.status, lines[0]!.round]).toEqual(['NEW', 'NEW', null]);
+    expect([docs.order('t', 'o1')!.status, docs.lines('t', 'o1')[0]!.status]).toEqual(['ORDERED', 'ORDERED']);
+  });
+  expect(docs.lines('t', 'o1')[0]).toMatchObject({ status: 'ORDERED', round: 1, updated_ms: 5 });
+});
+
+test('a unit inside another writes the outer one first, so the inner one rolling back keeps the outer changes', () => {
+  docs.unit(() => newOrder('o1'));
+  docs.unit(() => {
+    docs.setStatus('t', 'o1', 'ORDERED', 1, 2);
+    expect(() => docs.unit(() => {
+      expect(docs.order('t', 'o1')!.status).toBe('ORDERED');
+      docs.setStatus('t', 'o1', 'READY', 1, 3);
+      throw new Error('inner');
+    })).toThrow('inner');
+    expect(docs.order('t', 'o1')!.status).toBe('ORDERED');
+    docs.bumpVersion('t', 'o1');
+  });
+  expect(stored('o1')).toMatchObject({ status: 'ORDERED', version: 1 });
+});
+
+test('outside a unit each change is written at once; an order that is not there changes nothing', () => {
+  newOrder('o1');
+  expect(JSON.parse(stored('o1')!.lines_json)).toHaveLength(1);
+  docs.setLineQuantity('t', 'o1', 'o1-l1', 3, 2);
+  expect(JSON.parse(stored('o1')!.lines_json)[0]).toMatchObject({ quantity: 3, updated_ms: 2 });
+  docs.deleteLine('t', 'o1', 'o1-l1');
+  expect(stored('o1')!.lines_json).toBe('[]');
+  docs.setStatus('t', 'nope', 'READY', 1, 2);
+  expect(docs.bumpVersion('t', 'nope')).toBe(0);
+  expect(db.prepare('SELECT COUNT(*) AS n FROM orders').get()).toEqual({ n: 1 });
+});
+
+test('a claim code is held at each venue of an open order, and freed at all of them when it closes', () => {
+  docs.unit(() => newOrder('o1', ['v1', 'v2'], '111111'));
+  docs.unit(() => newOrder('o2', ['v3'], '222222'));
+  const taken = () => [docs.claimTaken('t', 'v1', '111111'), docs.claimTaken('t', 'v2', '111111'),
+    docs.claimTaken('t', 'v3', '111111'), docs.claimTaken('t', 'v3', '222222')];
+  expect(taken()).toEqual([true, true, false, true]);
+  expect([docs.openOrdersOf('t', 'ala', 20), docs.openOrdersOf('t', 'ala', 1)]).toEqual([2, 1]);
+  docs.unit(() => docs.closeOrder('t', 'o1', 'COMPLETED', true, 9));
+  expect(taken()).toEqual([false, false, false, true]);
+  expect(docs.openOrdersOf('t', 'ala', 20)).toBe(1);
+  expect(docs.userHasOrder('t', 'ala')).toBe(true);
+  expect(docs.userHasOrder('t', 'ola')).toBe(false);
+});
+
+test('a snapshot replaces the order whole, its users too', () => {
+  docs.unit(() => newOrder('o1'));
+  const snapshot = {
+    tenantId: 't', id: 'o1', orderType: 'TAKE_AWAY', status: 'READY', claimCode: '654321', totalMinor: 1800, editTotalMinor: 0,
+    closed: 0, completed: 0, source: 'box', contactJson: null, extraJson: null, createdMs: 1, changedMs: 7, rounds: 1, version: 4,
+    buckets: [{ venueId: 'v2' }],
+    lines: [{ id: 'x', venueId: 'v2', creator: 'ola', productId: 'p', quantity: 2, priceMinor: 900, status: 'ORDERED',
+      productJson: '{}', createdMs: 1, updatedMs: 7, round: 1, note: 'hot' }],
+    users: [{ userId: 'ola', roles: ['CREATOR'] }],
+  };
+  docs.replaceOrder(snapshot);
+  expect(docs.rows('t', 'o1')).toMatchObject({
+    row: { status: 'READY', claim_code: '654321', version: 4 }, venueIds: ['v2'], users: [{ userId: 'ola' }],
+    lines: [{ id: 'x', venue_id: 'v2', round: 1, note: 'hot' }],
+  });
+  expect([docs.userHasOrder('t', 'ala'), docs.openOrdersOf('t', 'ola', 20)]).toEqual([false, 1]);
+  expect([docs.claimTaken('t', 'v1', '123456'), docs.claimTaken('t', 'v2', '654321')]).toEqual([false, true]);
+  docs.replaceOrder({ ...snapshot, id: 'o2', closed: 1, status: 'CANCELLED' });
+  expect(docs.openOrdersOf('t', 'ola', 20)).toBe(1);
+});
