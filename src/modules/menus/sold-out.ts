@@ -48,9 +48,11 @@ export function createSoldOutFlags(db: Db, menus: MenuRepo, venues: VenueRepo, o
     ofVenue: db.prepare<[string, string], { product_id: string; reason: string; since_ms: number }>(
       'SELECT product_id, reason, since_ms FROM product_locks WHERE tenant_id = ? AND venue_id = ? ORDER BY since_ms, product_id',
     ),
-    // Headquarters' flag (docs/sync.md "Down: the catalogue"): sold out while either flag is set.
-    hqOne: db.prepare<[string, string, string], { reason: string }>(
-      'SELECT reason FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
+    // The staff's flag or headquarters' (hq_sold_out, docs/sync.md "Down: the catalogue"): sold out while either is
+    // set. One statement: it runs for every line of every order command.
+    soldOut: db.prepare<[string, string, string, string, string, string], { out: number }>(
+      `SELECT EXISTS (SELECT 1 FROM product_locks WHERE tenant_id = ? AND venue_id = ? AND product_id = ?)
+         OR EXISTS (SELECT 1 FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? AND product_id = ?) AS out`,
     ),
     hqOfVenue: db.prepare<[string, string], { product_id: string; reason: string; since_ms: number }>(
       'SELECT product_id, reason, since_ms FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? ORDER BY since_ms, product_id',
@@ -103,7 +105,7 @@ export function createSoldOutFlags(db: Db, menus: MenuRepo, venues: VenueRepo, o
       return [...staff, ...hq];
     },
     isSoldOut: (tenantId: string, venueId: string, productId: string): boolean =>
-      s.one.get(tenantId, venueId, productId) !== undefined || s.hqOne.get(tenantId, venueId, productId) !== undefined,
+      s.soldOut.get(tenantId, venueId, productId, tenantId, venueId, productId)!.out === 1,
   };
 }
 export type SoldOutFlags = ReturnType<typeof createSoldOutFlags>;
