@@ -39,7 +39,7 @@ async function box() {
     ordering: { maxOpenPerAnonymousUser: 10_000, customerCommandRate: { burst: 1_000_000 } },
     metrics: { allowAddresses: ['127.0.0.1'] },
   }));
-  const { proc, base } = await startBox(join(dataDir, 'data'), ['--config', configFile]);
+  const { proc, base } = await startBox(join(dataDir, 'data'), ['--config', configFile], two ? { core: 0 } : {});
   started.push(proc);
   /** The box's /metrics now: a sample's value by its name (NaN when absent). */
   const metrics = async () => {

@@ -10,15 +10,17 @@ const root = new URL('../..', import.meta.url).pathname;
 /**
  * Starts dist/main.cjs with the demo on 127.0.0.1 and a free port; resolves once it logs that it listens.
  * BOX_NODE_ARGS passes flags to the box's node (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it, or
- * "--trace-gc" to see its collections on stderr).
+ * "--trace-gc" to see its collections on stderr). `core` starts it pinned to that core (taskset), so that it knows
+ * from its start how many cores it has.
  */
-export async function startBox(dataDir, extraArgs = []) {
+export async function startBox(dataDir, extraArgs = [], { core } = {}) {
   const nodeArgs = (process.env.BOX_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const args = [...nodeArgs, 'dist/main.cjs', 'serve', '--demo', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs];
   // Measured as shipped: the systemd unit (native-config/venue-box.service) fixes glibc's mmap threshold, which
   // decides whether freed socket buffers go back to the system (docs/printing.md "Known gotchas").
   const env = { ...process.env, GLIBC_TUNABLES: process.env.GLIBC_TUNABLES ?? 'glibc.malloc.mmap_threshold=131072' };
-  const proc = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const [command, argv] = core === undefined ? [process.execPath, args] : ['taskset', ['-c', String(core), process.execPath, ...args]];
+  const proc = spawn(command, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`box exited with ${code}`)));
     createInterface({ input: proc.stdout }).on('line', (line) => {
