@@ -1,4 +1,7 @@
 import Database from 'better-sqlite3';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeEach, expect, test } from 'vitest';
 import { migrate } from '../../db/migrate.js';
 import { createOrderDocs, type NewLine, type OrderDocs } from './order-docs.js';
@@ -49,10 +52,14 @@ test('a unit that throws leaves the order as it was, and the next read sees the 
   expect(() => docs.unit(() => {
     docs.setStatus('t', 'o1', 'ORDERED', 1, 2);
     docs.orderNewLines('t', 'o1', 1, 2);
+    // The user's entry is written at once, inside the savepoint: it goes with it.
+    docs.insertUser('t', 'o1', 'ola', ['GUEST']);
+    expect(docs.userHasOrder('t', 'ola')).toBe(true);
     throw new Error('refused');
   })).toThrow('refused');
   db.exec('COMMIT');
   expect(stored('o1')).toMatchObject({ status: 'NEW', version: 0 });
+  expect(docs.userHasOrder('t', 'ola')).toBe(false);
   expect(docs.unit(() => docs.order('t', 'o1')?.status)).toBe('NEW');
   expect(docs.lines('t', 'o1').map((l) => l.status)).toEqual(['NEW']);
 });
@@ -130,4 +137,49 @@ test('a snapshot replaces the order whole, its users too', () => {
   expect([docs.claimTaken('t', 'v1', '123456'), docs.claimTaken('t', 'v2', '654321')]).toEqual([false, true]);
   docs.replaceOrder({ ...snapshot, id: 'o2', closed: 1, status: 'CANCELLED' });
   expect(docs.openOrdersOf('t', 'ola', 20)).toBe(1);
+  // An order made earlier in the same unit is still inserted when a snapshot replaces it.
+  docs.unit(() => {
+    newOrder('o3');
+    docs.replaceOrder({ ...snapshot, id: 'o3' });
+  });
+  expect(stored('o3')).toMatchObject({ status: 'READY', version: 4 });
+});
+
+test('a command that does not close its order rewrites neither the staff list\'s index nor the claim codes\'', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'vb-order-docs-'));
+  try {
+    const file = join(dir, 'orders.db');
+    db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    migrate(db);
+    docs = createOrderDocs(db);
+    for (let i = 0; i < 300; i++) docs.unit(() => newOrder(`o${i}`, ['v1'], String(100000 + i)));
+    /** The b-trees whose pages the WAL holds after `fn` (the WAL emptied first). */
+    const written = (fn: () => void): string[] => {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      fn();
+      const wal = readFileSync(`${file}-wal`);
+      const pageSize = wal.readUInt32BE(8);
+      const names = new Map((db.prepare('SELECT name, pageno FROM dbstat').all() as { name: string; pageno: number }[])
+        .map((r) => [r.pageno, r.name]));
+      const trees = new Set<string>();
+      for (let off = 32; off + 24 + pageSize <= wal.length; off += 24 + pageSize) trees.add(names.get(wal.readUInt32BE(off)) ?? 'header');
+      return [...trees].sort();
+    };
+    const submit = written(() => docs.unit(() => {
+      docs.orderNewLines('t', 'o7', 1, 5);
+      docs.setStatus('t', 'o7', 'ORDERED', 1, 5);
+    }));
+    expect(submit).toContain('orders');
+    expect(submit).not.toContain('orders_newest');
+    expect(submit).not.toContain('orders_open_claim');
+    // Closing takes the order's code out of the open orders' index.
+    expect(written(() => docs.unit(() => docs.closeOrder('t', 'o8', 'COMPLETED', true, 6)))).toContain('orders_open_claim');
+    expect(docs.claimTaken('t', 'v1', '100008')).toBe(false);
+    expect(docs.claimTaken('t', 'v1', '100007')).toBe(true);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

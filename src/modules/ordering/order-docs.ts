@@ -87,6 +87,10 @@ interface StoredRow extends OrderRow {
 interface Doc extends OrderRows {
   /** Whether its row exists in the database (else the unit's end inserts it). */
   stored: boolean;
+  /** `closed` as the database holds it: the index of open orders' claim codes is only written when it changes. */
+  storedClosed: number;
+  /** Replaced whole (a snapshot): every column is written, indexed ones too. */
+  replaced: boolean;
   dirty: boolean;
 }
 
@@ -107,7 +111,19 @@ export function createOrderDocs(db: Db) {
     insert: db.prepare(`INSERT INTO orders (${COLUMNS}) VALUES (@tenant_id, @id, @order_type, @status, @claim_code,
       @total_minor, @edit_total_minor, @closed, @completed, @source, @contact_json, @extra_json, @created_ms, @changed_ms,
       @rounds, @version, @venues_json, @lines_json, @users_json)`),
-    update: db.prepare(`UPDATE orders SET order_type = @order_type, status = @status, claim_code = @claim_code,
+    // What commands change. SQLite rewrites an index entry whenever an UPDATE sets one of its columns, changed or
+    // not: created_ms (orders_newest) and claim_code are never set here, closed (orders_open_claim) only when an
+    // order closes.
+    update: db.prepare(`UPDATE orders SET status = @status, total_minor = @total_minor,
+      edit_total_minor = @edit_total_minor, completed = @completed, changed_ms = @changed_ms, rounds = @rounds,
+      version = @version, venues_json = @venues_json, lines_json = @lines_json, users_json = @users_json
+      WHERE tenant_id = @tenant_id AND id = @id`),
+    updateClosed: db.prepare(`UPDATE orders SET status = @status, total_minor = @total_minor,
+      edit_total_minor = @edit_total_minor, closed = @closed, completed = @completed, changed_ms = @changed_ms,
+      rounds = @rounds, version = @version, venues_json = @venues_json, lines_json = @lines_json,
+      users_json = @users_json
+      WHERE tenant_id = @tenant_id AND id = @id`),
+    replace: db.prepare(`UPDATE orders SET order_type = @order_type, status = @status, claim_code = @claim_code,
       total_minor = @total_minor, edit_total_minor = @edit_total_minor, closed = @closed, completed = @completed,
       source = @source, contact_json = @contact_json, extra_json = @extra_json, created_ms = @created_ms,
       changed_ms = @changed_ms, rounds = @rounds, version = @version, venues_json = @venues_json,
@@ -145,7 +161,7 @@ export function createOrderDocs(db: Db) {
     const { venues_json, lines_json, users_json, ...row } = r;
     return {
       row, lines: JSON.parse(lines_json) as LineRow[], venueIds: JSON.parse(venues_json) as string[],
-      users: JSON.parse(users_json) as OrderUser[], stored: true, dirty: false,
+      users: JSON.parse(users_json) as OrderUser[], stored: true, storedClosed: row.closed, replaced: false, dirty: false,
     };
   }
 
@@ -158,10 +174,13 @@ export function createOrderDocs(db: Db) {
   }
 
   function write(d: Doc): void {
-    (d.stored ? s.update : s.insert).run({
+    const stmt = !d.stored ? s.insert : d.replaced ? s.replace : d.row.closed !== d.storedClosed ? s.updateClosed : s.update;
+    stmt.run({
       ...d.row, venues_json: JSON.stringify(d.venueIds), lines_json: JSON.stringify(d.lines), users_json: JSON.stringify(d.users),
     });
     d.stored = true;
+    d.storedClosed = d.row.closed;
+    d.replaced = false;
     d.dirty = false;
   }
 
@@ -231,7 +250,7 @@ export function createOrderDocs(db: Db) {
           edit_total_minor: 0, closed: 0, completed: 0, source: o.source, contact_json: o.contactJson,
           extra_json: o.extraJson, created_ms: o.nowMs, changed_ms: o.nowMs, rounds: 0, version: 0,
         },
-        lines: [], venueIds: [], users: [], stored: false, dirty: true,
+        lines: [], venueIds: [], users: [], stored: false, storedClosed: 0, replaced: false, dirty: true,
       });
     },
     touchOrder: (tenantId: string, id: string, editTotalMinor: number, totalMinor: number, nowMs: number) =>
@@ -312,7 +331,7 @@ export function createOrderDocs(db: Db) {
           updated_ms: l.updatedMs, round: l.round, note: l.note,
         })),
         users: o.users.map((u) => ({ userId: u.userId, roles: u.roles })),
-        stored: before !== undefined, dirty: true,
+        stored: before?.stored ?? false, storedClosed: before?.storedClosed ?? 0, replaced: true, dirty: true,
       });
       for (const u of o.users) s.listUser.run(o.tenantId, u.userId, o.closed ? 0 : 1, o.id);
     },
