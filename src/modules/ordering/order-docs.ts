@@ -94,8 +94,15 @@ interface Doc extends OrderRows {
   dirty: boolean;
 }
 
-const COLUMNS = `tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed, completed, source,
-  contact_json, extra_json, created_ms, changed_ms, rounds, version, venues_json, lines_json, users_json`;
+/** What commands change. */
+const CHANGING = ['status', 'total_minor', 'edit_total_minor', 'completed', 'changed_ms', 'rounds', 'version', 'venues_json',
+  'lines_json', 'users_json'];
+/** Every column but the key. */
+const ALL = ['order_type', 'claim_code', 'closed', 'source', 'contact_json', 'extra_json', 'created_ms', ...CHANGING];
+const KEYED = ['tenant_id', 'id', ...ALL];
+const COLUMNS = KEYED.join(', ');
+const updateOf = (columns: string[]) =>
+  `UPDATE orders SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE tenant_id = @tenant_id AND id = @id`;
 
 /**
  * Orders, each one row (docs/operations.md "What a `new` writes"): its venues, lines and users are JSON columns,
@@ -108,27 +115,13 @@ const COLUMNS = `tenant_id, id, order_type, status, claim_code, total_minor, edi
 export function createOrderDocs(db: Db) {
   const s = {
     get: db.prepare<[string, string], StoredRow>(`SELECT ${COLUMNS} FROM orders WHERE tenant_id = ? AND id = ?`),
-    insert: db.prepare(`INSERT INTO orders (${COLUMNS}) VALUES (@tenant_id, @id, @order_type, @status, @claim_code,
-      @total_minor, @edit_total_minor, @closed, @completed, @source, @contact_json, @extra_json, @created_ms, @changed_ms,
-      @rounds, @version, @venues_json, @lines_json, @users_json)`),
-    // What commands change. SQLite rewrites an index entry whenever an UPDATE sets one of its columns, changed or
-    // not: created_ms (orders_newest) and claim_code are never set here, closed (orders_open_claim) only when an
-    // order closes.
-    update: db.prepare(`UPDATE orders SET status = @status, total_minor = @total_minor,
-      edit_total_minor = @edit_total_minor, completed = @completed, changed_ms = @changed_ms, rounds = @rounds,
-      version = @version, venues_json = @venues_json, lines_json = @lines_json, users_json = @users_json
-      WHERE tenant_id = @tenant_id AND id = @id`),
-    updateClosed: db.prepare(`UPDATE orders SET status = @status, total_minor = @total_minor,
-      edit_total_minor = @edit_total_minor, closed = @closed, completed = @completed, changed_ms = @changed_ms,
-      rounds = @rounds, version = @version, venues_json = @venues_json, lines_json = @lines_json,
-      users_json = @users_json
-      WHERE tenant_id = @tenant_id AND id = @id`),
-    replace: db.prepare(`UPDATE orders SET order_type = @order_type, status = @status, claim_code = @claim_code,
-      total_minor = @total_minor, edit_total_minor = @edit_total_minor, closed = @closed, completed = @completed,
-      source = @source, contact_json = @contact_json, extra_json = @extra_json, created_ms = @created_ms,
-      changed_ms = @changed_ms, rounds = @rounds, version = @version, venues_json = @venues_json,
-      lines_json = @lines_json, users_json = @users_json
-      WHERE tenant_id = @tenant_id AND id = @id`),
+    insert: db.prepare(`INSERT INTO orders (${COLUMNS}) VALUES (${KEYED.map((c) => `@${c}`).join(', ')})`),
+    // SQLite rewrites an index entry whenever an UPDATE sets one of its columns, changed or not: a command sets
+    // neither created_ms (orders_newest) nor claim_code, and closed (orders_open_claim) only when the order closes.
+    update: db.prepare(updateOf(CHANGING)),
+    updateClosed: db.prepare(updateOf(['closed', ...CHANGING])),
+    // A snapshot: every column.
+    replace: db.prepare(updateOf(ALL)),
     claimTaken: db.prepare<[string, string, string], { one: number }>(
       `SELECT 1 AS one FROM orders o INDEXED BY orders_open_claim, json_each(o.venues_json) v
        WHERE o.tenant_id = ? AND o.claim_code = ? AND o.closed = 0 AND v.value = ? LIMIT 1`,
