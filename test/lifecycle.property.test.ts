@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import demo from '../native-config/demo.json';
 import { migrate } from '../src/db/migrate.js';
+import { claimHeld } from './support/lifecycle.js';
 import { type Db, openDatabase } from '../src/db/open.js';
 import type { Principal } from '../src/http/types.js';
 import { createLogger } from '../src/log.js';
@@ -130,9 +131,7 @@ function checkState(db: Db, o: Order): void {
   expect(parseMoney(o.total) + parseMoney(o.editTotal)).toBe(value(live));
   expect(parseMoney(o.editTotal)).toBe(value(ls.filter((l) => l.status === 'NEW')));
   // The claim code is held (in the index of open orders' codes) exactly while the order is open.
-  const held = db.prepare(`SELECT COUNT(*) AS n FROM orders INDEXED BY orders_open_claim
-    WHERE tenant_id = ? AND claim_code = ? AND closed = 0 AND id = ?`).get(T, o.claimCode, o.id) as { n: number };
-  expect(held.n).toBe(o.closed ? 0 : 1);
+  expect(claimHeld(db, T, o.claimCode, o.id)).toBe(o.closed ? 0 : 1);
 }
 
 let dir: string;

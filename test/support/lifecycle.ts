@@ -88,16 +88,21 @@ export function printJobs(box: TestBox, orderId: string): PrintJobRow[] {
   }
 }
 
-/** Whether each bucket of the order still holds its claim code (1: the order is in the index of open orders' codes). */
+/** Whether the order holds its claim code: 1 while it is in the index of open orders' codes, else 0. */
+export function claimHeld(db: Database.Database, tenantId: string, claimCode: string, orderId: string): number {
+  return (db.prepare(`SELECT COUNT(*) AS n FROM orders INDEXED BY orders_open_claim
+    WHERE tenant_id = ? AND claim_code = ? AND closed = 0 AND id = ?`).get(tenantId, claimCode, orderId) as { n: number }).n;
+}
+
+/** Whether each bucket of the order still holds its claim code (claimHeld, for each of its venues). */
 export function bucketsOpen(box: TestBox, orderId: string): number[] {
   const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true, fileMustExist: true });
   try {
     const order = db.prepare('SELECT tenant_id, claim_code, venues_json FROM orders WHERE id = ?').get(orderId) as {
       tenant_id: string; claim_code: string; venues_json: string;
     };
-    const held = db.prepare(`SELECT COUNT(*) AS n FROM orders INDEXED BY orders_open_claim
-      WHERE tenant_id = ? AND claim_code = ? AND closed = 0 AND id = ?`).get(order.tenant_id, order.claim_code, orderId) as { n: number };
-    return (JSON.parse(order.venues_json) as string[]).map(() => held.n);
+    const held = claimHeld(db, order.tenant_id, order.claim_code, orderId);
+    return (JSON.parse(order.venues_json) as string[]).map(() => held);
   } finally {
     db.close();
   }
