@@ -1,6 +1,6 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import type { Db } from './open.js';
+import { type Db, inTransaction } from './open.js';
 
 /**
  * Durability off the event loop (docs/operations.md "Durability and speed"). The command path commits with
@@ -127,10 +127,11 @@ export const noWalSync: WalSync = { afterSync: (done) => done(), idle: () => tru
 export function relaxedTransactions(db: Db): <T>(fn: () => T) => T {
   const normal = db.prepare('PRAGMA synchronous = NORMAL');
   const full = db.prepare('PRAGMA synchronous = FULL');
+  const transaction = inTransaction(db);
   return (fn) => {
     normal.run();
     try {
-      return db.transaction(fn).immediate();
+      return transaction.immediate(fn);
     } finally {
       full.run();
     }

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/open.js';
+import { type Db, inTransaction } from '../../db/open.js';
 
 export interface OrderRow {
   tenant_id: string;
@@ -197,6 +197,7 @@ export function createOrderDocs(db: Db) {
     put(d);
   }
 
+  const transaction = inTransaction(db);
   const flush = (w: Map<string, Doc>) => {
     for (const d of w.values()) if (d.dirty) write(d);
   };
@@ -214,13 +215,13 @@ export function createOrderDocs(db: Db) {
         outer.clear();
       }
       try {
-        return db.transaction(() => {
+        return transaction(() => {
           const mine = new Map<string, Doc>();
           work = mine;
           const result = fn();
           flush(mine);
           return result;
-        })();
+        });
       } finally {
         work = outer;
       }
