@@ -1,3 +1,5 @@
+// First: src/shared/one-core.ts notes node's and V8's own threads before anything can start libuv's thread pool.
+import { tuneForOneCore } from './shared/one-core.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,7 +17,6 @@ import { runStockCommand, type StockAction } from './modules/warehouse/ledger-ch
 import { ListenError } from './server.js';
 import { runSyncCli } from './modules/sync/cli.js';
 import { untilSignal } from './shared/until-signal.js';
-import { markOnTheEventLoopOnOneCore } from './shared/gc-on-one-core.js';
 import { backupList, backupNow, backupVerify, restore } from './modules/backup/cli.js';
 import { BackupError } from './modules/backup/take.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
@@ -165,7 +166,7 @@ function configOf(values: CliValues): Config {
 async function serveVenueBox(values: CliValues): Promise<number> {
   const config = configOf(values);
   const log = createLogger(config.logLevel);
-  if (markOnTheEventLoopOnOneCore()) log.info('one core: V8 marks on the event loop, without its concurrent marking threads');
+  tuneForOneCore(log);
   const provisioning: { name: string; document: unknown }[] = [];
   if (values.demo) provisioning.push({ name: 'demo', document: demo });
   if (config.provisioningFile) {

@@ -49,6 +49,8 @@ export interface StartOptions {
   demo?: boolean;
   /** Extra environment for the box process (e.g. libfaketime's, to move its clock). */
   env?: NodeJS.ProcessEnv;
+  /** Starts it pinned to these cores (taskset's list, e.g. "0"), so that it counts them from its start. */
+  cores?: string;
 }
 
 /** Starts the real box (dist/main.cjs) on port 0 with a temp data dir and waits for "listening". */
@@ -61,7 +63,9 @@ export async function startTestBox(options: StartOptions = {}): Promise<TestBox>
     writeFileSync(file, JSON.stringify(options.config));
     args.push('--config', file);
   }
-  const { proc, logs, port, exited } = await launch(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } }), 'box');
+  const [command, argv] = options.cores === undefined ? [process.execPath, args] : ['taskset', ['-c', options.cores, process.execPath, ...args]];
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
+  const { proc, logs, port, exited } = await launch(child, 'box');
   const url = (path: string) => `http://127.0.0.1:${port}${path}`;
   const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
   const box: TestBox = {
