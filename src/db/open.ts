@@ -35,13 +35,17 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
-/** A function run in a transaction: called, in BEGIN (a savepoint inside another); `.immediate`, in BEGIN IMMEDIATE. */
-export type InTransaction = (<T>(fn: () => T) => T) & { immediate<T>(fn: () => T): T };
+/**
+ * A function run in a transaction: called, in BEGIN (a savepoint inside another); `.immediate` and `.deferred`, in
+ * BEGIN IMMEDIATE and BEGIN DEFERRED.
+ */
+export type InTransaction = (<T>(fn: () => T) => T) & { immediate<T>(fn: () => T): T; deferred<T>(fn: () => T): T };
 
 /**
- * better-sqlite3's transaction wrapper made once for `db`, taking the function to run as its argument.
- * `db.transaction(fn)` builds four wrapped functions and defines five properties on each at every call, which
- * the command path paid twice a command (its batch and the order's unit of work).
+ * better-sqlite3's transaction wrapper made once for `db`, taking the function to run as its argument: every
+ * repository's transactions go through one. `db.transaction(fn)` builds four wrapped functions and defines five
+ * properties on each at every call, which the command path paid twice a command (its batch and the order's unit
+ * of work).
  */
 export function inTransaction(db: Db): InTransaction {
   return db.transaction((fn: () => unknown) => fn()) as unknown as InTransaction;

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/open.js';
+import { type Db, inTransaction } from '../../db/open.js';
 
 export interface RefreshRow {
   tokenHash: string;
@@ -39,6 +39,7 @@ interface RawRefresh {
 
 /** SQL of the auth module: tenants' OAuth clients, staff users, refresh tokens and revoked access tokens. */
 export function createAuthRepo(db: Db) {
+  const tx = inTransaction(db);
   const tenantExists = db.prepare<[string], { id: string }>('SELECT id FROM tenants WHERE id = ?');
   const knownTenants = new Set<string>();
   const client = db.prepare<[string, string], { secret_hash: string }>(
@@ -142,7 +143,7 @@ export function createAuthRepo(db: Db) {
       idleAnonymous.all({ before: expiresBefore, ...after, limit })
         .map((r) => ({ tenantId: r.tenant_id, familyId: r.family_id, userId: r.user_id })),
     deleteFamily: (tenantId: string, familyId: string): number => deleteFamily.run(tenantId, familyId).changes,
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: <T>(fn: () => T): T => tx.immediate(fn),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/open.js';
+import { type Db, inTransaction } from '../../db/open.js';
 import { relaxedTransactions } from '../../db/wal-sync.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
 import { createOrderDocs } from './order-docs.js';
@@ -24,6 +24,7 @@ export type { LineRow, NewLine, OrderFilter, OrderRow, OrderRows, OrderUser, Res
 
 /** SQL of the ordering module: the command log, and orders (src/modules/ordering/order-docs.ts). */
 export function createOrderRepo(db: Db) {
+  const tx = inTransaction(db);
   const s = {
     insertCommand: db.prepare(
       `INSERT INTO order_commands (correlation_id, tenant_id, user_id, staff, order_id, kind, body_json, confirmed_ms)
@@ -93,7 +94,7 @@ export function createOrderRepo(db: Db) {
       return s.pruneBelow.run(stop, limit).changes;
     },
     ...docs,
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: <T>(fn: () => T): T => tx.immediate(fn),
     /** A transaction committed without its own fsync: its effects are told once src/db/wal-sync.ts has synced. */
     relaxedTransaction: relaxedTransactions(db),
     /**

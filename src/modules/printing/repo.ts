@@ -1,4 +1,4 @@
-import type { Db } from '../../db/open.js';
+import { type Db, inTransaction } from '../../db/open.js';
 import type { PrintKind } from './printers.js';
 import type { JobState, JobTicket } from './schemas.js';
 
@@ -54,6 +54,7 @@ const toJob = (r: JobRow): PrintJob => ({
 
 /** SQL of print jobs. Every state change is conditional on the row still being 'queued'. */
 export function createPrintRepo(db: Db) {
+  const tx = inTransaction(db);
   const s = {
     insert: db.prepare(
       `INSERT INTO print_jobs (tenant_id, id, venue_id, order_id, kind, round, printer, payload_json, state, copy_of, created_ms)
@@ -98,7 +99,7 @@ export function createPrintRepo(db: Db) {
   };
 
   return {
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: <T>(fn: () => T): T => tx.immediate(fn),
     insert(job: NewPrintJob): void {
       s.insert.run({
         ...job, payloadJson: JSON.stringify(job.ticket), state: job.printer === null ? 'unrouted' : 'queued',

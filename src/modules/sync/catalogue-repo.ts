@@ -1,4 +1,4 @@
-import type { Db } from '../../db/open.js';
+import { type Db, inTransaction } from '../../db/open.js';
 import type { ItemType } from '../../shared/catalogue-protocol.js';
 
 export interface CatalogueState {
@@ -27,6 +27,7 @@ type Keyed = keyof typeof TABLES;
  * these mark them as the central's, remove retired ones, and read what the checksum covers).
  */
 export function createCatalogueRepo(db: Db) {
+  const tx = inTransaction(db);
   const mark = Object.fromEntries(Object.entries(TABLES).map(([type, t]) => [type, t.table === 'tenants'
     ? db.prepare('UPDATE tenants SET cat_rev = ? WHERE id = ?')
     : db.prepare(`UPDATE ${t.table} SET cat_rev = ? WHERE tenant_id = ? AND ${t.key} = ?`)])) as
@@ -103,7 +104,7 @@ export function createCatalogueRepo(db: Db) {
       }
       db.prepare('UPDATE warehouses SET cat_rev = NULL WHERE tenant_id = ?').run(tenantId);
     },
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: <T>(fn: () => T): T => tx.immediate(fn),
   };
 }
 export type CatalogueRepo = ReturnType<typeof createCatalogueRepo>;

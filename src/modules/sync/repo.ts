@@ -1,4 +1,5 @@
-import type { Db } from '../../db/open.js';
+import { type Db, inTransaction } from '../../db/open.js';
+import { relaxedTransactions } from '../../db/wal-sync.js';
 
 export interface OutboxRow {
   seq: number;
@@ -39,6 +40,7 @@ const outboxRow = (r: RawOutbox): OutboxRow => ({
 
 /** SQL of the sync module: the outbox, the sender's state, dead letters and the restore inbox. */
 export function createSyncRepo(db: Db) {
+  const tx = inTransaction(db);
   const s = {
     last: db.prepare<[], { seq: number; chain_hash: string }>('SELECT seq, chain_hash FROM sync_outbox ORDER BY seq DESC LIMIT 1'),
     insert: db.prepare(
@@ -72,14 +74,7 @@ export function createSyncRepo(db: Db) {
   };
 
   /** A transaction committed without waiting for the disk (see `ack`); the next durable commit flushes it. */
-  function lazily(fn: () => void): void {
-    db.pragma('synchronous = NORMAL');
-    try {
-      db.transaction(fn).immediate();
-    } finally {
-      db.pragma('synchronous = FULL');
-    }
-  }
+  const lazily = relaxedTransactions(db);
 
   return {
     /** The newest event's seq and chain hash; undefined for an empty outbox. */
@@ -138,7 +133,7 @@ export function createSyncRepo(db: Db) {
       return r && { seq: r.seq, chainHash: r.chain_hash };
     },
     inboxClear: () => s.inboxClear.run(),
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: <T>(fn: () => T): T => tx.immediate(fn),
   };
 }
 export type SyncRepo = ReturnType<typeof createSyncRepo>;

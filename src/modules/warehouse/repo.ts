@@ -1,4 +1,4 @@
-import type { Db } from '../../db/open.js';
+import { type Db, inTransaction } from '../../db/open.js';
 import type { DocumentKind } from './schemas.js';
 
 export interface Warehouse {
@@ -59,6 +59,7 @@ export interface BalanceRow {
 
 /** SQL of the warehouse module: warehouses, documents, the ledger, the balance cache, locks, numbers. */
 export function createWarehouseRepo(db: Db) {
+  const tx = inTransaction(db);
   const s = {
     warehouse: db.prepare<[string, string], Warehouse>('SELECT id, name FROM warehouses WHERE tenant_id = ? AND id = ?'),
     insertWarehouse: db.prepare('INSERT INTO warehouses (tenant_id, id, name) VALUES (?, ?, ?)'),
@@ -216,9 +217,9 @@ export function createWarehouseRepo(db: Db) {
       s.deleteBalance.run(tenantId, warehouseId, itemId),
 
     /** A write transaction (BEGIN IMMEDIATE); `fn` must not await. */
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: <T>(fn: () => T): T => tx.immediate(fn),
     /** A read transaction: one consistent snapshot for many statements. */
-    read: <T>(fn: () => T): T => db.transaction(fn).deferred(),
+    read: <T>(fn: () => T): T => tx.deferred(fn),
   };
 }
 export type WarehouseRepo = ReturnType<typeof createWarehouseRepo>;
