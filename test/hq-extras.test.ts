@@ -395,6 +395,7 @@ describe('orders created at the central', () => {
     venue.channelConstraints.TAKE_AWAY.active = false;
     expect((await hqJson('PUT', `/venues/${VENUE}`, venue)).status).toBe(200);
     await caughtUp();
+    const revBefore = await centralRev();
     const id = randomUUID();
     expect((await hqJson('POST', '/orders', { id, orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] }] })).status).toBe(202);
     const entry = await waitFor('the refusal at the central', async () => {
@@ -406,6 +407,21 @@ describe('orders created at the central', () => {
     expect(res.status).toBe(404);
     expect(boxDb((db) => db.prepare('SELECT count(*) AS n FROM orders WHERE id = ?').get(id))).toEqual({ n: 0 });
     expect(printJobs(box, id)).toEqual([]);
+    const refused = boxDb((db) => db.prepare('SELECT kind, outcome FROM order_commands WHERE order_id = ? ORDER BY seq').all(id));
+    expect(refused).toContainEqual({ kind: 'new', outcome: 'rejected' });
     expect((await hqJson('PUT', `/venues/${VENUE}`, open)).status).toBe(200);
-  }, 60_000);
+
+    // Delivered again with the venue open by then (a cursor from before it): its refused `new` is in the queue's
+    // table, so it is not queued a second time. A customer's order queued after it shows the queue got past it.
+    await redeliverAfter(revBefore);
+    const customer = await box.token();
+    const res2 = await box.post('/ordering-api/api/order/new', customer.access_token,
+      { orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] }] });
+    expect(res2.status).toBe(200);
+    const { orderId: marker } = await res2.json() as { orderId: string };
+    await waitFor('the order queued after the redelivery', async () =>
+      (await box.get(`/ordering-api/api/order/${marker}`, customer.access_token)).status === 200, 20_000);
+    expect(boxDb((db) => db.prepare('SELECT count(*) AS n FROM orders WHERE id = ?').get(id))).toEqual({ n: 0 });
+    expect(boxDb((db) => db.prepare('SELECT kind, outcome FROM order_commands WHERE order_id = ? ORDER BY seq').all(id))).toEqual(refused);
+  }, 90_000);
 });

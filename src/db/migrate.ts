@@ -10,6 +10,7 @@ import { migration0008 } from './migrations/0008-catalogue.js';
 import { migration0009 } from './migrations/0009-open-order-users.js';
 import { migration0010 } from './migrations/0010-events-without-age-index.js';
 import { migration0011 } from './migrations/0011-order-documents.js';
+import { migration0012 } from './migrations/0012-fewer-index-pages.js';
 
 export interface Migration {
   version: number;
@@ -19,7 +20,8 @@ export interface Migration {
 
 /** Numbered migrations, in order. Never edit a shipped one: add the next number. */
 export const MIGRATIONS: Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005,
-  migration0006, migration0007, migration0008, migration0009, migration0010, migration0011];
+  migration0006, migration0007, migration0008, migration0009, migration0010, migration0011,
+  migration0012];
 
 /** Applies pending migrations in one transaction; refuses a database newer than this code. */
 export function migrate(db: Db, migrations: Migration[] = MIGRATIONS): number {

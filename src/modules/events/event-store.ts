@@ -32,9 +32,10 @@ export function createEventStore(db: Db) {
   // A stream's position: its newest kept event, or the newest one the retention removed (it writes that into
   // user_streams as it removes them), whichever is higher. So a number is never given twice, and appending an
   // event writes no counter row: two b-tree pages fewer in the WAL for every command (docs/operations.md "What a
-  // `new` writes").
+  // `new` writes"). The index is (user_id, seq), without the tenant (migration 12): the newest of the stream is read
+  // backwards from the end of its user id's entries, the first of this tenant.
   const last = db.prepare<[{ tenant: string; stream: string }], { last_seq: number }>(
-    `SELECT max(coalesce((SELECT max(seq) FROM user_events WHERE tenant_id = @tenant AND user_id = @stream), 0),
+    `SELECT max(coalesce((SELECT seq FROM user_events WHERE user_id = @stream AND tenant_id = @tenant ORDER BY seq DESC LIMIT 1), 0),
                 coalesce((SELECT last_seq FROM user_streams WHERE tenant_id = @tenant AND user_id = @stream), 0))
        AS last_seq`,
   );

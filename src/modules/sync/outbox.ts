@@ -17,16 +17,18 @@ export function createOutbox(repo: SyncRepo) {
     },
     /**
      * Appends one event and returns its seq. `body` is the event's body, or its JSON text when the caller has
-     * it already (the order the socket pushes is serialised once). The chain continues from the newest row,
-     * read in this transaction: nothing cached can go stale when a transaction rolls back.
+     * it already (the order the socket pushes is serialised once). The number and the chain continue from the
+     * newest row, read in this transaction: nothing cached can go stale when a transaction rolls back, and the
+     * newest row is never removed (`prune` keeps it), so no number is given twice.
      */
     append<K extends EventKind>(tenantId: string, kind: K, aggregateId: string, body: EventBodies[K] | { json: string }, nowMs: number): number {
       const eventId = newId7(nowMs);
       const bodyJson = 'json' in body && typeof body.json === 'string' ? body.json : JSON.stringify(body);
       const envelope = envelopeText({ eventId, tenant: tenantId, aggregate: aggregateId, kind, boxTime: isoOf(nowMs) }, bodyJson);
-      const prev = repo.last()?.chainHash ?? GENESIS_HASH;
+      const last = repo.last();
       const seq = repo.insert({
-        seq: null, eventId, tenantId, kind, aggregateId, envelope, chainHash: chainHash(prev, envelope), createdMs: nowMs,
+        seq: (last?.seq ?? 0) + 1, eventId, tenantId, kind, aggregateId, envelope,
+        chainHash: chainHash(last?.chainHash ?? GENESIS_HASH, envelope), createdMs: nowMs,
       });
       onAppend();
       return seq;

@@ -82,8 +82,8 @@ export function createSyncRepo(db: Db) {
       const r = s.last.get();
       return r && { seq: r.seq, chainHash: r.chain_hash };
     },
-    /** Inserts an event; a null seq takes the next one (AUTOINCREMENT: never one used before). Returns the seq. */
-    insert: (row: Omit<OutboxRow, 'seq'> & { seq: number | null }): number => Number(s.insert.run(row).lastInsertRowid),
+    /** Inserts an event at its seq (the newest row's plus one, or its place in a restore). Returns the seq. */
+    insert: (row: OutboxRow): number => Number(s.insert.run(row).lastInsertRowid),
     after: (seq: number, limit: number): OutboxRow[] => s.after.all(seq, limit).map(outboxRow),
     one: (seq: number): OutboxRow | undefined => {
       const r = s.one.get(seq);
