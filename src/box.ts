@@ -6,6 +6,7 @@ import { createCheckpointer } from './db/checkpointer.js';
 import { DB_FILE, openDatabase, type Db } from './db/open.js';
 import { createWalSync, durableWrites } from './db/wal-sync.js';
 import { migrate, MIGRATIONS } from './db/migrate.js';
+import { convertPageSize } from './db/page-size.js';
 import type { HttpRequest } from './http/types.js';
 import type { Logger } from './log.js';
 import { loadOrCreateKey } from './shared/jwt.js';
@@ -99,6 +100,7 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
   const lock = lockDataDirForStart(dataDir);
   let db: Db | undefined;
   try {
+    convertPageSize(join(dataDir, DB_FILE), log);
     db = openDatabase(join(dataDir, DB_FILE));
     migrate(db);
     const provisioningRepo = createProvisioningRepo(db);

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
-  copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync,
+  copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -336,10 +336,15 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
     mounts.push(disk);
     const dataDir = join(disk, 'data');
     mkdirSync(dataDir);
-    // 15.5 MiB kept free: the box serves (minFreeBytes is lower), a backup of the ~1 MiB database does not fit.
-    const box = await start({ storage: { minFreeBytes: 1024 * 1024, warnFreeBytes: 15.5 * 1024 * 1024 } }, dataDir);
+    const box = await start({ storage: { minFreeBytes: 1024 * 1024 } }, dataDir);
+    // Kept free: all but half the database's size of what is free now. The box serves (minFreeBytes is lower), a
+    // copy of the database does not fit above it.
+    const { bavail, bsize } = statfsSync(disk);
+    const database = statSync(join(dataDir, 'venue-box.db')).size;
+    const warnFreeBytes = bavail * bsize - Math.floor(database / 2);
+    expect(warnFreeBytes).toBeGreaterThan(2 * 1024 * 1024);
     const r = cli('backup', 'now', '--data-dir', dataDir, '--config',
-      configFile({ storage: { minFreeBytes: 1024 * 1024, warnFreeBytes: 15.5 * 1024 * 1024 } }));
+      configFile({ storage: { minFreeBytes: 1024 * 1024, warnFreeBytes } }));
     expectOneLine(r, 1, /not enough space for a backup on the data disk: .*storage\.warnFreeBytes/);
     expect(readdirSync(join(dataDir, 'backups'))).toEqual([]);
     expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(200);

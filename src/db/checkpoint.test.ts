@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { checkpointCatchingUp, checkpointDue, readWalIndex, restartWal, walCheckpointSchedule, type WalIndex } from './checkpoint.js';
-import { openDatabase, type Db } from './open.js';
+import { openDatabase, PAGE_SIZE, type Db } from './open.js';
 import { walSalts } from '../../test/support/wal.js';
 
 const dirs: string[] = [];
@@ -51,7 +51,7 @@ test('the WAL index read from -shm agrees with what SQLite reports of its WAL', 
   db.close();
   closeSync(fd); // only now: closing it while the connection was open would have dropped its locks
   expect(log).toBeGreaterThan(40);
-  expect(before).toMatchObject({ frames: log, backfilled: 0, pageSize: 4096 });
+  expect(before).toMatchObject({ frames: log, backfilled: 0, pageSize: PAGE_SIZE });
   expect(after).toMatchObject({ frames: log, backfilled: checkpointed, change: before.change });
   expect(checkpointed).toBe(log);
   // Every commit bumps the change counter.

@@ -9,12 +9,22 @@ export type Db = Database.Database;
 export const DB_FILE = 'venue-box.db';
 
 /**
+ * SQLite writes a whole page to the WAL for every b-tree page a transaction changes, and a command changes about
+ * fifteen b-trees by a few hundred bytes each: with 1 KiB pages a `new` writes 23 KB to the WAL and 34-37 KB to the
+ * disk, checkpoint included, where 4 KiB pages wrote 76 and 86-91, for a CPU per command the benchmark does not
+ * tell apart (docs/operations.md "What a `new` writes").
+ */
+export const PAGE_SIZE = 1024;
+
+/**
  * Opens the box's one database: WAL, foreign keys, busy timeout, and synchronous=FULL so a commit is on the disk
  * before anything is answered. The command queue and the token endpoint commit with NORMAL instead and answer
  * after an fsync of the WAL off the event loop (src/db/wal-sync.ts; docs/operations.md "Durability and speed").
  */
 export function openDatabase(file: string): Db {
   const db = new Database(file, betterSqliteOptions());
+  // Takes effect in a new file only; an older box's file is rewritten by src/db/page-size.ts at its start.
+  db.pragma(`page_size = ${PAGE_SIZE}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
