@@ -1,12 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { expect, test, vi } from 'vitest';
 import type { Logger } from '../log.js';
-import { idleNodeThreadsOnOneCore, markOnTheEventLoopOnOneCore, tuneForOneCore } from './one-core.js';
+import { idleNodeThreadsOnOneCore, gcOnTheEventLoopOnOneCore, tuneForOneCore } from './one-core.js';
 
-test('concurrent marking is turned off on one core only; with more the default stays', () => {
-  expect(markOnTheEventLoopOnOneCore(2)).toBe(false);
-  expect(markOnTheEventLoopOnOneCore(4)).toBe(false);
-  expect(markOnTheEventLoopOnOneCore(1)).toBe(true);
+test("V8's collection helpers are turned off on one core only; with more the defaults stay", () => {
+  expect(gcOnTheEventLoopOnOneCore(2)).toBe(false);
+  expect(gcOnTheEventLoopOnOneCore(4)).toBe(false);
+  expect(gcOnTheEventLoopOnOneCore(1)).toBe(true);
 });
 
 test("on one core the threads noted at start but the event loop's are made idle, those still alive; with more cores none", () => {

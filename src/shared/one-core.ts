@@ -5,14 +5,22 @@ import { setFlagsFromString } from 'node:v8';
 import type { Logger } from '../log.js';
 
 /**
- * On a box that may run on one core only (a single-core board, or a process pinned to one), V8's concurrent
- * marking is turned off: its threads then share that core with the event loop, and the event loop's own marking
- * steps waited for them, 9-16 ms at a time under load (docs/operations.md "V8's threads on one core").
- * Marking then runs in small steps on the event loop. With more cores the default stays. Returns whether it did.
+ * V8's helpers that a collection on the event loop hands work to and then waits for, turned off by these two
+ * flags alone: setting all that `--single-threaded-gc` implies (parallel marking and compaction, concurrent
+ * sweeping) at run time made V8 abort once, in a check of its marker as a cycle ended.
  */
-export function markOnTheEventLoopOnOneCore(cores = availableParallelism()): boolean {
+const GC_HELPER_FLAGS = ['concurrent-marking', 'parallel-scavenge'];
+
+/**
+ * On a box that may run on one core only (a single-core board, or a process pinned to one), V8 collects garbage
+ * on the event loop alone. Its helper threads would share that core with it, and the event loop waited for them:
+ * for concurrent marking 9-16 ms at a time under load, and for a scavenge's parallel tasks up to 31 ms once those
+ * threads ran SCHED_IDLE (below) while the WAL checkpointer's thread held the core (docs/operations.md "V8's threads
+ * on one core"). With more cores the defaults stay. Returns whether it did.
+ */
+export function gcOnTheEventLoopOnOneCore(cores = availableParallelism()): boolean {
   if (cores > 1) return false;
-  setFlagsFromString('--no-concurrent-marking');
+  for (const flag of GC_HELPER_FLAGS) setFlagsFromString(`--no-${flag}`);
   return true;
 }
 
@@ -59,7 +67,7 @@ export function idleNodeThreadsOnOneCore(
 
 /** Both of the above at the start of `serve`, before anything uses libuv's thread pool; says what it did. */
 export function tuneForOneCore(log: Logger, cores = availableParallelism(), makeIdle: MakeIdle = chrtIdle): void {
-  if (markOnTheEventLoopOnOneCore(cores)) log.info('one core: V8 marks on the event loop, without its concurrent marking threads');
+  if (gcOnTheEventLoopOnOneCore(cores)) log.info('one core: V8 collects garbage on the event loop, without its helper threads');
   try {
     const threads = idleNodeThreadsOnOneCore(cores, makeIdle);
     if (threads > 0) log.info({ threads }, "one core: node's and V8's own threads run SCHED_IDLE, behind the event loop");
