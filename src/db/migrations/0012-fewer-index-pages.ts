@@ -12,12 +12,12 @@ import type { Migration } from '../migrate.js';
  *   entry delivered again while its `new` is queued, or after it was refused, is skipped by that constraint. A
  *   partial index keeps it for those rows alone; no other command writes it.
  * - A stream's events are found by `(user_id, seq)` instead of the key `(tenant_id, user_id, seq)`: the tenant's
- *   UUID in every entry made it half again as large, so its leaves split twice as often (three leaves and their
- *   parent rewritten each time). Queries still name the tenant; a stream's numbers are given by the event store
+ *   UUID in every entry made the entries nearly twice as large (about 90 bytes against 50), so its leaves split
+ *   more often (three leaves and their parent rewritten each time). Queries still name the tenant; a stream's numbers are given by the event store
  *   (the next after its newest), so nothing needs the key to be unique. Rows keep their rowids (the retention
  *   reads them in that order).
- * - The claim codes of open orders are indexed by the code alone, without the tenant's UUID (four times smaller
- *   entries, so a fraction of the splits); the lookup still names the tenant and reads it from the order's row.
+ * - The claim codes of open orders are indexed by the code alone, without the tenant's UUID (entries of about
+ *   12 bytes against 50, so a fraction of the splits); the lookup still names the tenant and reads it from the order's row.
  *
  * Rows, numbers and the pending index stay as they were.
  */
