@@ -3,10 +3,10 @@ import { dirname, join, resolve } from 'node:path';
 import type { Config } from './config.js';
 import { CHECKPOINT_WAL_BYTES } from './db/checkpoint.js';
 import { createCheckpointer } from './db/checkpointer.js';
-import { DB_FILE, openDatabase, type Db } from './db/open.js';
+import { DB_FILE, openDatabase, PAGE_SIZE, type Db } from './db/open.js';
 import { createWalSync, durableWrites } from './db/wal-sync.js';
 import { migrate, MIGRATIONS } from './db/migrate.js';
-import { convertPageSize } from './db/page-size.js';
+import { convertPageSize, pageSizeOf } from './db/page-size.js';
 import type { HttpRequest } from './http/types.js';
 import type { Logger } from './log.js';
 import { loadOrCreateKey } from './shared/jwt.js';
@@ -100,9 +100,16 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
   const lock = lockDataDirForStart(dataDir);
   let db: Db | undefined;
   try {
-    convertPageSize(join(dataDir, DB_FILE), log);
-    db = openDatabase(join(dataDir, DB_FILE));
+    const file = join(dataDir, DB_FILE);
+    db = openDatabase(file);
     migrate(db);
+    // An older box's file, after its migrations (whose freed pages the rewrite leaves out): docs/operations.md
+    // "What a `new` writes".
+    if ((pageSizeOf(file) ?? PAGE_SIZE) !== PAGE_SIZE) {
+      db.close();
+      convertPageSize(file, log);
+      db = openDatabase(file);
+    }
     const provisioningRepo = createProvisioningRepo(db);
     // A tenant whose catalogue came from the central is the central's: its entry in a provisioning file is skipped.
     const fromCentral = createCatalogueRepo(db).state();

@@ -1,4 +1,4 @@
-import { closeSync, copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -6,7 +6,7 @@ import { afterAll, expect, test, vi } from 'vitest';
 import type { Logger } from '../log.js';
 import { migrate, MIGRATIONS } from './migrate.js';
 import { openDatabase, PAGE_SIZE } from './open.js';
-import { convertPageSize } from './page-size.js';
+import { convertPageSize, pageSizeOf } from './page-size.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vb-page-size-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,11 +39,15 @@ function oldBoxDatabase(name: string): string {
 
 test('a database with 4 KiB pages is rewritten once with 1 KiB pages, every row and its schema version kept', () => {
   const file = oldBoxDatabase('old.db');
-  writeFileSyncEmpty(`${file}.page-size`); // a copy left by a rewrite cut short
+  mkdirSync(`${file}.page-size`); // what a rewrite cut short might leave, or anything else by that name
+  writeFileSyncEmpty(join(`${file}.page-size`, 'x'));
+  chmodSync(file, 0o600);
   const log = quietLog();
   expect(convertPageSize(file, log as unknown as Logger)).toBe(true);
   expect(log.info).toHaveBeenCalledWith(expect.objectContaining({ from: 4096, to: PAGE_SIZE }), expect.any(String));
   expect(readdirSync(dir).filter((n) => n.startsWith('old.db'))).toEqual(['old.db']);
+  expect(statSync(file).mode & 0o777).toBe(0o600);
+  expect(pageSizeOf(file)).toBe(PAGE_SIZE);
 
   const db = openDatabase(file);
   expect(db.pragma('page_size', { simple: true })).toBe(PAGE_SIZE);
@@ -57,9 +61,13 @@ test('a database with 4 KiB pages is rewritten once with 1 KiB pages, every row 
   expect(convertPageSize(file, quietLog() as unknown as Logger)).toBe(false);
 });
 
-test('a new database is made with 1 KiB pages and is left as it is', () => {
+test('a new database is made with 1 KiB pages and is left as it is; a file without a header is not read as one', () => {
   const file = join(dir, 'new.db');
   openDatabase(file).close();
+  expect(pageSizeOf(file)).toBe(PAGE_SIZE);
+  writeFileSyncEmpty(join(dir, 'empty.db'));
+  expect(pageSizeOf(join(dir, 'empty.db'))).toBeUndefined();
+  expect(convertPageSize(join(dir, 'empty.db'), quietLog() as unknown as Logger)).toBe(false);
   expect(convertPageSize(file, quietLog() as unknown as Logger)).toBe(false);
   expect(convertPageSize(join(dir, 'absent.db'), quietLog() as unknown as Logger)).toBe(false);
   expect(existsSync(join(dir, 'absent.db'))).toBe(false);
@@ -87,6 +95,22 @@ test('without twice its size free, or when SQLite cannot read it, the database k
   const still = new Database(broken, { readonly: true });
   expect(still.pragma('page_size', { simple: true })).toBe(4096);
   still.close();
+});
+
+test('with another connection open (a command-line tool beside the starting box) it waits for another start', () => {
+  const file = oldBoxDatabase('shared.db');
+  const other = new Database(file);
+  const reading = other.prepare('SELECT key FROM meta').iterate();
+  reading.next(); // a read transaction held open
+  const log = quietLog();
+  expect(convertPageSize(file, log as unknown as Logger)).toBe(false);
+  expect(log.warn).toHaveBeenCalledWith(expect.objectContaining({ err: expect.objectContaining({ code: 'SQLITE_BUSY' }) }), expect.any(String));
+  expect(existsSync(`${file}.page-size`)).toBe(false);
+  reading.return?.();
+  other.close();
+  expect(pageSizeOf(file)).toBe(4096);
+  expect(convertPageSize(file, quietLog() as unknown as Logger)).toBe(true);
+  expect(pageSizeOf(file)).toBe(PAGE_SIZE);
 });
 
 function writeFileSyncEmpty(path: string): void {
