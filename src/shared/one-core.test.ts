@@ -1,12 +1,18 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { expect, test, vi } from 'vitest';
 import type { Logger } from '../log.js';
-import { idleNodeThreadsOnOneCore, gcOnTheEventLoopOnOneCore, tuneForOneCore } from './one-core.js';
+import { GC_HELPER_FLAGS, gcOnTheEventLoopOnOneCore, idleNodeThreadsOnOneCore, tuneForOneCore } from './one-core.js';
 
 test("V8's collection helpers are turned off on one core only; with more the defaults stay", () => {
   expect(gcOnTheEventLoopOnOneCore(2)).toBe(false);
   expect(gcOnTheEventLoopOnOneCore(4)).toBe(false);
   expect(gcOnTheEventLoopOnOneCore(1)).toBe(true);
+});
+
+test("the flags it sets are V8's (setFlagsFromString only prints a warning for an unknown one)", () => {
+  const known = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8' });
+  for (const flag of GC_HELPER_FLAGS) expect(known).toMatch(new RegExp(`^\\s+--${flag} `, 'm'));
 });
 
 test("on one core the threads noted at start but the event loop's are made idle, those still alive; with more cores none", () => {

@@ -9,7 +9,7 @@ import type { Logger } from '../log.js';
  * flags alone: setting all that `--single-threaded-gc` implies (parallel marking and compaction, concurrent
  * sweeping) at run time made V8 abort once, in a check of its marker as a cycle ended.
  */
-const GC_HELPER_FLAGS = ['concurrent-marking', 'parallel-scavenge'];
+export const GC_HELPER_FLAGS = ['concurrent-marking', 'parallel-scavenge'];
 
 /**
  * On a box that may run on one core only (a single-core board, or a process pinned to one), V8 collects garbage

@@ -6,8 +6,8 @@ import type { Migration } from '../migrate.js';
  * - The command log and the sync outbox are rebuilt without the UNIQUE constraints on `correlation_id` and
  *   `event_id` (each an index of its own; the box draws both ids itself, UUIDv7, and nothing looks a row up by
  *   them), and the outbox without AUTOINCREMENT, whose `sqlite_sequence` row was rewritten at every append. An
- *   outbox number is still never reused: the next is the newest row's plus one, and the newest row is never
- *   removed (it carries the chain). The one correlation id that must stay unique is an order's from the central,
+ *   outbox number is still never reused: the next is the newest row's plus one, and the newest number never
+ *   goes down (the retention keeps the newest row, which carries the chain; a restore renumbers upwards). The one correlation id that must stay unique is an order's from the central,
  *   whose `new` takes the order's id as its correlation id (docs/sync.md "Orders created at the central"): an
  *   entry delivered again while its `new` is queued, or after it was refused, is skipped by that constraint. A
  *   partial index keeps it for those rows alone; no other command writes it.

@@ -18,8 +18,9 @@ export function createOutbox(repo: SyncRepo) {
     /**
      * Appends one event and returns its seq. `body` is the event's body, or its JSON text when the caller has
      * it already (the order the socket pushes is serialised once). The number and the chain continue from the
-     * newest row, read in this transaction: nothing cached can go stale when a transaction rolls back, and the
-     * newest row is never removed (`prune` keeps it), so no number is given twice.
+     * newest row, read in this transaction: nothing cached can go stale when a transaction rolls back. The newest
+     * number never goes down (`prune` keeps the newest row; a restore puts rows back at numbers at least as
+     * high), so no number is given twice.
      */
     append<K extends EventKind>(tenantId: string, kind: K, aggregateId: string, body: EventBodies[K] | { json: string }, nowMs: number): number {
       const eventId = newId7(nowMs);
