@@ -1,17 +1,11 @@
-import { chmodSync, chownSync, closeSync, existsSync, openSync, readSync, renameSync, rmSync, statfsSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
-import { fsyncPath } from '../modules/backup/take.js';
+import { freeBytesOf, fsyncPath } from '../shared/files.js';
 import { betterSqliteOptions } from '../native/addons.js';
 import { PAGE_SIZE } from './open.js';
-
-/** Free space of the directory's disk in bytes. */
-const freeBytesOf = (dir: string): number => {
-  const s = statfsSync(dir);
-  return s.bavail * s.bsize;
-};
 
 const MAGIC = Buffer.from('SQLite format 3\0');
 

@@ -5,7 +5,8 @@ import { prepareDataDir } from '../../box.js';
 import { DataDirLockedError, lockDataDir, LOCK_FILE } from '../../db/data-dir-lock.js';
 import { DB_FILE } from '../../db/open.js';
 import { betterSqliteOptions } from '../../native/addons.js';
-import { BACKUP_TABLE, CARRIED_FILES, fsyncPath } from './take.js';
+import { fsyncPath } from '../../shared/files.js';
+import { BACKUP_TABLE, CARRIED_FILES } from './take.js';
 import { type BackupInfo, readBackup } from './verify.js';
 
 export interface RestoreResult {

@@ -1,5 +1,5 @@
 import {
-  closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statfsSync, statSync,
+  closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync,
   unlinkSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import pkg from '../../../package.json';
 import { DB_FILE, openDatabase } from '../../db/open.js';
 import { betterSqliteOptions } from '../../native/addons.js';
+import { freeBytesOf, fsyncPath } from '../../shared/files.js';
 import { KEY_FILE } from '../../shared/jwt.js';
 import { DEVICE_FILE } from '../sync/device.js';
 import { backupName, takenMsOf, tempName, tempOwnerOf } from './names.js';
@@ -129,8 +130,7 @@ function isAlive(pid: number): boolean {
 function checkSpace(target: BackupTarget, source: Database.Database): void {
   if (statSync(target.dir).dev !== statSync(target.dataDir).dev) return;
   const need = (source.pragma('page_count', { simple: true }) as number) * (source.pragma('page_size', { simple: true }) as number);
-  const s = statfsSync(target.dir);
-  const free = s.bavail * s.bsize;
+  const free = freeBytesOf(target.dir);
   if (free - need < target.reserveBytes) {
     throw new BackupError(`not enough space for a backup on the data disk: ${mib(free)} free, the copy needs ${mib(need)} `
       + `and the box keeps ${mib(target.reserveBytes)} (storage.warnFreeBytes); put backup.dir on another disk`);
@@ -161,21 +161,6 @@ function sealCopy(tmp: string, dataDir: string, takenMs: number): void {
     }
   } finally {
     copy.close();
-  }
-}
-
-/**
- * fsync of a file, or of a directory (its new entry: the rename). A few file systems (some FUSE and network
- * ones) refuse fsync on a directory with EINVAL; the rename is then as durable as they make it.
- */
-export function fsyncPath(path: string, directory = false): void {
-  const fd = openSync(path, directory ? 'r' : 'r+');
-  try {
-    fsyncSync(fd);
-  } catch (err) {
-    if (!(directory && (err as NodeJS.ErrnoException).code === 'EINVAL')) throw err;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -1,4 +1,4 @@
-import { statfsSync } from 'node:fs';
+import { freeBytesOf } from '../../shared/files.js';
 import type { Logger } from '../../log.js';
 
 export interface DiskWatchdogOptions {
@@ -31,11 +31,7 @@ type Level = DiskLevel;
  * counts as full for one interval whatever statfs says, then looks again: it recovers by itself.
  */
 export function createDiskWatchdog(o: DiskWatchdogOptions) {
-  const measure = o.freeBytes ?? ((dir: string) => {
-    const s = statfsSync(dir);
-    // bavail: what an unprivileged writer may use (root's reserve is not ours to plan on).
-    return s.bavail * s.bsize;
-  });
+  const measure = o.freeBytes ?? freeBytesOf;
   let level: Level = 'ok';
   let free = Number.POSITIVE_INFINITY;
   let checkedAt = Number.NEGATIVE_INFINITY;
