@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
-import { DEMO, startTestBox, type TestBox } from './support/box.js';
+import { DEMO, jsonLogs, startTestBox, type TestBox } from './support/box.js';
 import { command, newOrder } from './support/orders.js';
 import { call, staff, W1, wpath } from './warehouse-client.js';
 
@@ -42,9 +42,8 @@ async function start(config: Record<string, unknown> = {}, dataDir?: string): Pr
   return box;
 }
 
-/** The box's log entries with this message (its log is JSON lines; `logs` holds its stderr too). */
-const logged = (box: TestBox, msg: string) =>
-  box.logs.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.msg === msg);
+/** The box's log entries with this message. */
+const logged = (box: TestBox, msg: string) => jsonLogs(box).filter((e) => e.msg === msg);
 async function waitForLog(box: TestBox, msg: string, count = 1, ms = 20_000): Promise<Record<string, unknown>[]> {
   for (let waited = 0; logged(box, msg).length < count && waited < ms; waited += 50) await sleep(50);
   expect(logged(box, msg).length, `${msg} in ${box.logs.join('\n')}`).toBeGreaterThanOrEqual(count);

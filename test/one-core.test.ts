@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { afterEach, expect, test } from 'vitest';
-import { startTestBox, type TestBox } from './support/box.js';
+import { jsonLogs, startTestBox, type TestBox } from './support/box.js';
 
 // docs/operations.md "V8's threads on one core": a box on one core runs node's and V8's own threads SCHED_IDLE.
 const SCHED_OTHER = 0;
@@ -32,7 +32,7 @@ test("pinned to one core, the box's event loop and libuv's pool (the WAL's fsync
   const policy = policies(pid);
   expect(policy.get(pid)).toBe(SCHED_OTHER);
   const idle = [...policy.values()].filter((p) => p === SCHED_IDLE).length;
-  const logged = box.logs.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).find((l) => /SCHED_IDLE/.test(l.msg));
+  const logged = jsonLogs(box).find((l) => /SCHED_IDLE/.test(String(l.msg)));
   expect(logged?.threads).toBe(idle);
   // V8's 4 workers and node's platform thread at least.
   expect(idle).toBeGreaterThanOrEqual(5);

@@ -2,7 +2,7 @@ import { renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, expect, test } from 'vitest';
-import { DEMO, startTestBox, type TestBox } from './support/box.js';
+import { DEMO, jsonLogs, startTestBox, type TestBox } from './support/box.js';
 import { command, newOrder } from './support/orders.js';
 
 let box: TestBox | undefined;
@@ -51,7 +51,7 @@ test('a box upgraded over a database with 4 KiB pages rewrites it with 1 KiB pag
   expect(pageSizeOf(file)).toBe(4096);
 
   box = await startTestBox({ dataDir });
-  const rewritten = box.logs.map((l) => (l.startsWith('{') ? JSON.parse(l) : {})).find((l) => l.msg === 'database rewritten with smaller pages');
+  const rewritten = jsonLogs(box).find((l) => l.msg === 'database rewritten with smaller pages');
   expect(rewritten).toMatchObject({ from: 4096, to: 1024 });
   expect(pageSizeOf(file)).toBe(1024);
   expect(await orderStatus(box, orderId, customer.access_token)).toBe(200);

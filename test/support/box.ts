@@ -32,6 +32,10 @@ export interface TestBox {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/** The box's log entries: its log is JSON lines, and `logs` holds the other lines of its stderr too. */
+export const jsonLogs = (box: Pick<TestBox, 'logs'>): Record<string, unknown>[] =>
+  box.logs.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+
 export interface TokenBody {
   access_token: string;
   refresh_token: string;
