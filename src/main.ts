@@ -20,6 +20,8 @@ import { untilSignal } from './shared/until-signal.js';
 import { backupList, backupNow, backupVerify, restore } from './modules/backup/cli.js';
 import { BackupError } from './modules/backup/take.js';
 import { DataDirLockedError } from './db/data-dir-lock.js';
+import { CacheDirError } from './native/cache-dir.js';
+import { AddonExtractError } from './native/extract.js';
 
 const HELP = `venue-box ${pkg.version}: the ordering and warehouse box of a restaurant
 
@@ -100,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'sync') return runSyncCli(argv.slice(1));
   const { values, positionals } = parseCli(argv);
   if (values.help) return print(HELP);
-  if (values.version) return print(`${pkg.version}\n`);
+  if (values.version) return print(`${pkg.version} (Node ${process.versions.node})\n`);
   const [command, ...rest] = positionals;
   if (command === 'serve' && rest.length === 0) return serveVenueBox(values);
   if (command === 'stock' && rest.length === 1 && (rest[0] === 'check' || rest[0] === 'rebuild')) {
@@ -217,7 +219,10 @@ function print(text: string): number {
   return 0;
 }
 
-const EXPECTED = [UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError, BackupError, DataDirLockedError];
+const EXPECTED = [
+  UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError, BackupError, DataDirLockedError,
+  AddonExtractError, CacheDirError,
+];
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

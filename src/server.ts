@@ -1,8 +1,9 @@
-import uWS from 'uWebSockets.js';
+import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { contractRoutes } from './http/contracts/routes.js';
 import type { ApiInfo } from './http/contracts/openapi.js';
 import { mountRoutes, type HttpDeps } from './http/mount.js';
 import { mountStaticFiles } from './http/static-files.js';
+import { uws } from './native/uws.js';
 import type { WebFile } from './modules/screens/web-files.js';
 import type { Route } from './http/types.js';
 import { createHub, type HubDeps } from './ws/hub.js';
@@ -12,7 +13,7 @@ import { SOCKET_PATH } from './shared/socket-protocol.js';
 export { SOCKET_PATH };
 
 export interface Server {
-  app: uWS.TemplatedApp;
+  app: TemplatedApp;
   hub: ReturnType<typeof createHub>;
   listen(host: string, port: number): Promise<number>;
   /** Stops accepting connections; open sockets are closed by the caller. */
@@ -26,6 +27,7 @@ export class ListenError extends Error {}
  * mounted (/openapi.json from these routes, docs/api.md "Contracts: /openapi.json and /asyncapi.json").
  */
 export function createServer(routes: Route[], deps: HttpDeps & HubDeps & { contracts: ApiInfo }, webFiles = new Map<string, WebFile>()): Server {
+  const uWS = uws();
   const app = uWS.App();
   // The socket route is registered before the catch-all 404 of the HTTP routes.
   const hub = createHub(app, SOCKET_PATH, deps);
@@ -34,7 +36,7 @@ export function createServer(routes: Route[], deps: HttpDeps & HubDeps & { contr
   const mounted: Route[] = [...routes];
   mounted.push(...contractRoutes(() => mounted, deps.contracts));
   mountRoutes(app, mounted, deps, [{ method: 'get', path: SOCKET_PATH }, ...webPaths]);
-  let listenSocket: uWS.us_listen_socket | undefined;
+  let listenSocket: us_listen_socket | undefined;
 
   return {
     app,

@@ -10,17 +10,17 @@ import { checkpointsOnItsWorker, type RunningBinary, servesAnOrder, startBinary 
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-// `build.sh --arch arm64` on x64 (docs/operations.md "Flashing a venue box"): the arm64 Node from npm, better-sqlite3
-// cross-compiled, the blob and its code cache made by the arm64 node under qemu. The binary is then run under
-// qemu user emulation from an empty directory with a clean environment, as the x64 one in test/binary.test.ts.
-// About 2 minutes here with an empty build cache (compiling SQLite for arm64 is most of it), 30 s after.
+// `build.sh --arch arm64` on x64 (docs/operations.md "Flashing a venue box"): the arm64 Node from npm, the packages'
+// arm64 addons, the blob and its code cache made by the arm64 node under qemu. The binary is then run under qemu
+// user emulation, with Debian 12's arm64 C library (glibc 2.36, as Raspberry Pi OS bookworm), from an empty directory
+// with a clean environment, as the x64 one in test/binary.test.ts.
 const emulator = emulatorFor('arm64');
 const hasCommand = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
 const skipReason =
   process.platform !== 'linux' || (process.arch !== 'x64' && process.arch !== 'arm64')
     ? `builds arm64 on linux x64 (or arm64) only, this is ${process.platform}-${process.arch}`
     : emulator?.missing
-      ?? (emulator && !hasCommand('aarch64-linux-gnu-g++') ? 'aarch64-linux-gnu-g++ is not installed (apt-get install g++-aarch64-linux-gnu)' : undefined)
+      ?? (emulator && !hasCommand('aarch64-linux-gnu-strip') ? 'aarch64-linux-gnu-strip is not installed (apt-get install binutils-aarch64-linux-gnu)' : undefined)
       ?? (hasCommand('file') ? undefined : 'file is not installed (apt-get install file)');
 if (skipReason) console.warn(`test/binary-arm64.test.ts skipped: ${skipReason}`);
 
@@ -59,7 +59,7 @@ describe.skipIf(skipReason !== undefined)(`the arm64 single binary${skipReason ?
     const version = run(['--version']);
     expect(version.stderr).toBe(''); // an x64-made code cache crashes it; a rejected one warns "Code cache data rejected"
     expect(version.status).toBe(0);
-    expect(version.stdout).toBe(`${pkg.version}\n`);
+    expect(version.stdout).toBe(`${pkg.version} (Node ${process.versions.node})\n`); // the arm64 build of this Node
     expect(readdirSync(dir).filter((f) => f !== 'cache' && f !== 'empty-path')).toEqual(['venue-box']);
   }, START_TIMEOUT_MS);
 

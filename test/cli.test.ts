@@ -42,7 +42,7 @@ describe('venue-box CLI', () => {
   test('--version and -v print the package version', () => {
     for (const flag of ['--version', '-v']) {
       const r = cli(flag);
-      expect(r).toMatchObject({ status: 0, stdout: `${pkg.version}\n`, stderr: '' });
+      expect(r).toMatchObject({ status: 0, stdout: `${pkg.version} (Node ${process.versions.node})\n`, stderr: '' });
     }
   });
 

@@ -75,17 +75,33 @@ describe('a wrong method on a known path is 405 with Allow (RFC 9110 15.5.6)', (
   });
 });
 
-describe('HTTP/1.0 (curl --http1.0, ApacheBench, nginx without proxy_http_version 1.1)', () => {
-  // The pinned uWS (20.30) parses only "HTTP/1.1" request lines and closes any other connection in its parser,
-  // before the box's code runs and without a reply; newer uWS answers 505 or serves HTTP/1.0. Nothing in JS can
-  // answer it (docs/printing.md "Known gotchas"): this test marks the gap and starts passing when uWS is upgraded.
-  test.fails('an HTTP/1.0 request gets an answer (505 at the least), not a closed connection', async () => {
-    const res = await raw('GET /venue-api/api/nearest?lat=50&lng=20 HTTP/1.0\r\nHost: box\r\n\r\n');
-    expect(res).toMatch(/^HTTP\/1\.[01] (200|401|505) /);
+describe('HTTP/1.0 (curl --http1.0, ApacheBench, nginx without proxy_http_version 1.1) and malformed request lines', () => {
+  // uWS answers these in its parser, before the box's code runs (docs/architecture.md "Runtime and native addons"):
+  // an HTTP/1.0 request line gets 505, a request without Host 400; the uWS of Node 20 closed both without a word.
+  test('an HTTP/1.0 request gets 505, not a closed connection; so does the health check of a checker in HTTP/1.0 mode', async () => {
+    for (const path of ['/venue-api/api/nearest?lat=50&lng=20', '/healthz']) {
+      const res = await raw(`GET ${path} HTTP/1.0\r\nHost: box\r\n\r\n`);
+      expect(res).toMatch(/^HTTP\/1\.1 505 HTTP Version Not Supported\r\n/);
+      expect(head(res)).toMatch(/\r\nConnection: close$/i);
+    }
+  });
+
+  test('HTTP/1.1 without Host is 400; OPTIONS * and an absolute-form target get an answer', async () => {
+    expect(await raw('GET /healthz HTTP/1.1\r\n\r\n')).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(await raw('OPTIONS * HTTP/1.1\r\nHost: box\r\n\r\n')).toMatch(/^HTTP\/1\.1 \d{3} /);
+    expect(await raw('GET http://box/healthz HTTP/1.1\r\nHost: box\r\n\r\n')).toMatch(/^HTTP\/1\.1 \d{3} /);
+    // The box still serves afterwards.
+    expect(await raw('GET /healthz HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
   });
 
   test('the same request as HTTP/1.1 is answered (what a proxy must send: proxy_http_version 1.1)', async () => {
     const res = await raw('GET /venue-api/api/nearest?lat=50&lng=20 HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n');
     expect(res).toMatch(/^HTTP\/1\.1 401 /);
+  });
+
+  test('no response names the server or its version', async () => {
+    const res = await raw('GET /healthz HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n');
+    expect(res).toMatch(/^HTTP\/1\.1 200 /);
+    expect(head(res)).not.toMatch(/\r\n(uWebSockets|Server):/i);
   });
 });

@@ -131,3 +131,34 @@ describe('token expiry', () => {
     }
   });
 });
+
+describe('text outside ASCII', () => {
+  // "Kraków, café": every character fits in one byte, which V8 stores as a one-byte string; uWS writes such a string
+  // as Latin-1 (docs/architecture.md "Runtime and native addons"), so the box hands it UTF-8 bytes instead.
+  const NOTE = 'Kraków, café, crème brûlée';
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+  test('arrives as UTF-8 in an HTTP reply, a live push and a replay', async () => {
+    const t = await box.token();
+    const live = await openSocket(box.wsUrl('/ordering-api/ws'), t.access_token);
+    const hello = await live.next('HELLO');
+    const c = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue, [{ productId: 'woda', quantity: 1 }]));
+    await command(box, t.access_token, `${c.orderId}/append`,
+      { venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1, extra: { note: NOTE } }] });
+
+    const res = await box.get(`/ordering-api/api/order/${c.orderId}`, t.access_token);
+    expect(res.status).toBe(200);
+    const text = utf8.decode(await res.arrayBuffer()); // throws on Latin-1 bytes
+    expect(text).toContain(NOTE);
+
+    const noted = (frame: { payload: unknown }) => JSON.stringify(frame.payload).includes(NOTE);
+    await live.next('ORDER_CHANGE');
+    expect(noted(await live.next('ORDER_CHANGE'))).toBe(true);
+    const replay = await openSocket(box.wsUrl(`/ordering-api/ws?since=${hello.seq}`), t.access_token);
+    await replay.next('HELLO');
+    await replay.next('ORDER_CHANGE');
+    expect(noted(await replay.next('ORDER_CHANGE'))).toBe(true);
+    live.close();
+    replay.close();
+  });
+});

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import uWS from 'uWebSockets.js';
+import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { mountRoutes } from '../http/mount.js';
+import { uws } from '../native/uws.js';
 import type { HttpRequest } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { loadOrCreateKey } from '../shared/jwt.js';
@@ -79,7 +80,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const feed = createCatalogueFeed(pool, notifier);
 
     let accepting = true;
-    const app = uWS.App();
+    const app = uws().App();
     const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     const routes = [
       ...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq),
@@ -107,7 +108,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       port,
       async stop() {
         accepting = false;
-        uWS.us_listen_socket_close(socket);
+        uws().us_listen_socket_close(socket);
         clearInterval(hourly);
         // Waiting long polls answer now ("no change"), before the pool closes under them.
         await notifier.close();
@@ -123,11 +124,11 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
   }
 }
 
-function listen(app: uWS.TemplatedApp, host: string, port: number): Promise<{ socket: uWS.us_listen_socket; port: number }> {
+function listen(app: TemplatedApp, host: string, port: number): Promise<{ socket: us_listen_socket; port: number }> {
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {
       if (!socket) reject(new CentralListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
-      else resolve({ socket, port: uWS.us_socket_local_port(socket) });
+      else resolve({ socket, port: uws().us_socket_local_port(socket) });
     });
   });
 }

@@ -195,7 +195,7 @@ function serveRoute(res: UwsResponse, input: HttpRequest, route: Route | undefin
  * RFC 9112 section 6.3: a request whose body length is ambiguous gets a 400 and its connection is closed. uWS
  * frames the body by the first Content-Length line alone and parses whatever follows as the next request, so a
  * second, different Content-Length (which a proxy in front may have used instead) would let a request be
- * smuggled past that proxy. uWS itself drops the connection, without a reply, when the first line's value is
+ * smuggled past that proxy. uWS itself answers 400 and closes the connection when the first line's value is
  * not digits (a comma list, a sign) or Transfer-Encoding comes with Content-Length; what reaches us is checked
  * here. Copies with the same value are accepted (section 6.3 allows it).
  *
@@ -345,5 +345,7 @@ function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: bo
   // HEAD: the GET's headers and Content-Length, no body.
   if (head && !empty) res.endWithoutBody(typeof text === 'string' ? Buffer.byteLength(text) : text.length, close);
   else if (empty) res.endWithoutBody(undefined, close);
-  else res.end(text, close);
+  // UTF-8 bytes, never a string: uWS writes a string whose characters all fit in one byte (é, ó: "Kraków") as
+  // Latin-1 (docs/architecture.md "Runtime and native addons").
+  else res.end(typeof text === 'string' ? Buffer.from(text) : text, close);
 }

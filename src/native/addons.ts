@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
+import { dirname, join } from 'node:path';
 import { getAsset, getRawAsset, isSea } from 'node:sea';
 import { chooseCacheDir } from './cache-dir.js';
 import { AddonExtractError, type AddonEntry, ensureAddonFile } from './extract.js';
@@ -67,7 +69,11 @@ export function betterSqliteAddonFile(): string {
     loadBundledAddon('better-sqlite3');
     return files.get('better-sqlite3')!;
   }
-  return createRequire(import.meta.url).resolve('better-sqlite3/build/Release/better_sqlite3.node');
+  const dir = dirname(createRequire(import.meta.url).resolve('better-sqlite3/package.json'));
+  // The package's own choice: a build from source when there is one (npm rebuild --build-from-source), else the
+  // prebuilt addon it ships for this machine.
+  const built = join(dir, 'build', 'Release', 'better_sqlite3.node');
+  return existsSync(built) ? built : join(dir, 'prebuilds', `${process.platform}-${process.arch}.node`);
 }
 
 function readManifest(): AddonManifest {

@@ -23,7 +23,10 @@ export interface CacheDirInput {
   system?: string;
 }
 
-export class CacheDirError extends Error {}
+/** No usable directory for the addons: the machine's setup, exit 78 (EX_CONFIG). */
+export class CacheDirError extends Error {
+  readonly exitCode = 78;
+}
 
 export function chooseCacheDir(input: CacheDirInput = { env: process.env, uid: uidOf(), tmp: tmpdir() }): string {
   const { env, uid, tmp, system = '/var/cache/venue-box' } = input;

@@ -14,7 +14,10 @@ export interface AddonEntry {
   gzip: boolean;
 }
 
-export class AddonExtractError extends Error {}
+/** A native addon that cannot be written or loaded here: a fault of the machine or its setup, exit 78 (EX_CONFIG). */
+export class AddonExtractError extends Error {
+  readonly exitCode = 78;
+}
 
 /**
  * Makes sure `<dir>/<name>-<hash>.node` holds the addon and returns its path.

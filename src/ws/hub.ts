@@ -120,8 +120,10 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     const wire = {
       // A replay never outruns the window: it waits for the pong (`held`), so `tooSlow` cannot come from here.
       send(text: string): number {
-        const status = ws.send(text);
-        if (status !== DROPPED) counted(data, text.length);
+        // UTF-8 bytes, never a string: uWS sends a one-byte string as Latin-1, which no reader accepts as text.
+        const bytes = Buffer.from(text);
+        const status = ws.send(bytes, false);
+        if (status !== DROPPED) counted(data, bytes.length);
         return status;
       },
       held: () => ws.getBufferedAmount() > 0 || data.ack.sent - data.ack.acked >= ackLimits.pingEveryBytes,
@@ -223,7 +225,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       // tells the client its number is ahead of the box's. Too large a replay: the HELLO names the end, where
       // the client reconnects from once it has fetched its orders over HTTP.
       data.cursor = data.since === undefined || replayTooLarge ? end : Math.min(data.since, end);
-      ws.cork(() => ws.send(helloFrame(data.cursor, hello)));
+      ws.cork(() => ws.send(Buffer.from(helloFrame(data.cursor, hello)), false));
       if (replayTooLarge) {
         ws.end(CLOSE_REPLAY_TOO_LARGE, REPLAY_TOO_LARGE_REASON);
         return;

@@ -12,6 +12,7 @@ export interface Line {
   quantity: number;
   price?: number;
   status?: string;
+  extra?: { note?: string };
 }
 
 /** POSTs an order command and returns its 200 confirmation. */
