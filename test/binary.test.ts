@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,6 +77,33 @@ describe('the single binary', () => {
     expect(await box.stop()).toBe(0);
     expect(box.logs.some((line) => line.includes('"venue-box stopped"'))).toBe(true);
   }, 60_000);
+});
+
+describe('the single binary on a machine whose C library is too old', () => {
+  test('an addon it cannot load: one line naming the addon and the missing version, exit 78 (EX_CONFIG)', async () => {
+    // The binary of the tests above. A glibc older than an addon needs is what a box on an older OS meets: made
+    // here by an addon in the cache that asks for GLIBC_2.99 (same name and size, so the binary takes it).
+    const dir = mkdtempSync(join(tmpdir(), 'vb-binary-glibc-'));
+    try {
+      copyFileSync(join(root, 'dist/venue-box'), join(dir, 'venue-box'));
+      const env = { PATH: '/nonexistent', HOME: dir, LANG: 'C', VENUE_BOX_CACHE: join(dir, 'cache') };
+      const serve = ['serve', '--demo', '--data-dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1'];
+      const first = await startBinary(dir, env, serve); // writes its addons to the cache
+      expect(await first.stop()).toBe(0);
+      const uws = readdirSync(join(dir, 'cache')).find((f) => f.startsWith('uws-'));
+      const file = join(dir, 'cache', uws!);
+      const image = readFileSync(file);
+      const at = image.indexOf('GLIBC_2.36\0');
+      expect(at).toBeGreaterThan(0);
+      image.write('GLIBC_2.99', at, 'latin1');
+      writeFileSync(file, image);
+      const run = spawnSync('./venue-box', serve, { cwd: dir, env, encoding: 'utf8', timeout: 20_000 });
+      expect(run.status).toBe(78);
+      expect(run.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/^venue-box: cannot load native addon uws from .*GLIBC_2\.99' not found/)]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('sync from the single binary', () => {
