@@ -46,7 +46,7 @@ const addonFiles = new Map((options.addon ?? []).map((spec) => {
  * The native addons carried in the binary: one line each.
  *  name      key used by src/native/addons.ts (bundledAddon / loadBundledAddon)
  *  file      the .node file for the target architecture, from the installed package (null: not installed); for
- *            another architecture a prebuild the package ships, or --addon (what build.sh compiled)
+ *            another architecture a prebuild the package ships; --addon NAME=FILE overrides it
  *  replace   optional: redirect `module` (imported from inside package `from`, when given) in the bundle to
  *            the loaded addon; kind 'loader': the module is a function returning it (bindings, node-gyp-build)
  *  optional  skip quietly when the package is not installed

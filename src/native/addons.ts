@@ -15,9 +15,9 @@ import { AddonExtractError, type AddonEntry, ensureAddonFile } from './extract.j
  * asset with a manifest (`addons.json`), and this module writes it to a cache directory by content hash
  * at first start (cache-dir.ts, extract.ts) and loads it with `process.dlopen`.
  *
- * Who asks: src/db/open.ts hands better-sqlite3 its addon through the `nativeBinding` option; for
- * uWebSockets.js (and serialport's node-gyp-build) the SEA bundle redirects the package to a shim that
- * calls `loadBundledAddon()`, so src/server.ts stays as it is.
+ * Who asks: src/db/open.ts hands better-sqlite3 its addon through the `nativeBinding` option; src/native/uws.ts
+ * loads uWebSockets.js's; for serialport's node-gyp-build the SEA bundle redirects the package to a shim that
+ * calls `loadBundledAddon()`.
  */
 
 /** SEA asset key of the manifest written by scripts/build-sea.mjs. */
