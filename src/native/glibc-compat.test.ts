@@ -22,6 +22,20 @@ function renamed(image: Uint8Array, from: string, to: string): Uint8Array {
   return copy;
 }
 
+/** The section headers of an ELF64 file: type, offset, size, and where the header itself is. */
+function sectionHeaders(image: Buffer): { type: number; offset: number; size: number; header: number }[] {
+  const shoff = Number(image.readBigUInt64LE(0x28));
+  return Array.from({ length: image.readUInt16LE(0x3c) }, (_, i) => {
+    const header = shoff + i * image.readUInt16LE(0x3a);
+    return {
+      type: image.readUInt32LE(header + 4),
+      offset: Number(image.readBigUInt64LE(header + 24)),
+      size: Number(image.readBigUInt64LE(header + 32)),
+      header,
+    };
+  });
+}
+
 describe('an addon linked against glibc 2.38, made loadable on 2.36', () => {
   for (const [arch, imports] of [
     ['x64', ['__isoc23_strtol', '__isoc23_strtoul', '__isoc23_strtoull']],
@@ -62,7 +76,26 @@ describe('an addon linked against glibc 2.38, made loadable on 2.36', () => {
       new GlibcCompatError('__isoc23_strtoux needs GLIBC_2.38: renaming cannot help'),
     );
     // A newer glibc than 2.38.
-    expect(() => withoutGlibc238(renamed(original, 'GLIBC_2.38', 'GLIBC_2.39'))).toThrow(/needs GLIBC_2\.39: renaming cannot help/);
+    expect(() => withoutGlibc238(renamed(original, 'GLIBC_2.38', 'GLIBC_2.39'))).toThrow(/needs GLIBC_2\.39 of libc\.so\.6: renaming cannot help/);
+    // A newer version of another glibc library (libm's requirements name GLIBC_2.27 here, only libm's).
+    const libm = renamed(original, 'GLIBC_2.27', 'GLIBC_2.40');
+    expect(requiredGlibcVersions(libm)).toContain('GLIBC_2.40');
+    expect(() => withoutGlibc238(libm)).toThrow(/needs GLIBC_2\.40 of libm\.so\.6: renaming cannot help/);
+  });
+
+  test('damaged version tables are refused, never read past', () => {
+    const original = addon('x64');
+    const sections = sectionHeaders(original);
+    const verneed = sections.find((s) => s.type === 0x6ffffffe)!;
+    const versym = sections.find((s) => s.type === 0x6fffffff)!;
+    // The first library's entries said to lie past its section.
+    const farAux = Buffer.from(original);
+    farAux.writeUInt32LE(verneed.size + 64, verneed.offset + 8);
+    expect(() => withoutGlibc238(farAux)).toThrow(new GlibcCompatError('a version requirement lies outside its section'));
+    // Fewer symbol versions than symbols.
+    const shortVersym = Buffer.from(original);
+    shortVersym.writeBigUInt64LE(BigInt(versym.size - 2), versym.header + 32);
+    expect(() => withoutGlibc238(shortVersym)).toThrow(new GlibcCompatError('the symbol versions are fewer than the symbols'));
   });
 
   test('bad files are refused, never misread', () => {

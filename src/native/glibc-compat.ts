@@ -54,20 +54,15 @@ export interface CompatResult {
 
 /** Returns `image` made loadable on glibc 2.36, or `image` itself when it needs nothing newer. */
 export function withoutGlibc238(image: Uint8Array): CompatResult {
-  const view = new DataView(image.buffer, image.byteOffset, image.byteLength);
-  checkHeader(image);
-  const sections = readSections(view);
-  const dynsym = sections.find((s) => s.type === SHT_DYNSYM);
-  const versym = sections.find((s) => s.type === SHT_GNU_VERSYM);
-  const verneed = sections.find((s) => s.type === SHT_GNU_VERNEED);
-  if (!dynsym || !versym || !verneed) return { image, renamed: [] };
-  const dynstr = sections[dynsym.link];
-  if (!dynstr) throw new GlibcCompatError('the dynamic symbols name no string table');
-  const text = (offset: number): string => readString(image, dynstr, offset);
-
-  const libc = readVersionNeeds(view, verneed, text).get('libc.so.6') ?? [];
-  const newer = libc.filter((v) => versionAbove(v.name, TOO_NEW));
-  if (newer.length > 0) throw new GlibcCompatError(`needs ${newer.map((v) => v.name).join(', ')}: renaming cannot help`);
+  const elf = parse(image);
+  if (!elf) return { image, renamed: [] };
+  const { view, dynsym, versym, needs, text } = elf;
+  const glibc = [...needs].flatMap(([file, list]) => list.filter((v) => v.name.startsWith('GLIBC_')).map((v) => ({ ...v, file })));
+  const newer = glibc.filter((v) => versionAbove(v.name, TOO_NEW) || (v.name === TOO_NEW && v.file !== 'libc.so.6'));
+  if (newer.length > 0) {
+    throw new GlibcCompatError(`needs ${newer.map((v) => `${v.name} of ${v.file}`).join(', ')}: renaming cannot help`);
+  }
+  const libc = needs.get('libc.so.6') ?? [];
   const tooNew = libc.find((v) => v.name === TOO_NEW);
   if (!tooNew) return { image, renamed: [] };
   const machine = view.getUint16(0x12, true);
@@ -100,18 +95,39 @@ export function withoutGlibc238(image: Uint8Array): CompatResult {
   return { image: out, renamed: renamed.sort() };
 }
 
-/** The libc versions an ELF image requires (for tests and the build's log). */
+/** The glibc versions an ELF image requires, of every library it names (for tests and the build's log). */
 export function requiredGlibcVersions(image: Uint8Array): string[] {
+  const elf = parse(image);
+  if (!elf) return [];
+  const names = [...elf.needs.values()].flatMap((list) => list.map((v) => v.name)).filter((n) => n.startsWith('GLIBC_'));
+  return [...new Set(names)].sort(compareVersions);
+}
+
+interface Elf {
+  view: DataView;
+  dynsym: Section;
+  versym: Section;
+  /** Version requirements by library file name. */
+  needs: Map<string, VersionNeed[]>;
+  /** A name of the dynamic symbols' string table. */
+  text(offset: number): string;
+}
+
+/** The dynamic symbols and version requirements, every offset checked; undefined when the file has none. */
+function parse(image: Uint8Array): Elf | undefined {
   const view = new DataView(image.buffer, image.byteOffset, image.byteLength);
   checkHeader(image);
   const sections = readSections(view);
   const dynsym = sections.find((s) => s.type === SHT_DYNSYM);
+  const versym = sections.find((s) => s.type === SHT_GNU_VERSYM);
   const verneed = sections.find((s) => s.type === SHT_GNU_VERNEED);
-  if (!dynsym || !verneed) return [];
+  if (!dynsym || !versym || !verneed) return undefined;
   const dynstr = sections[dynsym.link];
-  if (!dynstr) throw new GlibcCompatError('the dynamic symbols name no string table');
-  const needs = readVersionNeeds(view, verneed, (offset) => readString(image, dynstr, offset));
-  return [...new Set((needs.get('libc.so.6') ?? []).map((v) => v.name))].sort(compareVersions);
+  const needstr = sections[verneed.link];
+  if (!dynstr || !needstr) throw new GlibcCompatError('a symbol or version section names no string table');
+  if (versym.size < Math.floor(dynsym.size / SYM_SIZE) * 2) throw new GlibcCompatError('the symbol versions are fewer than the symbols');
+  const needs = readVersionNeeds(view, verneed, (offset) => readString(image, needstr, offset));
+  return { view, dynsym, versym, needs, text: (offset) => readString(image, dynstr, offset) };
 }
 
 function checkHeader(image: Uint8Array): void {
@@ -147,33 +163,39 @@ function readSections(view: DataView): Section[] {
 function readVersionNeeds(view: DataView, verneed: Section, text: (offset: number) => string): Map<string, VersionNeed[]> {
   const needs = new Map<string, VersionNeed[]>();
   const end = verneed.offset + verneed.size;
-  let at = verneed.offset;
-  for (let guard = 0; guard < 1024 && at + 16 <= end; guard++) {
+  const inside = (at: number) => {
+    if (at < verneed.offset || at + 16 > end) throw new GlibcCompatError('a version requirement lies outside its section');
+    return at;
+  };
+  let at = inside(verneed.offset);
+  for (let guard = 0; ; guard++) {
+    if (guard >= 1024) throw new GlibcCompatError('the version requirements do not end');
     const file = text(view.getUint32(at + 4, true));
     const list = needs.get(file) ?? [];
     let aux = at + view.getUint32(at + 8, true);
-    for (let n = view.getUint16(at + 2, true); n > 0 && aux + 16 <= end; n--) {
+    for (let n = view.getUint16(at + 2, true); n > 0; n--) {
+      inside(aux);
       const nameOffset = view.getUint32(aux + 8, true);
       list.push({ at: aux, hash: view.getUint32(aux, true), index: view.getUint16(aux + 6, true) & 0x7fff, nameOffset, name: text(nameOffset) });
       const next = view.getUint32(aux + 12, true);
-      if (next === 0) break;
+      if (next === 0 && n > 1) throw new GlibcCompatError("a library's version requirements end early");
       aux += next;
     }
     needs.set(file, list);
     const next = view.getUint32(at + 12, true);
-    if (next === 0) break;
-    at += next;
+    if (next === 0) return needs;
+    at = inside(at + next);
   }
-  return needs;
 }
 
 function readString(image: Uint8Array, table: Section, offset: number): string {
-  const start = table.offset + offset;
-  const limit = table.offset + table.size;
   if (offset >= table.size) throw new GlibcCompatError('a name lies outside its string table');
-  let end = start;
-  while (end < limit && image[end] !== 0) end++;
-  return String.fromCharCode(...image.subarray(start, end));
+  let text = '';
+  for (let at = table.offset + offset; ; at++) {
+    if (at >= table.offset + table.size) throw new GlibcCompatError('a name runs past the end of its string table');
+    if (image[at] === 0) return text;
+    text += String.fromCharCode(image[at]!);
+  }
 }
 
 function parts(version: string): number[] {

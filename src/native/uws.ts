@@ -7,7 +7,7 @@ import type * as Uws from 'uWebSockets.js';
 import { bundledAddon } from './addons.js';
 import { chooseCacheDir } from './cache-dir.js';
 import { AddonExtractError, ensureAddonFile } from './extract.js';
-import { GlibcCompatError, withoutGlibc238 } from './glibc-compat.js';
+import { withoutGlibc238 } from './glibc-compat.js';
 
 export type UwsModule = typeof Uws;
 
@@ -47,8 +47,8 @@ function loadFromPackage(): UwsModule {
   try {
     fixed = withoutGlibc238(image).image;
   } catch (err) {
-    if (err instanceof GlibcCompatError) throw new AddonExtractError(`cannot load ${file}: ${err.message}`);
-    throw err;
+    // GlibcCompatError: what renaming cannot fix; anything else: a file too damaged to read.
+    throw new AddonExtractError(`cannot load ${file}: ${(err as Error).message}`);
   }
   if (fixed === image) return require(file) as UwsModule;
   const sha256 = createHash('sha256').update(fixed).digest('hex');
