@@ -190,7 +190,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         res.writeStatus(statusLine(e.status));
         res.writeHeader('content-type', 'application/json; charset=utf-8');
         for (const [k, v] of Object.entries(e.headers)) res.writeHeader(k, v);
-        res.end(JSON.stringify(errorBody(e)));
+        res.end(Buffer.from(JSON.stringify(errorBody(e))));
       }
     },
     open(ws) {

@@ -58,7 +58,7 @@ export function pumpReplay(ws: ReplayWire, state: ReplayState, o: ReplayOptions)
           return;
         }
         state.cursor = row.seq;
-        sent += text.length;
+        sent += Buffer.byteLength(text); // bytes, as the wire and the live pushes count them
         if (sent >= o.pageBytes) return;
       }
     });
