@@ -137,8 +137,8 @@ describe('conflicting Content-Length', () => {
     expect(ex.closed).toBe(false);
   });
 
-  // uWS refuses these itself before any handler runs, by closing the connection without a response (it has no
-  // hook through which the 400 of RFC 9112 could be sent). What matters is that nothing of them is served.
+  // uWS refuses these itself before any handler runs: a 400 of its own, and the connection closed. What matters
+  // is that nothing of them is served.
   test.each([
     ['one line with a comma list of different values', [`Content-Length: ${long}, 5`], ORDER],
     ['Content-Length with Transfer-Encoding', [`Content-Length: ${long}`, 'Transfer-Encoding: chunked'], ORDER],

@@ -17,7 +17,7 @@ export async function workerSource(absWorkingDir, entry) {
     entryPoints: [entry],
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: 'node24',
     format: 'cjs',
     write: false,
     logLevel: 'warning',

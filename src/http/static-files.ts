@@ -31,8 +31,8 @@ export function mountStaticFiles(app: TemplatedApp, files: Map<string, WebFile>)
 function send(res: UwsResponse, req: UwsRequest, file: WebFile, head: boolean): void {
   const gzip = file.gzip && /\bgzip\b/i.test(req.getHeader('accept-encoding')) ? file.gzip : undefined;
   const body = gzip ?? file.body;
-  // uWS 20.30 does not count endWithoutBody (HEAD) as an answer and aborts the process unless an abort handler
-  // is attached (measured: "Returning from a request handler without responding").
+  // uWS 20.30 did not count endWithoutBody (HEAD) as an answer and aborted the process unless an abort handler
+  // was attached (measured: "Returning from a request handler without responding").
   res.onAborted(() => undefined);
   res.cork(() => {
     res.writeStatus('200 OK');
