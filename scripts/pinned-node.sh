@@ -5,7 +5,7 @@
 # The npm package node-linux-ARCH@VERSION is fetched with `npm pack` (the npm registry, or npm's cache, is
 # needed once), refused unless its sha512 is the one pinned in native-config/node.integrity, and unpacked into
 # the build cache, VENUE_BOX_BUILD_CACHE (default ~/.cache/venue-box-build): later calls need no network.
-# Used by .ci/run (the tests run on it where the machine's Node is older) and by build.sh --arch arm64.
+# Used by .ci/run (the tests run on it unless the machine's node is that very version) and by build.sh --arch arm64.
 # Needs a node (any version) and npm on PATH to fetch and check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
