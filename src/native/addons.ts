@@ -48,15 +48,22 @@ export function loadBundledAddon(name: string): object {
   if (!entry) throw new AddonExtractError(`native addon ${name} is not in this binary (see scripts/build-sea.mjs)`);
   cacheDir ??= chooseCacheDir();
   const file = ensureAddonFile(cacheDir, name, entry, () => getRawAsset(entry.asset) as ArrayBuffer);
+  const exports = loadAddonFile(name, file);
+  loaded.set(name, exports);
+  files.set(name, file);
+  return exports;
+}
+
+/** Loads the `.node` file of addon `name` (a file in the addon cache); AddonExtractError when it cannot. */
+export function loadAddonFile(name: string, file: string): object {
   const mod = { exports: {} as object };
   try {
-    // RTLD_NOW: a missing symbol (an addon built for another Node) fails here, not in the middle of a request.
+    // RTLD_NOW: a missing symbol (an addon built for another Node, a newer glibc) fails here, not in the middle
+    // of a request.
     process.dlopen(mod, file, constants.dlopen.RTLD_NOW);
   } catch (err) {
     throw new AddonExtractError(`cannot load native addon ${name} from ${file}: ${(err as Error).message}`);
   }
-  loaded.set(name, mod.exports);
-  files.set(name, file);
   return mod.exports;
 }
 

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import type * as Uws from 'uWebSockets.js';
-import { bundledAddon } from './addons.js';
+import { bundledAddon, loadAddonFile } from './addons.js';
 import { chooseCacheDir } from './cache-dir.js';
 import { AddonExtractError, ensureAddonFile } from './extract.js';
 import { withoutGlibc238 } from './glibc-compat.js';
@@ -55,11 +54,5 @@ function loadFromPackage(): UwsModule {
   const path = ensureAddonFile(chooseCacheDir(), 'uws', { asset: name, sha256, bytes: fixed.byteLength, gzip: false }, () =>
     fixed.buffer.slice(fixed.byteOffset, fixed.byteOffset + fixed.byteLength) as ArrayBuffer,
   );
-  const mod = { exports: {} as UwsModule };
-  try {
-    process.dlopen(mod, path, constants.dlopen.RTLD_NOW);
-  } catch (err) {
-    throw new AddonExtractError(`cannot load native addon uws from ${path}: ${(err as Error).message}`);
-  }
-  return mod.exports;
+  return loadAddonFile('uws', path) as UwsModule;
 }
