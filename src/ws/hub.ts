@@ -119,11 +119,9 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     const ws = data.ws!;
     const wire = {
       // A replay never outruns the window: it waits for the pong (`held`), so `tooSlow` cannot come from here.
-      send(text: string): number {
-        // UTF-8 bytes, never a string: uWS sends a one-byte string as Latin-1, which no reader accepts as text.
-        const bytes = Buffer.from(text);
-        const status = ws.send(bytes, false);
-        if (status !== DROPPED) counted(data, bytes.length);
+      send(frame: Buffer): number {
+        const status = ws.send(frame, false);
+        if (status !== DROPPED) counted(data, frame.length);
         return status;
       },
       held: () => ws.getBufferedAmount() > 0 || data.ack.sent - data.ack.acked >= ackLimits.pingEveryBytes,

@@ -14,8 +14,8 @@ function fakeWire() {
     sent,
     buffered: 0,
     status: 1,
-    send(text: string) {
-      sent.push(text);
+    send(frame: Buffer) {
+      sent.push(frame.toString());
       return this.status;
     },
     held() {
@@ -40,9 +40,9 @@ test('a page goes out, then the replay waits for the buffer to drain and resumes
   const ws = fakeWire();
   const s = state(0);
   const realSend = ws.send.bind(ws);
-  ws.send = (text: string) => {
+  ws.send = (frame: Buffer) => {
     ws.buffered = 5000;
-    return realSend(text);
+    return realSend(frame);
   };
   expect(pumpReplay(ws, s, options)).toBe('wait');
   const firstPage = ws.sent.length;

@@ -2,7 +2,8 @@ import { wireFrame } from './frame-size.js';
 
 /** What the replay needs of a uWS WebSocket (a fake in unit tests). */
 export interface ReplayWire {
-  send(text: string): number;
+  /** Sends one frame, as UTF-8 bytes (uWS would write a one-byte string as Latin-1); uWS's send() result. */
+  send(frame: Buffer): number;
   /** True while the socket holds unsent bytes, or its reader has not acknowledged enough of what was sent. */
   held(): boolean;
   cork(fn: () => void): unknown;
@@ -52,13 +53,13 @@ export function pumpReplay(ws: ReplayWire, state: ReplayState, o: ReplayOptions)
     let dropped = false;
     ws.cork(() => {
       for (const row of rows) {
-        const text = wireFrame(row.text, row.seq, o.maxFrameBytes);
-        if (ws.send(text) === DROPPED) {
+        const frame = Buffer.from(wireFrame(row.text, row.seq, o.maxFrameBytes));
+        if (ws.send(frame) === DROPPED) {
           dropped = true;
           return;
         }
         state.cursor = row.seq;
-        sent += Buffer.byteLength(text); // bytes, as the wire and the live pushes count them
+        sent += frame.length;
         if (sent >= o.pageBytes) return;
       }
     });
