@@ -331,8 +331,11 @@ function stoppingError(deps: HttpDeps): AppError {
 }
 
 function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: boolean, head = false): void {
-  // Serialised before anything is written: if it throws, nothing of this reply went out and a 500 can.
+  // Serialised before anything is written: if it throws, nothing of this reply went out and a 500 can. As UTF-8
+  // bytes, never a string: uWS writes a string whose characters all fit in one byte (é, ó: "Kraków") as Latin-1
+  // (docs/architecture.md "Runtime and native addons").
   const text = reply.bytes ?? reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
+  const body = typeof text === 'string' ? Buffer.from(text) : text;
   const empty = reply.status === 204 || reply.status === 304;
   res.writeStatus(statusLine(reply.status));
   const {
@@ -343,9 +346,7 @@ function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: bo
   res.writeHeader('cache-control', cacheControl);
   for (const [key, value] of Object.entries(headers)) res.writeHeader(key, value);
   // HEAD: the GET's headers and Content-Length, no body.
-  if (head && !empty) res.endWithoutBody(typeof text === 'string' ? Buffer.byteLength(text) : text.length, close);
+  if (head && !empty) res.endWithoutBody(body.length, close);
   else if (empty) res.endWithoutBody(undefined, close);
-  // UTF-8 bytes, never a string: uWS writes a string whose characters all fit in one byte (é, ó: "Kraków") as
-  // Latin-1 (docs/architecture.md "Runtime and native addons").
-  else res.end(typeof text === 'string' ? Buffer.from(text) : text, close);
+  else res.end(body, close);
 }
