@@ -6,9 +6,8 @@
 //   sea-config.json   native-config/sea-config.json (its main and output relative to the build directory)
 //                     plus the assets above
 // dist/main.cjs (npm run build, the tests) is not touched: that bundle keeps loading addons from node_modules.
-// Options (build.sh --arch passes them; docs/operations.md "Flashing a venue box"):
+// Option (build.sh --arch passes it; docs/operations.md "Flashing a venue box"):
 //   --arch ARCH             target architecture (default: this machine's); the target Node must be this one's version
-//   --addon NAME=FILE       this .node file for addon NAME instead of the installed package's
 // Every addon's ELF header must name the target architecture: a build never carries another machine's addon.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,7 +27,7 @@ import { GlibcCompatError, withoutGlibc238 } from '../src/native/glibc-compat.ts
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { values: options, positionals } = parseArgs({
   allowPositionals: true,
-  options: { arch: { type: 'string' }, addon: { type: 'string', multiple: true } },
+  options: { arch: { type: 'string' } },
 });
 const out = resolve(root, positionals[0] ?? 'dist/sea');
 const requireHere = createRequire(join(root, 'package.json'));
@@ -37,16 +36,12 @@ const arch = options.arch ?? process.arch;
 const cross = arch !== process.arch;
 // build.sh makes the target Node of this Node's version, so the addons' ABI is this one's.
 const abi = process.versions.modules;
-const addonFiles = new Map((options.addon ?? []).map((spec) => {
-  const eq = spec.indexOf('=');
-  return [spec.slice(0, eq), resolve(spec.slice(eq + 1))];
-}));
 
 /**
  * The native addons carried in the binary: one line each.
  *  name      key used by src/native/addons.ts (bundledAddon / loadBundledAddon)
  *  file      the .node file for the target architecture, from the installed package (null: not installed); for
- *            another architecture a prebuild the package ships; --addon NAME=FILE overrides it
+ *            another architecture the build the package ships for it
  *  replace   optional: redirect `module` (imported from inside package `from`, when given) in the bundle to
  *            the loaded addon; kind 'loader': the module is a function returning it (bindings, node-gyp-build)
  *  optional  skip quietly when the package is not installed
@@ -131,7 +126,7 @@ function collectAddons() {
   for (const addon of ADDONS) {
     let file;
     try {
-      file = addonFiles.get(addon.name) ?? addon.file();
+      file = addon.file();
     } catch (err) {
       if (err instanceof BuildError) throw err;
       if (addon.optional) continue;
