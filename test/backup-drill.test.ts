@@ -14,6 +14,10 @@ import { openSocket } from './support/socket.js';
 import { startTestCentral } from './support/central.js';
 import { drained, enrol, FAST_SYNC, hqOrders, syncStatus, waitFor } from './support/sync.js';
 import { call, staff, W1, wpath } from './warehouse-client.js';
+import { skipWithout } from './support/system-packages.js';
+
+// A receipt printer on a serial line is a socat pseudo-terminal pair (test/support/fake-printer.ts).
+const skip = skipWithout(import.meta.url, 'socat');
 
 // The restore drill (docs/operations.md "Backups and restore"): a box serving orders, documents and print jobs; a backup
 // taken while it runs; more orders; kill -9; restore into a new data directory; the box there holds exactly
@@ -35,7 +39,7 @@ function idsIn(file: string, table: string, column = 'id'): string[] {
   }
 }
 
-test('restore drill: backup while serving, more orders, kill -9, restore into a new data dir: the backup\'s state exactly', async () => {
+test.skipIf(skip)('restore drill: backup while serving, more orders, kill -9, restore into a new data dir: the backup\'s state exactly', async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'vb-drill-'));
   const stick = join(tmp, 'stick');
   spawnSync('mkdir', [stick]);
@@ -146,7 +150,7 @@ test('restore drill: backup while serving, more orders, kill -9, restore into a 
   expect(drillMs).toBeLessThan(60_000);
 }, 90_000);
 
-test('restore drill of an enrolled box: the same device; what the central took after the backup comes back', async () => {
+test.skipIf(skip)('restore drill of an enrolled box: the same device; what the central took after the backup comes back', async () => {
   const central = await startTestCentral();
   cleanup.push(() => central.stop());
   const first = await startTestBox({ config: FAST_SYNC });
