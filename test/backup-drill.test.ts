@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import nacl from 'tweetnacl';
 import { afterEach, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
+import { runCli } from './support/cli.js';
 import { startFakePrinter } from './support/fake-printer.js';
 import { command, newOrder } from './support/orders.js';
 import { FAST_PRINTING, jobsOf, VENUE } from './support/printing.js';
@@ -27,7 +28,7 @@ afterEach(async () => {
   for (const fn of cleanup.splice(0).reverse()) await fn();
 });
 
-const cli = (...args: string[]) => spawnSync(process.execPath, ['dist/main.cjs', ...args], { encoding: 'utf8', timeout: 60_000 });
+const cli = (...args: string[]) => runCli(args);
 
 /** Ids of the rows of `table` in a database file (read-only). */
 function idsIn(file: string, table: string, column = 'id'): string[] {
