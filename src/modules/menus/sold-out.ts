@@ -1,7 +1,7 @@
 import type { Db } from '../../db/open.js';
 import { isoOf } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
-import type { Outbox } from '../sync/outbox.js';
+import type { Outbox } from '../sync/up/outbox.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { MenuRepo } from './repo.js';
 

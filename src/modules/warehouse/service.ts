@@ -5,7 +5,7 @@ import { postDocument, type PostResult, type StoredDocument } from './documents.
 import { checkLedger, type LedgerCheck, rebuildBalances } from './ledger-check.js';
 import { lockItems, lockPackets, releaseCall } from './stock-lock-service.js';
 import type { StockDocumentBody, WarehouseChangedBody } from '../../shared/sync-protocol.js';
-import type { Outbox } from '../sync/outbox.js';
+import type { Outbox } from '../sync/up/outbox.js';
 import type { Warehouse, WarehouseRepo } from './repo.js';
 import { restoreDocument, restoreWarehouse } from './restore.js';
 import type { Actor, DocumentInput, LockLine, PacketInput, WarehouseBody } from './schemas.js';

@@ -1,7 +1,7 @@
-import { isoOf } from '../../shared/clock.js';
-import { newId7 } from '../../shared/ids.js';
-import { chainHash, type EventBodies, type EventKind, envelopeText, GENESIS_HASH } from '../../shared/sync-protocol.js';
-import type { SyncRepo } from './repo.js';
+import { isoOf } from '../../../shared/clock.js';
+import { newId7 } from '../../../shared/ids.js';
+import { chainHash, type EventBodies, type EventKind, envelopeText, GENESIS_HASH } from '../../../shared/sync-protocol.js';
+import type { SyncRepo } from '../repo.js';
 
 /**
  * The outbox writer: every module that changes what the central keeps (orders, stock documents, warehouses,

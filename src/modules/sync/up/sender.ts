@@ -1,13 +1,13 @@
-import type { Logger } from '../../log.js';
-import { isoOf } from '../../shared/clock.js';
+import type { Logger } from '../../../log.js';
+import { isoOf } from '../../../shared/clock.js';
 import {
   type BatchAck, type BatchHeader, batchParts, type Head, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, PROTOCOL, SCHEMA,
-} from '../../shared/sync-protocol.js';
-import { CentralError, centralClient, type ClientOptions } from './client.js';
-import { type Device, loadDevice } from './device.js';
-import { reconcile, type RestoreApplier } from './restore.js';
-import type { OutboxRow, SyncRepo } from './repo.js';
-import type { Signer } from './signer.js';
+} from '../../../shared/sync-protocol.js';
+import { CentralError, centralClient, type ClientOptions } from '../client.js';
+import { type Device, loadDevice } from '../enrolment/device.js';
+import { reconcile, type RestoreApplier } from '../reconcile/reconcile.js';
+import type { OutboxRow, SyncRepo } from '../repo.js';
+import type { Signer } from '../enrolment/signer.js';
 
 export interface SenderOptions {
   /** Wait this long after a commit before sending, so a burst of commands travels in one batch. */

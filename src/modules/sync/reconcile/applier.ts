@@ -1,6 +1,6 @@
-import type { Logger } from '../../log.js';
-import type { Envelope, EventBodies } from '../../shared/sync-protocol.js';
-import type { RestoreApplier } from './restore.js';
+import type { Logger } from '../../../log.js';
+import type { Envelope, EventBodies } from '../../../shared/sync-protocol.js';
+import type { RestoreApplier } from './reconcile.js';
 
 /** What each module offers to put its data back from the central's copy (no outbox events). */
 export interface RestoreTargets {

@@ -1,8 +1,8 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../../log.js';
 import {
   type BatchHeader, chainHash, type Envelope, GENESIS_HASH, type Head, type TailResponse, verifyDetached,
-} from '../../shared/sync-protocol.js';
-import type { SyncRepo } from './repo.js';
+} from '../../../shared/sync-protocol.js';
+import type { SyncRepo } from '../repo.js';
 
 /**
  * Puts an event the central kept, and this box lost, back into the box's own tables (orders, stock documents,
