@@ -36,7 +36,7 @@ import { venueRoutes } from './modules/venues/routes.js';
 import { createWarehouseRepo } from './modules/warehouse/repo.js';
 import { warehouseRoutes } from './modules/warehouse/routes.js';
 import { createWarehouseService } from './modules/warehouse/service.js';
-import { createRestoreApplier } from './modules/sync/reconcile/applier.js';
+import { createReinstater } from './modules/sync/reconcile/applier.js';
 import { createOutbox } from './modules/sync/up/outbox.js';
 import { createSyncRepo } from './modules/sync/repo.js';
 import { syncRoutes } from './modules/sync/routes.js';
@@ -268,9 +268,9 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
       enrolPollMs: 5000,
     },
     signerFor: (device) => deviceSigner(device.secretKey),
-    restore: createRestoreApplier({
-      order: ordering.restore, document: warehouse.restoreDocument, warehouse: warehouse.restoreWarehouse,
-      soldOut: (tenantId, body) => soldOut.restore(tenantId, body, now()),
+    reinstate: createReinstater({
+      order: ordering.reinstateOrder, document: warehouse.reinstateDocument, warehouse: warehouse.reinstateWarehouse,
+      soldOut: (tenantId, body) => soldOut.reinstate(tenantId, body, now()),
       savepoint: (fn) => db.transaction(fn)(),
     }, log),
   });

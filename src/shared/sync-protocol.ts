@@ -306,7 +306,7 @@ export interface TailResponse {
   events: TailEvent[];
   /**
    * The header line and signature (base64) of the batch that set the head, exactly as the device sent them;
-   * null while the head is seq 0. A box restoring from its central checks its own signature on it: the header's
+   * null while the head is seq 0. A box reconciling with its central checks its own signature on it: the header's
    * lastHash is the chain over every event up to the head, so the central cannot give a box events it never sent.
    */
   proof: { header: string; signature: string } | null;

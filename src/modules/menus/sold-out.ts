@@ -91,7 +91,7 @@ export function createSoldOutFlags(db: Db, menus: MenuRepo, venues: VenueRepo, o
       return all.length;
     },
     /** Puts a staff flag back from the central's copy (a box restored from an old copy); no outbox event. */
-    restore(tenantId: string, change: { venue: string; productId: string; locked: boolean; reason: string | null }, nowMs: number): void {
+    reinstate(tenantId: string, change: { venue: string; productId: string; locked: boolean; reason: string | null }, nowMs: number): void {
       if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);
       else s.remove.run(tenantId, change.venue, change.productId);
     },

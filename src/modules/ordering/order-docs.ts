@@ -55,8 +55,8 @@ export interface OrderRows {
   users: OrderUser[];
 }
 
-/** An order as a snapshot puts it back (src/modules/ordering/restore.ts). */
-export interface RestoredOrder {
+/** An order as a snapshot puts it back (src/modules/ordering/reinstate.ts). */
+export interface ReinstatedOrder {
   tenantId: string; id: string; orderType: string; status: string; claimCode: string; totalMinor: number;
   editTotalMinor: number; closed: number; completed: number; source: string; contactJson: string | null;
   extraJson: string | null; createdMs: number; changedMs: number; rounds: number; version: number;
@@ -308,7 +308,7 @@ export function createOrderDocs(db: Db) {
     /** Every order of every tenant, oldest first (the one-time sync backfill). */
     allOrders: (): { tenantId: string; id: string }[] => s.allOrders.all().map((r) => ({ tenantId: r.tenant_id, id: r.id })),
     /** Replaces an order (or adds it) as a snapshot says (a box restored from an old copy). */
-    replaceOrder(o: RestoredOrder): void {
+    replaceOrder(o: ReinstatedOrder): void {
       const before = doc(o.tenantId, o.id);
       for (const u of before?.users ?? []) s.unlistUser.run(o.tenantId, u.userId, o.id);
       put({

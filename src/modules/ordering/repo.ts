@@ -20,7 +20,7 @@ export interface CommandRecord extends Command {
   seq: number;
 }
 
-export type { LineRow, NewLine, OrderFilter, OrderRow, OrderRows, OrderUser, RestoredOrder } from './order-docs.js';
+export type { LineRow, NewLine, OrderFilter, OrderRow, OrderRows, OrderUser, ReinstatedOrder } from './order-docs.js';
 
 /** SQL of the ordering module: the command log, and orders (src/modules/ordering/order-docs.ts). */
 export function createOrderRepo(db: Db) {

@@ -15,7 +15,7 @@ import type { CommandDeps } from './commands/rules.js';
 import { buildOrder, type Order, orderView, type OrderRows, syncDetail, withoutContact } from './order-view.js';
 import { createIdempotencyGuard, type IdempotencyRequest } from './idempotency.js';
 import type { Command, OrderFilter, OrderRepo } from './repo.js';
-import { restoreOrder } from './restore.js';
+import { reinstateOrder } from './reinstate.js';
 import type { AppendBody, CancelBody, CompleteBody, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
 import { encodeCursor, type OrderPage } from './staff-views.js';
 
@@ -194,8 +194,8 @@ export function createOrderingService(deps: OrderingDeps) {
     /** Removes Idempotency-Keys stored before `beforeMs` (the retention job); returns how many. */
     pruneIdempotencyKeys: (beforeMs: number): number => deps.repo.idempotency.prune(beforeMs),
 
-    /** Puts an order back from the central's copy (src/modules/ordering/restore.ts). */
-    restore: (tenantId: string, body: OrderChangedBody): void => restoreOrder(deps.repo, tenantId, body),
+    /** Puts an order back from the central's copy (src/modules/ordering/reinstate.ts). */
+    reinstateOrder: (tenantId: string, body: OrderChangedBody): void => reinstateOrder(deps.repo, tenantId, body),
 
     /** The current order, to the users it lists (and staff of the tenant); 404 to anyone else. */
     getOrder(p: Principal, orderId: string): Order {

@@ -1,9 +1,9 @@
 import type { Logger } from '../../../log.js';
 import type { Envelope, EventBodies } from '../../../shared/sync-protocol.js';
-import type { RestoreApplier } from './reconcile.js';
+import type { Reinstater } from './reconcile.js';
 
 /** What each module offers to put its data back from the central's copy (no outbox events). */
-export interface RestoreTargets {
+export interface ReinstateTargets {
   order(tenantId: string, body: EventBodies['order.changed']): void;
   document(tenantId: string, body: EventBodies['stock.document']): void;
   warehouse(tenantId: string, body: EventBodies['warehouse.changed']): void;
@@ -16,9 +16,9 @@ export interface RestoreTargets {
  * Dispatches the events a restored box fetched from its central to the modules that own them. An order or
  * sold-out flag this box changed since keeps its newer local state. An event that cannot be put back (a claim
  * code taken meanwhile by a new order, a document that would drive stock below zero) is logged and skipped:
- * the central has it, and the restore must not stop the venue.
+ * the central has it, and putting back must not stop the venue.
  */
-export function createRestoreApplier(targets: RestoreTargets, log: Logger): RestoreApplier {
+export function createReinstater(targets: ReinstateTargets, log: Logger): Reinstater {
   return {
     apply(event: Envelope, newer: Set<string>): void {
       if ((event.kind === 'order.changed' || event.kind === 'soldout.changed') && newer.has(event.aggregate)) return;

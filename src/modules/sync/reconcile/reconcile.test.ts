@@ -47,11 +47,11 @@ const signedHeader = (secretKey: Uint8Array, over: Record<string, unknown> = {})
 };
 const deps = (proof: TailResponse['proof'], events = central) => ({
   repo, log, now: () => 100, device,
-  restore: { apply: (e: Envelope) => void applied.push(e.aggregate) },
+  reinstate: { apply: (e: Envelope) => void applied.push(e.aggregate) },
   fetchTail: async (after: number) => ({ head: head(), proof, events: events.filter((e) => e.seq > after).map((e) => ({ ...e, epoch: 1 })) }),
 });
 
-describe('a restore from the central', () => {
+describe('reconciling with a central that is ahead', () => {
   test('with this box\'s signature on the head: lost events put back, its own renumbered after them in a new epoch', async () => {
     await reconcile(deps(signedHeader(keys.secretKey)), head());
     expect(applied).toEqual(['w2', 'w3']);

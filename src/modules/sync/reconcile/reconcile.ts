@@ -9,7 +9,7 @@ import type { SyncRepo } from '../repo.js';
  * warehouses, sold-out flags), without writing the outbox: the central has it already. `newer` holds the
  * aggregates this box changed since (their local state is newer in the sequence and stays).
  */
-export interface RestoreApplier {
+export interface Reinstater {
   apply(event: Envelope, newer: Set<string>): void;
 }
 
@@ -17,8 +17,8 @@ export interface ReconcileDeps {
   repo: SyncRepo;
   log: Logger;
   now(): number;
-  restore: RestoreApplier;
-  /** This box's identity: a restore takes only events its own key signed for. */
+  reinstate: Reinstater;
+  /** This box's identity: reconciling takes only events its own key signed for. */
   device: { deviceId: string; publicKey: Uint8Array };
   fetchTail(after: number, limit: number): Promise<TailResponse>;
 }
@@ -29,7 +29,7 @@ export class SyncStateError extends Error {}
 const PAGE = 500;
 
 /**
- * Moves the sender to where the central is (docs/sync.md "Sync to the central node", restores):
+ * Moves the sender to where the central is (docs/sync.md "Sync to the central node", "Restores"):
  * - the central has our event at its head (a lost acknowledgement; a central restored from a backup): go on
  *   from its head, sending again what it lost;
  * - the central is ahead of everything we have (this box was restored from an old copy), or holds another
@@ -56,10 +56,10 @@ export async function reconcile(deps: ReconcileDeps, head: Head): Promise<void> 
     repo.setPosition(head.seq, head.hash);
     return;
   }
-  await restoreFromCentral(deps, head);
+  await fetchAndReinstate(deps, head);
 }
 
-async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void> {
+async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void> {
   const { repo, log } = deps;
   const state = repo.state();
   log.warn({ head, ackedSeq: state.ackedSeq, newest: repo.last()?.seq ?? 0 },
@@ -109,7 +109,7 @@ async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void
         seq: ev.seq, eventId: event.eventId, tenantId: event.tenant, kind: event.kind, aggregateId: event.aggregate,
         envelope: ev.envelope, chainHash: ev.chainHash, createdMs: now,
       });
-      deps.restore.apply(event, newer);
+      deps.reinstate.apply(event, newer);
     }
     const epoch = Math.max(state.epoch, head.epoch) + 1;
     let seq = head.seq;
