@@ -1,13 +1,13 @@
 import type { Logger } from '../../../log.js';
-import type { Envelope, EventBodies } from '../../../shared/sync-protocol.js';
+import type { Envelope, EnvelopeBodies } from '../../../shared/sync-protocol.js';
 import type { Reinstater } from './reconcile.js';
 
 /** What each module offers to put its data back from the central's copy (no outbox events). */
 export interface ReinstateTargets {
-  order(tenantId: string, body: EventBodies['order.changed']): void;
-  document(tenantId: string, body: EventBodies['stock.document']): void;
-  warehouse(tenantId: string, body: EventBodies['warehouse.changed']): void;
-  soldOut(tenantId: string, body: EventBodies['soldout.changed']): void;
+  order(tenantId: string, body: EnvelopeBodies['order.changed']): void;
+  document(tenantId: string, body: EnvelopeBodies['stock.document']): void;
+  warehouse(tenantId: string, body: EnvelopeBodies['warehouse.changed']): void;
+  soldOut(tenantId: string, body: EnvelopeBodies['soldout.changed']): void;
   /** Runs `fn` in a savepoint: one event that cannot be put back rolls back alone. */
   savepoint(fn: () => void): void;
 }
@@ -20,18 +20,18 @@ export interface ReinstateTargets {
  */
 export function createReinstater(targets: ReinstateTargets, log: Logger): Reinstater {
   return {
-    apply(event: Envelope, newer: Set<string>): void {
-      if ((event.kind === 'order.changed' || event.kind === 'soldout.changed') && newer.has(event.aggregate)) return;
+    apply(envelope: Envelope, newer: Set<string>): void {
+      if ((envelope.kind === 'order.changed' || envelope.kind === 'soldout.changed') && newer.has(envelope.aggregate)) return;
       try {
         targets.savepoint(() => {
-          const body = event.body as never;
-          if (event.kind === 'order.changed') targets.order(event.tenant, body);
-          else if (event.kind === 'stock.document') targets.document(event.tenant, body);
-          else if (event.kind === 'warehouse.changed') targets.warehouse(event.tenant, body);
-          else if (event.kind === 'soldout.changed') targets.soldOut(event.tenant, body);
+          const body = envelope.body as never;
+          if (envelope.kind === 'order.changed') targets.order(envelope.tenant, body);
+          else if (envelope.kind === 'stock.document') targets.document(envelope.tenant, body);
+          else if (envelope.kind === 'warehouse.changed') targets.warehouse(envelope.tenant, body);
+          else if (envelope.kind === 'soldout.changed') targets.soldOut(envelope.tenant, body);
         });
       } catch (err) {
-        log.error({ err, eventId: event.eventId, kind: event.kind, aggregate: event.aggregate }, 'could not put back an event from the central');
+        log.error({ err, eventId: envelope.eventId, kind: envelope.kind, aggregate: envelope.aggregate }, 'could not put back an event from the central');
       }
     },
   };

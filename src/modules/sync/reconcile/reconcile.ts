@@ -10,7 +10,7 @@ import type { SyncRepo } from '../repo.js';
  * aggregates this box changed since (their local state is newer in the sequence and stays).
  */
 export interface Reinstater {
-  apply(event: Envelope, newer: Set<string>): void;
+  apply(envelope: Envelope, newer: Set<string>): void;
 }
 
 export interface ReconcileDeps {
@@ -69,7 +69,7 @@ async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void>
   let prev = state.ackedHash;
   let diverged = false;
   let proof: TailResponse['proof'] = null;
-  repo.inboxClear();
+  repo.fetchedClear();
   for (let after = state.ackedSeq; after < head.seq;) {
     const page = await deps.fetchTail(after, PAGE);
     if (!Array.isArray(page?.events)) throw new SyncStateError('the central answered the tail fetch with an unexpected body');
@@ -83,7 +83,7 @@ async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void>
         if (!diverged && repo.one(ev.seq)?.chainHash === ev.hash) common = ev.seq;
         else {
           diverged = true;
-          repo.inboxPut({ seq: ev.seq, epoch: ev.epoch, chainHash: ev.hash, envelope: ev.envelope });
+          repo.fetchedPut({ seq: ev.seq, epoch: ev.epoch, chainHash: ev.hash, envelope: ev.envelope });
         }
         prev = ev.hash;
         after = ev.seq;
@@ -93,23 +93,23 @@ async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void>
   if (prev !== head.hash) throw new SyncStateError('the central\'s events do not reach its own head');
   // The central hashed those events itself: only this box's own signature on the head proves it sent them.
   if (!signedByThisBox(proof, head, deps.device)) {
-    repo.inboxClear();
+    repo.fetchedClear();
     throw new SyncStateError(`the central's head (seq ${head.seq}) carries no batch signature of this box: its events are not restored`);
   }
 
   const now = deps.now();
   const applied = repo.transaction(() => {
     const ours = repo.after(common, Number.MAX_SAFE_INTEGER);
-    const lost = repo.inboxAll();
+    const lost = repo.fetchedAll();
     repo.deleteAfter(common);
     const newer = new Set(ours.map((r) => r.aggregateId));
     for (const ev of lost) {
-      const event = JSON.parse(ev.envelope) as Envelope;
+      const envelope = JSON.parse(ev.envelope) as Envelope;
       repo.insert({
-        seq: ev.seq, eventId: event.eventId, tenantId: event.tenant, kind: event.kind, aggregateId: event.aggregate,
+        seq: ev.seq, eventId: envelope.eventId, tenantId: envelope.tenant, kind: envelope.kind, aggregateId: envelope.aggregate,
         envelope: ev.envelope, chainHash: ev.chainHash, createdMs: now,
       });
-      deps.reinstate.apply(event, newer);
+      deps.reinstate.apply(envelope, newer);
     }
     const epoch = Math.max(state.epoch, head.epoch) + 1;
     let seq = head.seq;
@@ -121,7 +121,7 @@ async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void>
     }
     repo.setEpoch(epoch);
     repo.setPosition(head.seq, head.hash);
-    repo.inboxClear();
+    repo.fetchedClear();
     return { restored: lost.length, renumbered: ours.length, epoch };
   });
   log.warn({ ...applied, head }, 'restored the events the central kept; this box\'s newer events follow them in a new epoch');
