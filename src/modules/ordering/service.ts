@@ -1,7 +1,7 @@
 import type { Principal } from '../../http/types.js';
 import { insufficientScope, notFound, reject, retryLater } from '../../shared/errors.js';
 import { notification, orderChange } from '../../shared/socket-protocol.js';
-import { createBuckets } from '../../shared/token-bucket.js';
+import { createRateLimiter } from '../../shared/token-bucket.js';
 import { isUuid, newId7 } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
 import { isoOf } from '../../shared/clock.js';
@@ -71,7 +71,7 @@ export function createOrderingService(deps: OrderingDeps) {
    * stored as JSON text with the command; a retry gets that one back (for `new`, the original order and line
    * ids, not the fresh ones made for the retry), and it serialises to the same bytes again.
    */
-  const customerRate = deps.customerCommandRate ? createBuckets(deps.customerCommandRate, deps.now) : undefined;
+  const customerRate = deps.customerCommandRate ? createRateLimiter(deps.customerCommandRate, deps.now) : undefined;
   const rateKey = (tenantId: string, userId: string) => `${tenantId}\n${userId}`;
   /** 429 with Retry-After past the customer's command rate; the command is not queued. */
   function checkRate(p: Principal): void {
