@@ -117,7 +117,7 @@ export function createOrderingService(deps: OrderingDeps) {
       const command = commandOf(cmd.kind);
       if (!command) throw reject('invalidCommand', `unknown command ${cmd.kind}`, [cmd.kind]);
       command.apply(deps, cmd, cmd.body, now);
-      // The order as the command left it (in memory: src/modules/ordering/order-docs.ts): the pushed view and the
+      // The order as the command left it (in memory: src/modules/ordering/order-store.ts): the pushed view and the
       // sync detail both come from these rows.
       const rows = deps.repo.rows(cmd.tenantId, cmd.orderId)!;
       const order = orderView(deps.venues, cmd.tenantId, rows);

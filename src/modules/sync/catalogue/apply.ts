@@ -145,8 +145,8 @@ function splitSoldOut(id: string): [string, string] {
  * for a tenant, the file's entry for that tenant is skipped at start; the file still provisions other tenants
  * and every box without a central.
  */
-export function provisioningWithout(document: unknown, tenantId: string | null): unknown {
-  if (!tenantId || typeof document !== 'object' || document === null || !Array.isArray((document as { tenants?: unknown }).tenants)) return document;
-  const doc = document as { tenants: { id?: unknown }[] };
-  return { ...doc, tenants: doc.tenants.filter((t) => t?.id !== tenantId) };
+export function provisioningWithout(provisioning: unknown, tenantId: string | null): unknown {
+  if (!tenantId || typeof provisioning !== 'object' || provisioning === null || !Array.isArray((provisioning as { tenants?: unknown }).tenants)) return provisioning;
+  const file = provisioning as { tenants: { id?: unknown }[] };
+  return { ...file, tenants: file.tenants.filter((t) => t?.id !== tenantId) };
 }
