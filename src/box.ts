@@ -68,7 +68,7 @@ import { readiness } from './modules/health/readiness.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { createRetention } from './modules/storage/retention.js';
 import { createBackupJob } from './modules/backup/service.js';
-import { DataDirLockedError, lockDataDir } from './db/data-dir-lock.js';
+import { DataDirClaimedError, claimDataDir } from './db/data-dir-claim.js';
 import { createJobs } from './jobs.js';
 import { type NamedService, pause, type Service, stopInOrder } from './shared/service.js';
 
@@ -97,7 +97,7 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
   const dataDir = resolve(config.dataDir);
   prepareDataDir(dataDir);
   // Held while the box runs: one box per data dir, and `venue-box restore` refuses it (docs/operations.md "Backups and restore").
-  const lock = lockDataDirForStart(dataDir);
+  const claim = claimDataDirForStart(dataDir);
   let db: Db | undefined;
   try {
     const file = join(dataDir, DB_FILE);
@@ -120,19 +120,19 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
     }
     const screens = resolveScreensBootstrap(config.screens, provisioning);
     const box = await serveBoxApi(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }), screens);
-    return { ...box, stop: () => box.stop().finally(() => lock.release()) };
+    return { ...box, stop: () => box.stop().finally(() => claim.release()) };
   } catch (err) {
     db?.close();
-    lock.release();
+    claim.release();
     throw err;
   }
 }
 
-function lockDataDirForStart(dataDir: string): { release(): void } {
+function claimDataDirForStart(dataDir: string): { release(): void } {
   try {
-    return lockDataDir(dataDir);
+    return claimDataDir(dataDir);
   } catch (err) {
-    if (err instanceof DataDirLockedError) throw new StartError(err.message);
+    if (err instanceof DataDirClaimedError) throw new StartError(err.message);
     throw new StartError(`data directory ${dataDir}: cannot take its lock: ${(err as { code?: string }).code ?? String(err)}`);
   }
 }
