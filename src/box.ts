@@ -36,23 +36,23 @@ import { venueRoutes } from './modules/venues/routes.js';
 import { createWarehouseRepo } from './modules/warehouse/repo.js';
 import { warehouseRoutes } from './modules/warehouse/routes.js';
 import { createWarehouseService } from './modules/warehouse/service.js';
-import { createRestoreApplier } from './modules/sync/applier.js';
-import { createOutbox } from './modules/sync/outbox.js';
+import { createReinstater } from './modules/sync/reconcile/applier.js';
+import { createOutbox } from './modules/sync/up/outbox.js';
 import { createSyncRepo } from './modules/sync/repo.js';
 import { syncRoutes } from './modules/sync/routes.js';
-import { createSender } from './modules/sync/sender.js';
-import { provisioningWithout } from './modules/sync/catalogue-apply.js';
-import { createCatalogueRepo } from './modules/sync/catalogue-repo.js';
+import { createSender } from './modules/sync/up/sender.js';
+import { provisioningWithout } from './modules/sync/catalogue/apply.js';
+import { createCatalogueRepo } from './modules/sync/catalogue/repo.js';
 import type { InboxResultBody } from './shared/hq-inbox.js';
-import { createPuller } from './modules/sync/puller.js';
+import { createPuller } from './modules/sync/catalogue/puller.js';
 import { venueStream } from './modules/events/event-store.js';
-import { applyCentralAnswer } from './modules/sync/central-answer.js';
-import { reportCentralOrders } from './modules/sync/inbox-orders.js';
+import { applyCentralAnswer } from './modules/sync/catalogue/central-answer.js';
+import { reportCentralOrders } from './modules/sync/inbox/orders.js';
 import { createMediaFetcher } from './modules/media/fetcher.js';
 import { createMediaRepo } from './modules/media/repo.js';
 import { mediaRoutes } from './modules/media/routes.js';
 import { createMediaStore } from './modules/media/store.js';
-import { deviceSigner } from './modules/sync/signer.js';
+import { deviceSigner } from './modules/sync/enrolment/signer.js';
 import { syncStatus } from './modules/sync/status.js';
 import { createServer } from './server.js';
 import { resolveScreensBootstrap, type ScreensBootstrap, screensRoutes } from './modules/screens/routes.js';
@@ -68,7 +68,7 @@ import { readiness } from './modules/health/readiness.js';
 import { healthRoutes } from './modules/health/routes.js';
 import { createRetention } from './modules/storage/retention.js';
 import { createBackupJob } from './modules/backup/service.js';
-import { DataDirLockedError, lockDataDir } from './db/data-dir-lock.js';
+import { DataDirClaimedError, claimDataDir } from './db/data-dir-claim.js';
 import { createJobs } from './jobs.js';
 import { type NamedService, pause, type Service, stopInOrder } from './shared/service.js';
 
@@ -97,7 +97,7 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
   const dataDir = resolve(config.dataDir);
   prepareDataDir(dataDir);
   // Held while the box runs: one box per data dir, and `venue-box restore` refuses it (docs/operations.md "Backups and restore").
-  const lock = lockDataDirForStart(dataDir);
+  const claim = claimDataDirForStart(dataDir);
   let db: Db | undefined;
   try {
     const file = join(dataDir, DB_FILE);
@@ -120,19 +120,19 @@ export async function startBox({ config, log, provisioning, configFile }: BoxOpt
     }
     const screens = resolveScreensBootstrap(config.screens, provisioning);
     const box = await serveBoxApi(db, dataDir, config, log, createBackupJob({ dataDir, configFile, log }), screens);
-    return { ...box, stop: () => box.stop().finally(() => lock.release()) };
+    return { ...box, stop: () => box.stop().finally(() => claim.release()) };
   } catch (err) {
     db?.close();
-    lock.release();
+    claim.release();
     throw err;
   }
 }
 
-function lockDataDirForStart(dataDir: string): { release(): void } {
+function claimDataDirForStart(dataDir: string): { release(): void } {
   try {
-    return lockDataDir(dataDir);
+    return claimDataDir(dataDir);
   } catch (err) {
-    if (err instanceof DataDirLockedError) throw new StartError(err.message);
+    if (err instanceof DataDirClaimedError) throw new StartError(err.message);
     throw new StartError(`data directory ${dataDir}: cannot take its lock: ${(err as { code?: string }).code ?? String(err)}`);
   }
 }
@@ -268,9 +268,9 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
       enrolPollMs: 5000,
     },
     signerFor: (device) => deviceSigner(device.secretKey),
-    restore: createRestoreApplier({
-      order: ordering.restore, document: warehouse.restoreDocument, warehouse: warehouse.restoreWarehouse,
-      soldOut: (tenantId, body) => soldOut.restore(tenantId, body, now()),
+    reinstate: createReinstater({
+      order: ordering.reinstateOrder, document: warehouse.reinstateDocument, warehouse: warehouse.reinstateWarehouse,
+      soldOut: (tenantId, body) => soldOut.reinstate(tenantId, body, now()),
       savepoint: (fn) => db.transaction(fn)(),
     }, log),
   });

@@ -19,7 +19,7 @@ import { runSyncCli } from './modules/sync/cli.js';
 import { untilSignal } from './shared/until-signal.js';
 import { backupList, backupNow, backupVerify, restore } from './modules/backup/cli.js';
 import { BackupError } from './modules/backup/take.js';
-import { DataDirLockedError } from './db/data-dir-lock.js';
+import { DataDirClaimedError } from './db/data-dir-claim.js';
 import { CacheDirError } from './native/cache-dir.js';
 import { AddonExtractError } from './native/extract.js';
 
@@ -220,7 +220,7 @@ function print(text: string): number {
 }
 
 const EXPECTED = [
-  UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError, BackupError, DataDirLockedError,
+  UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError, BackupError, DataDirClaimedError,
   AddonExtractError, CacheDirError,
 ];
 

@@ -10,7 +10,7 @@ import { type Db, openDatabase } from '../src/db/open.js';
 import type { Principal } from '../src/http/types.js';
 import { createLogger } from '../src/log.js';
 import { createSoldOutFlags as createProductLocks, type SoldOutFlags as ProductLocks } from '../src/modules/menus/sold-out.js';
-import { createOutbox } from '../src/modules/sync/outbox.js';
+import { createOutbox } from '../src/modules/sync/up/outbox.js';
 import { createSyncRepo } from '../src/modules/sync/repo.js';
 import { createMenuRepo } from '../src/modules/menus/repo.js';
 import { createMenuService } from '../src/modules/menus/service.js';

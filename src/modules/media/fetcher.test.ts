@@ -8,7 +8,7 @@ import { afterEach, expect, test } from 'vitest';
 import { createLogger } from '../../log.js';
 import { type ImageExt, sha256Hex } from '../../shared/media.js';
 import { keyIdOf } from '../../shared/sync-protocol.js';
-import { saveDevice } from '../sync/device.js';
+import { saveDevice } from '../sync/enrolment/device.js';
 import { createMediaFetcher } from './fetcher.js';
 import { createMediaStore } from './store.js';
 

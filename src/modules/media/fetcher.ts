@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
 import { type ImageExt, MAX_IMAGE_BYTES, MEDIA_PATH, sha256Hex } from '../../shared/media.js';
 import { requestSigningText, signDetached } from '../../shared/sync-protocol.js';
-import { type Device, loadDevice } from '../sync/device.js';
+import { type Device, loadDevice } from '../sync/enrolment/device.js';
 import type { MediaRepo } from './repo.js';
 import type { MediaStore } from './store.js';
 

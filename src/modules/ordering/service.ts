@@ -1,12 +1,12 @@
 import type { Principal } from '../../http/types.js';
 import { insufficientScope, notFound, reject, retryLater } from '../../shared/errors.js';
 import { notification, orderChange } from '../../shared/socket-protocol.js';
-import { createBuckets } from '../../shared/token-bucket.js';
+import { createRateLimiter } from '../../shared/token-bucket.js';
 import { isUuid, newId7 } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
 import { isoOf } from '../../shared/clock.js';
 import type { OrderChangedBody } from '../../shared/sync-protocol.js';
-import type { Outbox } from '../sync/outbox.js';
+import type { Outbox } from '../sync/up/outbox.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { CommandHandler, CommandQueue } from './command-queue.js';
 import type { Static } from '@sinclair/typebox';
@@ -15,7 +15,7 @@ import type { CommandDeps } from './commands/rules.js';
 import { buildOrder, type Order, orderView, type OrderRows, syncDetail, withoutContact } from './order-view.js';
 import { createIdempotencyGuard, type IdempotencyRequest } from './idempotency.js';
 import type { Command, OrderFilter, OrderRepo } from './repo.js';
-import { restoreOrder } from './restore.js';
+import { reinstateOrder } from './reinstate.js';
 import type { AppendBody, CancelBody, CompleteBody, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
 import { encodeCursor, type OrderPage } from './staff-views.js';
 
@@ -71,7 +71,7 @@ export function createOrderingService(deps: OrderingDeps) {
    * stored as JSON text with the command; a retry gets that one back (for `new`, the original order and line
    * ids, not the fresh ones made for the retry), and it serialises to the same bytes again.
    */
-  const customerRate = deps.customerCommandRate ? createBuckets(deps.customerCommandRate, deps.now) : undefined;
+  const customerRate = deps.customerCommandRate ? createRateLimiter(deps.customerCommandRate, deps.now) : undefined;
   const rateKey = (tenantId: string, userId: string) => `${tenantId}\n${userId}`;
   /** 429 with Retry-After past the customer's command rate; the command is not queued. */
   function checkRate(p: Principal): void {
@@ -117,7 +117,7 @@ export function createOrderingService(deps: OrderingDeps) {
       const command = commandOf(cmd.kind);
       if (!command) throw reject('invalidCommand', `unknown command ${cmd.kind}`, [cmd.kind]);
       command.apply(deps, cmd, cmd.body, now);
-      // The order as the command left it (in memory: src/modules/ordering/order-docs.ts): the pushed view and the
+      // The order as the command left it (in memory: src/modules/ordering/order-store.ts): the pushed view and the
       // sync detail both come from these rows.
       const rows = deps.repo.rows(cmd.tenantId, cmd.orderId)!;
       const order = orderView(deps.venues, cmd.tenantId, rows);
@@ -194,8 +194,8 @@ export function createOrderingService(deps: OrderingDeps) {
     /** Removes Idempotency-Keys stored before `beforeMs` (the retention job); returns how many. */
     pruneIdempotencyKeys: (beforeMs: number): number => deps.repo.idempotency.prune(beforeMs),
 
-    /** Puts an order back from the central's copy (src/modules/ordering/restore.ts). */
-    restore: (tenantId: string, body: OrderChangedBody): void => restoreOrder(deps.repo, tenantId, body),
+    /** Puts an order back from the central's copy (src/modules/ordering/reinstate.ts). */
+    reinstateOrder: (tenantId: string, body: OrderChangedBody): void => reinstateOrder(deps.repo, tenantId, body),
 
     /** The current order, to the users it lists (and staff of the tenant); 404 to anyone else. */
     getOrder(p: Principal, orderId: string): Order {

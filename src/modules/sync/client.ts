@@ -5,8 +5,8 @@ import {
   requestSigningText, type SyncErrorBody, type TailResponse,
 } from '../../shared/sync-protocol.js';
 import type { CatalogueResponse } from '../../shared/catalogue-protocol.js';
-import type { Device } from './device.js';
-import type { Signer } from './signer.js';
+import type { Device } from './enrolment/device.js';
+import type { Signer } from './enrolment/signer.js';
 
 /** The central answered with an error; `status` 0 when it could not be reached at all. */
 export class CentralError extends Error {

@@ -1,6 +1,6 @@
 import { AppError, invalidField, retryLater, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
-import { createBuckets } from '../../../shared/token-bucket.js';
+import { createRateLimiter } from '../../../shared/token-bucket.js';
 import {
   type EnrolRequest, type EnrolResponse, GENESIS_HASH, type HelloRequest, type HelloResponse, keyIdOf, PROTOCOL,
   requestSigningText, SCHEMA, type TailResponse, verifyDetached,
@@ -23,7 +23,7 @@ export const ENROL_FAILURES = { burst: 10, refillSeconds: 60 };
 /** Devices: enrolment codes, enrolment, signed requests (hello and the tail), listing and revocation. */
 export function createDeviceService(pool: Pool, now: () => number) {
   const repo = createDeviceRepo(pool);
-  const enrolFailures = createBuckets(ENROL_FAILURES, now);
+  const enrolFailures = createRateLimiter(ENROL_FAILURES, now);
 
   /** The device of a signed request (headers x-tenant, x-device, x-signature over requestSigningText). */
   async function authenticateSigned(req: HttpRequest, body: string): Promise<DeviceRow> {

@@ -1,13 +1,13 @@
-import type { Logger } from '../../log.js';
-import { isoOf } from '../../shared/clock.js';
+import type { Logger } from '../../../log.js';
+import { isoOf } from '../../../shared/clock.js';
 import {
   type BatchAck, type BatchHeader, batchParts, type Head, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, PROTOCOL, SCHEMA,
-} from '../../shared/sync-protocol.js';
-import { CentralError, centralClient, type ClientOptions } from './client.js';
-import { type Device, loadDevice } from './device.js';
-import { reconcile, type RestoreApplier } from './restore.js';
-import type { OutboxRow, SyncRepo } from './repo.js';
-import type { Signer } from './signer.js';
+} from '../../../shared/sync-protocol.js';
+import { CentralError, centralClient, type ClientOptions } from '../client.js';
+import { type Device, loadDevice } from '../enrolment/device.js';
+import { reconcile, type Reinstater } from '../reconcile/reconcile.js';
+import type { OutboxRow, SyncRepo } from '../repo.js';
+import type { Signer } from '../enrolment/signer.js';
 
 export interface SenderOptions {
   /** Wait this long after a commit before sending, so a burst of commands travels in one batch. */
@@ -28,7 +28,7 @@ export interface SenderDeps {
   now(): number;
   options: SenderOptions;
   signerFor(device: Device): Signer;
-  restore: RestoreApplier;
+  reinstate: Reinstater;
   version: string;
   /**
    * Resolves once an fsync begun after the call is done: the outbox rows just read may be a moment from the
@@ -139,7 +139,7 @@ export function createSender(deps: SenderDeps) {
   /** Moves to where the central is: resend after a restored central, skip what it has, restore a restored box. */
   async function findCentral(d: Device, head: Head): Promise<void> {
     await reconcile({
-      repo, log, now: deps.now, restore: deps.restore, device: d,
+      repo, log, now: deps.now, reinstate: deps.reinstate, device: d,
       fetchTail: (after, limit) => centralClient.tail(d, signer!, after, limit, client),
     }, head);
   }

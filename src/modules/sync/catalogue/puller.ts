@@ -1,10 +1,10 @@
-import type { Logger } from '../../log.js';
-import type { CatalogueResponse } from '../../shared/catalogue-protocol.js';
-import { CatalogueApplyError, ChecksumMismatch } from './catalogue-apply.js';
-import type { CatalogueState } from './catalogue-repo.js';
-import { CentralError, centralClient } from './client.js';
-import { type Device, loadDevice } from './device.js';
-import { deviceSigner } from './signer.js';
+import type { Logger } from '../../../log.js';
+import type { CatalogueResponse } from '../../../shared/catalogue-protocol.js';
+import { CatalogueApplyError, ChecksumMismatch } from './apply.js';
+import type { CatalogueState } from './repo.js';
+import { CentralError, centralClient } from '../client.js';
+import { type Device, loadDevice } from '../enrolment/device.js';
+import { deviceSigner } from '../enrolment/signer.js';
 
 export interface PullerOptions {
   /** How long the central may hold a poll open when nothing changed (seconds). */
