@@ -28,6 +28,7 @@ import { catalogueFeedRoutes, hqCatalogueRoutes } from './modules/catalogue/rout
 import { inboxRoutes } from './modules/inbox/routes.js';
 import { createInboxService } from './modules/inbox/service.js';
 import { mediaRoutes } from './modules/media/routes.js';
+import { createRuntime, type ServiceFailure, serviceOf } from '../shared/runtime.js';
 
 export interface CentralOptions {
   host: string;
@@ -42,6 +43,8 @@ export interface CentralOptions {
 export interface Central {
   port: number;
   stop(): Promise<void>;
+  /** Resolves if a service whose policy is 'fatal' fails: the caller stops the central and exits non-zero. */
+  failed: Promise<ServiceFailure>;
 }
 
 export class CentralListenError extends Error {}
@@ -51,15 +54,23 @@ const REFRESH_TTL_MS = 30 * 86_400_000;
 const HOUR_MS = 3_600_000;
 /** Retired catalogue rows stay this long; a box whose cursor is older than one purged gets a snapshot. */
 const TOMBSTONE_RETENTION_MS = 30 * 86_400_000;
-/** How long shutdown waits for batches in flight before closing the pool under them. */
+/** How long shutdown waits for batches in flight before closing the pool under them (the runtime logs it). */
 const DRAIN_TIMEOUT_MS = 30_000;
 
-/** The central node's composition root: database, provisioning, modules, HTTP; returns its stop. */
+/**
+ * The central node's composition root: database, provisioning, modules, HTTP, each made from what is above it;
+ * then the runtime runs the services in order and stops them in the reverse order.
+ */
 export async function startCentral(o: CentralOptions): Promise<Central> {
   const dataDir = resolve(o.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o750 });
   const { log } = o;
+  let reportFailure!: (failure: ServiceFailure) => void;
+  const failed = new Promise<ServiceFailure>((resolve) => (reportFailure = resolve));
+  const runtime = createRuntime({ log, onFatal: reportFailure });
   const db = await openCentralDatabase({ dataDir, databaseUrl: o.databaseUrl, mode: 'serve', log, poolSize: POOL_SIZE });
+  let closing: Promise<void> | undefined;
+  const closeDb = () => (closing ??= db.close());
   try {
     const now = () => Date.now();
     const { pool } = db;
@@ -76,7 +87,6 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const ingest = createIngestService({ pool, limiter, ensurePartitions: monthlyPartitions(pool, now) });
     const hq = createHqService(pool, devices);
     const notifier = createNotifier(db.url, log);
-    await notifier.start();
     const feed = createCatalogueFeed(pool, notifier);
 
     let accepting = true;
@@ -93,33 +103,60 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       // without the boxes coming back at once.
       stopping: { message: 'the central is shutting down; retry after Retry-After seconds', retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5) },
     });
-    const { socket, port } = await listen(app, o.host, o.port);
-    const hourly = setInterval(() => {
-      auth.sweepExpired().then((removed) => log.info({ removed }, 'expired refresh tokens removed'),
-        (err: unknown) => log.error({ err }, 'refresh token sweep failed'));
-      createCatalogueRepo(pool).purge(new Date(now() - TOMBSTONE_RETENTION_MS)).then((removed) => {
-        if (removed > 0) log.info({ removed }, 'catalogue tombstones past retention removed');
-      }, (err: unknown) => log.error({ err }, 'catalogue tombstone purge failed'));
-    }, HOUR_MS);
-    hourly.unref();
-    log.info({ address: `http://${o.host}:${port}`, port, dataDir }, 'central listening');
+
+    let listening: { socket: us_listen_socket; port: number } | undefined;
+    let bound!: () => void;
+    const ready = new Promise<void>((r) => (bound = r));
+    const http = serviceOf({
+      async start() {
+        listening = await listen(app, o.host, o.port);
+        log.info({ address: `http://${o.host}:${listening.port}`, port: listening.port, dataDir }, 'central listening');
+        bound();
+      },
+      // New requests get 503 with Retry-After; the batches already taken go on.
+      drain() {
+        accepting = false;
+        if (listening) uws().us_listen_socket_close(listening.socket);
+      },
+    });
+    let hourly: NodeJS.Timeout | undefined;
+    const sweeps = serviceOf({
+      start() {
+        hourly = setInterval(() => {
+          auth.sweepExpired().then((removed) => log.info({ removed }, 'expired refresh tokens removed'),
+            (err: unknown) => log.error({ err }, 'refresh token sweep failed'));
+          createCatalogueRepo(pool).purge(new Date(now() - TOMBSTONE_RETENTION_MS)).then((removed) => {
+            if (removed > 0) log.info({ removed }, 'catalogue tombstones past retention removed');
+          }, (err: unknown) => log.error({ err }, 'catalogue tombstone purge failed'));
+        }, HOUR_MS);
+        hourly.unref();
+      },
+      stop: () => clearInterval(hourly),
+    });
+
+    // Started in this order, stopped in the reverse one (docs/architecture.md "Wiring and lifecycle").
+    await runtime.start([
+      { name: 'database', service: serviceOf({ stop: closeDb }), policy: 'fatal' },
+      // A batch in flight commits (and is acknowledged) or rolls back; never cut off mid-transaction.
+      { name: 'batches in flight', service: serviceOf({ drain: () => Promise.all([limiter.idle(), feed.idle()]).then(() => {}) }),
+        policy: 'fatal', deadlineMs: DRAIN_TIMEOUT_MS },
+      // Closed before the batches are waited for: waiting long polls answer now ("no change").
+      { name: 'catalogue notifier', service: serviceOf({ start: () => notifier.start(), stop: () => notifier.close() }), policy: 'fatal' },
+      { name: 'hourly sweeps', service: sweeps, policy: 'fatal' },
+      { name: 'http', service: http, policy: 'fatal', ready: () => ready },
+    ]);
 
     return {
-      port,
+      port: listening!.port,
+      failed,
       async stop() {
-        accepting = false;
-        uws().us_listen_socket_close(socket);
-        clearInterval(hourly);
-        // Waiting long polls answer now ("no change"), before the pool closes under them.
-        await notifier.close();
-        // A batch in flight commits (and is acknowledged) or rolls back; never cut off mid-transaction.
-        await Promise.race([Promise.all([limiter.idle(), feed.idle()]), new Promise((r) => setTimeout(r, DRAIN_TIMEOUT_MS))]);
-        await db.close();
+        await runtime.stop();
         log.info('central stopped');
       },
     };
   } catch (err) {
-    await db.close();
+    await runtime.stop();
+    await closeDb();
     throw err;
   }
 }

@@ -94,8 +94,11 @@ async function serveCentral(values: Values): Promise<number> {
   const central = await startCentral({
     host: values.host!, port: Number(values.port), dataDir: values['data-dir']!, databaseUrl: values['database-url'], log, provisioning,
   });
-  await untilSignal(central, log);
-  return 0;
+  // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and a non-zero exit for the supervisor.
+  return Promise.race([untilSignal(central, log).then(() => 0), central.failed.then(async () => {
+    await central.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
+    return 1;
+  })]);
 }
 
 function readJson(file: string): unknown {
