@@ -1,15 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { mountRoutes } from '../http/mount.js';
-import { uws } from '../native/uws.js';
 import type { HttpRequest } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { loadOrCreateKey } from '../shared/jwt.js';
-import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
 import { openCentralDatabase } from './db/open.js';
 import { ensurePartitions, monthlyPartitions } from './db/partitions.js';
-import { POOL_SIZE } from './db/pool.js';
+import { type Pool, POOL_SIZE } from './db/pool.js';
+import { createCentralHttp } from './http.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { createCentralAuth } from './modules/auth/service.js';
 import { deviceRoutes } from './modules/devices/routes.js';
@@ -28,7 +25,7 @@ import { catalogueFeedRoutes, hqCatalogueRoutes } from './modules/catalogue/rout
 import { inboxRoutes } from './modules/inbox/routes.js';
 import { createInboxService } from './modules/inbox/service.js';
 import { mediaRoutes } from './modules/media/routes.js';
-import { createRuntime, type ServiceFailure, serviceOf } from '../shared/runtime.js';
+import { createRuntime, type Service, type ServiceFailure, serviceOf } from '../shared/runtime.js';
 
 export interface CentralOptions {
   host: string;
@@ -46,8 +43,6 @@ export interface Central {
   /** Resolves if a service whose policy is 'fatal' fails: the caller stops the central and exits non-zero. */
   failed: Promise<ServiceFailure>;
 }
-
-export class CentralListenError extends Error {}
 
 const ACCESS_TTL_SECONDS = 3600;
 const REFRESH_TTL_MS = 30 * 86_400_000;
@@ -89,51 +84,17 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const notifier = createNotifier(db.url, log);
     const feed = createCatalogueFeed(pool, notifier);
 
-    let accepting = true;
-    const app = uws().App();
     const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-    const routes = [
-      ...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq),
-      ...catalogueFeedRoutes(devices, feed, pool), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
-      ...mediaRoutes(pool, devices), ...inboxRoutes(createInboxService(pool)),
-    ];
-    mountRoutes(app, routes, {
-      log, maxBodyBytes: MAX_REQUEST_BYTES, authenticate: (req) => auth.verify(bearerOf(req)), accepting: () => accepting,
-      // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
-      // without the boxes coming back at once.
-      stopping: { message: 'the central is shutting down; retry after Retry-After seconds', retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5) },
+    const http = createCentralHttp({
+      host: o.host, port: o.port, dataDir, log, authenticate: (req) => auth.verify(bearerOf(req)),
+      routes: [
+        ...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq),
+        ...catalogueFeedRoutes(devices, feed, pool), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
+        ...mediaRoutes(pool, devices), ...inboxRoutes(createInboxService(pool)),
+      ],
     });
 
-    let listening: { socket: us_listen_socket; port: number } | undefined;
-    let bound!: () => void;
-    const ready = new Promise<void>((r) => (bound = r));
-    const http = serviceOf({
-      async start() {
-        listening = await listen(app, o.host, o.port);
-        log.info({ address: `http://${o.host}:${listening.port}`, port: listening.port, dataDir }, 'central listening');
-        bound();
-      },
-      // New requests get 503 with Retry-After; the batches already taken go on.
-      drain() {
-        accepting = false;
-        if (listening) uws().us_listen_socket_close(listening.socket);
-      },
-    });
-    let hourly: NodeJS.Timeout | undefined;
-    const sweeps = serviceOf({
-      start() {
-        hourly = setInterval(() => {
-          auth.sweepExpired().then((removed) => log.info({ removed }, 'expired refresh tokens removed'),
-            (err: unknown) => log.error({ err }, 'refresh token sweep failed'));
-          createCatalogueRepo(pool).purge(new Date(now() - TOMBSTONE_RETENTION_MS)).then((removed) => {
-            if (removed > 0) log.info({ removed }, 'catalogue tombstones past retention removed');
-          }, (err: unknown) => log.error({ err }, 'catalogue tombstone purge failed'));
-        }, HOUR_MS);
-        hourly.unref();
-      },
-      stop: () => clearInterval(hourly),
-    });
-
+    const catalogueListener = serviceOf({ start: () => notifier.start(), stop: () => notifier.close() });
     // Started in this order, stopped in the reverse one (docs/architecture.md "Wiring and lifecycle").
     await runtime.start([
       { name: 'database', service: serviceOf({ stop: closeDb }), policy: 'fatal' },
@@ -141,13 +102,13 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       { name: 'batches in flight', service: serviceOf({ drain: () => Promise.all([limiter.idle(), feed.idle()]).then(() => {}) }),
         policy: 'fatal', deadlineMs: DRAIN_TIMEOUT_MS },
       // Closed before the batches are waited for: waiting long polls answer now ("no change").
-      { name: 'catalogue notifier', service: serviceOf({ start: () => notifier.start(), stop: () => notifier.close() }), policy: 'fatal' },
-      { name: 'hourly sweeps', service: sweeps, policy: 'fatal' },
-      { name: 'http', service: http, policy: 'fatal', ready: () => ready },
+      { name: 'catalogue notifier', service: catalogueListener, policy: 'fatal', ready: catalogueListener.started },
+      { name: 'hourly sweeps', service: hourlySweeps(auth, pool, log, now), policy: 'fatal' },
+      { name: 'http', service: http.service, policy: 'fatal', ready: http.listening },
     ]);
 
     return {
-      port: listening!.port,
+      port: http.port(),
       failed,
       async stop() {
         await runtime.stop();
@@ -161,11 +122,20 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
   }
 }
 
-function listen(app: TemplatedApp, host: string, port: number): Promise<{ socket: us_listen_socket; port: number }> {
-  return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket) => {
-      if (!socket) reject(new CentralListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
-      else resolve({ socket, port: uws().us_socket_local_port(socket) });
-    });
+/** Expired refresh tokens and catalogue tombstones past retention, removed every hour. */
+function hourlySweeps(auth: ReturnType<typeof createCentralAuth>, pool: Pool, log: Logger, now: () => number): Service {
+  let hourly: NodeJS.Timeout | undefined;
+  return serviceOf({
+    start() {
+      hourly = setInterval(() => {
+        auth.sweepExpired().then((removed) => log.info({ removed }, 'expired refresh tokens removed'),
+          (err: unknown) => log.error({ err }, 'refresh token sweep failed'));
+        createCatalogueRepo(pool).purge(new Date(now() - TOMBSTONE_RETENTION_MS)).then((removed) => {
+          if (removed > 0) log.info({ removed }, 'catalogue tombstones past retention removed');
+        }, (err: unknown) => log.error({ err }, 'catalogue tombstone purge failed'));
+      }, HOUR_MS);
+      hourly.unref();
+    },
+    stop: () => clearInterval(hourly),
   });
 }

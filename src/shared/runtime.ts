@@ -178,14 +178,19 @@ export type Runtime = ReturnType<typeof createRuntime>;
 
 /**
  * A Service for a part driven by its own timers and callbacks: run() calls `start` and then waits for stop().
- * Used by parts that have nothing of their own to fail in between (they log and retry inside).
+ * Used by parts that have nothing of their own to fail in between (they log and retry inside). `started`
+ * resolves once `start` has (an entry's `ready`, when the next service needs it done).
  */
-export function serviceOf(part: { start?(): void | Promise<void>; drain?(): void | Promise<void>; stop?(): void | Promise<void> }): Service {
+export function serviceOf(part: { start?(): void | Promise<void>; drain?(): void | Promise<void>; stop?(): void | Promise<void> }):
+  Service & { started(): Promise<void> } {
   let release: (() => void) | undefined;
+  let begun!: () => void;
+  const started = new Promise<void>((resolve) => (begun = resolve));
   return {
     async run() {
       const stopped = new Promise<void>((resolve) => (release = resolve));
       await part.start?.();
+      begun();
       await stopped;
     },
     ...(part.drain ? { drain: () => part.drain!() } : {}),
@@ -196,6 +201,7 @@ export function serviceOf(part: { start?(): void | Promise<void>; drain?(): void
         release?.();
       }
     },
+    started: () => started,
   };
 }
 
