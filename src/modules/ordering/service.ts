@@ -120,7 +120,7 @@ export function createOrderingService(deps: OrderingDeps) {
 
     /**
      * Whether any order (open or closed) lists the user: such a user keeps its refresh tokens for the full
-     * lifetime, to follow its order; the auth module's sweep asks this (wired in src/box.ts).
+     * lifetime, to follow its order; the auth module's sweep asks this (wired in src/jobs.ts).
      */
     userHasOrder: (tenantId: string, userId: string): boolean => deps.repo.userHasOrder(tenantId, userId),
 
