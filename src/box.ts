@@ -38,7 +38,9 @@ export interface Box {
  */
 export async function startBox({ config, log, provisioning, configFile, systemd }: BoxOptions): Promise<Box> {
   const now = nowMs;
-  const metrics = config.metrics.enabled ? createBoxMetrics({ version: pkg.version, commandKinds: COMMAND_KINDS }) : undefined;
+  const metrics = config.metrics.enabled
+    ? createBoxMetrics({ version: pkg.version, commandKinds: COMMAND_KINDS })
+    : undefined;
   let reportFailure!: (failure: ServiceFailure) => void;
   const failed = new Promise<ServiceFailure>((resolve) => (reportFailure = resolve));
   const runtime = createRuntime({ log, onFatal: reportFailure });
@@ -50,13 +52,44 @@ export async function startBox({ config, log, provisioning, configFile, systemd 
     const repos = createRepos(db, dataDir);
     const auth = createBoxAuth(db, dataDir, config, storage.durable, now);
     const sockets = createSockets({ config, log, repos, auth, walSync: storage.walSync, metrics });
-    const domain = createDomain({ config, log, db, repos, publisher: sockets.publisher, durable: storage.durable, metrics, now });
+    const domain = createDomain({
+      config,
+      log,
+      db,
+      repos,
+      publisher: sockets.publisher,
+      durable: storage.durable,
+      metrics,
+      now,
+    });
     const http = createHttp({
-      config, log, db, dataDir, repos, auth, domain, sockets, disk, metrics, now, failedService: runtime.failure,
+      config,
+      log,
+      db,
+      dataDir,
+      repos,
+      auth,
+      domain,
+      sockets,
+      disk,
+      metrics,
+      now,
+      failedService: runtime.failure,
       screens: resolveScreensBootstrap(config.screens, provisioning),
     });
     const background = createBackground({
-      config, log, db, dataDir, configFile, repos, auth, domain, publisher: sockets.publisher, disk, metrics, now,
+      config,
+      log,
+      db,
+      dataDir,
+      configFile,
+      repos,
+      auth,
+      domain,
+      publisher: sockets.publisher,
+      disk,
+      metrics,
+      now,
       synced: storage.durable.synced,
     });
     const checkpointer = createBoxCheckpointer(storage, log, metrics, domain.queue);
@@ -76,9 +109,15 @@ export async function startBox({ config, log, provisioning, configFile, systemd 
       { name: 'checkpointer', service: checkpointer, policy: 'fatal' },
       { name: 'jobs', service: background.jobs, policy: 'fatal' },
       { name: 'http', service: http.service, policy: 'fatal', ready: http.listening },
-      ...(systemd ? [{
-        name: 'systemd', service: systemdService(systemd, () => `serving on ${config.host}:${http.port()}`), policy: 'fatal' as const,
-      }] : []),
+      ...(systemd
+        ? [
+            {
+              name: 'systemd',
+              service: systemdService(systemd, () => `serving on ${config.host}:${http.port()}`),
+              policy: 'fatal' as const,
+            },
+          ]
+        : []),
     ]);
     return {
       port: http.port(),

@@ -49,70 +49,127 @@ export function createBackground(d: BackgroundDeps) {
   const savepoint = <T>(fn: () => T): T => db.transaction(fn)();
 
   const sender = createSender({
-    repo: repos.sync, dataDir, log, now, version: pkg.version, synced: d.synced,
+    repo: repos.sync,
+    dataDir,
+    log,
+    now,
+    version: pkg.version,
+    synced: d.synced,
     options: {
-      flushDelayMs: config.sync.flushDelayMs, retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs,
-      heartbeatMs: config.sync.heartbeatSeconds * 1000, requestTimeoutMs, enrolPollMs: 5000,
+      flushDelayMs: config.sync.flushDelayMs,
+      retryMinMs: config.sync.retryMinMs,
+      retryMaxMs: config.sync.retryMaxMs,
+      heartbeatMs: config.sync.heartbeatSeconds * 1000,
+      requestTimeoutMs,
+      enrolPollMs: 5000,
     },
     signerFor: (device) => deviceSigner(device.secretKey),
-    restore: createRestoreApplier({
-      order: ordering.restore, document: warehouse.restoreDocument, warehouse: warehouse.restoreWarehouse,
-      soldOut: (tenantId, body) => soldOut.restore(tenantId, body, now()), savepoint,
-    }, log),
+    restore: createRestoreApplier(
+      {
+        order: ordering.restore,
+        document: warehouse.restoreDocument,
+        warehouse: warehouse.restoreWarehouse,
+        soldOut: (tenantId, body) => soldOut.restore(tenantId, body, now()),
+        savepoint,
+      },
+      log,
+    ),
   });
   repos.outbox.onAppend(() => sender.wake());
   if (d.metrics) {
     registerSyncGauges(d.metrics, () => {
       const s = syncStatus(repos.sync, dataDir, now());
-      return { enrolled: s.central !== null, backlog: s.backlog, oldestUnsyncedAgeS: s.oldestUnsyncedAgeS,
-        lastSuccessMs: s.lastSuccessAt === null ? null : Date.parse(s.lastSuccessAt), deadLetters: s.deadLetters };
+      return {
+        enrolled: s.central !== null,
+        backlog: s.backlog,
+        oldestUnsyncedAgeS: s.oldestUnsyncedAgeS,
+        lastSuccessMs: s.lastSuccessAt === null ? null : Date.parse(s.lastSuccessAt),
+        deadLetters: s.deadLetters,
+      };
     });
   }
   const mediaFetcher = createMediaFetcher({
-    dataDir, repo: repos.media, store: repos.mediaStore, log, diskFull: () => d.disk.full(),
+    dataDir,
+    repo: repos.media,
+    store: repos.mediaStore,
+    log,
+    diskFull: () => d.disk.full(),
     options: {
-      maxBytes: config.sync.mediaMaxBytes, requestTimeoutMs, retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs,
+      maxBytes: config.sync.mediaMaxBytes,
+      requestTimeoutMs,
+      retryMinMs: config.sync.retryMinMs,
+      retryMaxMs: config.sync.retryMaxMs,
     },
   });
   const puller = createPuller({
-    dataDir, log, state: repos.catalogue.state, setError: (message) => repos.catalogue.setError(message, now()),
+    dataDir,
+    log,
+    state: repos.catalogue.state,
+    setError: (message) => repos.catalogue.setError(message, now()),
     options: {
-      waitSeconds: config.sync.catalogueWaitSeconds, requestTimeoutMs,
-      retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs, enrolPollMs: 5000,
+      waitSeconds: config.sync.catalogueWaitSeconds,
+      requestTimeoutMs,
+      retryMinMs: config.sync.retryMinMs,
+      retryMaxMs: config.sync.retryMaxMs,
+      enrolPollMs: 5000,
     },
-    apply: (tenantId, res) => applyCentralAnswer({
-      catalogue: {
-        catalogue: repos.catalogue, provisioning: repos.provisioning, now,
-        revokeUser: d.auth.revokeUserTokens, noteRevoked: d.auth.noteRevoked,
-        menuChanged: (t, venue, event) => repos.events.append(t, venueStream(venue), event, now()),
-        push: (frames) => d.publisher.publish(frames),
-      },
-      inbox: {
-        savepoint, now, report: domain.reportInbox, log,
-        venueWarehouse: (t, venueId) => repos.venues.getVenue(t, venueId)?.warehouse,
-        documentKnown: repos.warehouse.hasDocument,
-        bookDocument: (t, userId, warehouseId, doc) => void warehouse.postDocument({ tenantId: t, userId }, warehouseId, doc),
-        orderKnown: (t, id) => repos.orders.order(t, id) !== undefined,
-        queueCommand: (cmd) => repos.orders.insertCommand(cmd),
-      },
-      afterCommit: () => {
-        void domain.queue.drain();
-        mediaFetcher.wake();
-      },
-    }, tenantId, res),
+    apply: (tenantId, res) =>
+      applyCentralAnswer(
+        {
+          catalogue: {
+            catalogue: repos.catalogue,
+            provisioning: repos.provisioning,
+            now,
+            revokeUser: d.auth.revokeUserTokens,
+            noteRevoked: d.auth.noteRevoked,
+            menuChanged: (t, venue, event) => repos.events.append(t, venueStream(venue), event, now()),
+            push: (frames) => d.publisher.publish(frames),
+          },
+          inbox: {
+            savepoint,
+            now,
+            report: domain.reportInbox,
+            log,
+            venueWarehouse: (t, venueId) => repos.venues.getVenue(t, venueId)?.warehouse,
+            documentKnown: repos.warehouse.hasDocument,
+            bookDocument: (t, userId, warehouseId, doc) =>
+              void warehouse.postDocument({ tenantId: t, userId }, warehouseId, doc),
+            orderKnown: (t, id) => repos.orders.order(t, id) !== undefined,
+            queueCommand: (cmd) => repos.orders.insertCommand(cmd),
+          },
+          afterCommit: () => {
+            void domain.queue.drain();
+            mediaFetcher.wake();
+          },
+        },
+        tenantId,
+        res,
+      ),
   });
 
   const retention = createRetention({
-    pruneCommands: repos.orders.pruneProcessedCommands, commandRetentionMs: config.storage.commandRetentionDays * 86_400_000,
-    log, now,
+    pruneCommands: repos.orders.pruneProcessedCommands,
+    commandRetentionMs: config.storage.commandRetentionDays * 86_400_000,
+    log,
+    now,
   });
   const jobs = createJobs({
-    config, log, now, auth: d.auth, ordering, events: repos.events, warehouse, retention, disk: d.disk, syncRepo: repos.sync,
+    config,
+    log,
+    now,
+    auth: d.auth,
+    ordering,
+    events: repos.events,
+    warehouse,
+    retention,
+    disk: d.disk,
+    syncRepo: repos.sync,
     backups: createBackupJob({ dataDir, configFile: d.configFile, log }),
     syncStatus: () => syncStatus(repos.sync, dataDir, now(), repos.catalogue),
   });
 
   // The three loops keep their own start/stop until they run as Services of their own (docs/sync.md).
-  const loop = (part: { start(): void; stop(): Promise<void> }): Service => serviceOf({ start: () => part.start(), stop: () => part.stop() });
+  const loop = (part: { start(): void; stop(): Promise<void> }): Service =>
+    serviceOf({ start: () => part.start(), stop: () => part.stop() });
   return { sender: loop(sender), puller: loop(puller), mediaFetcher: loop(mediaFetcher), jobs };
 }

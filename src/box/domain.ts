@@ -40,7 +40,11 @@ import { createBuckets } from '../shared/token-bucket.js';
  * Provisioning documents applied at start. A tenant whose catalogue came from the central is the central's: its
  * entry in a provisioning file is skipped.
  */
-export function applyProvisioningDocuments(db: Db, provisioning: { name: string; document: unknown }[], log: Logger): void {
+export function applyProvisioningDocuments(
+  db: Db,
+  provisioning: { name: string; document: unknown }[],
+  log: Logger,
+): void {
   const repo = createProvisioningRepo(db);
   const fromCentral = createCatalogueRepo(db).state();
   for (const p of provisioning) {
@@ -53,16 +57,30 @@ export function applyProvisioningDocuments(db: Db, provisioning: { name: string;
 export function createRepos(db: Db, dataDir: string) {
   const syncRepo = createSyncRepo(db);
   return {
-    venues: createVenueRepo(db), menus: createMenuRepo(db), sync: syncRepo, catalogue: createCatalogueRepo(db),
-    outbox: createOutbox(syncRepo), events: createEventStore(db), orders: createOrderRepo(db), prints: createPrintRepo(db),
-    warehouse: createWarehouseRepo(db), provisioning: createProvisioningRepo(db), media: createMediaRepo(db),
+    venues: createVenueRepo(db),
+    menus: createMenuRepo(db),
+    sync: syncRepo,
+    catalogue: createCatalogueRepo(db),
+    outbox: createOutbox(syncRepo),
+    events: createEventStore(db),
+    orders: createOrderRepo(db),
+    prints: createPrintRepo(db),
+    warehouse: createWarehouseRepo(db),
+    provisioning: createProvisioningRepo(db),
+    media: createMediaRepo(db),
     mediaStore: createMediaStore(dataDir),
   };
 }
 export type Repos = ReturnType<typeof createRepos>;
 
 /** Tokens: made before the sockets, which verify them. */
-export function createBoxAuth(db: Db, dataDir: string, config: Config, durable: ReturnType<typeof durableWrites>, now: () => number) {
+export function createBoxAuth(
+  db: Db,
+  dataDir: string,
+  config: Config,
+  durable: ReturnType<typeof durableWrites>,
+  now: () => number,
+) {
   return createAuthService(createAuthRepo(db), loadOrCreateKey(dataDir), {
     durable,
     accessTtlSeconds: config.auth.accessTokenTtlSeconds,
@@ -98,15 +116,31 @@ export function createDomain({ config, log, db, repos, publisher, durable, metri
   const soldOut = createSoldOutFlags(db, repos.menus, venues, outbox);
   const menus = createMenuService(repos.menus, venues, soldOut);
   const spooler = createSpooler({
-    repo: repos.prints, printers: config.printers, options: config.printing, log, now, synced: durable.synced,
-    onStatus: publishPrinterStatus({ repo: repos.prints, events: repos.events, push: (frames) => publisher.publish(frames) }),
+    repo: repos.prints,
+    printers: config.printers,
+    options: config.printing,
+    log,
+    now,
+    synced: durable.synced,
+    onStatus: publishPrinterStatus({
+      repo: repos.prints,
+      events: repos.events,
+      push: (frames) => publisher.publish(frames),
+    }),
   });
   const printing = createPrintingService({ repo: repos.prints, printers: config.printers, spooler, now });
   if (metrics) registerPrinterGauges(metrics, () => printing.printerHealth());
 
   const orderDeps = {
-    repo: repos.orders, venues, menus, soldOut, printJobs: createPrintJobs(printing), events: repos.events, outbox,
-    source: 'venue-box', now,
+    repo: repos.orders,
+    venues,
+    menus,
+    soldOut,
+    printJobs: createPrintJobs(printing),
+    events: repos.events,
+    outbox,
+    source: 'venue-box',
+    now,
     bounds: { maxLines: config.ordering.maxLines, maxOpenPerAnonymousUser: config.ordering.maxOpenPerAnonymousUser },
     customerRate: createBuckets(config.ordering.customerCommandRate, now),
   };
@@ -114,7 +148,11 @@ export function createDomain({ config, log, db, repos, publisher, durable, metri
   const reportInbox = (tenantId: string, body: InboxResultBody, nowMs: number) =>
     outbox.append(tenantId, 'inbox.result', body.entry, body, nowMs);
   const queue = createCommandQueue({
-    repo: repos.orders, handler: reportCentralOrders(createOrderHandler(orderDeps), reportInbox), publisher, log, now,
+    repo: repos.orders,
+    handler: reportCentralOrders(createOrderHandler(orderDeps), reportInbox),
+    publisher,
+    log,
+    now,
     observer: metrics?.observer,
     // The printers take the print jobs of applied commands once those are on the disk.
     onApplied: () => spooler.wake(),
@@ -122,10 +160,15 @@ export function createDomain({ config, log, db, repos, publisher, durable, metri
   if (metrics) registerQueueGauges(metrics, repos.orders.pendingCount);
   const ordering = createOrderingService({ ...orderDeps, queue });
   const warehouse = createWarehouseService({
-    repo: repos.warehouse, outbox, now, lockTtlMs: config.warehouse.lockTtlMinutes * 60_000,
+    repo: repos.warehouse,
+    outbox,
+    now,
+    lockTtlMs: config.warehouse.lockTtlMinutes * 60_000,
   });
   backfillOutbox(db, repos.sync, log, () => ({
-    orders: ordering.backfillSync(now()), documents: warehouse.backfillSync(), soldOut: soldOut.backfillSync(now()),
+    orders: ordering.backfillSync(now()),
+    documents: warehouse.backfillSync(),
+    soldOut: soldOut.backfillSync(now()),
   }));
 
   /** At start, the commands confirmed before a crash or power cut are applied before anything else runs. */
@@ -146,10 +189,13 @@ export type Domain = ReturnType<typeof createDomain>;
  */
 function backfillOutbox(db: Db, repo: Repos['sync'], log: Logger, run: () => Record<string, number>): void {
   if (repo.state().backfilled) return;
-  const counts = db.transaction(() => {
-    const c = run();
-    repo.markBackfilled();
-    return c;
-  }).immediate();
-  if (Object.values(counts).some((n) => n > 0)) log.info(counts, 'sync: what this box held before was put into the outbox once');
+  const counts = db
+    .transaction(() => {
+      const c = run();
+      repo.markBackfilled();
+      return c;
+    })
+    .immediate();
+  if (Object.values(counts).some((n) => n > 0))
+    log.info(counts, 'sync: what this box held before was put into the outbox once');
 }

@@ -90,7 +90,12 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
     }
   }
   return {
-    dataDir, db: opened, walSync, durable, disk, service,
+    dataDir,
+    db: opened,
+    walSync,
+    durable,
+    disk,
+    service,
     /** For a start that failed before the runtime took the storage over. */
     close,
   };
@@ -101,17 +106,27 @@ export type Storage = ReturnType<typeof openStorage>;
  * PASSIVE checkpoints on a worker thread (src/db/checkpointer.ts); `writes` is the command queue, which it holds
  * for the quiet moment that restarts the WAL.
  */
-export function createBoxCheckpointer(storage: Storage, log: Logger, metrics: BoxMetrics | undefined,
-  writes: { hold(): void; release(): void }): Service {
+export function createBoxCheckpointer(
+  storage: Storage,
+  log: Logger,
+  metrics: BoxMetrics | undefined,
+  writes: { hold(): void; release(): void },
+): Service {
   return createCheckpointer(storage.db, join(storage.dataDir, DB_FILE), {
-    intervalMs: 250, walBytes: CHECKPOINT_WAL_BYTES,
-    onError: (err) => log.error({ err }, 'WAL checkpoint failed'), onCheckpoint: metrics?.onCheckpoint,
+    intervalMs: 250,
+    walBytes: CHECKPOINT_WAL_BYTES,
+    onError: (err) => log.error({ err }, 'WAL checkpoint failed'),
+    onCheckpoint: metrics?.onCheckpoint,
     onRestartError: (err) => log.warn({ err }, 'the checkpointer could not restart the WAL; the next commit does'),
-    onWorker: (running) => log.debug(running ? 'the checkpointer\'s thread started' : 'the checkpointer\'s thread is gone'),
+    onWorker: (running) =>
+      log.debug(running ? "the checkpointer's thread started" : "the checkpointer's thread is gone"),
     writes,
     // Order confirmations wait while the worker restarts the WAL: a card slow to sync shows here first.
     onSlowHold: (heldMs) =>
-      log.warn({ heldMs: Math.round(heldMs) }, 'order confirmations are waiting for the WAL restart: the storage is slow to sync'),
+      log.warn(
+        { heldMs: Math.round(heldMs) },
+        'order confirmations are waiting for the WAL restart: the storage is slow to sync',
+      ),
     onHeld: (seconds, slow) => {
       metrics?.onQueueHeld(seconds);
       if (slow) log.warn({ heldMs: Math.round(seconds * 1000) }, 'order confirmations waited for the WAL restart');
@@ -124,7 +139,9 @@ function lockDataDirForStart(dataDir: string): { release(): void } {
     return lockDataDir(dataDir);
   } catch (err) {
     if (err instanceof DataDirLockedError) throw new StartError(err.message);
-    throw new StartError(`data directory ${dataDir}: cannot take its lock: ${(err as { code?: string }).code ?? String(err)}`);
+    throw new StartError(
+      `data directory ${dataDir}: cannot take its lock: ${(err as { code?: string }).code ?? String(err)}`,
+    );
   }
 }
 
@@ -140,6 +157,8 @@ export function prepareDataDir(dir: string): void {
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
     accessSync(dir, constants.W_OK);
   } catch (err) {
-    throw new StartError(`data directory ${dir} is not writable: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new StartError(
+      `data directory ${dir} is not writable: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
 }

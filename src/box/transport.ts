@@ -31,8 +31,9 @@ import { CLOSE_STOPPING } from '../shared/socket-protocol.js';
 import type { Domain, Repos } from './domain.js';
 import pkg from '../../package.json';
 
-const API_DESCRIPTION = "The venue box's API: OAuth tokens, venues, menus, orders as queued commands whose results are "
-  + 'pushed on the socket, the order lifecycle, staff views, the warehouse, printers and sync status (docs/api.md "The API").';
+const API_DESCRIPTION =
+  "The venue box's API: OAuth tokens, venues, menus, orders as queued commands whose results are " +
+  'pushed on the socket, the order lifecycle, staff views, the warehouse, printers and sync status (docs/api.md "The API").';
 
 const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 
@@ -51,10 +52,13 @@ export interface SocketDeps {
  */
 export function createSockets({ config, log, repos, auth, walSync, metrics }: SocketDeps) {
   const { app, hub } = createSocketApp({
-    log, events: repos.events, sockets: config.sockets,
+    log,
+    events: repos.events,
+    sockets: config.sockets,
     // Browsers cannot set headers on a WebSocket, so the socket alone also takes `?access_token=`; HTTP calls
     // do not, as query strings end up in proxy and access logs.
-    authenticateSocket: (req) => auth.verify(req.headers.authorization ? bearerOf(req) : (req.query.get('access_token') ?? undefined)),
+    authenticateSocket: (req) =>
+      auth.verify(req.headers.authorization ? bearerOf(req) : (req.query.get('access_token') ?? undefined)),
     authorizeVenue: venueWatchGuard(repos.venues),
   });
   if (metrics) registerSocketGauges(metrics, hub);
@@ -99,23 +103,42 @@ export function createHttp(d: HttpDeps) {
   const { config, log, repos, domain, now } = d;
   let accepting = true;
   const authenticate = (req: HttpRequest): Principal => d.auth.verify(bearerOf(req));
-  const ready = () => readiness(!accepting, () => ({
-    schemaVersion: d.db.pragma('user_version', { simple: true }) as number, latestSchema: MIGRATIONS.at(-1)!.version,
-    readOnly: d.db.readonly, disk: d.disk.full() ? 'full' : d.disk.level(), queueFailing: domain.queue.failing(),
-    failedService: d.failedService()?.name,
-  }));
+  const ready = () =>
+    readiness(!accepting, () => ({
+      schemaVersion: d.db.pragma('user_version', { simple: true }) as number,
+      latestSchema: MIGRATIONS.at(-1)!.version,
+      readOnly: d.db.readonly,
+      disk: d.disk.full() ? 'full' : d.disk.level(),
+      queueFailing: domain.queue.failing(),
+      failedService: d.failedService()?.name,
+    }));
   const listener = mountHttp(
     d.sockets.app,
     [
-      ...authRoutes(d.auth), ...venueRoutes(repos.venues), ...menuRoutes(domain.menus), ...soldOutRoutes(domain.soldOut, now),
-      ...orderingRoutes(domain.ordering), ...warehouseRoutes(domain.warehouse), ...printingRoutes(domain.printing),
-      ...syncRoutes(() => syncStatus(repos.sync, d.dataDir, now(), repos.catalogue)), ...mediaRoutes(repos.mediaStore),
-      ...healthRoutes({ metrics: d.metrics, allow: createAddressList(config.metrics.allowAddresses), authenticate, readiness: ready }),
+      ...authRoutes(d.auth),
+      ...venueRoutes(repos.venues),
+      ...menuRoutes(domain.menus),
+      ...soldOutRoutes(domain.soldOut, now),
+      ...orderingRoutes(domain.ordering),
+      ...warehouseRoutes(domain.warehouse),
+      ...printingRoutes(domain.printing),
+      ...syncRoutes(() => syncStatus(repos.sync, d.dataDir, now(), repos.catalogue)),
+      ...mediaRoutes(repos.mediaStore),
+      ...healthRoutes({
+        metrics: d.metrics,
+        allow: createAddressList(config.metrics.allowAddresses),
+        authenticate,
+        readiness: ready,
+      }),
       ...(config.screens.enabled ? screensRoutes(d.screens) : []),
     ],
     {
-      log, authenticate, maxBodyBytes: config.http.maxBodyBytes, corsOrigins: config.http.corsOrigins,
-      accepting: () => accepting, storage: d.disk,
+      log,
+      authenticate,
+      maxBodyBytes: config.http.maxBodyBytes,
+      corsOrigins: config.http.corsOrigins,
+      accepting: () => accepting,
+      storage: d.disk,
       contracts: { title: 'venue-box', version: pkg.version, description: API_DESCRIPTION },
     },
     config.screens.enabled ? webFiles(log) : undefined,
@@ -129,7 +152,10 @@ export function createHttp(d: HttpDeps) {
     async run() {
       const until = new Promise<void>((r) => (stopped = r));
       port = await listener.listen(config.host, config.port);
-      log.info({ address: `http://${config.host}:${port}`, host: config.host, port, dataDir: d.dataDir }, 'venue-box listening');
+      log.info(
+        { address: `http://${config.host}:${port}`, host: config.host, port, dataDir: d.dataDir },
+        'venue-box listening',
+      );
       bound();
       await until;
     },
@@ -152,6 +178,7 @@ export function createHttp(d: HttpDeps) {
 /** The screens' files (README "Screens"); a checkout that has not built them serves the API alone. */
 function webFiles(log: Logger): ReturnType<typeof loadWebFiles> {
   const files = loadWebFiles();
-  if (!files.has('index.html')) log.warn('screens: no web files found (npm run build writes dist/web): / is not served');
+  if (!files.has('index.html'))
+    log.warn('screens: no web files found (npm run build writes dist/web): / is not served');
   return files;
 }

@@ -21,14 +21,24 @@ export interface CentralHttpDeps {
  * The central's routes on a uWS app, and its listener as a service: it binds the port when run (`listening`
  * resolves then); at shutdown it stops taking requests first (503 with Retry-After), the batches already taken go on.
  */
-export function createCentralHttp(d: CentralHttpDeps): { service: Service; listening(): Promise<void>; port(): number } {
+export function createCentralHttp(d: CentralHttpDeps): {
+  service: Service;
+  listening(): Promise<void>;
+  port(): number;
+} {
   let accepting = true;
   const app = uws().App();
   mountRoutes(app, d.routes, {
-    log: d.log, maxBodyBytes: MAX_REQUEST_BYTES, authenticate: d.authenticate, accepting: () => accepting,
+    log: d.log,
+    maxBodyBytes: MAX_REQUEST_BYTES,
+    authenticate: d.authenticate,
+    accepting: () => accepting,
     // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
     // without the boxes coming back at once.
-    stopping: { message: 'the central is shutting down; retry after Retry-After seconds', retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5) },
+    stopping: {
+      message: 'the central is shutting down; retry after Retry-After seconds',
+      retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5),
+    },
   });
   let bound: { socket: us_listen_socket; port: number } | undefined;
   let ready!: () => void;
@@ -36,7 +46,10 @@ export function createCentralHttp(d: CentralHttpDeps): { service: Service; liste
   const service = serviceOf({
     async start() {
       bound = await listen(app, d.host, d.port);
-      d.log.info({ address: `http://${d.host}:${bound.port}`, port: bound.port, dataDir: d.dataDir }, 'central listening');
+      d.log.info(
+        { address: `http://${d.host}:${bound.port}`, port: bound.port, dataDir: d.dataDir },
+        'central listening',
+      );
       ready();
     },
     drain() {
@@ -50,7 +63,8 @@ export function createCentralHttp(d: CentralHttpDeps): { service: Service; liste
 function listen(app: TemplatedApp, host: string, port: number): Promise<{ socket: us_listen_socket; port: number }> {
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {
-      if (!socket) reject(new CentralListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
+      if (!socket)
+        reject(new CentralListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
       else resolve({ socket, port: uws().us_socket_local_port(socket) });
     });
   });

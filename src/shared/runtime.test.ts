@@ -5,7 +5,10 @@ import { createRuntime, restartDelay, type Service, serviceOf } from './runtime.
 /** A logger that keeps every record, to look at what the runtime said. */
 function memoryLog() {
   const records: Record<string, unknown>[] = [];
-  const log = pino({ level: 'debug' }, { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) });
+  const log = pino(
+    { level: 'debug' },
+    { write: (line: string) => void records.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { log, records, said: (msg: string) => records.filter((r) => r.msg === msg) };
 }
 
@@ -75,7 +78,9 @@ test('a part that does not finish by its deadline is named in the log, and the o
     { name: 'hung part', service: hung.service, policy: 'fatal' },
   ]);
   await runtime.stop();
-  expect(said('service did not finish in time: going on without it')).toMatchObject([{ service: 'hung part', phase: 'drain', deadlineMs: 50 }]);
+  expect(said('service did not finish in time: going on without it')).toMatchObject([
+    { service: 'hung part', phase: 'drain', deadlineMs: 50 },
+  ]);
   expect(calls).toContain('stop hung');
   expect(calls.at(-1)).toBe('stop after');
 });
@@ -98,8 +103,11 @@ test("'restart': a run() that rejects is logged and run again after a backoff th
   ]);
   expect(runtime.failure()).toBeUndefined();
   await runtime.stop();
-  expect([restartDelay(1, { minMs: 1000, maxMs: 60_000 }), restartDelay(3, { minMs: 1000, maxMs: 60_000 }),
-    restartDelay(40, { minMs: 1000, maxMs: 60_000 })]).toEqual([1000, 4000, 60_000]);
+  expect([
+    restartDelay(1, { minMs: 1000, maxMs: 60_000 }),
+    restartDelay(3, { minMs: 1000, maxMs: 60_000 }),
+    restartDelay(40, { minMs: 1000, maxMs: 60_000 }),
+  ]).toEqual([1000, 4000, 60_000]);
 });
 
 test("'restart': stopping during the backoff stops at once, without another run", async () => {
@@ -143,7 +151,9 @@ test('a run() that ends without being stopped is a failure too', async () => {
   const exits: string[] = [];
   const runtime = createRuntime({ log, onFatal: (f) => exits.push(String((f.err as Error).message)) });
   let end!: () => void;
-  await runtime.start([{ name: 'loop', policy: 'fatal', service: { run: () => new Promise((r) => (end = r)), stop() {} } }]);
+  await runtime.start([
+    { name: 'loop', policy: 'fatal', service: { run: () => new Promise((r) => (end = r)), stop() {} } },
+  ]);
   end();
   await until(() => exits.length > 0);
   expect(exits).toEqual(['loop ended without being stopped']);
@@ -157,10 +167,12 @@ test('a service that fails before it is ready fails the start, and what started 
   const runtime = createRuntime({ log, onFatal: (f) => exits.push(f.name) });
   const first = recorded('first', calls);
   const listener: Service = { run: () => Promise.reject(new Error('port in use')), stop() {} };
-  await expect(runtime.start([
-    { name: 'first', service: first.service, policy: 'fatal' },
-    { name: 'http', service: listener, policy: 'fatal', ready: () => new Promise(() => {}) },
-  ])).rejects.toThrow('port in use');
+  await expect(
+    runtime.start([
+      { name: 'first', service: first.service, policy: 'fatal' },
+      { name: 'http', service: listener, policy: 'fatal', ready: () => new Promise(() => {}) },
+    ]),
+  ).rejects.toThrow('port in use');
   expect(calls).toEqual(['run first', 'drain first', 'stop first']);
   // A start that failed is the caller's error to report, not a fatal failure of a running process.
   expect(exits).toEqual([]);
@@ -168,7 +180,11 @@ test('a service that fails before it is ready fails the start, and what started 
 
 test('serviceOf: run() starts the part and lasts until stop()', async () => {
   const calls: string[] = [];
-  const service = serviceOf({ start: () => void calls.push('start'), drain: () => void calls.push('drain'), stop: () => void calls.push('stop') });
+  const service = serviceOf({
+    start: () => void calls.push('start'),
+    drain: () => void calls.push('drain'),
+    stop: () => void calls.push('stop'),
+  });
   let done = false;
   const running = service.run().then(() => (done = true));
   await new Promise((r) => setTimeout(r, 10));

@@ -60,7 +60,7 @@ export function restartDelay(attempt: number, backoff: { minMs: number; maxMs: n
 export function createRuntime(options: RuntimeOptions) {
   const { log } = options;
   const backoff = options.backoff ?? BACKOFF;
-  let entries: ServiceEntry[] = [];
+  const entries: ServiceEntry[] = [];
   const supervisors: Promise<void>[] = [];
   let stopping = false;
   let stopped: Promise<void> | undefined;
@@ -74,22 +74,26 @@ export function createRuntime(options: RuntimeOptions) {
     options.onFatal?.(fatal);
   }
 
-  const sleep = (ms: number): Promise<void> => new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      wakeSleepers.delete(done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    wakeSleepers.add(done);
-  });
+  const sleep = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        wakeSleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      wakeSleepers.add(done);
+    });
 
   /**
    * Runs one service, again after each failure while its policy says restart. A failure before the service is
    * ready goes to `starting` (the start fails with it) instead.
    */
-  async function supervise(entry: ServiceEntry, starting: { ready: boolean; failed(err: unknown): void }): Promise<void> {
-    for (let attempt = 1; ;) {
+  async function supervise(
+    entry: ServiceEntry,
+    starting: { ready: boolean; failed(err: unknown): void },
+  ): Promise<void> {
+    for (let attempt = 1; ; ) {
       const since = Date.now();
       let err: unknown;
       try {
@@ -108,7 +112,10 @@ export function createRuntime(options: RuntimeOptions) {
       // A run that lasted longer than the longest wait was a recovery: the backoff starts again.
       if (Date.now() - since > backoff.maxMs) attempt = 1;
       const delayMs = restartDelay(attempt++, backoff);
-      log.error({ err, service: entry.name, attempt: attempt - 1, retryInMs: delayMs }, 'service failed: restarting it');
+      log.error(
+        { err, service: entry.name, attempt: attempt - 1, retryInMs: delayMs },
+        'service failed: restarting it',
+      );
       await sleep(delayMs);
       if (stopping) return;
       log.info({ service: entry.name }, 'service restarting');
@@ -116,13 +123,23 @@ export function createRuntime(options: RuntimeOptions) {
   }
 
   /** Waits for `work` at most the deadline; a part that hangs is named in the log, and shutdown goes on. */
-  async function bounded(entry: ServiceEntry, phase: 'drain' | 'stop', work: () => Promise<void> | void): Promise<void> {
+  async function bounded(
+    entry: ServiceEntry,
+    phase: 'drain' | 'stop',
+    work: () => Promise<void> | void,
+  ): Promise<void> {
     const deadlineMs = entry.deadlineMs ?? options.deadlineMs ?? DEADLINE_MS;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deadlineMs)));
     try {
-      const outcome = await Promise.race([Promise.resolve().then(work).then(() => 'done' as const), late]);
-      if (outcome === 'late') log.error({ service: entry.name, phase, deadlineMs }, 'service did not finish in time: going on without it');
+      const outcome = await Promise.race([
+        Promise.resolve()
+          .then(work)
+          .then(() => 'done' as const),
+        late,
+      ]);
+      if (outcome === 'late')
+        log.error({ service: entry.name, phase, deadlineMs }, 'service did not finish in time: going on without it');
     } catch (err) {
       log.error({ err, service: entry.name, phase }, 'service failed to stop cleanly');
     } finally {
@@ -181,8 +198,11 @@ export type Runtime = ReturnType<typeof createRuntime>;
  * Used by parts that have nothing of their own to fail in between (they log and retry inside). `started`
  * resolves once `start` has (an entry's `ready`, when the next service needs it done).
  */
-export function serviceOf(part: { start?(): void | Promise<void>; drain?(): void | Promise<void>; stop?(): void | Promise<void> }):
-  Service & { started(): Promise<void> } {
+export function serviceOf(part: {
+  start?(): void | Promise<void>;
+  drain?(): void | Promise<void>;
+  stop?(): void | Promise<void>;
+}): Service & { started(): Promise<void> } {
   let release: (() => void) | undefined;
   let begun!: () => void;
   const started = new Promise<void>((resolve) => (begun = resolve));

@@ -41,11 +41,20 @@ export interface HandlerDeps extends CommandDeps {
 export const rateKey = (tenantId: string, userId: string): string => `${tenantId}\n${userId}`;
 
 /** The order.changed event of an applied command: the order as it now is, and the command that changed it. */
-export function recordForSync(deps: HandlerDeps, cmd: Pick<Command, 'tenantId' | 'orderId' | 'correlationId' | 'kind' | 'userId' | 'staff' | 'confirmedMs'>,
-  rows: OrderRows, orderJson: string, now: number): void {
+export function recordForSync(
+  deps: HandlerDeps,
+  cmd: Pick<Command, 'tenantId' | 'orderId' | 'correlationId' | 'kind' | 'userId' | 'staff' | 'confirmedMs'>,
+  rows: OrderRows,
+  orderJson: string,
+  now: number,
+): void {
   const version = deps.repo.bumpVersion(cmd.tenantId, cmd.orderId);
   const command = {
-    correlationId: cmd.correlationId, kind: cmd.kind, userId: cmd.userId, staff: cmd.staff, confirmedAt: isoOf(cmd.confirmedMs),
+    correlationId: cmd.correlationId,
+    kind: cmd.kind,
+    userId: cmd.userId,
+    staff: cmd.staff,
+    confirmedAt: isoOf(cmd.confirmedMs),
   };
   const detail = syncDetail(rows);
   const json = `{"version":${version},"command":${JSON.stringify(command)},"order":${orderJson},"detail":${JSON.stringify(detail)}}`;
@@ -72,7 +81,10 @@ export function createOrderHandler(deps: HandlerDeps): CommandHandler {
       // Every applied command stores the whole order again (socket streams, sync outbox): a customer's command
       // pays for a large order (docs/orders.md "Order limits"), so a huge order cannot be rewritten many times a second.
       if (customerRate && !cmd.staff && payload.length > ORDER_WRITE_FREE) {
-        customerRate.charge(rateKey(cmd.tenantId, cmd.userId), Math.floor((payload.length - ORDER_WRITE_FREE) / ORDER_WRITE_UNIT));
+        customerRate.charge(
+          rateKey(cmd.tenantId, cmd.userId),
+          Math.floor((payload.length - ORDER_WRITE_FREE) / ORDER_WRITE_UNIT),
+        );
       }
       // The order's users, the commanding user (staff acting on a customer's order hear their answer too),
       // and the stream of every venue of the order (staff sockets, `?venue=V`).
