@@ -1,7 +1,7 @@
 import { chownSync, copyFileSync, existsSync, mkdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { prepareDataDir } from '../../box.js';
+import { prepareDataDir } from '../../box/storage.js';
 import { DataDirClaimedError, claimDataDir, CLAIM_FILE } from '../../db/data-dir-claim.js';
 import { DB_FILE } from '../../db/open.js';
 import { betterSqliteOptions } from '../../native/addons.js';
