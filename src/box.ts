@@ -265,7 +265,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     options: {
       flushDelayMs: config.sync.flushDelayMs, retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs,
       heartbeatMs: config.sync.heartbeatSeconds * 1000, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
-      enrolPollMs: 5000,
+      enrolPollMs: config.sync.enrolPollSeconds * 1000,
     },
     signerFor: (device) => deviceSigner(device.secretKey),
     restore: createRestoreApplier({
@@ -279,7 +279,7 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     dataDir, repo: createMediaRepo(db), store: mediaStore, log, diskFull: () => disk.full(),
     options: {
       maxBytes: config.sync.mediaMaxBytes, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
-      retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs,
+      retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs, enrolPollMs: config.sync.enrolPollSeconds * 1000,
     },
   });
   const provisioningRepo = createProvisioningRepo(db);
@@ -287,7 +287,8 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     dataDir, log, state: catalogueRepo.state, setError: (message) => catalogueRepo.setError(message, now()),
     options: {
       waitSeconds: config.sync.catalogueWaitSeconds, requestTimeoutMs: config.sync.requestTimeoutSeconds * 1000,
-      retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs, enrolPollMs: 5000,
+      retryMinMs: config.sync.retryMinMs, retryMaxMs: config.sync.retryMaxMs,
+      enrolPollMs: config.sync.enrolPollSeconds * 1000,
     },
     apply: (tenantId, res) => applyCentralAnswer({
       catalogue: {
