@@ -18,7 +18,9 @@ function harness(answers: (number | undefined | Error)[], more: Partial<CentralL
   const steps: number[] = [];
   const waits: number[] = [];
   const loop = createCentralLoop({
-    options, loadDevice: () => device, random: () => 1,
+    options,
+    loadDevice: () => device,
+    random: () => 1,
     step: async () => {
       steps.push(Date.now());
       const next = answers.length > 0 ? answers.shift() : undefined;
@@ -74,7 +76,12 @@ test('a refused device (401, 403) or an upgrade needed (426) waits retryMaxMs fr
 test('not enrolled: the device file is looked for every enrolPollMs, and the step runs once it is there', async () => {
   let enrolled: Device | undefined;
   let looks = 0;
-  const { loop, steps } = harness([undefined], { loadDevice: () => (looks++, enrolled) });
+  const { loop, steps } = harness([undefined], {
+    loadDevice: () => {
+      looks++;
+      return enrolled;
+    },
+  });
   await vi.advanceTimersByTimeAsync(14_999);
   expect(looks).toBe(3);
   expect(steps).toEqual([]);
@@ -109,10 +116,15 @@ test('a wake while the step runs runs it again after it', async () => {
   let release: (() => void) | undefined;
   let calls = 0;
   const loop = createCentralLoop({
-    options, loadDevice: () => device, failed: () => undefined,
+    options,
+    loadDevice: () => device,
+    failed: () => undefined,
     step: async () => {
       calls++;
-      if (calls === 1) await new Promise<void>((r) => { release = r; });
+      if (calls === 1)
+        await new Promise<void>((r) => {
+          release = r;
+        });
       return undefined;
     },
   });
@@ -125,12 +137,17 @@ test('a wake while the step runs runs it again after it', async () => {
   await loop.stop();
 });
 
-test('a step that throws a bug ends run() with it; the central\'s errors and the step\'s own failures do not', async () => {
+test("a step that throws a bug ends run() with it; the central's errors and the step's own failures do not", async () => {
   const bug = new TypeError("Cannot read properties of undefined (reading 'seq')");
   class Mine extends Error {}
   const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
-  const { run, steps, waits } = harness([unreachable(), new Mine('step failure'), full, bug], { retryable: (e) => e instanceof Mine });
-  const outcome = run.then(() => 'resolved', (err: unknown) => err);
+  const { run, steps, waits } = harness([unreachable(), new Mine('step failure'), full, bug], {
+    retryable: (e) => e instanceof Mine,
+  });
+  const outcome = run.then(
+    () => 'resolved',
+    (err: unknown) => err,
+  );
   await vi.advanceTimersByTimeAsync(10_000);
   expect(await outcome).toBe(bug);
   expect(steps).toHaveLength(4);
@@ -141,7 +158,9 @@ test('stop() ends the wait and the request in flight; run() then resolves', asyn
   let signal: AbortSignal | undefined;
   let timeout = 0;
   const loop = createCentralLoop({
-    options, loadDevice: () => device, failed: () => undefined,
+    options,
+    loadDevice: () => device,
+    failed: () => undefined,
     step: ({ client }) => {
       signal = client.signal;
       timeout = client.requestTimeoutMs;

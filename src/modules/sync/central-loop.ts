@@ -55,7 +55,12 @@ export const isRefusal = (err: unknown): boolean => err instanceof CentralError 
  * anything else waits between retryMinMs and a step doubling from retryMinMs up to retryMaxMs, uniformly
  * (so the first retry waits retryMinMs, and a hundred boxes failing together spread out from the second on).
  */
-export function retryDelay(err: unknown, attempt: number, options: CentralLoopOptions, random: () => number = Math.random): number {
+export function retryDelay(
+  err: unknown,
+  attempt: number,
+  options: CentralLoopOptions,
+  random: () => number = Math.random,
+): number {
   const { retryMinMs: min } = options;
   const max = Math.max(min, options.retryMaxMs);
   if (err instanceof CentralError && err.retryAfterS !== undefined && (err.status === 429 || err.status === 503)) {
@@ -93,17 +98,24 @@ export function createCentralLoop(deps: CentralLoopDeps): CentralLoop {
   /** The wait in progress: when it ends, whether wake() may shorten it, and how to end it. */
   let wait: { dueAt: number; wakeable: boolean; timer?: NodeJS.Timeout; done(): void } | undefined;
 
-  const failure = (err: unknown) => err instanceof CentralError || err instanceof DeviceFileError || isEnvironmental(err)
-    || (deps.retryable?.(err) ?? false);
+  const failure = (err: unknown) =>
+    err instanceof CentralError ||
+    err instanceof DeviceFileError ||
+    isEnvironmental(err) ||
+    (deps.retryable?.(err) ?? false);
 
   function sleep(ms: number, wakeable: boolean): Promise<void> {
     return new Promise((resolve) => {
       if (stopped) return resolve();
-      wait = { dueAt: now() + ms, wakeable, done: () => {
-        clearTimeout(wait?.timer);
-        wait = undefined;
-        resolve();
-      } };
+      wait = {
+        dueAt: now() + ms,
+        wakeable,
+        done: () => {
+          clearTimeout(wait?.timer);
+          wait = undefined;
+          resolve();
+        },
+      };
       arm(ms);
     });
   }

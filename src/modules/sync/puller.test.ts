@@ -20,17 +20,25 @@ async function puller(apply: (res: CatalogueResponse) => { items: number; venues
   let polls = 0;
   server = createServer((_req, res) => {
     polls++;
-    res.writeHead(200, { 'content-type': 'application/json' })
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify({ mode: 'snapshot', tenant: 't', rev: 1, checksum: 'c', items: [] }));
   });
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   const dataDir = mkdtempSync(join(tmpdir(), 'vb-puller-'));
   const pair = nacl.sign.keyPair();
-  saveDevice(dataDir, `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    { deviceId: 'd', tenant: 't', venue: 'v', keyId: keyIdOf(pair.publicKey) }, pair);
+  saveDevice(
+    dataDir,
+    `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    { deviceId: 'd', tenant: 't', venue: 'v', keyId: keyIdOf(pair.publicKey) },
+    pair,
+  );
   const errors: string[] = [];
   const p = createPuller({
-    dataDir, log: createLogger('fatal'), setError: (m) => errors.push(m), apply: (_t, res) => apply(res),
+    dataDir,
+    log: createLogger('fatal'),
+    setError: (m) => errors.push(m),
+    apply: (_t, res) => apply(res),
     state: () => ({ tenantId: 't', rev: 0, checksum: null, appliedMs: null, lastError: null, lastErrorMs: null }),
     options: { waitSeconds: 1, requestTimeoutMs: 5000, retryMinMs: 20, retryMaxMs: 50, enrolPollMs: 20 },
   });
@@ -52,7 +60,9 @@ test('a change set that cannot be applied is asked for again after the backoff, 
 
 test('a bug while applying ends run() with the error instead of a log line', async () => {
   const bug = new TypeError("Cannot read properties of undefined (reading 'id')");
-  const { p, polls } = await puller(() => { throw bug; });
+  const { p, polls } = await puller(() => {
+    throw bug;
+  });
   await expect(p.run()).rejects.toBe(bug);
   expect(polls()).toBe(1);
   await p.stop();
