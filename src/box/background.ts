@@ -16,7 +16,6 @@ import { createSender } from '../modules/sync/up/sender.js';
 import { deviceSigner } from '../modules/sync/enrolment/signer.js';
 import { syncStatus } from '../modules/sync/status.js';
 import { type BoxMetrics, registerSyncGauges } from '../modules/health/metrics.js';
-import { type Service, serviceOf } from '../shared/runtime.js';
 import type { Domain, Repos } from './domain.js';
 import pkg from '../../package.json';
 
@@ -46,6 +45,7 @@ export function createBackground(d: BackgroundDeps) {
   const { config, log, db, dataDir, repos, domain, now } = d;
   const { ordering, warehouse, soldOut } = domain;
   const requestTimeoutMs = config.sync.requestTimeoutSeconds * 1000;
+  const enrolPollMs = config.sync.enrolPollSeconds * 1000;
   const savepoint = <T>(fn: () => T): T => db.transaction(fn)();
 
   const sender = createSender({
@@ -61,7 +61,7 @@ export function createBackground(d: BackgroundDeps) {
       retryMaxMs: config.sync.retryMaxMs,
       heartbeatMs: config.sync.heartbeatSeconds * 1000,
       requestTimeoutMs,
-      enrolPollMs: 5000,
+      enrolPollMs,
     },
     signerFor: (device) => deviceSigner(device.secretKey),
     reinstate: createReinstater(
@@ -99,6 +99,7 @@ export function createBackground(d: BackgroundDeps) {
       requestTimeoutMs,
       retryMinMs: config.sync.retryMinMs,
       retryMaxMs: config.sync.retryMaxMs,
+      enrolPollMs,
     },
   });
   const puller = createPuller({
@@ -111,7 +112,7 @@ export function createBackground(d: BackgroundDeps) {
       requestTimeoutMs,
       retryMinMs: config.sync.retryMinMs,
       retryMaxMs: config.sync.retryMaxMs,
-      enrolPollMs: 5000,
+      enrolPollMs,
     },
     apply: (tenantId, res) =>
       applyCentralAnswer(
@@ -168,8 +169,6 @@ export function createBackground(d: BackgroundDeps) {
     syncStatus: () => syncStatus(repos.sync, dataDir, now(), repos.catalogue),
   });
 
-  // The three loops keep their own start/stop until they run as Services of their own (docs/sync.md).
-  const loop = (part: { start(): void; stop(): Promise<void> }): Service =>
-    serviceOf({ start: () => part.start(), stop: () => part.stop() });
-  return { sender: loop(sender), puller: loop(puller), mediaFetcher: loop(mediaFetcher), jobs };
+  // The three loops to the central are Services themselves (docs/sync.md "Talking to the central").
+  return { sender, puller, mediaFetcher, jobs };
 }
