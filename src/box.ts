@@ -7,6 +7,8 @@ import { DB_FILE, openDatabase, PAGE_SIZE, type Db } from './db/open.js';
 import { createWalSync, durableWrites } from './db/wal-sync.js';
 import { migrate, MIGRATIONS } from './db/migrate.js';
 import { convertPageSize, pageSizeOf } from './db/page-size.js';
+import { bearerOf } from './http/listen.js';
+import { ProcessError } from './shared/errors.js';
 import type { HttpRequest } from './http/types.js';
 import type { Logger } from './log.js';
 import { loadOrCreateKey } from './shared/jwt.js';
@@ -87,7 +89,12 @@ export interface Box {
   stop(): Promise<void>;
 }
 
-export class StartError extends Error {}
+/** The data directory cannot be made, written or locked: exit 73 (docs/operations.md "Exit codes"). */
+export class StartError extends ProcessError {
+  constructor(message: string) {
+    super('cantCreate', message);
+  }
+}
 
 const API_DESCRIPTION = "The venue box's API: OAuth tokens, venues, menus, orders as queued commands whose results are "
   + 'pushed on the socket, the order lifecycle, staff views, the warehouse, printers and sync status (docs/api.md "The API").';
@@ -132,7 +139,7 @@ function lockDataDirForStart(dataDir: string): { release(): void } {
   try {
     return lockDataDir(dataDir);
   } catch (err) {
-    if (err instanceof DataDirLockedError) throw new StartError(err.message);
+    if (err instanceof DataDirLockedError) throw err;
     throw new StartError(`data directory ${dataDir}: cannot take its lock: ${(err as { code?: string }).code ?? String(err)}`);
   }
 }
@@ -203,7 +210,6 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
     pruneCommands: orderRepo.pruneProcessedCommands, commandRetentionMs: config.storage.commandRetentionDays * 86_400_000,
     log, now,
   });
-  const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
   const authenticate = (req: HttpRequest) => auth.verify(bearerOf(req));
   // Browsers cannot set headers on a WebSocket, so the socket alone also takes `?access_token=`; HTTP calls
   // do not, as query strings end up in proxy and access logs.

@@ -1,6 +1,7 @@
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { TemplatedApp } from 'uWebSockets.js';
 import { contractRoutes } from './http/contracts/routes.js';
 import type { ApiInfo } from './http/contracts/openapi.js';
+import { type Listening, listen } from './http/listen.js';
 import { mountRoutes, type HttpDeps } from './http/mount.js';
 import { mountStaticFiles } from './http/static-files.js';
 import { uws } from './native/uws.js';
@@ -20,8 +21,6 @@ export interface Server {
   stopListening(): void;
 }
 
-export class ListenError extends Error {}
-
 /**
  * The uWS app with every module's routes and the socket mounted, and the contracts made from exactly what is
  * mounted (/openapi.json from these routes, docs/api.md "Contracts: /openapi.json and /asyncapi.json").
@@ -36,26 +35,18 @@ export function createServer(routes: Route[], deps: HttpDeps & HubDeps & { contr
   const mounted: Route[] = [...routes];
   mounted.push(...contractRoutes(() => mounted, deps.contracts));
   mountRoutes(app, mounted, deps, [{ method: 'get', path: SOCKET_PATH }, ...webPaths]);
-  let listenSocket: us_listen_socket | undefined;
+  let listening: Listening | undefined;
 
   return {
     app,
     hub,
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
-          if (!socket) {
-            reject(new ListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
-            return;
-          }
-          listenSocket = socket;
-          resolve(uWS.us_socket_local_port(socket));
-        });
-      });
+    async listen(host, port) {
+      listening = await listen(app, host, port);
+      return listening.port;
     },
     stopListening() {
-      if (listenSocket) uWS.us_listen_socket_close(listenSocket);
-      listenSocket = undefined;
+      listening?.close();
+      listening = undefined;
     },
   };
 }

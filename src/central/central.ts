@@ -1,9 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { bearerOf, listen } from '../http/listen.js';
 import { mountRoutes } from '../http/mount.js';
 import { uws } from '../native/uws.js';
-import type { HttpRequest } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { loadOrCreateKey } from '../shared/jwt.js';
 import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
@@ -44,8 +43,6 @@ export interface Central {
   stop(): Promise<void>;
 }
 
-export class CentralListenError extends Error {}
-
 const ACCESS_TTL_SECONDS = 3600;
 const REFRESH_TTL_MS = 30 * 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -81,7 +78,6 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
 
     let accepting = true;
     const app = uws().App();
-    const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     const routes = [
       ...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq),
       ...catalogueFeedRoutes(devices, feed, pool), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
@@ -93,7 +89,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       // without the boxes coming back at once.
       stopping: { message: 'the central is shutting down; retry after Retry-After seconds', retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5) },
     });
-    const { socket, port } = await listen(app, o.host, o.port);
+    const { close: stopListening, port } = await listen(app, o.host, o.port);
     const hourly = setInterval(() => {
       auth.sweepExpired().then((removed) => log.info({ removed }, 'expired refresh tokens removed'),
         (err: unknown) => log.error({ err }, 'refresh token sweep failed'));
@@ -108,7 +104,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       port,
       async stop() {
         accepting = false;
-        uws().us_listen_socket_close(socket);
+        stopListening();
         clearInterval(hourly);
         // Waiting long polls answer now ("no change"), before the pool closes under them.
         await notifier.close();
@@ -122,13 +118,4 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     await db.close();
     throw err;
   }
-}
-
-function listen(app: TemplatedApp, host: string, port: number): Promise<{ socket: us_listen_socket; port: number }> {
-  return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket) => {
-      if (!socket) reject(new CentralListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
-      else resolve({ socket, port: uws().us_socket_local_port(socket) });
-    });
-  });
 }

@@ -1,11 +1,17 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { betterSqliteOptions } from '../native/addons.js';
+import { ProcessError } from '../shared/errors.js';
 
 /** The lock file in the data directory: held by `venue-box serve` while it runs, and by `venue-box restore`. */
 export const LOCK_FILE = 'venue-box.lock';
 
-export class DataDirLockedError extends Error {}
+/** Another process holds the data directory: exit 75, worth a retry (docs/operations.md "Exit codes"). */
+export class DataDirLockedError extends ProcessError {
+  constructor(message: string) {
+    super('tempFail', message);
+  }
+}
 
 /**
  * Takes the data directory's lock, or throws DataDirLockedError when another process holds it.

@@ -4,13 +4,19 @@ import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../log.js';
+import { type ExitReason, ProcessError } from '../../shared/errors.js';
 
 /** Where the embedded cluster lives and how to reach it, inside the central's data directory. */
 export const PG_DIR = 'postgres';
 export const FACTS_FILE = 'central-db.json';
 const LOCK_FILE = 'central.pid';
 
-export class DatabaseStartError extends Error {}
+/** The central's database cannot be had: exit 69, or 75 while another central holds it (docs/operations.md "Exit codes"). */
+export class DatabaseStartError extends ProcessError {
+  constructor(message: string, reason: ExitReason = 'unavailable') {
+    super(reason, message);
+  }
+}
 
 interface Facts {
   port: number;
@@ -185,7 +191,7 @@ function takeLock(dataDir: string): () => void {
   if (existsSync(file)) {
     const pid = Number(readFileSync(file, 'utf8'));
     if (pid !== process.pid && isAlive(pid) && /node|venue-box/.test(safeRead(`/proc/${pid}/cmdline`))) {
-      throw new DatabaseStartError(`another central (pid ${pid}) is running on ${dataDir}`);
+      throw new DatabaseStartError(`another central (pid ${pid}) is running on ${dataDir}`, 'tempFail');
     }
   }
   writeFileSync(file, String(process.pid));

@@ -1,5 +1,6 @@
 import type { Pool } from './pool.js';
 import { inTransaction } from './pool.js';
+import { ProcessError } from '../../shared/errors.js';
 import { sql as initial } from './migrations/0001-initial.js';
 import { sql as headProof } from './migrations/0002-head-proof.js';
 import { sql as catalogue } from './migrations/0003-catalogue.js';
@@ -13,7 +14,12 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 4, name: 'hq-extras', sql: hqExtras },
 ];
 
-export class SchemaError extends Error {}
+/** A database newer than this central: exit 65, not restarted by systemd (docs/operations.md "Exit codes"). */
+export class SchemaError extends ProcessError {
+  constructor(message: string) {
+    super('data', message);
+  }
+}
 
 // Any constant: serve and the CLI commands may migrate the same database at the same moment.
 const MIGRATION_LOCK = 0x7e_57_ce_01;

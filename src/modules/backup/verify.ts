@@ -6,7 +6,9 @@ import { BACKUP_FORMAT, BACKUP_TABLE, BackupError, CARRIED_FILES } from './take.
 
 /** The file is not a usable venue-box backup (`venue-box restore` exits 65, EX_DATAERR). */
 export class NotABackupError extends BackupError {
-  readonly exitCode = 65;
+  constructor(message: string) {
+    super(message, 'data');
+  }
 }
 
 export interface BackupInfo {
@@ -37,7 +39,8 @@ export function readBackup(file: string): BackupInfo {
     bytes = st.size;
   } catch (err) {
     if (err instanceof BackupError) throw err;
-    throw new BackupError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new BackupError(`cannot read ${file}: ${code ?? String(err)}`, code === 'ENOENT' ? 'noInput' : 'io');
   }
   const head = Buffer.alloc(16);
   const fd = openSync(file, 'r');
