@@ -85,6 +85,9 @@ central commands (the central node: 'venue-box central --help' for more):
   purge-tombstones  remove retired catalogue rows older than D days (default 30)
 
 Logs are JSON lines on stdout. SIGTERM or SIGINT stops the box cleanly.
+Exit codes (docs/operations.md "Exit codes"): 0 done, 1 the command's answer is no, 64 usage,
+65 data it cannot use (a database newer than this program), 66 no input, 69 unavailable (port in use),
+70 a bug, 73 data directory not writable, 74 I/O, 75 data directory held by another process, 78 config.
 `;
 
 const OPTIONS = {

@@ -80,7 +80,7 @@ export function readBackup(file: string): BackupInfo {
     const latest = MIGRATIONS.at(-1)!.version;
     if (schemaVersion > latest) {
       throw new BackupError(`${file} was taken by a newer venue-box (${String(row.version)}, database schema ${schemaVersion}; `
-        + `this one knows up to ${latest}): restore it with that version`);
+        + `this one knows up to ${latest}): restore it with that version`, 'data');
     }
     return {
       file, bytes, takenAt: String(row.taken_at), version: String(row.version), schemaVersion,
