@@ -27,7 +27,7 @@ const PrinterSchema = Type.Object(
 );
 export type PrinterConfig = Static<typeof PrinterSchema>;
 
-/** A token bucket of failed sign-in attempts (src/modules/auth/throttle.ts): `burst`, then one per `refillSeconds`. */
+/** A token bucket of failed sign-in attempts (src/shared/oauth/throttle.ts): `burst`, then one per `refillSeconds`. */
 const attemptBucket = (burst: number, refillSeconds: number) =>
   Type.Object(
     {

@@ -33,7 +33,7 @@ Usage:
   venue-box backup verify FILE
   venue-box restore FILE --data-dir DIR
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo]
-                          [--provisioning FILE]
+                          [--provisioning FILE] [--refresh-retry-grace-seconds S]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--data-dir DIR] [--database-url URL] [--json]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]

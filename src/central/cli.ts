@@ -15,6 +15,7 @@ import { untilSignal } from '../shared/until-signal.js';
 
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
+                          [--refresh-retry-grace-seconds S]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
@@ -38,6 +39,7 @@ const OPTIONS = {
   'ttl-hours': { type: 'string', default: '24' },
   json: { type: 'boolean' },
   'older-than-days': { type: 'string', default: '30' },
+  'refresh-retry-grace-seconds': { type: 'string', default: '30' },
 } as const;
 
 type Options = typeof OPTIONS;
@@ -57,12 +59,15 @@ export const CENTRAL: Program<Options> = { name: 'venue-box central', help: USAG
 
 async function serveCentral(values: Values): Promise<number> {
   if (!/^\d{1,5}$/.test(values.port!) || Number(values.port) > 65535) throw usageError(`--port must be a port number, got ${values.port}`);
+  const grace = Number(values['refresh-retry-grace-seconds']);
+  if (!(grace >= 0 && grace <= 300)) throw usageError(`--refresh-retry-grace-seconds must be 0 to 300, got ${values['refresh-retry-grace-seconds']}`);
   const log = createCentralLogger(process.env.LOG_LEVEL ?? 'info');
   const provisioning: { name: string; document: unknown; demo?: boolean }[] = [];
   if (values.demo) provisioning.push({ name: 'demo', document: demo, demo: true });
   if (values.provisioning) provisioning.push({ name: values.provisioning, document: readJson(values.provisioning) });
   const central = await startCentral({
     host: values.host!, port: Number(values.port), dataDir: values['data-dir']!, databaseUrl: values['database-url'], log, provisioning,
+    refreshRetryGraceMs: grace * 1000,
   });
   await untilSignal(central, log);
   return 0;
