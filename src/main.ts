@@ -142,7 +142,6 @@ async function main(argv: string[]): Promise<number> {
   });
 }
 
-
 function inConfigFile<T>(file: string, check: () => T): T {
   try {
     return check();
