@@ -10,8 +10,21 @@ function program(ran: string[]): Program<typeof OPTIONS> {
     help: 'Usage: venue-box thing\n',
     options: OPTIONS,
     commands: [
-      { words: ['a', 'b'], run: (values) => (ran.push(`a b ${values.dir ?? '-'}`), 0) },
-      { words: ['c'], args: 1, run: (_values, [x]) => (ran.push(`c ${x}`), 3) },
+      {
+        words: ['a', 'b'],
+        run(values) {
+          ran.push(`a b ${values.dir ?? '-'}`);
+          return 0;
+        },
+      },
+      {
+        words: ['c'],
+        args: 1,
+        run(_values, [x]) {
+          ran.push(`c ${x}`);
+          return 3;
+        },
+      },
     ],
   };
 }
@@ -25,8 +38,8 @@ describe('the command-line front end', () => {
     stdout.length = 0;
   });
   const capture = () => {
-    vi.spyOn(process.stderr, 'write').mockImplementation((t) => (stderr.push(String(t)), true));
-    vi.spyOn(process.stdout, 'write').mockImplementation((t) => (stdout.push(String(t)), true));
+    vi.spyOn(process.stderr, 'write').mockImplementation((t) => stderr.push(String(t)) > 0);
+    vi.spyOn(process.stdout, 'write').mockImplementation((t) => stdout.push(String(t)) > 0);
   };
 
   test('runs the command its words and argument count name, with the options', async () => {
@@ -51,7 +64,9 @@ describe('the command-line front end', () => {
   ])('%j is a usage error: 64 and one line naming --help', async (argv, message) => {
     capture();
     expect(await runProgram('venue-box thing', () => dispatch(program([]), argv))).toBe(64);
-    expect(stderr.join('')).toMatch(new RegExp(`^venue-box thing: ${message}.* \\(run 'venue-box thing --help' for usage\\)\\n$`));
+    expect(stderr.join('')).toMatch(
+      new RegExp(`^venue-box thing: ${message}.* \\(run 'venue-box thing --help' for usage\\)\\n$`),
+    );
   });
 
   test("an operator's error is its code and one line; anything else is a bug, thrown on", async () => {

@@ -10,7 +10,9 @@ import { EXIT_CODES, ProcessError, usageError } from './shared/errors.js';
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** The option values of a command line with these options, as node:util's parseArgs types them. */
-export type Values<O extends Options> = ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: true }>>['values'];
+export type Values<O extends Options> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true }>
+>['values'];
 
 export interface Command<O extends Options> {
   /** The words naming the command (`['stock', 'check']`); the positional arguments follow them. */
@@ -30,7 +32,10 @@ export interface Program<O extends Options> {
 }
 
 /** Parses argv by the program's options; a malformed command line is a usage error (64). */
-export function parseCommandLine<O extends Options>(options: O, argv: string[]): { values: Values<O>; positionals: string[] } {
+export function parseCommandLine<O extends Options>(
+  options: O,
+  argv: string[],
+): { values: Values<O>; positionals: string[] } {
   try {
     return parseArgs({ args: argv, options, allowPositionals: true });
   } catch (err) {
@@ -51,7 +56,9 @@ export async function dispatch<O extends Options>(program: Program<O>, argv: str
     return command.run(values, positionals.slice(words.length));
   }
   const prefix = program.name.split(' ').slice(1);
-  throw usageError(positionals.length ? `unknown command: ${[...prefix, ...positionals].join(' ')}` : 'no command given');
+  throw usageError(
+    positionals.length ? `unknown command: ${[...prefix, ...positionals].join(' ')}` : 'no command given',
+  );
 }
 
 /**

@@ -19,7 +19,11 @@ function tokenRequest(form: Record<string, string>): Promise<Response> {
   const basic = Buffer.from(`${CENTRAL_DEMO.client.clientId}:${CENTRAL_DEMO.client.clientSecret}`).toString('base64');
   return fetch(central.url('/auth-oauth2/oauth/token'), {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': CENTRAL_DEMO.tenant, authorization: `Basic ${basic}` },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-tenant': CENTRAL_DEMO.tenant,
+      authorization: `Basic ${basic}`,
+    },
     body: new URLSearchParams(form).toString(),
   });
 }
@@ -76,7 +80,8 @@ describe('the sign-in throttle at the central', () => {
   /** 429 in RFC 6749's error shape, with a whole number of seconds in Retry-After. */
   async function expectThrottled(res: Response): Promise<void> {
     expect({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }).toMatchObject({
-      status: 429, retryAfter: expect.stringMatching(/^[1-9]\d*$/),
+      status: 429,
+      retryAfter: expect.stringMatching(/^[1-9]\d*$/),
       body: { error: 'temporarily_unavailable', error_description: expect.any(String) },
     });
   }
@@ -91,11 +96,20 @@ describe('the sign-in throttle at the central', () => {
 
   test('wrong client secrets: invalid_client, then 429', async () => {
     const basic = Buffer.from('no-such-client:x').toString('base64');
-    const ask = () => fetch(central.url('/auth-oauth2/oauth/token'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': CENTRAL_DEMO.tenant, authorization: `Basic ${basic}` },
-      body: new URLSearchParams({ grant_type: 'password', username: 'centrala', password: 'centrala-demo-1' }).toString(),
-    });
+    const ask = () =>
+      fetch(central.url('/auth-oauth2/oauth/token'), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-tenant': CENTRAL_DEMO.tenant,
+          authorization: `Basic ${basic}`,
+        },
+        body: new URLSearchParams({
+          grant_type: 'password',
+          username: 'centrala',
+          password: 'centrala-demo-1',
+        }).toString(),
+      });
     for (let i = 0; i < 5; i++) expect((await ask()).status).toBe(401);
     await expectThrottled(await ask());
   });

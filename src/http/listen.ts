@@ -20,7 +20,9 @@ export function listen(app: TemplatedApp, host: string, port: number): Promise<L
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {
       if (!socket) {
-        reject(new ProcessError('unavailable', `cannot listen on ${host}:${port} (port in use, or address not available)`));
+        reject(
+          new ProcessError('unavailable', `cannot listen on ${host}:${port} (port in use, or address not available)`),
+        );
         return;
       }
       resolve({ socket, port: uWS.us_socket_local_port(socket), close: () => uWS.us_listen_socket_close(socket) });

@@ -56,18 +56,34 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
     createHmac('sha256', successorKey).update(presented).digest('base64url');
 
   /** The Token response; the same claims and refresh token always give the same bytes. */
-  function tokenResponse(user: { userId: string; tenantId: string; scope: string }, jti: string, iat: number, exp: number,
-    refresh: string): TokenResponse {
+  function tokenResponse(
+    user: { userId: string; tenantId: string; scope: string },
+    jti: string,
+    iat: number,
+    exp: number,
+    refresh: string,
+  ): TokenResponse {
     const access = signJwt(key, { UUID: user.userId, TENANT: user.tenantId, scope: user.scope, jti, iat, exp });
     return {
-      access_token: access, token_type: 'bearer', refresh_token: refresh, expires_in: exp - iat,
-      scope: user.scope, UUID: user.userId, TENANT: user.tenantId, jti,
+      access_token: access,
+      token_type: 'bearer',
+      refresh_token: refresh,
+      expires_in: exp - iat,
+      scope: user.scope,
+      UUID: user.userId,
+      TENANT: user.tenantId,
+      jti,
     };
   }
 
   /** A new pair: the refresh row to store (it names the access token, so revoking the family revokes that too). */
-  function issue(req: TokenRequest, user: { userId: string; scope: string[]; staff: boolean }, familyId: string,
-    refresh: string, now: number): { row: NewRefresh; answer: TokenResponse } {
+  function issue(
+    req: TokenRequest,
+    user: { userId: string; scope: string[]; staff: boolean },
+    familyId: string,
+    refresh: string,
+    now: number,
+  ): { row: NewRefresh; answer: TokenResponse } {
     // Claims are whole seconds. Rounded down, a token issued at x.999 s would live ttl - 0.999 s (a 1-second
     // token 1 ms, refused at once); rounded to the nearest second it lives ttl seconds give or take half a second.
     const iat = Math.round(now / 1000);
@@ -75,13 +91,27 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
     const scope = user.scope.join(' ');
     const exp = iat + options.accessTtlSeconds;
     const row: NewRefresh = {
-      tokenHash: sha256(refresh), tenantId: req.tenantId, familyId, clientId: req.clientId, userId: user.userId, scope,
-      staff: user.staff, expiresMs: now + options.refreshTtlMs, accessJti: jti, accessExpiresMs: exp * 1000,
+      tokenHash: sha256(refresh),
+      tenantId: req.tenantId,
+      familyId,
+      clientId: req.clientId,
+      userId: user.userId,
+      scope,
+      staff: user.staff,
+      expiresMs: now + options.refreshTtlMs,
+      accessJti: jti,
+      accessExpiresMs: exp * 1000,
     };
-    return { row, answer: tokenResponse({ userId: user.userId, tenantId: req.tenantId, scope }, jti, iat, exp, refresh) };
+    return {
+      row,
+      answer: tokenResponse({ userId: user.userId, tenantId: req.tenantId, scope }, jti, iat, exp, refresh),
+    };
   }
 
-  async function newFamily(req: TokenRequest, user: { userId: string; scope: string[]; staff: boolean }): Promise<TokenResponse> {
+  async function newFamily(
+    req: TokenRequest,
+    user: { userId: string; scope: string[]; staff: boolean },
+  ): Promise<TokenResponse> {
     const { row, answer } = issue(req, user, newId(), randomBytes(32).toString('base64url'), options.now());
     // The answer follows the store's commit (on the box, its fsync): a token handed out survives a power cut.
     await store.insertRefresh(row);
@@ -92,7 +122,13 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
    * The answer to a retry of a refresh: the same pair as the first time, when the spent token was used within
    * the grace, its successor is unused and the retry asks for the same scope. Undefined otherwise (reuse).
    */
-  function retryAnswer(req: TokenRequest, spent: RefreshRow, next: RefreshRow | undefined, refresh: string, now: number): TokenResponse | undefined {
+  function retryAnswer(
+    req: TokenRequest,
+    spent: RefreshRow,
+    next: RefreshRow | undefined,
+    refresh: string,
+    now: number,
+  ): TokenResponse | undefined {
     const grace = options.refreshRetryGraceMs;
     if (grace <= 0 || spent.usedMs === null || now - spent.usedMs > grace) return undefined;
     if (!next || next.familyId !== spent.familyId || next.usedMs !== null || next.revoked) return undefined;
@@ -100,8 +136,13 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
     if (grantScope(req.form.get('scope'), spent.scope.split(' ')).join(' ') !== next.scope) return undefined;
     // The successor was issued in the transaction that spent this token, at its usedMs.
     const iat = Math.round(spent.usedMs / 1000);
-    return tokenResponse({ userId: next.userId, tenantId: next.tenantId, scope: next.scope }, next.accessJti, iat,
-      next.accessExpiresMs / 1000, refresh);
+    return tokenResponse(
+      { userId: next.userId, tenantId: next.tenantId, scope: next.scope },
+      next.accessJti,
+      iat,
+      next.accessExpiresMs / 1000,
+      refresh,
+    );
   }
 
   async function passwordGrant(req: TokenRequest): Promise<TokenResponse> {
@@ -129,25 +170,32 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
     const refresh = successorOf(presented);
     const now = options.now();
     let answer: TokenResponse | undefined;
-    const rotation = await store.rotate(req.tenantId, sha256(presented), sha256(refresh), now, (row, next): Rotation => {
-      if (!row || row.tenantId !== req.tenantId || row.clientId !== req.clientId) {
-        throw new OAuthError('invalid_grant', 'unknown refresh token');
-      }
-      if (row.revoked) throw new OAuthError('invalid_grant', 'refresh token revoked');
-      if (row.expiresMs <= now) throw new OAuthError('invalid_grant', 'refresh token expired');
-      if (row.usedMs !== null) {
-        // A client retrying a refresh whose answer it lost gets that answer again, within the grace and only
-        // while the new refresh token is unused. Any other second presentation is reuse of a spent token: it
-        // leaked. Returned, not thrown, so that the store commits the family's revocation.
-        answer = retryAnswer(req, row, next, refresh, now);
-        return answer ? { kind: 'retry' } : { kind: 'reuse', spent: row };
-      }
-      const scope = grantScope(req.form.get('scope'), row.scope.split(' '));
-      const issued = issue(req, { userId: row.userId, scope, staff: row.staff }, row.familyId, refresh, now);
-      answer = issued.answer;
-      return { kind: 'rotate', spent: row, next: issued.row };
-    });
-    if (rotation.kind === 'reuse' || !answer) throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');
+    const rotation = await store.rotate(
+      req.tenantId,
+      sha256(presented),
+      sha256(refresh),
+      now,
+      (row, next): Rotation => {
+        if (!row || row.tenantId !== req.tenantId || row.clientId !== req.clientId) {
+          throw new OAuthError('invalid_grant', 'unknown refresh token');
+        }
+        if (row.revoked) throw new OAuthError('invalid_grant', 'refresh token revoked');
+        if (row.expiresMs <= now) throw new OAuthError('invalid_grant', 'refresh token expired');
+        if (row.usedMs !== null) {
+          // A client retrying a refresh whose answer it lost gets that answer again, within the grace and only
+          // while the new refresh token is unused. Any other second presentation is reuse of a spent token: it
+          // leaked. Returned, not thrown, so that the store commits the family's revocation.
+          answer = retryAnswer(req, row, next, refresh, now);
+          return answer ? { kind: 'retry' } : { kind: 'reuse', spent: row };
+        }
+        const scope = grantScope(req.form.get('scope'), row.scope.split(' '));
+        const issued = issue(req, { userId: row.userId, scope, staff: row.staff }, row.familyId, refresh, now);
+        answer = issued.answer;
+        return { kind: 'rotate', spent: row, next: issued.row };
+      },
+    );
+    if (rotation.kind === 'reuse' || !answer)
+      throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');
     return answer;
   }
 

@@ -51,6 +51,11 @@ export interface OAuthStore {
    * locked where the store locks rows), hands them to `decide` and writes what it returns. Resolves once that is
    * durable; when `decide` throws, nothing is written and the promise rejects with it.
    */
-  rotate(tenantId: string, presented: string, successor: string, nowMs: number,
-    decide: (row: RefreshRow | undefined, next: RefreshRow | undefined) => Rotation): Promise<Rotation>;
+  rotate(
+    tenantId: string,
+    presented: string,
+    successor: string,
+    nowMs: number,
+    decide: (row: RefreshRow | undefined, next: RefreshRow | undefined) => Rotation,
+  ): Promise<Rotation>;
 }

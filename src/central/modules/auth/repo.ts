@@ -23,7 +23,17 @@ export function createAuthRepo(db: Queryable) {
         `INSERT INTO refresh_tokens (tenant_id, token_hash, family_id, client_id, user_id, scope, expires_at, access_jti,
            access_expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, to_timestamp($7 / 1000.0), $8, to_timestamp($9 / 1000.0))`,
-        [r.tenantId, r.tokenHash, r.familyId, r.clientId, r.userId, r.scope, r.expiresMs, r.accessJti, r.accessExpiresMs],
+        [
+          r.tenantId,
+          r.tokenHash,
+          r.familyId,
+          r.clientId,
+          r.userId,
+          r.scope,
+          r.expiresMs,
+          r.accessJti,
+          r.accessExpiresMs,
+        ],
       );
     },
     /** The row, locked for this transaction when `lock`: two refreshes with one token serialise here. */
@@ -36,18 +46,34 @@ export function createAuthRepo(db: Queryable) {
         [tenantId, tokenHash],
       );
       const r = rows[0];
-      return r && {
-        tokenHash, tenantId, familyId: r.family_id, clientId: r.client_id, userId: r.user_id, scope: r.scope, staff: true,
-        expiresMs: Number(r.expires_ms), usedMs: msOrNull(r.used_ms), revoked: r.revoked, accessJti: r.access_jti,
-        accessExpiresMs: msOrNull(r.access_expires_ms),
-      };
+      return (
+        r && {
+          tokenHash,
+          tenantId,
+          familyId: r.family_id,
+          clientId: r.client_id,
+          userId: r.user_id,
+          scope: r.scope,
+          staff: true,
+          expiresMs: Number(r.expires_ms),
+          usedMs: msOrNull(r.used_ms),
+          revoked: r.revoked,
+          accessJti: r.access_jti,
+          accessExpiresMs: msOrNull(r.access_expires_ms),
+        }
+      );
     },
     async markUsed(tenantId: string, tokenHash: string, nowMs: number): Promise<void> {
-      await db.query('UPDATE refresh_tokens SET used_at = to_timestamp($3 / 1000.0) WHERE tenant_id = $1 AND token_hash = $2',
-        [tenantId, tokenHash, nowMs]);
+      await db.query(
+        'UPDATE refresh_tokens SET used_at = to_timestamp($3 / 1000.0) WHERE tenant_id = $1 AND token_hash = $2',
+        [tenantId, tokenHash, nowMs],
+      );
     },
     async revokeFamily(tenantId: string, familyId: string): Promise<void> {
-      await db.query('UPDATE refresh_tokens SET revoked = true WHERE tenant_id = $1 AND family_id = $2', [tenantId, familyId]);
+      await db.query('UPDATE refresh_tokens SET revoked = true WHERE tenant_id = $1 AND family_id = $2', [
+        tenantId,
+        familyId,
+      ]);
     },
     async deleteExpired(): Promise<number> {
       return (await db.query('DELETE FROM refresh_tokens WHERE expires_at < now()')).rowCount ?? 0;

@@ -24,8 +24,11 @@ export interface AuthOptions {
 export const CENTRAL_AUTH_DEFAULTS: Pick<AuthOptions, 'refreshRetryGraceMs' | 'throttle'> = {
   refreshRetryGraceMs: 30_000,
   throttle: {
-    accountAtAddress: { burst: 5, refillSeconds: 10 }, account: { burst: 100, refillSeconds: 2 },
-    address: { burst: 20, refillSeconds: 1 }, maxConcurrentHashes: 2, maxQueuedHashes: 16,
+    accountAtAddress: { burst: 5, refillSeconds: 10 },
+    account: { burst: 100, refillSeconds: 2 },
+    address: { burst: 20, refillSeconds: 1 },
+    maxConcurrentHashes: 2,
+    maxQueuedHashes: 16,
   },
 };
 
@@ -43,18 +46,19 @@ export function createCentralAuth(pool: Pool, key: SigningKey, options: AuthOpti
       return user && { id: user.user_id, passwordHash: user.password_hash, scope: user.scope };
     },
     insertRefresh: (row) => createAuthRepo(pool).insertRefresh(row),
-    rotate: (tenantId, presented, successor, nowMs, decide) => inTransaction(pool, async (client) => {
-      const repo = createAuthRepo(client);
-      // The presented row first, locked: a retry racing the first refresh waits here and then sees its successor.
-      const row = await repo.refresh(tenantId, presented, true);
-      const rotation = decide(row, row && await repo.refresh(tenantId, successor, false));
-      if (rotation.kind === 'rotate') {
-        await repo.markUsed(tenantId, rotation.spent.tokenHash, nowMs);
-        await repo.insertRefresh(rotation.next);
-      }
-      if (rotation.kind === 'reuse') await repo.revokeFamily(tenantId, rotation.spent.familyId);
-      return rotation;
-    }),
+    rotate: (tenantId, presented, successor, nowMs, decide) =>
+      inTransaction(pool, async (client) => {
+        const repo = createAuthRepo(client);
+        // The presented row first, locked: a retry racing the first refresh waits here and then sees its successor.
+        const row = await repo.refresh(tenantId, presented, true);
+        const rotation = decide(row, row && (await repo.refresh(tenantId, successor, false)));
+        if (rotation.kind === 'rotate') {
+          await repo.markUsed(tenantId, rotation.spent.tokenHash, nowMs);
+          await repo.insertRefresh(rotation.next);
+        }
+        if (rotation.kind === 'reuse') await repo.revokeFamily(tenantId, rotation.spent.familyId);
+        return rotation;
+      }),
   };
   const oauth = createOAuthServer(store, key, options);
 
@@ -66,7 +70,14 @@ export function createCentralAuth(pool: Pool, key: SigningKey, options: AuthOpti
       const claims = bearer(token);
       const scope = claims.scope.split(' ');
       // Tokens are only issued to provisioned tenants, and tenants are never deleted.
-      return { tenantId: claims.TENANT, userId: claims.UUID, scope, staff: true, expMs: claims.exp * 1000, jti: claims.jti };
+      return {
+        tenantId: claims.TENANT,
+        userId: claims.UUID,
+        scope,
+        staff: true,
+        expMs: claims.exp * 1000,
+        jti: claims.jti,
+      };
     },
 
     sweepExpired: (): Promise<number> => createAuthRepo(pool).deleteExpired(),
