@@ -32,7 +32,7 @@ export interface OAuthOptions {
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
- * The token endpoint of the box and of the central (docs/api.md "Tokens", "Token revocation"): the password and
+ * The token endpoint of the box and of the central (docs/api.md "Sign-in throttling", "Token revocation"): the password and
  * refresh_token grants, client authentication and sign-ins through the throttle (./throttle.ts), refresh rotation
  * whose reuse revokes the family, and a retry grace. Each node supplies only its store (./store.ts).
  */
