@@ -32,9 +32,9 @@ export interface OAuthOptions {
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
- * The token endpoint of the box and of the central (docs/api.md "Sign-in throttling", "Token revocation"): the password and
- * refresh_token grants, client authentication and sign-ins through the throttle (./throttle.ts), refresh rotation
- * whose reuse revokes the family, and a retry grace. Each node supplies only its store (./store.ts).
+ * The token endpoint of the box and of the central (docs/api.md "Sign-in throttling", "Token revocation"): the
+ * password and refresh_token grants, client authentication and sign-ins through the throttle (./throttle.ts),
+ * refresh rotation whose reuse revokes the family, and a retry grace. Each node supplies only its store (./store.ts).
  */
 export function createOAuthServer(store: OAuthStore, key: SigningKey, options: OAuthOptions) {
   const credentials = createCredentialChecks(store, createLoginThrottle(options.throttle, options.now));
