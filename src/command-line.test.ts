@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { dispatch, type Program, runProgram } from './command-line.js';
+import { dispatch, exitWith, type Program, runProgram } from './command-line.js';
 import { ProcessError } from './shared/errors.js';
 
 const OPTIONS = { help: { type: 'boolean', short: 'h' }, dir: { type: 'string' } } as const;
@@ -74,5 +74,18 @@ describe('the command-line front end', () => {
     expect(await runProgram('venue-box', () => Promise.reject(new ProcessError('config', 'bad option')))).toBe(78);
     expect(stderr).toEqual(['venue-box: bad option\n']);
     await expect(runProgram('venue-box', () => Promise.reject(new TypeError('oops')))).rejects.toThrow(TypeError);
+  });
+
+  test('the process exits with the code; a bug exits 70 with its stack trace', async () => {
+    capture();
+    const exits: number[] = [];
+    vi.spyOn(process, 'exit').mockImplementation(((code: number) => {
+      exits.push(code);
+    }) as typeof process.exit);
+    exitWith('venue-box', Promise.resolve(78));
+    exitWith('venue-box', Promise.reject(new TypeError('oops')));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(exits).toEqual([78, 70]);
+    expect(stderr.join('')).toMatch(/^venue-box: unexpected error: TypeError: oops\n\s+at /);
   });
 });
