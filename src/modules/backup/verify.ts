@@ -4,13 +4,6 @@ import { MIGRATIONS } from '../../db/migrate.js';
 import { betterSqliteOptions } from '../../native/addons.js';
 import { BACKUP_FORMAT, BACKUP_TABLE, BackupError, CARRIED_FILES } from './take.js';
 
-/** The file is not a usable venue-box backup (`venue-box restore` exits 65, EX_DATAERR). */
-export class NotABackupError extends BackupError {
-  constructor(message: string) {
-    super(message, 'data');
-  }
-}
-
 export interface BackupInfo {
   file: string;
   bytes: number;
@@ -31,7 +24,8 @@ const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
  * this program can migrate, and `PRAGMA integrity_check` ok. Opened read-only: nothing is written beside it.
  */
 export function readBackup(file: string): BackupInfo {
-  const notBackup = (why: string) => new NotABackupError(`${file} is not a venue-box backup: ${why}`);
+  // Not a usable venue-box backup: `venue-box restore` exits 65, EX_DATAERR (docs/operations.md "Exit codes").
+  const notBackup = (why: string) => new BackupError(`${file} is not a venue-box backup: ${why}`, 'data');
   let bytes: number;
   try {
     const st = statSync(file);
