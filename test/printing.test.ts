@@ -7,7 +7,7 @@ import { type FakePrinter, hasCut, startFakePrinter, ticketText } from './suppor
 import { expectApiError } from './support/fixtures.js';
 import { nextChange, orderCommand, type OrderPayload } from './support/lifecycle.js';
 import { command, newOrder } from './support/orders.js';
-import { FAST_PRINTING, type JobItem, jobsOf as jobsOfBox, VENUE } from './support/printing.js';
+import { FAST_PRINTING, type JobItem, jobsOf as jobsOfBox, printersIdle, VENUE } from './support/printing.js';
 import { openSocket, type TestSocket } from './support/socket.js';
 import { contractsOf } from './support/contracts.js';
 import { skipWithout } from './support/system-packages.js';
@@ -59,12 +59,14 @@ async function submittedOrder(lines: { productId: string; quantity: number }[]):
 
 const jobsOf = (query: string): Promise<JobItem[]> => jobsOfBox(box, staff, query);
 
+/** Every ticket of the tests before this one has come off the line: marks taken now count only this test's. */
+const idle = (): Promise<void> => printersIdle(box, staff, { hot, bar, counter });
+
 describe.skipIf(skip)('tickets on the serial line', () => {
   test('a submit prints each station its share of the round and the claim slip at the counter', async () => {
     const order = await submittedOrder([{ productId: 'zurek', quantity: 2 }, { productId: 'kompot', quantity: 1 }]);
-    const [kitchenHot] = await hot.waitForTickets(1);
-    const [kitchenBar] = await bar.waitForTickets(1);
-    const [claim] = await counter.waitForTickets(1);
+    // This order's tickets, whichever tests printed before it.
+    const [kitchenHot, kitchenBar, claim] = await Promise.all([hot, bar, counter].map((p) => p.waitForTicketWith(order.claimCode)));
 
     for (const t of [kitchenHot!, kitchenBar!, claim!]) {
       expect(t.subarray(0, 2)).toEqual(Buffer.from([0x1b, 0x40])); // ESC @
@@ -99,6 +101,7 @@ describe.skipIf(skip)('tickets on the serial line', () => {
   });
 
   test('a station with no line in the round gets no ticket', async () => {
+    await idle();
     const before = { hot: hot.tickets().length, bar: bar.tickets().length, counter: counter.tickets().length };
     const order = await submittedOrder([{ productId: 'rosol', quantity: 1 }]);
     await hot.waitForTickets(before.hot + 1);
@@ -112,6 +115,7 @@ describe.skipIf(skip)('tickets on the serial line', () => {
   test('a staff cancel sends CANCELLED slips to the kitchen printers that had the order, not to the counter', async () => {
     const order = await submittedOrder([{ productId: 'pierogi-miesne', quantity: 1 }, { productId: 'woda', quantity: 2 }]);
     await Promise.all([hot, bar, counter].map((p) => p.waitForTicketWith(order.claimCode)));
+    await idle();
     const before = { hot: hot.tickets().length, bar: bar.tickets().length, counter: counter.tickets().length };
     await orderCommand(box, staff, order.id, 'cancel', { reason: 'klient zrezygnował' });
     expect((await nextChange(cws, order.id)).status).toBe('CANCELLED');
@@ -129,6 +133,7 @@ describe.skipIf(skip)('tickets on the serial line', () => {
 
 describe.skipIf(skip)('staff API /printing-api/api', () => {
   test('printers: status, queue depth, oldest job age and last error of the tenant\'s printers', async () => {
+    await idle(); // no job of another test still queued
     await expect.poll(async () => {
       const res = await box.get('/printing-api/api/printers', staff);
       return ((await res.json()) as { items: { status: string }[] }).items.map((p) => p.status);
@@ -148,6 +153,7 @@ describe.skipIf(skip)('staff API /printing-api/api', () => {
     await hot.waitForTicketWith(order.claimCode);
     await expect.poll(async () => (await jobsOf('?printer=hot&state=printed')).some((j) => j.orderId === order.id)).toBe(true);
     const original = (await jobsOf('?printer=hot')).find((j) => j.orderId === order.id)!;
+    await idle();
     const hotBefore = hot.tickets().length;
 
     const res = await box.post(`/printing-api/api/jobs/${original.id}/reprint`, staff, '');
@@ -174,7 +180,8 @@ describe.skipIf(skip)('staff API /printing-api/api', () => {
     const missing = '00000000-0000-4000-8000-000000000000';
     await expectApiError(await box.post(`/printing-api/api/jobs/${missing}/reprint`, staff, {}), 404, 'notFound');
     await expectApiError(await box.post('/printing-api/api/jobs/not-a-uuid/reprint', staff, {}), 404, 'notFound');
-    const job = (await jobsOf('?printer=hot'))[0]!;
+    const order = await submittedOrder([{ productId: 'zurek', quantity: 1 }]); // a job of this test's own
+    const job = (await jobsOf('?printer=hot')).find((j) => j.orderId === order.id)!;
     await expectApiError(await box.post(`/printing-api/api/jobs/${job.id}/reprint`, staff, { printer: 'elsewhere' }), 400, 'invalidField', ['/printer']);
     await expectApiError(await box.post(`/printing-api/api/jobs/${job.id}/reprint`, staff, { copies: 2 }), 400, 'invalidField');
     await expectApiError(await box.get('/printing-api/api/printers', customer), 403, 'forbidden');

@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import { DEMO, type TestBox } from './box.js';
 import { command, newOrder } from './orders.js';
 import { contractsOf } from './contracts.js';
+import { type FakePrinter, hasCut } from './fake-printer.js';
 
 export const VENUE = DEMO.openVenue;
 
@@ -53,6 +54,21 @@ export async function submitOrder(box: TestBox, staff: string, customer: string,
   await command(box, customer, `${c.orderId}/submit`, {});
   await expect.poll(async () => (await jobsOf(box, staff)).some((j) => j.orderId === c.orderId)).toBe(true);
   return c.orderId;
+}
+
+/**
+ * Waits until no job is queued and every job recorded as printed has come off its printer's line (a job is marked
+ * printed once written, a moment before the fake reads it). A test takes its mark (`printer.tickets().length`)
+ * after this, so that no ticket of another test arrives after the mark: tests run in a random order
+ * (test/support/story.ts).
+ */
+export async function printersIdle(box: TestBox, staff: string, printers: Record<string, FakePrinter>): Promise<void> {
+  await expect.poll(async () => {
+    const jobs = await jobsOf(box, staff, '?limit=1000');
+    if (jobs.some((j) => j.state === 'queued')) return false;
+    // At least: a job cut off by an unplugged line between the drain and its commit prints again (at least once).
+    return Object.entries(printers).every(([name, p]) => p.tickets().filter(hasCut).length >= jobs.filter((j) => j.printedOn === name).length);
+  }, { timeout: 10_000 }).toBe(true);
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
