@@ -92,6 +92,26 @@ describe.skipIf(skip)('the screens in Chromium', () => {
     await page.getByTestId('sign-out').waitFor(WAIT);
   }
 
+  /**
+   * The pages share one profile, so one session: signs it in as kuchnia unless a test before this one already
+   * did (tests run in any order, test/support/story.ts), and leaves `page` on `path`.
+   */
+  async function signedIn(page: Page, path: string): Promise<void> {
+    await page.goto(url('/'));
+    await page.getByTestId('signin').or(page.getByTestId('sign-out')).first().waitFor(WAIT);
+    if (await page.getByTestId('signin').isVisible()) await signIn(page, 'kuchnia', 'kuchnia-demo-1');
+    await page.goto(url(path));
+    await page.getByTestId('sign-out').waitFor(WAIT);
+  }
+
+  /** Signs the shared session out if a test before this one signed it in, and leaves `page` on the sign-in. */
+  async function signedOut(page: Page): Promise<void> {
+    await page.goto(url('/'));
+    await page.getByTestId('signin').or(page.getByTestId('sign-out')).first().waitFor(WAIT);
+    if (await page.getByTestId('sign-out').isVisible()) await page.getByTestId('sign-out').click();
+    await page.getByTestId('signin').waitFor(WAIT);
+  }
+
   const card = (claimCode: string) => kitchen.locator(`[data-testid=kitchen-card][data-claim="${claimCode}"]`);
 
   beforeAll(async () => {
@@ -127,6 +147,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
   });
 
   test('/ shows the sign-in; a wrong password shows the box\'s message; a reload keeps the session', async () => {
+    await signedOut(kitchen);
     await kitchen.goto(url('/'));
     await kitchen.getByTestId('signin').waitFor(WAIT);
     await kitchen.locator('input[name=username]').fill('kuchnia');
@@ -142,6 +163,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
   }, 60_000);
 
   test('a kiosk order appears on the kitchen display; "ready" turns the kiosk to ready; the waiter hands it over', async () => {
+    await signedIn(staffPage, '/pickup');
     await kitchen.goto(url('/kitchen'));
     await kiosk.goto(url(`/kiosk?venue=${VENUE}`));
     await kiosk.locator('[data-testid=kiosk-product][data-product=zurek]').click(WAIT);
@@ -168,6 +190,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
   }, 90_000);
 
   test('a wrong claim code is not found; a refused PZ shows the box\'s message; a good one shows in the stock', async () => {
+    await signedIn(staffPage, '/pickup');
     await staffPage.getByTestId('claim-input').fill('000000');
     await staffPage.getByTestId('find').click();
     await staffPage.getByTestId('not-found').waitFor(WAIT);
@@ -186,6 +209,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
   }, 60_000);
 
   test('the box stops and restarts on the same data dir and port: the display catches up with nothing lost', async () => {
+    await signedIn(kitchen, '/kitchen');
     const before = await apiOrder('zurek', 'bez jajka');
     await card(before.claimCode).waitFor(WAIT);
     await expect(card(before.claimCode).getByTestId('note').textContent()).resolves.toBe('bez jajka');
@@ -211,6 +235,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
   }, 90_000);
 
   test('a sold-out toggle on the manager screen shows on the kiosk; a basket that still holds it is refused', async () => {
+    await signedIn(staffPage, '/');
     await kiosk.goto(url(`/kiosk?venue=${VENUE}`));
     const barszcz = kiosk.locator('[data-testid=kiosk-product][data-product=barszcz]');
     await expect(barszcz.getAttribute('data-sold-out', WAIT)).resolves.toBe('false');
@@ -231,7 +256,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
   }, 90_000);
 
   test('a printer\'s paper-out shows on the manager screen, and its return', async () => {
-    await staffPage.goto(url('/manager'));
+    await signedIn(staffPage, '/manager');
     await staffPage.getByTestId('manager-printers').click(WAIT);
     const kitchenPrinter = staffPage.locator('[data-testid=printer][data-printer=kitchen]');
     await staffPage.locator('[data-testid=printer][data-printer=kitchen][data-status=ok]').waitFor(WAIT);
@@ -243,7 +268,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
   }, 60_000);
 
   test('the language switches to English and stays so after a reload', async () => {
-    await staffPage.goto(url('/kitchen'));
+    await signedIn(staffPage, '/kitchen');
     await staffPage.getByTestId('language').click(WAIT);
     await staffPage.getByText('Sign out').waitFor(WAIT);
     await staffPage.reload();
