@@ -1,4 +1,4 @@
-// Which b-trees the last transactions in a WAL wrote (docs/operations.md "What a `new` writes"): each frame's page
+// Which b-trees the last transactions in a WAL wrote (docs/performance.md "What a `new` writes"): each frame's page
 // number, mapped to its table or index with SQLite's dbstat. Usage, on a copy of a box's data directory taken
 // while the WAL holds them (after kill -9, before the next start):
 //   node scripts/wal-pages.mjs DATA_DIR/venue-box.db [TRANSACTIONS=4]

@@ -141,11 +141,11 @@ async function serveBoxApi(db: Db, dataDir: string, config: Config, log: Logger,
   screens: ScreensBootstrap | undefined): Promise<Box> {
   const now = nowMs;
   // Commands and tokens commit without their own fsync; one fsync of the WAL off the event loop makes what
-  // committed meanwhile durable before any answer or frame goes out (docs/operations.md "Durability and speed").
+  // committed meanwhile durable before any answer or frame goes out (docs/architecture.md "Durability and speed").
   // The metrics come later (they read parts made below); they observe the fsyncs from then on.
   let onWalSync: ((seconds: number) => void) | undefined;
   const walSync = createWalSync(join(dataDir, `${DB_FILE}-wal`), {
-    // docs/operations.md "Durability and speed": nothing may be confirmed after a failed fsync.
+    // docs/architecture.md "Durability and speed": nothing may be confirmed after a failed fsync.
     failed(err) {
       log.fatal({ err }, 'the WAL could not be synced to the disk: stopping, so that nothing unsynced is confirmed');
       process.exit(70);

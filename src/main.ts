@@ -97,7 +97,7 @@ class UsageError extends Error {}
 async function main(argv: string[]): Promise<number> {
   // The central node and the box's sync commands parse their own options (docs/sync.md "Sync to the central node").
   // The central's code (PostgreSQL's driver with it) is loaded by its commands only: a box never runs it, and
-  // loading it at every start cost the box 5 MB of memory and 20 ms (docs/operations.md "Idle memory").
+  // loading it at every start cost the box 5 MB of memory and 20 ms (docs/performance.md "Idle memory").
   if (argv[0] === 'central') return (await import('./central/cli.js')).runCentralCli(argv.slice(1));
   if (argv[0] === 'sync') return runSyncCli(argv.slice(1));
   const { values, positionals } = parseCli(argv);

@@ -105,7 +105,7 @@ const updateOf = (columns: string[]) =>
   `UPDATE orders SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE tenant_id = @tenant_id AND id = @id`;
 
 /**
- * Orders, each one row (docs/operations.md "What a `new` writes"): its venues, lines and users are JSON columns,
+ * Orders, each one row (docs/performance.md "What a `new` writes"): its venues, lines and users are JSON columns,
  * read and written whole. A command runs as a unit of work (`unit`, the command's savepoint): it reads each order
  * it touches once, changes it in memory, and the unit's end writes each changed order once; an order changed
  * outside a unit is written at once. What is read across orders has its index: the claim codes of open orders

@@ -32,7 +32,7 @@ export interface SenderDeps {
   version: string;
   /**
    * Resolves once an fsync begun after the call is done: the outbox rows just read may be a moment from the
-   * disk (docs/operations.md "Durability and speed"), and headquarters never gets an event a power cut could
+   * disk (docs/architecture.md "Durability and speed"), and headquarters never gets an event a power cut could
    * take back. Absent: every commit is durable already.
    */
   synced?(): Promise<void>;
