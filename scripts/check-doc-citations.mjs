@@ -28,8 +28,12 @@ function headingsOf(file) {
 const names = (heading, cited) =>
   heading === cited || heading.startsWith(`${cited}:`) || heading.startsWith(`${cited} (`);
 
-const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', ...SCANNED], { cwd: root, encoding: 'utf8' })
-  .split('\n').filter((f) => TEXT.test(f) && existsSync(join(root, f)));
+const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', ...SCANNED], {
+  cwd: root,
+  encoding: 'utf8',
+})
+  .split('\n')
+  .filter((f) => TEXT.test(f) && existsSync(join(root, f)));
 const headings = new Map();
 const broken = [];
 let count = 0;
