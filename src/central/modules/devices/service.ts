@@ -1,6 +1,6 @@
-import { AppError, invalidField, retryLater, unauthorized } from '../../../shared/errors.js';
+import { AppError, invalidField, ProcessError, retryLater, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
-import { createBuckets } from '../../../shared/token-bucket.js';
+import { createRateLimiter } from '../../../shared/token-bucket.js';
 import {
   type EnrolRequest, type EnrolResponse, GENESIS_HASH, type HelloRequest, type HelloResponse, keyIdOf, PROTOCOL,
   requestSigningText, SCHEMA, type TailResponse, verifyDetached,
@@ -12,8 +12,6 @@ import { codeHashOf, newEnrolCode } from './enrol-code.js';
 import { isAcceptableKey } from './public-key.js';
 import { createDeviceRepo, type DeviceRow } from './repo.js';
 
-export class EnrolError extends Error {}
-
 /**
  * Enrolments with a wrong code per client address: 10, then one a minute (docs/sync.md "The central node"). A code has
  * 80 bits, so guessing is hopeless anyway; the bound keeps a flood from taking the database's connections.
@@ -23,7 +21,7 @@ export const ENROL_FAILURES = { burst: 10, refillSeconds: 60 };
 /** Devices: enrolment codes, enrolment, signed requests (hello and the tail), listing and revocation. */
 export function createDeviceService(pool: Pool, now: () => number) {
   const repo = createDeviceRepo(pool);
-  const enrolFailures = createBuckets(ENROL_FAILURES, now);
+  const enrolFailures = createRateLimiter(ENROL_FAILURES, now);
 
   /** The device of a signed request (headers x-tenant, x-device, x-signature over requestSigningText). */
   async function authenticateSigned(req: HttpRequest, body: string): Promise<DeviceRow> {
@@ -70,8 +68,8 @@ export function createDeviceService(pool: Pool, now: () => number) {
     /** A one-time code for a box of `venueId`; only its digest is stored. */
     async createCode(tenantId: string, venueId: string, ttlHours: number): Promise<string> {
       const tenants = createTenantRepo(pool);
-      if (!(await tenants.tenantExists(tenantId))) throw new EnrolError(`unknown tenant ${tenantId}`);
-      if (!(await tenants.venueExists(tenantId, venueId))) throw new EnrolError(`venue ${venueId} is not a venue of tenant ${tenantId}`);
+      if (!(await tenants.tenantExists(tenantId))) throw new ProcessError('refused', `unknown tenant ${tenantId}`);
+      if (!(await tenants.venueExists(tenantId, venueId))) throw new ProcessError('refused', `venue ${venueId} is not a venue of tenant ${tenantId}`);
       const code = newEnrolCode();
       await repo.insertCode(tenantId, codeHashOf(code), venueId, ttlHours * 3_600_000);
       return code;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import demo from '../../../../native-config/demo.json';
-import { envelopeText, type EventKind } from '../../../shared/sync-protocol.js';
+import { envelopeText, type EnvelopeKind } from '../../../shared/sync-protocol.js';
 import { openEmbedded, type EmbeddedDatabase } from '../../db/embedded.js';
 import { migrate } from '../../db/migrate.js';
 import { createPool, type Pool } from '../../db/pool.js';
@@ -28,7 +28,7 @@ afterAll(async () => {
 });
 
 const text = (kind: string, body: unknown, t = tenant) =>
-  envelopeText({ eventId: randomUUID(), tenant: t, aggregate: 'a', kind: kind as EventKind, boxTime: 'whenever' }, JSON.stringify(body));
+  envelopeText({ eventId: randomUUID(), tenant: t, aggregate: 'a', kind: kind as EnvelopeKind, boxTime: 'whenever' }, JSON.stringify(body));
 let seq = 0;
 const apply = (kind: string, body: unknown) => projectEvent(pool, { tenantId: tenant, deviceId: 'dev', seq: ++seq }, parseEvent(text(kind, body), tenant));
 const balance = async (item: string) =>

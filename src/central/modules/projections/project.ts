@@ -1,4 +1,4 @@
-import { EVENT_KINDS, type EventKind, type OrderChangedBody, type SoldOutChangedBody, type StockDocumentBody, type WarehouseChangedBody } from '../../../shared/sync-protocol.js';
+import { ENVELOPE_KINDS, type EnvelopeKind, type OrderChangedBody, type SoldOutChangedBody, type StockDocumentBody, type WarehouseChangedBody } from '../../../shared/sync-protocol.js';
 import type { InboxResultBody } from '../../../shared/hq-inbox.js';
 import type { Queryable } from '../../db/pool.js';
 import { createInboxRepo } from '../inbox/repo.js';
@@ -14,7 +14,7 @@ const fail = (reason: string): never => {
 
 export interface ParsedEvent {
   eventId: string;
-  kind: EventKind;
+  kind: EnvelopeKind;
   body: unknown;
 }
 
@@ -30,13 +30,13 @@ export function parseEvent(text: string, tenant: string): ParsedEvent {
     return fail('not JSON');
   }
   const kindOf = (value as { kind?: unknown } | null)?.kind;
-  if (typeof kindOf === 'string' && !Object.hasOwn(EVENT_KINDS, kindOf)) fail(`unknown kind ${kindOf.slice(0, 100)}`);
+  if (typeof kindOf === 'string' && !Object.hasOwn(ENVELOPE_KINDS, kindOf)) fail(`unknown kind ${kindOf.slice(0, 100)}`);
   const problem = problemOf(checks.envelope, value);
   if (problem) fail(`envelope ${problem}`);
   const e = value as { eventId: string; tenant: string; stream: string; kind: string; body: unknown };
-  if (!Object.hasOwn(EVENT_KINDS, e.kind)) fail(`unknown kind ${e.kind}`);
-  const kind = e.kind as EventKind;
-  if (e.stream !== EVENT_KINDS[kind]) fail(`stream ${e.stream} is not the stream of ${kind}`);
+  if (!Object.hasOwn(ENVELOPE_KINDS, e.kind)) fail(`unknown kind ${e.kind}`);
+  const kind = e.kind as EnvelopeKind;
+  if (e.stream !== ENVELOPE_KINDS[kind]) fail(`stream ${e.stream} is not the stream of ${kind}`);
   if (e.tenant !== tenant) fail(`envelope tenant ${e.tenant} is not the device's tenant`);
   const bodyProblem = problemOf(checks[kind], e.body);
   if (bodyProblem) fail(`body ${bodyProblem}`);

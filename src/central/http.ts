@@ -1,0 +1,59 @@
+import { type Listening, listen } from '../http/listen.js';
+import { mountRoutes } from '../http/mount.js';
+import type { Principal, HttpRequest, Route } from '../http/types.js';
+import type { Logger } from '../log.js';
+import { uws } from '../native/uws.js';
+import { type Service, serviceOf } from '../shared/runtime.js';
+import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
+
+export interface CentralHttpDeps {
+  host: string;
+  port: number;
+  dataDir: string;
+  log: Logger;
+  routes: Route[];
+  authenticate(req: HttpRequest): Principal;
+}
+
+/**
+ * The central's routes on a uWS app, and its listener as a service: it binds the port when run (`listening`
+ * resolves then); at shutdown it stops taking requests first (503 with Retry-After), the batches already taken go on.
+ */
+export function createCentralHttp(d: CentralHttpDeps): {
+  service: Service;
+  listening(): Promise<void>;
+  port(): number;
+} {
+  let accepting = true;
+  const app = uws().App();
+  mountRoutes(app, d.routes, {
+    log: d.log,
+    maxBodyBytes: MAX_REQUEST_BYTES,
+    authenticate: d.authenticate,
+    accepting: () => accepting,
+    // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
+    // without the boxes coming back at once.
+    stopping: {
+      message: 'the central is shutting down; retry after Retry-After seconds',
+      retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5),
+    },
+  });
+  let bound: Listening | undefined;
+  let ready!: () => void;
+  const listening = new Promise<void>((r) => (ready = r));
+  const service = serviceOf({
+    async start() {
+      bound = await listen(app, d.host, d.port);
+      d.log.info(
+        { address: `http://${d.host}:${bound.port}`, port: bound.port, dataDir: d.dataDir },
+        'central listening',
+      );
+      ready();
+    },
+    drain() {
+      accepting = false;
+      bound?.close();
+    },
+  });
+  return { service, listening: () => listening, port: () => bound!.port };
+}
