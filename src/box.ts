@@ -43,7 +43,7 @@ import { syncRoutes } from './modules/sync/routes.js';
 import { createSender } from './modules/sync/sender.js';
 import { provisioningWithout } from './modules/sync/catalogue-apply.js';
 import { createCatalogueRepo } from './modules/sync/catalogue-repo.js';
-import type { InboxResultBody } from './shared/hq-inbox.js';
+import type { InboxResultBody } from './shared/sync-messages.js';
 import { createPuller } from './modules/sync/puller.js';
 import { venueStream } from './modules/events/event-store.js';
 import { applyCentralAnswer } from './modules/sync/central-answer.js';

@@ -6,7 +6,6 @@
  * box applies an entry once by its id (a document's id, an order's id), however often it is delivered.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import type { ErrorDetail } from './errors.js';
 import { NewOrderBody } from './order-schemas.js';
 import { Uuid } from './types.js';
 
@@ -43,12 +42,3 @@ export type HqOrderBody = Static<typeof HqOrderBody>;
 
 /** The `source` of an order created at the central (the interface's Order.source). */
 export const CENTRAL_SOURCE = 'central';
-
-/** What a box reports up for each entry it applied or refused (the `inbox.result` event's body). */
-export interface InboxResultBody {
-  entry: string;
-  kind: InboxKind;
-  status: 'applied' | 'rejected';
-  /** For a refusal: the codes the box's API would have answered with (venueClosed, insufficientStock, ...). */
-  codes: ErrorDetail[];
-}

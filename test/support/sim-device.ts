@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import nacl from 'tweetnacl';
+import type { BatchHeader, EventKind, HelloRequest } from '../../src/shared/sync-messages.js';
 import {
-  BATCH_MEDIA_TYPE, type BatchHeader, chainHash, encodeBatch, envelopeText, type EventKind, GENESIS_HASH, type HelloRequest,
-  keyIdOf, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached,
+  BATCH_MEDIA_TYPE, chainHash, encodeBatch, envelopeText, GENESIS_HASH, keyIdOf, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached,
 } from '../../src/shared/sync-protocol.js';
 
 export interface SentEvent {

@@ -5,7 +5,7 @@ import { createBuckets } from '../../shared/token-bucket.js';
 import { isUuid, newId7 } from '../../shared/ids.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../events/event-store.js';
 import { isoOf } from '../../shared/clock.js';
-import type { OrderChangedBody } from '../../shared/sync-protocol.js';
+import type { OrderChangedBody } from '../../shared/sync-messages.js';
 import type { Outbox } from '../sync/outbox.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { CommandHandler, CommandQueue } from './command-queue.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '../../log.js';
-import type { Envelope, EventBodies } from '../../shared/sync-protocol.js';
+import type { Envelope, EventBodies } from '../../shared/sync-messages.js';
 import type { RestoreApplier } from './restore.js';
 
 /** What each module offers to put its data back from the central's copy (no outbox events). */

@@ -1,6 +1,7 @@
 import { isoOf } from '../../shared/clock.js';
 import { newId7 } from '../../shared/ids.js';
-import { chainHash, type EventBodies, type EventKind, envelopeText, GENESIS_HASH } from '../../shared/sync-protocol.js';
+import { chainHash, envelopeText, GENESIS_HASH } from '../../shared/sync-protocol.js';
+import { type EventBodies, type EventKind } from '../../shared/sync-messages.js';
 import type { SyncRepo } from './repo.js';
 
 /**

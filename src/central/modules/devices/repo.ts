@@ -1,4 +1,5 @@
-import { type Head, MAX_REQUEST_BYTES, type TailEvent, type TailResponse } from '../../../shared/sync-protocol.js';
+import { MAX_REQUEST_BYTES } from '../../../shared/sync-protocol.js';
+import { type Head, type TailEvent, type TailResponse } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 
 export interface DeviceRow {

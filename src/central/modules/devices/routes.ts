@@ -1,27 +1,12 @@
-import { Type } from '@sinclair/typebox';
 import { json, type Route } from '../../../http/types.js';
 import { AppError, invalidField } from '../../../shared/errors.js';
+import { EnrolRequest, HelloRequest } from '../../../shared/sync-messages.js';
 import { PATHS } from '../../../shared/sync-protocol.js';
 import { compile, limitOf, parseJson } from '../../../shared/validate.js';
 import type { DeviceService } from './service.js';
 
-const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
-const checkEnrol = compile(
-  Type.Object({
-    code: Type.String({ minLength: 1, maxLength: 64 }),
-    publicKey: Type.String({ minLength: 1, maxLength: 100 }),
-    name: Type.Optional(Type.String({ maxLength: 200 })),
-  }),
-);
-// The box's clock is data, never refused for skew; +-1e15 ms (about 31,700 years from 1970) only keeps the
-// offset inside clock_offset_ms (bigint) and exact as a JSON number.
-const BOX_TIME_MS = 1e15;
-const checkHello = compile(
-  Type.Object({
-    protocol: Count, schema: Count, boxTimeMs: Type.Number({ minimum: -BOX_TIME_MS, maximum: BOX_TIME_MS }), pendingSeq: Count,
-    version: Type.String({ maxLength: 100 }),
-  }),
-);
+const checkEnrol = compile(EnrolRequest);
+const checkHello = compile(HelloRequest);
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The box-facing device routes; the batch route is the ingest module's. */

@@ -1,10 +1,8 @@
 import { AppError, invalidField, retryLater, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
 import { createBuckets } from '../../../shared/token-bucket.js';
-import {
-  type EnrolRequest, type EnrolResponse, GENESIS_HASH, type HelloRequest, type HelloResponse, keyIdOf, PROTOCOL,
-  requestSigningText, SCHEMA, type TailResponse, verifyDetached,
-} from '../../../shared/sync-protocol.js';
+import { GENESIS_HASH, keyIdOf, PROTOCOL, requestSigningText, SCHEMA, verifyDetached } from '../../../shared/sync-protocol.js';
+import { type EnrolRequest, type EnrolResponse, type HelloRequest, type HelloResponse, type TailResponse } from '../../../shared/sync-messages.js';
 import type { HttpRequest } from '../../../http/types.js';
 import { inTransaction, type Pool } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';

@@ -1,7 +1,7 @@
 import { json, type Route } from '../../../http/types.js';
 import { invalidField } from '../../../shared/errors.js';
 import { HqDocumentHead, HqOrderBody } from '../../../shared/hq-inbox.js';
-import { UUID_PATTERN } from '../../../shared/ids.js';
+import { UUID_PATTERN } from '../../../shared/types.js';
 import { parseDocument } from '../../../shared/stock-document-schemas.js';
 import { compile, limitOf } from '../../../shared/validate.js';
 import type { InboxService } from './service.js';

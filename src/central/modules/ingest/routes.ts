@@ -1,6 +1,7 @@
 import { json, type Reply, type Route } from '../../../http/types.js';
 import { AppError, errorBody } from '../../../shared/errors.js';
-import { BATCH_MEDIA_TYPE, PATHS, type SyncErrorBody } from '../../../shared/sync-protocol.js';
+import { BATCH_MEDIA_TYPE, PATHS } from '../../../shared/sync-protocol.js';
+import { type SyncErrorBody } from '../../../shared/sync-messages.js';
 import { type createIngestService, SyncConflict } from './service.js';
 
 /** POST a batch: the body's bytes untouched ('raw'), since the signature covers them as sent. */

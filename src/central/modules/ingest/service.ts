@@ -1,8 +1,7 @@
 import { AppError, problem, STATUS, unauthorized } from '../../../shared/errors.js';
 import { isUuid } from '../../../shared/ids.js';
-import {
-  type BatchAck, chainHash, type DecodedBatch, GENESIS_HASH, type Head, type SyncRejection, verifyDetached,
-} from '../../../shared/sync-protocol.js';
+import { chainHash, type DecodedBatch, GENESIS_HASH, type SyncRejection, verifyDetached } from '../../../shared/sync-protocol.js';
+import { type BatchAck, type Head } from '../../../shared/sync-messages.js';
 import { type Client, inTransaction, type Pool } from '../../db/pool.js';
 import { isAcceptableKey } from '../devices/public-key.js';
 import { createDeviceRepo, type DeviceRow } from '../devices/repo.js';
