@@ -10,6 +10,7 @@ import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
 import { openCentralDatabase } from './db/open.js';
 import { ensurePartitions, monthlyPartitions } from './db/partitions.js';
 import { POOL_SIZE } from './db/pool.js';
+import { centralContractRoutes } from './contracts.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { createCentralAuth } from './modules/auth/service.js';
 import { deviceRoutes } from './modules/devices/routes.js';
@@ -87,6 +88,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       ...catalogueFeedRoutes(devices, feed, pool), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
       ...mediaRoutes(pool, devices), ...inboxRoutes(createInboxService(pool)),
     ];
+    routes.push(...centralContractRoutes(() => routes));
     mountRoutes(app, routes, {
       log, maxBodyBytes: MAX_REQUEST_BYTES, authenticate: (req) => auth.verify(bearerOf(req)), accepting: () => accepting,
       // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart

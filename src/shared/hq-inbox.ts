@@ -7,6 +7,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { NewOrderBody } from './order-schemas.js';
+import { DocumentBody } from './stock-document-schemas.js';
 import { Uuid } from './types.js';
 
 export const INBOX_KINDS = ['document', 'order'] as const;
@@ -31,6 +32,10 @@ export const HqDocumentHead = Type.Object({
   warehouse: Uuid,
 });
 export type HqDocumentHead = Static<typeof HqDocumentHead>;
+
+/** A document from headquarters as posted: its head and the box's document body, one schema (validates, documents). */
+export const HqDocumentBody = Type.Object({ ...HqDocumentHead.properties, ...DocumentBody.properties });
+export type HqDocumentBody = Static<typeof HqDocumentBody>;
 
 /**
  * An order created at the central: the box's new-order body with one bucket (the venue whose box applies it),
