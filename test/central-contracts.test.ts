@@ -5,7 +5,7 @@ import { HqDocumentBody } from '../src/shared/hq-inbox.js';
 import { BatchHeader, EnrolRequest, EVENT_KINDS, HelloRequest, TailResponse } from '../src/shared/sync-messages.js';
 import { startTestCentral, type TestCentral } from './support/central.js';
 
-// The central's contract (docs/sync.md "The central's API"): a valid OpenAPI 3.1 document made from the routes
+// The central's contract (docs/sync.md "API"): a valid OpenAPI 3.1 document made from the routes
 // the central mounts, each route's request schema the very one it validates with, the sync protocol's messages
 // among its schemas.
 type Operation = { summary?: string; requestBody?: { content: Record<string, { schema: unknown }> }; responses: Record<string, unknown> };

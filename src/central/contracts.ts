@@ -23,7 +23,7 @@ export const ok = (description: string, schema: TSchema = Type.Object({}, { addi
 const Document = Type.Object({}, { additionalProperties: true, description: 'the document' });
 
 /**
- * The central's own contract (docs/sync.md "The central's API"): OpenAPI 3.1 made from `routes()`, the route list
+ * The central's own contract (docs/sync.md "API"): OpenAPI 3.1 made from `routes()`, the route list
  * the central mounts (this one included), with the sync protocol's schemas; and a page of it. No token: they say
  * what any client may call. Built once, at the first ask.
  */
