@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { BatchHeader } from '../src/shared/sync-messages.js';
 import { BATCH_MEDIA_TYPE, MAX_BATCH_EVENTS, MAX_REQUEST_BYTES, verifyDetached } from '../src/shared/sync-protocol.js';
 import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './support/central.js';
-import { SimDevice } from './support/sim-device.js';
+import { enrolledDevice, SimDevice } from './support/sim-device.js';
 
 // What a hostile device or headquarters client sent, one describe each: every bad input a device or HQ can send
 // is a 4xx or a dead letter, never a 500, and no device can make the central do unbounded work.
@@ -17,12 +17,7 @@ afterAll(async () => {
   expect(await central.stop()).toBe(0);
 });
 
-async function enrolled(venue = CENTRAL_DEMO.venues[0]!): Promise<SimDevice> {
-  const d = new SimDevice(central.url(''));
-  const res = await d.enrol(await central.enrolCode(venue));
-  expect(res.status).toBe(201);
-  return d;
-}
+const enrolled = (venue?: string): Promise<SimDevice> => enrolledDevice(central, venue);
 
 const code = (a: { body: any }) => a.body?.codes?.[0]?.code;
 const hqGet = async (path: string) => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MAX_REQUEST_BYTES, PROTOCOL } from '../src/shared/sync-protocol.js';
 import { CENTRAL_DEMO, centralCli, startTestCentral, type TestCentral } from './support/central.js';
-import { SimDevice } from './support/sim-device.js';
+import { enrolledDevice, SimDevice } from './support/sim-device.js';
 
 let central: TestCentral;
 beforeAll(async () => {
@@ -11,12 +11,7 @@ afterAll(async () => {
   expect(await central.stop()).toBe(0);
 });
 
-async function enrolled(venue = CENTRAL_DEMO.venues[0]!): Promise<SimDevice> {
-  const d = new SimDevice(central.url(''));
-  const res = await d.enrol(await central.enrolCode(venue));
-  expect(res.status).toBe(201);
-  return d;
-}
+const enrolled = (venue?: string): Promise<SimDevice> => enrolledDevice(central, venue);
 
 const ordersOf = async (d: SimDevice) => (await central.hq(`/hq-api/api/orders?deviceId=${d.deviceId}&limit=200`)).items as any[];
 

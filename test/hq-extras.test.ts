@@ -14,6 +14,11 @@ import { printJobs } from './support/lifecycle.js';
 import { FAST_PRINTING } from './support/printing.js';
 import { openSocket, type TestSocket } from './support/socket.js';
 import { enrol, FAST_SYNC, syncStatus, waitFor } from './support/sync.js';
+import { STORY } from './support/story.js';
+import { skipWithout } from './support/system-packages.js';
+
+// A receipt printer on a serial line is a socat pseudo-terminal pair (test/support/fake-printer.ts).
+const skip = skipWithout(import.meta.url, 'socat');
 
 // Headquarters runs the chain from the central (docs/sync.md "Menu images", "Documents from headquarters", "Orders
 // created at the central"): one real central (embedded PostgreSQL), one real box of the demo tenant enrolled
@@ -155,7 +160,7 @@ async function stockOf(warehouse: string, item: string): Promise<number> {
   return ((await res.json()) as { items: { qty: number }[] }).items[0]!.qty;
 }
 
-describe('menu images', () => {
+describe.skipIf(skip)('menu images', STORY, () => {
   const image = png(3, 2, [200, 30, 40]);
   let url: string;
 
@@ -242,7 +247,7 @@ describe('menu images', () => {
   }, 60_000);
 });
 
-describe('documents from headquarters', () => {
+describe.skipIf(skip)('documents from headquarters', STORY, () => {
   test('an MM from the central warehouse is booked once though delivered three times, then reaches the central as a box document', async () => {
     // The central warehouse: a catalogue warehouse (every box of the tenant holds it).
     expect((await hqJson('PUT', `/warehouses/${CENTRAL_WAREHOUSE}`, { name: 'Magazyn centralny' })).status).toBe(200);
@@ -321,7 +326,7 @@ describe('documents from headquarters', () => {
   }, 60_000);
 });
 
-describe('orders created at the central', () => {
+describe.skipIf(skip)('orders created at the central', STORY, () => {
   let staffWs: TestSocket;
   let orderId: string;
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
+import { SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
 
 // A kiosk web app served from another origin, in a real browser (Debian's Chromium, driven by playwright-core):
 // it gets a token and places an order from the box when its origin is in http.corsOrigins, and the browser
 // blocks it when not. docs/api.md "Browsers on another origin (CORS)".
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`interop-cors: skipped, ${CHROMIUM} is absent (apt-get install chromium; .ci/run installs it)`);
+const CHROMIUM = SYSTEM_PACKAGES.chromium;
+const skip = skipWithout(import.meta.url, 'chromium');
 
 /** A tiny web server for the kiosk page: one origin per port. */
 async function pageServer(): Promise<{ server: Server; origin: string }> {
@@ -24,7 +24,7 @@ async function pageServer(): Promise<{ server: Server; origin: string }> {
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-describe.skipIf(!haveChromium)('CORS in Chromium', () => {
+describe.skipIf(skip)('CORS in Chromium', () => {
   let box: TestBox;
   let browser: BrowserContext;
   let allowed: { server: Server; origin: string };

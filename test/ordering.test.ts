@@ -26,9 +26,14 @@ const VENUE = DEMO.openVenue;
 
 describe('order/new', () => {
   test('an empty order is confirmed with no lines and pushed with every field of the interface', async () => {
-    const c = await command(box, token, 'new', newOrder(VENUE));
+    // A user of its own: the order is this user's first event whichever test ran before.
+    const own = await box.token();
+    const ownWs = await openSocket(box.wsUrl('/ordering-api/ws'), own.access_token);
+    await ownWs.next('HELLO');
+    const c = await command(box, own.access_token, 'new', newOrder(VENUE));
     expect(c).toEqual({ correlationId: expect.stringMatching(UUID), orderId: expect.stringMatching(UUID), lines: [] });
-    const { payload, seq } = await ws.next('ORDER_CHANGE');
+    const { payload, seq } = await ownWs.next('ORDER_CHANGE');
+    ownWs.close();
     // The confirmation and the frame as /openapi.json and /asyncapi.json describe them (docs/api.md "Contracts").
     (await contractsOf(box)).response('POST', '/ordering-api/api/order/new', 200, c);
     (await contractsOf(box)).frame({ type: 'ORDER_CHANGE', seq, payload });
@@ -39,7 +44,7 @@ describe('order/new', () => {
       created: expect.stringMatching(ISO),
       lastChanged: expect.stringMatching(ISO),
       source: 'venue-box',
-      users: [{ userId, roles: ['CREATOR', 'CUSTOMER'] }],
+      users: [{ userId: own.UUID, roles: ['CREATOR', 'CUSTOMER'] }],
       orderType: 'TAKE_AWAY',
       total: '0.00',
       editTotal: '0.00',

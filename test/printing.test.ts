@@ -10,6 +10,10 @@ import { command, newOrder } from './support/orders.js';
 import { FAST_PRINTING, type JobItem, jobsOf as jobsOfBox, VENUE } from './support/printing.js';
 import { openSocket, type TestSocket } from './support/socket.js';
 import { contractsOf } from './support/contracts.js';
+import { skipWithout } from './support/system-packages.js';
+
+// A receipt printer on a serial line is a socat pseudo-terminal pair (test/support/fake-printer.ts).
+const skip = skipWithout(import.meta.url, 'socat');
 
 let dir: string;
 let box: TestBox;
@@ -55,7 +59,7 @@ async function submittedOrder(lines: { productId: string; quantity: number }[]):
 
 const jobsOf = (query: string): Promise<JobItem[]> => jobsOfBox(box, staff, query);
 
-describe('tickets on the serial line', () => {
+describe.skipIf(skip)('tickets on the serial line', () => {
   test('a submit prints each station its share of the round and the claim slip at the counter', async () => {
     const order = await submittedOrder([{ productId: 'zurek', quantity: 2 }, { productId: 'kompot', quantity: 1 }]);
     const [kitchenHot] = await hot.waitForTickets(1);
@@ -123,7 +127,7 @@ describe('tickets on the serial line', () => {
   });
 });
 
-describe('staff API /printing-api/api', () => {
+describe.skipIf(skip)('staff API /printing-api/api', () => {
   test('printers: status, queue depth, oldest job age and last error of the tenant\'s printers', async () => {
     await expect.poll(async () => {
       const res = await box.get('/printing-api/api/printers', staff);

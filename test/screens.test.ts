@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,14 +7,12 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, type Launched, launch, requestToken, type TokenBody } from './support/box.js';
 import { type FakePrinter, STATUS_OK, STATUS_PAPER_OUT, startFakePrinter } from './support/fake-printer.js';
+import { SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
 
 // The box's own screens (README "Screens") in a real browser: Debian's Chromium driven by playwright-core, one
 // box (and its data dir and port) for the whole file, restarted once on the same data dir and port.
-const CHROMIUM = '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-const haveSocat = existsSync('/usr/bin/socat');
-if (!haveChromium) console.warn(`screens: skipped, ${CHROMIUM} is absent (apt-get install chromium; .ci/run installs it)`);
-else if (!haveSocat) console.warn('screens: skipped, socat is absent (apt-get install socat; .ci/run installs it)');
+const CHROMIUM = SYSTEM_PACKAGES.chromium;
+const skip = skipWithout(import.meta.url, 'chromium', 'socat');
 
 const VENUE = DEMO.openVenue;
 const WAIT = { timeout: 20_000 };
@@ -27,7 +25,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe.skipIf(!haveChromium || !haveSocat)('the screens in Chromium', () => {
+describe.skipIf(skip)('the screens in Chromium', () => {
   let dir: string;
   let dataDir: string;
   let configFile: string;

@@ -1,14 +1,15 @@
-import { existsSync } from 'node:fs';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { startTestCentral, type TestCentral } from './support/central.js';
 import { command, newOrder } from './support/orders.js';
 import { drained, enrol, FAST_SYNC, hqOrders } from './support/sync.js';
+import { SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
 import { staff } from './warehouse-client.js';
 
 // The box's clock is data, never a gate (docs/sync.md "Sync to the central node"). libfaketime (Debian's faketime,
 // installed by .ci/run) moves the box process's clock.
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+const LIBFAKETIME = SYSTEM_PACKAGES.faketime;
+const skip = skipWithout(import.meta.url, 'faketime');
 const fake = (offset: string) => ({ LD_PRELOAD: LIBFAKETIME, FAKETIME: offset, FAKETIME_DONT_RESET: '1' });
 const DAY = 86_400_000;
 
@@ -19,7 +20,7 @@ afterAll(async () => {
   await central?.stop();
 });
 
-describe.skipIf(!existsSync(LIBFAKETIME))('clock skew (needs libfaketime: apt-get install faketime)', () => {
+describe.skipIf(skip)('clock skew', () => {
   test('a box clock a year ahead, then jumping back: accepted, in sequence order, the offset reported', async () => {
     central = await startTestCentral();
     box = await startTestBox({ config: FAST_SYNC, env: fake('+365d') });

@@ -8,6 +8,7 @@ import { startTestCentral, type TestCentral } from './support/central.js';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy.js';
 import { command, newOrder } from './support/orders.js';
 import { drained, enrol, FAST_SYNC, hqOrders, outboxOf, syncCli, syncStatus, waitFor } from './support/sync.js';
+import { STORY } from './support/story.js';
 import { staff, W1, W2, wpath } from './warehouse-client.js';
 
 // A real box and a real central (embedded PostgreSQL), with the fault proxy between them.
@@ -33,7 +34,7 @@ async function stockAtBox(warehouse: string, items: string[]) {
   return (await res.json()) as { items: { id: string; unit: string | null; qty: number }[] };
 }
 
-describe('a box enrolled at a central', () => {
+describe('a box enrolled at a central', STORY, () => {
   test('before enrolment the box takes orders and keeps them in its outbox; status says it is not enrolled', async () => {
     const token = (await box.token('kelner', 'kelner-demo-1')).access_token;
     await command(box, token, 'new', newOrder(DEMO.openVenue, [{ productId: 'zurek', quantity: 1 }]));

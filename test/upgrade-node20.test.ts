@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
+import { runCli } from './support/cli.js';
 
 // A box flashed with the Node 20 build and updated to this one keeps its data directory (docs/architecture.md
 // "Runtime and native addons"). test/fixtures/node20-data-dir.tar.gz is the data directory of the Node 20 single
@@ -27,7 +28,7 @@ const tmp = () => {
   dirs.push(dir);
   return dir;
 };
-const cli = (...args: string[]) => spawnSync(process.execPath, ['dist/main.cjs', ...args], { encoding: 'utf8', timeout: 60_000 });
+const cli = (...args: string[]) => runCli(args);
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 /** Starts this build on `dataDir` and reads the Node 20 box's order back as kelner. */

@@ -1,6 +1,6 @@
-import { spawnSync } from 'node:child_process';
 import demo from '../native-config/demo.json';
 import { DEMO, requestToken, type TestBox } from './support/box.js';
+import { runCli } from './support/cli.js';
 import { contractsOf } from './support/contracts.js';
 
 /** Helpers for the warehouse integration tests: staff tokens with their headers, and calls by method. */
@@ -83,5 +83,4 @@ export const codes = (body: { codes?: { code: string; args: string[] }[] }): str
   (body.codes ?? []).map((c) => [c.code, ...c.args]);
 
 /** Runs `venue-box stock check|rebuild` on a data directory (the bundled CLI, as an operator would). */
-export const stockCli = (dataDir: string, action: string) =>
-  spawnSync(process.execPath, ['dist/main.cjs', 'stock', action, '--data-dir', dataDir], { encoding: 'utf8' });
+export const stockCli = (dataDir: string, action: string) => runCli(['stock', action, '--data-dir', dataDir]);

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { newOrder } from './support/orders.js';
+import { skipWithout } from './support/system-packages.js';
 
 // systemd's notification socket without systemd: a unix datagram socket at a temp NOTIFY_SOCKET path, read by
 // python3 (Node cannot), which prints each message with its arrival time and closes the descriptor that
@@ -27,19 +28,7 @@ while True:
     print(json.dumps({"t": time.time() * 1000, "msg": msg.decode()}), flush=True)
 `;
 
-function missing(): string | undefined {
-  for (const [cmd, args] of [['python3', ['--version']], ['systemd-notify', ['--version']]] as const) {
-    try {
-      execFileSync(cmd, args, { stdio: 'ignore' });
-    } catch (err) {
-      // systemd-notify --version exits 0; ENOENT means it is not installed.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return cmd;
-    }
-  }
-  return undefined;
-}
-const absent = missing();
-if (absent) console.warn(`test/watchdog.test.ts skipped: ${absent} is not installed (.ci/run installs it)`);
+const skip = skipWithout(import.meta.url, 'python3', 'systemd');
 
 interface Message { t: number; msg: string }
 
@@ -69,7 +58,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-describe.skipIf(absent)('sd_notify through systemd-notify (Type=notify, WatchdogSec)', () => {
+describe.skipIf(skip)('sd_notify through systemd-notify (Type=notify, WatchdogSec)', () => {
   test('READY=1 once listening, WATCHDOG=1 every half WATCHDOG_USEC, none while the loop is blocked, STOPPING=1 at SIGTERM', async () => {
     const notifySocket = join(mkdtempSync(join(tmpdir(), 'vb-notify-')), 'notify');
     const messages = await startReceiver(notifySocket);

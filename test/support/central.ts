@@ -1,9 +1,9 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
+import { runCliAsync } from './cli.js';
 import demo from '../../native-config/demo.json';
 
 export const CENTRAL_DEMO = {
@@ -29,18 +29,8 @@ export interface TestCentral {
   hq(path: string): Promise<any>;
 }
 
-const run = promisify(execFile);
-
 /** Runs `venue-box central ARGS` (the bundle) and returns its exit code, stdout and stderr. */
-export async function centralCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['dist/main.cjs', 'central', ...args], { timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+export const centralCli = (args: string[]) => runCliAsync(['central', ...args]);
 
 /** Starts the real central (dist/main.cjs central serve) on port 0 and waits for "central listening". */
 export async function startTestCentral(options: { dataDir?: string; demo?: boolean } = {}): Promise<TestCentral> {

@@ -4,6 +4,7 @@ import type { BatchHeader, EventKind, HelloRequest } from '../../src/shared/sync
 import {
   BATCH_MEDIA_TYPE, chainHash, encodeBatch, envelopeText, GENESIS_HASH, keyIdOf, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached,
 } from '../../src/shared/sync-protocol.js';
+import { CENTRAL_DEMO, type TestCentral } from './central.js';
 
 export interface SentEvent {
   seq: number;
@@ -152,4 +153,12 @@ export class SimDevice {
     }
     return { status: res.status, body: parsed, headers: res.headers };
   }
+}
+
+/** A SimDevice enrolled at `central` with a fresh one-time code for `venue` (the demo's first venue by default). */
+export async function enrolledDevice(central: TestCentral, venue = CENTRAL_DEMO.venues[0]!): Promise<SimDevice> {
+  const d = new SimDevice(central.url(''));
+  const res = await d.enrol(await central.enrolCode(venue));
+  if (res.status !== 201) throw new Error(`enrolment answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return d;
 }

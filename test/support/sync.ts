@@ -1,27 +1,16 @@
 import Database from 'better-sqlite3';
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { SyncStatus } from '../../src/modules/sync/status.js';
 import type { TestBox } from './box.js';
+import { runCliAsync } from './cli.js';
 
 /** Sync options that keep tests quick: short flush delay, short backoff, a hello every second. */
 export const FAST_SYNC = {
   sync: { flushDelayMs: 20, retryMinMs: 100, retryMaxMs: 1000, heartbeatSeconds: 1, requestTimeoutSeconds: 10 },
 };
 
-const run = promisify(execFile);
-
 /** Runs `venue-box sync ARGS` (the bundle) and returns its exit code and output. */
-export async function syncCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['dist/main.cjs', 'sync', ...args], { timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+export const syncCli = (args: string[]) => runCliAsync(['sync', ...args]);
 
 export async function enrol(box: { dataDir: string }, centralUrl: string, code: string): Promise<void> {
   const r = await syncCli(['enrol', '--data-dir', box.dataDir, '--central', centralUrl, '--code', code]);
