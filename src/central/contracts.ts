@@ -5,20 +5,27 @@ import { openApiDocument } from '../http/contracts/openapi.js';
 import type { DocResponse, Route } from '../http/types.js';
 import { SYNC_SCHEMAS } from '../shared/sync-messages.js';
 
-const DESCRIPTION = "The central node's API (docs/sync.md): the boxes' sync routes (enrolment; hello, batches, the tail, the "
-  + "catalogue's long poll and menu images, signed by the device) and headquarters' API (a central token). The sync "
-  + "protocol's messages are under components/schemas: a batch's header line, each kind of event, the answers.";
+const DESCRIPTION =
+  "The central node's API (docs/sync.md): the boxes' sync routes (enrolment; hello, batches, the tail, the " +
+  "catalogue's long poll and menu images, signed by the device) and headquarters' API (a central token). The sync " +
+  "protocol's messages are under components/schemas: a batch's header line, each kind of event, the answers.";
 
 /** Headers of a request the device signs (src/shared/sync-protocol.ts requestSigningText). */
 export const SIGNED_HEADERS = [
   { name: 'x-tenant', required: true, description: "the device's tenant" },
   { name: 'x-device', required: true, description: 'the device id' },
-  { name: 'x-signature', required: true, description: "Ed25519 signature (base64) by the device's key over requestSigningText" },
+  {
+    name: 'x-signature',
+    required: true,
+    description: "Ed25519 signature (base64) by the device's key over requestSigningText",
+  },
 ];
 
 /** A 200 answer for a route's doc; without a schema, a JSON object of the fields `description` names. */
-export const ok = (description: string, schema: TSchema = Type.Object({}, { additionalProperties: true, description })): Record<number, DocResponse> =>
-  ({ 200: { description, schema } });
+export const ok = (
+  description: string,
+  schema: TSchema = Type.Object({}, { additionalProperties: true, description }),
+): Record<number, DocResponse> => ({ 200: { description, schema } });
 
 const Document = Type.Object({}, { additionalProperties: true, description: 'the document' });
 
@@ -31,24 +38,43 @@ export function centralContractRoutes(routes: () => readonly Route[]): Route[] {
   let texts: { openapi: string; page: string } | undefined;
   const built = () => {
     if (!texts) {
-      const openapi = openApiDocument(routes(), { title: 'venue-box central', version: pkg.version, description: DESCRIPTION }, {
-        server: 'the central node',
-        bearer: "a central access token of POST /auth-oauth2/oauth/token (a headquarters user); changes need scope write",
-        schemas: SYNC_SCHEMAS,
-      });
+      const openapi = openApiDocument(
+        routes(),
+        { title: 'venue-box central', version: pkg.version, description: DESCRIPTION },
+        {
+          server: 'the central node',
+          bearer:
+            'a central access token of POST /auth-oauth2/oauth/token (a headquarters user); changes need scope write',
+          schemas: SYNC_SCHEMAS,
+        },
+      );
       texts = { openapi: JSON.stringify(openapi), page: renderOpenApiHtml(openapi) };
     }
     return texts;
   };
   return [
     {
-      method: 'get', path: '/openapi.json', auth: 'none', body: 'none',
-      doc: { summary: 'This document: the HTTP API as OpenAPI 3.1', tag: 'contracts', responses: { 200: { description: 'OpenAPI 3.1', schema: Document } } },
+      method: 'get',
+      path: '/openapi.json',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary: 'This document: the HTTP API as OpenAPI 3.1',
+        tag: 'contracts',
+        responses: { 200: { description: 'OpenAPI 3.1', schema: Document } },
+      },
       handle: () => ({ status: 200, raw: built().openapi }),
     },
     {
-      method: 'get', path: '/docs/api', auth: 'none', body: 'none',
-      doc: { summary: 'The HTTP API, as a page', tag: 'contracts', responses: { 200: { description: 'HTML', contentType: 'text/html' } } },
+      method: 'get',
+      path: '/docs/api',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary: 'The HTTP API, as a page',
+        tag: 'contracts',
+        responses: { 200: { description: 'HTML', contentType: 'text/html' } },
+      },
       handle: () => ({ status: 200, raw: built().page, headers: { 'content-type': 'text/html; charset=utf-8' } }),
     },
   ];

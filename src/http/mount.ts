@@ -307,8 +307,10 @@ const validators = new WeakMap<TSchema, Validator<TSchema>>();
 export function validatorOf(route: Pick<Route, 'method' | 'path' | 'schema'>): Validator<TSchema> {
   const schema = route.schema?.body;
   if (!schema) throw new Error(`route ${route.method} ${route.path} has no body schema to validate with`);
-  let validator = validators.get(schema);
-  if (!validator) validators.set(schema, (validator = compile(schema)));
+  const known = validators.get(schema);
+  if (known) return known;
+  const validator = compile(schema);
+  validators.set(schema, validator);
   return validator;
 }
 

@@ -21,8 +21,18 @@ describe('sync messages', () => {
 
   test('a header is checked by its schema, with the failing field named', () => {
     const header = {
-      protocol: 1, schema: 1, tenant: 't', deviceId: 'd', keyId: 'k', epoch: 1, firstSeq: 1, lastSeq: 1, prevHash: GENESIS_HASH,
-      lastHash: GENESIS_HASH, pendingSeq: 1, sentAt: 'now',
+      protocol: 1,
+      schema: 1,
+      tenant: 't',
+      deviceId: 'd',
+      keyId: 'k',
+      epoch: 1,
+      firstSeq: 1,
+      lastSeq: 1,
+      prevHash: GENESIS_HASH,
+      lastHash: GENESIS_HASH,
+      pendingSeq: 1,
+      sentAt: 'now',
     };
     expect(problemOf(SYNC_CHECKS.header, header)).toBeUndefined();
     expect(problemOf(SYNC_CHECKS.header, { ...header, epoch: 2 ** 53 })).toMatch(/^\/epoch: /);
@@ -33,8 +43,22 @@ describe('sync messages', () => {
   test("the box's checks of the central's answers: a head, an acknowledgement", () => {
     const head = { epoch: 1, seq: 3, hash: GENESIS_HASH };
     expect(SYNC_CHECKS.hello.Check({ head, serverTimeMs: 1, protocols: [1], schema: 1 })).toBe(true);
-    expect(SYNC_CHECKS.hello.Check({ head: { ...head, hash: 'x' }, serverTimeMs: 1, protocols: [1], schema: 1 })).toBe(false);
-    expect(SYNC_CHECKS.ack.Check({ ackedSeq: 3, ackedHash: GENESIS_HASH, deadLetters: [{ seq: 2, eventId: 'e', reason: 'r' }] })).toBe(true);
-    expect(SYNC_CHECKS.ack.Check({ ackedSeq: 3, ackedHash: GENESIS_HASH, deadLetters: [{ seq: -1, eventId: 'e', reason: 'r' }] })).toBe(false);
+    expect(SYNC_CHECKS.hello.Check({ head: { ...head, hash: 'x' }, serverTimeMs: 1, protocols: [1], schema: 1 })).toBe(
+      false,
+    );
+    expect(
+      SYNC_CHECKS.ack.Check({
+        ackedSeq: 3,
+        ackedHash: GENESIS_HASH,
+        deadLetters: [{ seq: 2, eventId: 'e', reason: 'r' }],
+      }),
+    ).toBe(true);
+    expect(
+      SYNC_CHECKS.ack.Check({
+        ackedSeq: 3,
+        ackedHash: GENESIS_HASH,
+        deadLetters: [{ seq: -1, eventId: 'e', reason: 'r' }],
+      }),
+    ).toBe(false);
   });
 });

@@ -27,38 +27,73 @@ const Hash = Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256, 64 l
 // ------------------------------------------------------------------------------------------ event bodies
 
 export const OrderChangedBody = Type.Object({
-  version: Type.Integer({ minimum: 1, description: '1 for the command that created the order, then one more for each applied command' }),
-  command: Type.Object({
-    correlationId: Type.String(), kind: Type.String(), userId: Type.String(), staff: Type.Boolean(), confirmedAt: Type.String(),
-  }, { description: 'the command that changed the order' }),
-  order: Type.Object({
-    id: Id, tenant: Id, status: Type.String({ minLength: 1 }),
-    // Always sent (the Order's own field); the central lists orders by it (docs/sync.md "Tables": created_at).
-    created: Type.String({ minLength: 1, description: 'when the order was made: a date-time of years 2000-9999 (UTC)' }),
-    buckets: Type.Array(Type.Object({ venue: Id }), { minItems: 1 }),
-  }, { description: 'the Order of the interface (src/shared/order-schemas.ts) without its contact; the fields not named here travel as sent' }),
-  detail: Type.Object({
-    contact: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]),
-    extra: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-    rounds: Count,
-    lineRounds: Type.Record(Type.String(), Type.Union([Count, Type.Null()])),
-  }, { description: 'what the Order does not show but a box restored from an old copy needs to rebuild it' }),
+  version: Type.Integer({
+    minimum: 1,
+    description: '1 for the command that created the order, then one more for each applied command',
+  }),
+  command: Type.Object(
+    {
+      correlationId: Type.String(),
+      kind: Type.String(),
+      userId: Type.String(),
+      staff: Type.Boolean(),
+      confirmedAt: Type.String(),
+    },
+    { description: 'the command that changed the order' },
+  ),
+  order: Type.Object(
+    {
+      id: Id,
+      tenant: Id,
+      status: Type.String({ minLength: 1 }),
+      // Always sent (the Order's own field); the central lists orders by it (docs/sync.md "Tables": created_at).
+      created: Type.String({
+        minLength: 1,
+        description: 'when the order was made: a date-time of years 2000-9999 (UTC)',
+      }),
+      buckets: Type.Array(Type.Object({ venue: Id }), { minItems: 1 }),
+    },
+    {
+      description:
+        'the Order of the interface (src/shared/order-schemas.ts) without its contact; the fields not named here travel as sent',
+    },
+  ),
+  detail: Type.Object(
+    {
+      contact: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()]),
+      extra: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+      rounds: Count,
+      lineRounds: Type.Record(Type.String(), Type.Union([Count, Type.Null()])),
+    },
+    { description: 'what the Order does not show but a box restored from an old copy needs to rebuild it' },
+  ),
 });
 export type OrderChangedBody = Static<typeof OrderChangedBody>;
 
 // A delta is a box quantity: the box never books more than MAX_QTY_MICRO in one row (src/shared/qty.ts).
 const Delta = Type.Integer({ minimum: -MAX_QTY_MICRO, maximum: MAX_QTY_MICRO });
-export const LedgerTuple = Type.Tuple([Id, Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 }), Id, Type.String({ minLength: 1 }), Delta],
-  { description: 'a ledger row: [warehouse, line, item, unit, delta in micro-units]' });
+export const LedgerTuple = Type.Tuple(
+  [Id, Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 }), Id, Type.String({ minLength: 1 }), Delta],
+  { description: 'a ledger row: [warehouse, line, item, unit, delta in micro-units]' },
+);
 export type LedgerTuple = Static<typeof LedgerTuple>;
 
 export const StockDocumentBody = Type.Object({
-  document: Type.Object({
-    id: Id, kind: Type.String({ minLength: 1 }), warehouse: Id, number: Type.String({ minLength: 1 }), targetWarehouse: Type.Optional(Id),
-    created: Type.String({ minLength: 1, description: 'a date-time of years 2000-9999 (UTC)' }),
-    user: Type.Optional(Type.String()), items: Type.Optional(Type.Array(Type.Unknown())), unlockItems: Type.Optional(Type.Boolean()),
-    extra: Type.Optional(Type.Record(Type.String(), Type.String())),
-  }, { description: 'the document as the box\'s API returned it (docs/warehouse.md)' }),
+  document: Type.Object(
+    {
+      id: Id,
+      kind: Type.String({ minLength: 1 }),
+      warehouse: Id,
+      number: Type.String({ minLength: 1 }),
+      targetWarehouse: Type.Optional(Id),
+      created: Type.String({ minLength: 1, description: 'a date-time of years 2000-9999 (UTC)' }),
+      user: Type.Optional(Type.String()),
+      items: Type.Optional(Type.Array(Type.Unknown())),
+      unlockItems: Type.Optional(Type.Boolean()),
+      extra: Type.Optional(Type.Record(Type.String(), Type.String())),
+    },
+    { description: "the document as the box's API returned it (docs/warehouse.md)" },
+  ),
   ledger: Type.Array(LedgerTuple),
 });
 export type StockDocumentBody = Static<typeof StockDocumentBody>;
@@ -67,7 +102,10 @@ export const WarehouseChangedBody = Type.Object({ id: Id, name: Type.String({ mi
 export type WarehouseChangedBody = Static<typeof WarehouseChangedBody>;
 
 export const SoldOutChangedBody = Type.Object({
-  venue: Id, menu: Type.String(), productId: Type.String({ minLength: 1 }), locked: Type.Boolean(),
+  venue: Id,
+  menu: Type.String(),
+  productId: Type.String({ minLength: 1 }),
+  locked: Type.Boolean(),
   reason: Type.Union([Type.String(), Type.Null()]),
 });
 export type SoldOutChangedBody = Static<typeof SoldOutChangedBody>;
@@ -78,18 +116,40 @@ export const InboxResultBody = Type.Object({
   kind: literals(INBOX_KINDS),
   status: literals(['applied', 'rejected'] as const),
   /** For a refusal: the codes the box's API would have answered with (venueClosed, insufficientStock, ...). */
-  codes: Type.Array(Type.Object({ code: Type.String({ maxLength: 100 }), message: Type.String({ maxLength: 2000 }), args: Type.Array(Type.String()) }),
-    { maxItems: 100 }),
+  codes: Type.Array(
+    Type.Object({
+      code: Type.String({ maxLength: 100 }),
+      message: Type.String({ maxLength: 2000 }),
+      args: Type.Array(Type.String()),
+    }),
+    { maxItems: 100 },
+  ),
 });
 export type InboxResultBody = Static<typeof InboxResultBody>;
 
 /** Every kind of event a box sends: its stream, its body and what it says. */
 export const EVENTS = {
-  'order.changed': { stream: 'order', body: OrderChangedBody, summary: 'An applied order command: the order as it now is, and the command that changed it' },
-  'stock.document': { stream: 'stock', body: StockDocumentBody, summary: 'A posted stock document with the ledger rows it wrote' },
-  'warehouse.changed': { stream: 'stock', body: WarehouseChangedBody, summary: 'A warehouse created or renamed on the box' },
+  'order.changed': {
+    stream: 'order',
+    body: OrderChangedBody,
+    summary: 'An applied order command: the order as it now is, and the command that changed it',
+  },
+  'stock.document': {
+    stream: 'stock',
+    body: StockDocumentBody,
+    summary: 'A posted stock document with the ledger rows it wrote',
+  },
+  'warehouse.changed': {
+    stream: 'stock',
+    body: WarehouseChangedBody,
+    summary: 'A warehouse created or renamed on the box',
+  },
   'soldout.changed': { stream: 'soldout', body: SoldOutChangedBody, summary: 'A staff sold-out flag set or cleared' },
-  'inbox.result': { stream: 'inbox', body: InboxResultBody, summary: 'An entry headquarters sent down (a document, an order) applied or refused' },
+  'inbox.result': {
+    stream: 'inbox',
+    body: InboxResultBody,
+    summary: 'An entry headquarters sent down (a document, an order) applied or refused',
+  },
 } as const satisfies Record<string, { stream: Stream; body: TSchema; summary: string }>;
 export type EventKind = keyof typeof EVENTS;
 export type EventBodies = { [K in EventKind]: Static<(typeof EVENTS)[K]['body']> };
@@ -111,7 +171,10 @@ export const Envelope = Type.Object({
   boxTime: Type.String(),
   body: Type.Unknown(),
 });
-export type Envelope<K extends EventKind = EventKind> = Omit<Static<typeof Envelope>, 'kind' | 'body'> & { kind: K; body: EventBodies[K] };
+export type Envelope<K extends EventKind = EventKind> = Omit<Static<typeof Envelope>, 'kind' | 'body'> & {
+  kind: K;
+  body: EventBodies[K];
+};
 
 // -------------------------------------------------------------------------------------- batch and answers
 
@@ -131,7 +194,11 @@ export const BatchHeader = Type.Object({
   lastSeq: Count,
   prevHash: Hash,
   lastHash: Hash,
-  pendingSeq: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "the newest seq in the box's outbox when the batch was made: the central reports lag from it" }),
+  pendingSeq: Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: "the newest seq in the box's outbox when the batch was made: the central reports lag from it",
+  }),
   sentAt: Type.String({ minLength: 1, maxLength: 64, description: "the box's clock, as data only" }),
 });
 export type BatchHeader = Static<typeof BatchHeader>;
@@ -144,8 +211,9 @@ export type Head = Static<typeof Head>;
 export const BatchAck = Type.Object({
   ackedSeq: Count,
   ackedHash: Hash,
-  deadLetters: Type.Array(Type.Object({ seq: Count, eventId: Type.String(), reason: Type.String() }),
-    { description: 'events that broke a rule: kept aside by the central, which still advanced past them' }),
+  deadLetters: Type.Array(Type.Object({ seq: Count, eventId: Type.String(), reason: Type.String() }), {
+    description: 'events that broke a rule: kept aside by the central, which still advanced past them',
+  }),
 });
 export type BatchAck = Static<typeof BatchAck>;
 
@@ -156,13 +224,26 @@ const BOX_TIME_MS = 1e15;
 export const HelloRequest = Type.Object({
   protocol: Count,
   schema: Count,
-  boxTimeMs: Type.Number({ minimum: -BOX_TIME_MS, maximum: BOX_TIME_MS, description: "the box's clock: the central records the offset, never rejects for it" }),
-  pendingSeq: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: "the newest seq in the box's outbox" }),
+  boxTimeMs: Type.Number({
+    minimum: -BOX_TIME_MS,
+    maximum: BOX_TIME_MS,
+    description: "the box's clock: the central records the offset, never rejects for it",
+  }),
+  pendingSeq: Type.Integer({
+    minimum: 0,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: "the newest seq in the box's outbox",
+  }),
   version: Type.String({ maxLength: 100 }),
 });
 export type HelloRequest = Static<typeof HelloRequest>;
 
-export const HelloResponse = Type.Object({ head: Head, serverTimeMs: Type.Number(), protocols: Type.Array(Count), schema: Count });
+export const HelloResponse = Type.Object({
+  head: Head,
+  serverTimeMs: Type.Number(),
+  protocols: Type.Array(Count),
+  schema: Count,
+});
 export type HelloResponse = Static<typeof HelloResponse>;
 
 export const EnrolRequest = Type.Object({
@@ -172,7 +253,12 @@ export const EnrolRequest = Type.Object({
 });
 export type EnrolRequest = Static<typeof EnrolRequest>;
 
-export const EnrolResponse = Type.Object({ deviceId: Type.String(), tenant: Type.String(), venue: Type.String(), keyId: Type.String() });
+export const EnrolResponse = Type.Object({
+  deviceId: Type.String(),
+  tenant: Type.String(),
+  venue: Type.String(),
+  keyId: Type.String(),
+});
 export type EnrolResponse = Static<typeof EnrolResponse>;
 
 /** One stored event of the tail fetch; `envelope` is the exact text the box once sent. */
@@ -183,9 +269,10 @@ export const TailResponse = Type.Object({
   head: Head,
   events: Type.Array(TailEvent),
   proof: Type.Union([Type.Object({ header: Type.String(), signature: Type.String() }), Type.Null()], {
-    description: 'the header line and signature (base64) of the batch that set the head, exactly as the device sent them; null while the '
-      + "head is seq 0. A box restoring from its central checks its own signature on it: the header's lastHash is the chain over every "
-      + 'event up to the head, so the central cannot give a box events it never sent',
+    description:
+      'the header line and signature (base64) of the batch that set the head, exactly as the device sent them; null while the ' +
+      "head is seq 0. A box restoring from its central checks its own signature on it: the header's lastHash is the chain over every " +
+      'event up to the head, so the central cannot give a box events it never sent',
   }),
 });
 export type TailResponse = Static<typeof TailResponse>;
@@ -208,13 +295,15 @@ export const SYNC_CHECKS = {
   hello: TypeCompiler.Compile(HelloResponse),
   tail: TypeCompiler.Compile(TailResponse),
   body: Object.fromEntries(EVENT_KINDS.map((k) => [k, TypeCompiler.Compile(EVENTS[k].body)])) as {
-    [K in EventKind]: ReturnType<typeof TypeCompiler.Compile<(typeof EVENTS)[K]['body']>>
+    [K in EventKind]: ReturnType<typeof TypeCompiler.Compile<(typeof EVENTS)[K]['body']>>;
   },
 };
 
 /** The first failure of a compiled check as one short line (`/path: message`), or undefined when the value passes. */
-export function problemOf(check: { Check(v: unknown): boolean; Errors(v: unknown): { First(): { path: string; message: string } | undefined } },
-  value: unknown): string | undefined {
+export function problemOf(
+  check: { Check(v: unknown): boolean; Errors(v: unknown): { First(): { path: string; message: string } | undefined } },
+  value: unknown,
+): string | undefined {
   if (check.Check(value)) return undefined;
   const e = check.Errors(value).First();
   return `${e?.path || '/'}: ${e?.message ?? 'invalid'}`;
@@ -222,6 +311,22 @@ export function problemOf(check: { Check(v: unknown): boolean; Errors(v: unknown
 
 /** The schemas a reader of the protocol needs, by name, for the central's /openapi.json. */
 export const SYNC_SCHEMAS: Record<string, TSchema> = {
-  SyncEnvelope: Envelope, BatchHeader, BatchAck, SyncHead: Head, HelloRequest, HelloResponse, EnrolRequest, EnrolResponse, TailResponse,
-  ...Object.fromEntries(EVENT_KINDS.map((k) => [`Event_${k.replace('.', '_')}`, Type.Object({ ...Envelope.properties, kind: Type.Literal(k), stream: Type.Literal(EVENTS[k].stream), body: EVENTS[k].body }, { description: EVENTS[k].summary })])),
+  SyncEnvelope: Envelope,
+  BatchHeader,
+  BatchAck,
+  SyncHead: Head,
+  HelloRequest,
+  HelloResponse,
+  EnrolRequest,
+  EnrolResponse,
+  TailResponse,
+  ...Object.fromEntries(
+    EVENT_KINDS.map((k) => [
+      `Event_${k.replace('.', '_')}`,
+      Type.Object(
+        { ...Envelope.properties, kind: Type.Literal(k), stream: Type.Literal(EVENTS[k].stream), body: EVENTS[k].body },
+        { description: EVENTS[k].summary },
+      ),
+    ]),
+  ),
 };
