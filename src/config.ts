@@ -127,6 +127,8 @@ const ConfigSchema = Type.Object(
         flushDelayMs: Type.Integer({ default: 1000, minimum: 0, maximum: 60_000 }),
         retryMinMs: Type.Integer({ default: 1000, minimum: 100, maximum: 60_000 }),
         retryMaxMs: Type.Integer({ default: 300_000, minimum: 1000, maximum: 3_600_000 }),
+        // How often a box that is not enrolled looks for its device file (docs/sync.md "Talking to the central").
+        enrolPollSeconds: Type.Number({ default: 5, minimum: 0.1, maximum: 3600 }),
         heartbeatSeconds: Type.Number({ default: 60, minimum: 1, maximum: 3600 }),
         requestTimeoutSeconds: Type.Number({ default: 30, minimum: 1, maximum: 600 }),
         retentionDays: Type.Number({ default: 30, minimum: 1, maximum: 365 }),

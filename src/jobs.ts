@@ -10,7 +10,7 @@ import type { createRetention } from './modules/storage/retention.js';
 import type { SyncRepo } from './modules/sync/repo.js';
 import { staleWarning, type SyncStatus } from './modules/sync/status.js';
 import type { WarehouseService } from './modules/warehouse/service.js';
-import type { Service } from './shared/service.js';
+import { type Service, serviceOf } from './shared/runtime.js';
 
 export interface JobDeps {
   config: Config;
@@ -36,7 +36,7 @@ export interface JobDeps {
 export function createJobs(deps: JobDeps): Service {
   const { config, log, now } = deps;
   let jobs: ScheduledTask[] = [];
-  return {
+  return serviceOf({
     start() {
       jobs = [
         cron.schedule('17 * * * *', () => {
@@ -78,5 +78,5 @@ export function createJobs(deps: JobDeps): Service {
       for (const job of jobs) await job.destroy();
       await deps.backups.stop();
     },
-  };
+  });
 }

@@ -5,12 +5,13 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import demo from '../native-config/demo.json';
 import pkg from '../package.json';
-import { type Box, StartError, startBox } from './box.js';
+import { startBox } from './box.js';
+import { StartError } from './box/storage.js';
 import { type Config, ConfigError, loadConfigFile, resolveConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { DB_FILE, openDatabase } from './db/open.js';
 import { createLogger } from './log.js';
-import { createSystemdNotifier, systemdService } from './modules/health/watchdog.js';
+import { createSystemdNotifier } from './modules/health/watchdog.js';
 import { listPrinters, PrinterCliError, printTestPage } from './modules/printing/cli.js';
 import { ProvisioningError } from './modules/provisioning/service.js';
 import { runStockCommand, type StockAction } from './modules/warehouse/ledger-check.js';
@@ -19,7 +20,7 @@ import { runSyncCli } from './modules/sync/cli.js';
 import { untilSignal } from './shared/until-signal.js';
 import { backupList, backupNow, backupVerify, restore } from './modules/backup/cli.js';
 import { BackupError } from './modules/backup/take.js';
-import { DataDirLockedError } from './db/data-dir-lock.js';
+import { DataDirClaimedError } from './db/data-dir-claim.js';
 import { CacheDirError } from './native/cache-dir.js';
 import { AddonExtractError } from './native/extract.js';
 
@@ -175,18 +176,19 @@ async function serveVenueBox(values: CliValues): Promise<number> {
     provisioning.push({ name: config.provisioningFile, document: loadConfigFile(config.provisioningFile) });
   }
   // systemd's Type=notify and WatchdogSec (native-config/venue-box.service); nothing without NOTIFY_SOCKET.
-  const box = await startBox({ config, log, provisioning, configFile: values.config });
-  const systemd = systemdService(createSystemdNotifier({ env: process.env, pid: process.pid, log }), () => `serving on ${config.host}:${box.port}`);
-  await systemd.start();
-  await untilSignal({
-    async stop() {
-      await systemd.drain?.();
-      await box.stop();
-      await systemd.stop();
-    },
-  }, log);
-  return 0;
+  const systemd = createSystemdNotifier({ env: process.env, pid: process.pid, log });
+  const box = await startBox({ config, log, provisioning, configFile: values.config, systemd });
+  // A service that failed for good (src/shared/runtime.ts 'fatal'): the box stops and the process exits non-zero,
+  // for systemd to start it again (docs/architecture.md "Wiring and lifecycle").
+  const outcome = await Promise.race([untilSignal(box, log).then(() => 0), box.failed.then(async () => {
+    await box.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
+    return SERVICE_FAILED;
+  })]);
+  return outcome;
 }
+
+/** The exit code after a 'fatal' service failed (EX_SOFTWARE would say a bug; this is a part that died). */
+const SERVICE_FAILED = 1;
 
 /** `stock check` / `stock rebuild` on the data directory's database (safe beside a running box: WAL). */
 function stock(action: StockAction, values: CliValues): number {
@@ -220,7 +222,7 @@ function print(text: string): number {
 }
 
 const EXPECTED = [
-  UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError, BackupError, DataDirLockedError,
+  UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError, BackupError, DataDirClaimedError,
   AddonExtractError, CacheDirError,
 ];
 

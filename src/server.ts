@@ -12,25 +12,31 @@ import { SOCKET_PATH } from './shared/socket-protocol.js';
 
 export { SOCKET_PATH };
 
-export interface Server {
-  app: TemplatedApp;
-  hub: ReturnType<typeof createHub>;
+export class ListenError extends Error {}
+
+/**
+ * The uWS app with the socket mounted: made before the services that push (the publisher needs the hub), and
+ * before the routes (mounted by mountHttp once the services exist). The socket route is registered before the
+ * catch-all 404 of the HTTP routes.
+ */
+export function createSocketApp(deps: HubDeps): { app: TemplatedApp; hub: ReturnType<typeof createHub> } {
+  const app = uws().App();
+  return { app, hub: createHub(app, SOCKET_PATH, deps) };
+}
+
+export interface HttpListener {
   listen(host: string, port: number): Promise<number>;
   /** Stops accepting connections; open sockets are closed by the caller. */
   stopListening(): void;
 }
 
-export class ListenError extends Error {}
-
 /**
- * The uWS app with every module's routes and the socket mounted, and the contracts made from exactly what is
- * mounted (/openapi.json from these routes, docs/api.md "Contracts: /openapi.json and /asyncapi.json").
+ * Every module's routes and the screens' files on the app, and the contracts made from exactly what is mounted
+ * (/openapi.json from these routes, docs/api.md "Contracts: /openapi.json and /asyncapi.json").
  */
-export function createServer(routes: Route[], deps: HttpDeps & HubDeps & { contracts: ApiInfo }, webFiles = new Map<string, WebFile>()): Server {
+export function mountHttp(app: TemplatedApp, routes: Route[], deps: HttpDeps & { contracts: ApiInfo },
+  webFiles = new Map<string, WebFile>()): HttpListener {
   const uWS = uws();
-  const app = uWS.App();
-  // The socket route is registered before the catch-all 404 of the HTTP routes.
-  const hub = createHub(app, SOCKET_PATH, deps);
   // The screens' files (README "Screens"), each at its own path: nothing shadows an API path.
   const webPaths = mountStaticFiles(app, webFiles);
   const mounted: Route[] = [...routes];
@@ -39,8 +45,6 @@ export function createServer(routes: Route[], deps: HttpDeps & HubDeps & { contr
   let listenSocket: us_listen_socket | undefined;
 
   return {
-    app,
-    hub,
     listen(host, port) {
       return new Promise((resolve, reject) => {
         app.listen(host, port, (socket) => {

@@ -2,7 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { jsonSchema } from '../src/http/contracts/json-schema.js';
 import { HqDocumentBody } from '../src/shared/hq-inbox.js';
-import { BatchHeader, EnrolRequest, EVENT_KINDS, HelloRequest, TailResponse } from '../src/shared/sync-messages.js';
+import { BatchHeader, EnrolRequest, ENVELOPE_KINDS, HelloRequest, TailResponse } from '../src/shared/sync-messages.js';
 import { startTestCentral, type TestCentral } from './support/central.js';
 
 // The central's contract (docs/sync.md "API"): a valid OpenAPI 3.1 document made from the routes
@@ -65,7 +65,7 @@ describe("the central's /openapi.json", () => {
     expect(requestSchema('post', '/hq-api/api/venues/{venueId}/documents')).toEqual(jsonSchema(HqDocumentBody));
     expect(openapi.components.schemas.BatchHeader).toEqual(jsonSchema(BatchHeader));
     expect(openapi.components.schemas.TailResponse).toEqual(jsonSchema(TailResponse));
-    for (const kind of EVENT_KINDS)
+    for (const kind of Object.keys(ENVELOPE_KINDS) as (keyof typeof ENVELOPE_KINDS)[])
       expect(openapi.components.schemas).toHaveProperty(`Event_${kind.replace('.', '_')}`);
   });
 

@@ -10,7 +10,7 @@ import { type Db, openDatabase } from '../src/db/open.js';
 import type { Principal } from '../src/http/types.js';
 import { createLogger } from '../src/log.js';
 import { createSoldOutFlags as createProductLocks, type SoldOutFlags as ProductLocks } from '../src/modules/menus/sold-out.js';
-import { createOutbox } from '../src/modules/sync/outbox.js';
+import { createOutbox } from '../src/modules/sync/up/outbox.js';
 import { createSyncRepo } from '../src/modules/sync/repo.js';
 import { createMenuRepo } from '../src/modules/menus/repo.js';
 import { createMenuService } from '../src/modules/menus/service.js';
@@ -22,6 +22,7 @@ import { createPrintJobs } from '../src/modules/ordering/print-jobs.js';
 import { createPrintRepo } from '../src/modules/printing/repo.js';
 import { createPrintingService } from '../src/modules/printing/service.js';
 import { createOrderRepo } from '../src/modules/ordering/repo.js';
+import { createOrderHandler } from '../src/modules/ordering/handler.js';
 import { createOrderingService, type OrderingService } from '../src/modules/ordering/service.js';
 import { createProvisioningRepo } from '../src/modules/provisioning/repo.js';
 import { applyProvisioning } from '../src/modules/provisioning/service.js';
@@ -154,13 +155,13 @@ beforeAll(() => {
   const repo = createOrderRepo(db);
   const now = () => clock;
   const printing = createPrintingService({ repo: createPrintRepo(db), printers: [], now });
-  ordering = createOrderingService({
+  const orderDeps = {
     repo, venues, menus: createMenuService(menuRepo, venues, locks), soldOut: locks, printJobs: createPrintJobs(printing),
     events: createEventStore(db), outbox, source: 'property', now,
-  });
+  };
   const publisher = createPublisher(noWalSync, { hold: () => {}, push: () => {} });
-  queue = createCommandQueue({ repo, handler: ordering.handler, publisher, log: createLogger('silent'), now });
-  ordering.attachQueue(queue);
+  queue = createCommandQueue({ repo, handler: createOrderHandler(orderDeps), publisher, log: createLogger('silent'), now });
+  ordering = createOrderingService({ ...orderDeps, queue });
 });
 afterAll(() => {
   queue.stop();

@@ -35,7 +35,7 @@ test('during an outage new orders do not cut the backoff short: attempts thin ou
     await new Promise((r) => setTimeout(r, 100));
   }
   const seconds = (Date.now() - started) / 1000;
-  // 60 orders in about 6 s: doubling delays from 0.5 s (full jitter) allow a handful of attempts, never 60.
+  // 60 orders in about 6 s: delays from 0.5 s, doubling (docs/sync.md "Talking to the central"), a handful of attempts, never 60.
   expect(attempts()).toBeGreaterThan(0);
   expect(attempts()).toBeLessThan(Math.max(12, seconds * 2));
   proxy.set('pass');
@@ -68,7 +68,7 @@ test('a 503 or 429 without Retry-After falls back to the backoff instead of retr
   await waitFor('the first attempt', () => requests > 0);
   const from = requests;
   await new Promise((r) => setTimeout(r, 4000));
-  // Doubling delays from 0.5 s with full jitter: a handful in 4 s (it was hundreds: a missing header read as 0 s).
+  // Delays of at least 0.5 s, doubling: a handful in 4 s (it was hundreds: a missing header read as 0 s).
   expect(requests - from).toBeLessThan(15);
   expect(box.logs.some((l) => l.includes('central answered 503') || l.includes('central answered 429'))).toBe(true);
 }, 60_000);

@@ -195,7 +195,7 @@ function appendEvent(stream, type, payloadJson, now) {
   return { stream, text: frame(type, seq, payloadJson) };
 }
 
-/** The order.changed event to the sync outbox, hash-chained (service.ts recordForSync, sync/outbox.ts). */
+/** The order.changed event to the sync outbox, hash-chained (service.ts recordForSync, sync/up/outbox.ts). */
 function recordForSync(cmd, orderJson, now) {
   const version = s.bumpVersion.get(TENANT, cmd.order_id).version;
   const { rounds } = s.order.get(TENANT, cmd.order_id);

@@ -1,16 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { mountRoutes } from '../http/mount.js';
-import { uws } from '../native/uws.js';
 import type { HttpRequest } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { loadOrCreateKey } from '../shared/jwt.js';
-import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
 import { openCentralDatabase } from './db/open.js';
 import { ensurePartitions, monthlyPartitions } from './db/partitions.js';
-import { POOL_SIZE } from './db/pool.js';
-import { centralContractRoutes } from './contracts.js';
+import { type Pool, POOL_SIZE } from './db/pool.js';
+import { createCentralHttp } from './http.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { createCentralAuth } from './modules/auth/service.js';
 import { deviceRoutes } from './modules/devices/routes.js';
@@ -29,6 +25,7 @@ import { catalogueFeedRoutes, hqCatalogueRoutes } from './modules/catalogue/rout
 import { inboxRoutes } from './modules/inbox/routes.js';
 import { createInboxService } from './modules/inbox/service.js';
 import { mediaRoutes } from './modules/media/routes.js';
+import { createRuntime, type Service, type ServiceFailure, serviceOf } from '../shared/runtime.js';
 
 export interface CentralOptions {
   host: string;
@@ -43,24 +40,32 @@ export interface CentralOptions {
 export interface Central {
   port: number;
   stop(): Promise<void>;
+  /** Resolves if a service whose policy is 'fatal' fails: the caller stops the central and exits non-zero. */
+  failed: Promise<ServiceFailure>;
 }
-
-export class CentralListenError extends Error {}
 
 const ACCESS_TTL_SECONDS = 3600;
 const REFRESH_TTL_MS = 30 * 86_400_000;
 const HOUR_MS = 3_600_000;
 /** Retired catalogue rows stay this long; a box whose cursor is older than one purged gets a snapshot. */
 const TOMBSTONE_RETENTION_MS = 30 * 86_400_000;
-/** How long shutdown waits for batches in flight before closing the pool under them. */
+/** How long shutdown waits for batches in flight before closing the pool under them (the runtime logs it). */
 const DRAIN_TIMEOUT_MS = 30_000;
 
-/** The central node's composition root: database, provisioning, modules, HTTP; returns its stop. */
+/**
+ * The central node's composition root: database, provisioning, modules, HTTP, each made from what is above it;
+ * then the runtime runs the services in order and stops them in the reverse order.
+ */
 export async function startCentral(o: CentralOptions): Promise<Central> {
   const dataDir = resolve(o.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o750 });
   const { log } = o;
+  let reportFailure!: (failure: ServiceFailure) => void;
+  const failed = new Promise<ServiceFailure>((resolve) => (reportFailure = resolve));
+  const runtime = createRuntime({ log, onFatal: reportFailure });
   const db = await openCentralDatabase({ dataDir, databaseUrl: o.databaseUrl, mode: 'serve', log, poolSize: POOL_SIZE });
+  let closing: Promise<void> | undefined;
+  const closeDb = () => (closing ??= db.close());
   try {
     const now = () => Date.now();
     const { pool } = db;
@@ -77,60 +82,60 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const ingest = createIngestService({ pool, limiter, ensurePartitions: monthlyPartitions(pool, now) });
     const hq = createHqService(pool, devices);
     const notifier = createNotifier(db.url, log);
-    await notifier.start();
     const feed = createCatalogueFeed(pool, notifier);
 
-    let accepting = true;
-    const app = uws().App();
     const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-    const routes = [
-      ...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq),
-      ...catalogueFeedRoutes(devices, feed, pool), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
-      ...mediaRoutes(pool, devices), ...inboxRoutes(createInboxService(pool)),
-    ];
-    routes.push(...centralContractRoutes(() => routes));
-    mountRoutes(app, routes, {
-      log, maxBodyBytes: MAX_REQUEST_BYTES, authenticate: (req) => auth.verify(bearerOf(req)), accepting: () => accepting,
-      // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
-      // without the boxes coming back at once.
-      stopping: { message: 'the central is shutting down; retry after Retry-After seconds', retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5) },
+    const http = createCentralHttp({
+      host: o.host, port: o.port, dataDir, log, authenticate: (req) => auth.verify(bearerOf(req)),
+      routes: [
+        ...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq),
+        ...catalogueFeedRoutes(devices, feed, pool), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
+        ...mediaRoutes(pool, devices), ...inboxRoutes(createInboxService(pool)),
+      ],
     });
-    const { socket, port } = await listen(app, o.host, o.port);
-    const hourly = setInterval(() => {
-      auth.sweepExpired().then((removed) => log.info({ removed }, 'expired refresh tokens removed'),
-        (err: unknown) => log.error({ err }, 'refresh token sweep failed'));
-      createCatalogueRepo(pool).purge(new Date(now() - TOMBSTONE_RETENTION_MS)).then((removed) => {
-        if (removed > 0) log.info({ removed }, 'catalogue tombstones past retention removed');
-      }, (err: unknown) => log.error({ err }, 'catalogue tombstone purge failed'));
-    }, HOUR_MS);
-    hourly.unref();
-    log.info({ address: `http://${o.host}:${port}`, port, dataDir }, 'central listening');
+
+    const catalogueListener = serviceOf({ start: () => notifier.start(), stop: () => notifier.close() });
+    // Started in this order, stopped in the reverse one (docs/architecture.md "Wiring and lifecycle").
+    await runtime.start([
+      { name: 'database', service: serviceOf({ stop: closeDb }), policy: 'fatal' },
+      // A batch in flight commits (and is acknowledged) or rolls back; never cut off mid-transaction.
+      { name: 'batches in flight', service: serviceOf({ drain: () => Promise.all([limiter.idle(), feed.idle()]).then(() => {}) }),
+        policy: 'fatal', deadlineMs: DRAIN_TIMEOUT_MS },
+      // Closed before the batches are waited for: waiting long polls answer now ("no change").
+      { name: 'catalogue notifier', service: catalogueListener, policy: 'fatal', ready: catalogueListener.started },
+      { name: 'hourly sweeps', service: hourlySweeps(auth, pool, log, now), policy: 'fatal' },
+      { name: 'http', service: http.service, policy: 'fatal', ready: http.listening },
+    ]);
 
     return {
-      port,
+      port: http.port(),
+      failed,
       async stop() {
-        accepting = false;
-        uws().us_listen_socket_close(socket);
-        clearInterval(hourly);
-        // Waiting long polls answer now ("no change"), before the pool closes under them.
-        await notifier.close();
-        // A batch in flight commits (and is acknowledged) or rolls back; never cut off mid-transaction.
-        await Promise.race([Promise.all([limiter.idle(), feed.idle()]), new Promise((r) => setTimeout(r, DRAIN_TIMEOUT_MS))]);
-        await db.close();
+        await runtime.stop();
         log.info('central stopped');
       },
     };
   } catch (err) {
-    await db.close();
+    await runtime.stop();
+    await closeDb();
     throw err;
   }
 }
 
-function listen(app: TemplatedApp, host: string, port: number): Promise<{ socket: us_listen_socket; port: number }> {
-  return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket) => {
-      if (!socket) reject(new CentralListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
-      else resolve({ socket, port: uws().us_socket_local_port(socket) });
-    });
+/** Expired refresh tokens and catalogue tombstones past retention, removed every hour. */
+function hourlySweeps(auth: ReturnType<typeof createCentralAuth>, pool: Pool, log: Logger, now: () => number): Service {
+  let hourly: NodeJS.Timeout | undefined;
+  return serviceOf({
+    start() {
+      hourly = setInterval(() => {
+        auth.sweepExpired().then((removed) => log.info({ removed }, 'expired refresh tokens removed'),
+          (err: unknown) => log.error({ err }, 'refresh token sweep failed'));
+        createCatalogueRepo(pool).purge(new Date(now() - TOMBSTONE_RETENTION_MS)).then((removed) => {
+          if (removed > 0) log.info({ removed }, 'catalogue tombstones past retention removed');
+        }, (err: unknown) => log.error({ err }, 'catalogue tombstone purge failed'));
+      }, HOUR_MS);
+      hourly.unref();
+    },
+    stop: () => clearInterval(hourly),
   });
 }

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import demo from '../../native-config/demo.json';
-import { type Central, CentralListenError, startCentral } from './central.js';
+import { type Central, startCentral } from './central.js';
+import { CentralListenError } from './http.js';
 import { DatabaseStartError } from './db/embedded.js';
 import { SchemaError } from './db/migrate.js';
 import { openCentralDatabase } from './db/open.js';
@@ -94,8 +95,11 @@ async function serveCentral(values: Values): Promise<number> {
   const central = await startCentral({
     host: values.host!, port: Number(values.port), dataDir: values['data-dir']!, databaseUrl: values['database-url'], log, provisioning,
   });
-  await untilSignal(central, log);
-  return 0;
+  // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and a non-zero exit for the supervisor.
+  return Promise.race([untilSignal(central, log).then(() => 0), central.failed.then(async () => {
+    await central.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
+    return 1;
+  })]);
 }
 
 function readJson(file: string): unknown {

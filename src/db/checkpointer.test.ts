@@ -78,7 +78,7 @@ test('the worker restarts the WAL in a quiet moment: the serving thread\'s write
       release: () => seen.push(`release ${walSalts(file) === before ? 'old' : 'new'} WAL, ${walFrames()} frame`),
     },
   });
-  checkpointer.start();
+  void checkpointer.run();
   try {
     await report;
     expect(errors).toEqual([]);
@@ -179,7 +179,7 @@ async function handshake(worker: string, stopAfterMs?: number, slowHoldMs?: numb
     },
   });
   try {
-    checkpointer.start();
+    void checkpointer.run();
     await hold;
     if (stopAfterMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, stopAfterMs));
@@ -263,7 +263,7 @@ test('the worker goes once the WAL has stayed copied back for workerIdleMs, and 
     onCheckpoint: () => events.push({ what: 'report', at: performance.now() }),
     onWorker: (running) => events.push({ what: running ? 'start' : 'gone', at: performance.now() }),
   });
-  checkpointer.start();
+  void checkpointer.run();
   try {
     await until(() => seen('gone') === 1);
     expect(events.map((e) => e.what)).toEqual(['start', 'report', 'gone']);
@@ -306,7 +306,7 @@ test('a worker that dies unasked is reported and replaced after workerRespawnMs,
     onWorker: (running) => { if (running) starts.push(performance.now()); },
   });
   try {
-    checkpointer.start();
+    void checkpointer.run();
     await until(() => starts.length === 2);
     expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(400);
     await until(() => errors.length === 2);
@@ -333,7 +333,7 @@ test('a worker that cannot be started is reported, and one is started again afte
     onWorker: (running) => { if (running) starts.push(performance.now()); },
   });
   try {
-    checkpointer.start();
+    void checkpointer.run();
     // What a thread that cannot be made looks like to the box: `new Worker` throws (here: a source that is no text).
     (globals as { CHECKPOINT_WORKER_SOURCE?: unknown }).CHECKPOINT_WORKER_SOURCE = 42;
     const failedAt = performance.now();

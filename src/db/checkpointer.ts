@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { betterSqliteAddonFile } from '../native/addons.js';
-import type { Service } from '../shared/service.js';
+import { type Service, serviceOf } from '../shared/runtime.js';
 import { QUIET_GRANTED, QUIET_NONE, QUIET_RESTARTING, walCheckpointSchedule, withdrawQuiet } from './checkpoint.js';
 import type { CheckpointMessage, CheckpointWorkerData } from './checkpoint-worker.js';
 import { type CheckpointDone, type Db, startCheckpointer } from './open.js';
@@ -61,7 +61,7 @@ const WORKER_IDLE_MS = 60_000;
 const WORKER_RESPAWN_MS = 30_000;
 
 /**
- * The WAL checkpointer as one of the box's long-running parts (src/shared/service.ts): PASSIVE checkpoints, due
+ * The WAL checkpointer as one of the box's long-running parts (src/shared/runtime.ts): PASSIVE checkpoints, due
  * once `walBytes` wait to be copied back or the WAL goes idle (looked at every `intervalMs` on this thread, in the
  * WAL index: two system calls), on a worker thread with a connection of its own (src/db/checkpoint-worker.ts), so
  * copying the WAL back and its fsync never stall the event loop (docs/operations.md "Durability and speed").
@@ -186,7 +186,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
     leaving = true;
     worker.postMessage('stop');
   };
-  return {
+  return serviceOf({
     start() {
       if (typeof CHECKPOINT_WORKER_SOURCE !== 'string') {
         stopInline = startCheckpointer(db, options.intervalMs, options.onError, options.onCheckpoint, options.walBytes);
@@ -205,5 +205,5 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
       worker.postMessage('stop');
       await exited;
     },
-  };
+  });
 }

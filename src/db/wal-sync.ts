@@ -20,7 +20,7 @@ export interface WalSync {
   idle(): boolean;
 }
 
-/** What the rounds tell their owner (src/box.ts logs both; a failed fsync stops the box). */
+/** What the rounds tell their owner (src/box/storage.ts logs both; a failed fsync stops the box). */
 export interface SyncHooks {
   /** The first failed fsync: from then on every caller gets this error and nothing is synced again. */
   failed?(err: Error): void;

@@ -1,21 +1,21 @@
 import { describe, expect, test } from 'vitest';
 import { Order } from './order-schemas.js';
-import { BatchHeader, EVENT_KINDS, EVENTS, problemOf, SYNC_CHECKS, SYNC_SCHEMAS } from './sync-messages.js';
+import { BatchHeader, ENVELOPE_KINDS, ENVELOPES, problemOf, SYNC_CHECKS, SYNC_SCHEMAS } from './sync-messages.js';
 import { GENESIS_HASH } from './sync-protocol.js';
 
 const requiredOf = (schema: { required?: string[] }): string[] => schema.required ?? [];
 
 describe('sync messages', () => {
   test("what an order.changed requires of its order, the box's Order always has (the box sends its Order)", () => {
-    const orderOfEvent = EVENTS['order.changed'].body.properties.order;
+    const orderOfEvent = ENVELOPES['order.changed'].body.properties.order;
     expect(requiredOf(orderOfEvent)).toContain('created');
     for (const field of requiredOf(orderOfEvent)) expect(requiredOf(Order)).toContain(field);
   });
 
   test('every kind has a compiled check of its body and a documented schema', () => {
-    for (const kind of EVENT_KINDS) {
+    for (const kind of Object.keys(ENVELOPE_KINDS) as (keyof typeof ENVELOPE_KINDS)[]) {
       expect(SYNC_CHECKS.body[kind]).toBeDefined();
-      expect(SYNC_SCHEMAS[`Event_${kind.replace('.', '_')}`]).toMatchObject({ description: EVENTS[kind].summary });
+      expect(SYNC_SCHEMAS[`Event_${kind.replace('.', '_')}`]).toMatchObject({ description: ENVELOPES[kind].summary });
     }
   });
 

@@ -16,8 +16,8 @@ import { MAX_QTY_MICRO } from './qty.js';
 import { UUID_PATTERN } from './types.js';
 
 /** A stream of events: each kind belongs to one. */
-export const STREAMS = ['order', 'stock', 'soldout', 'inbox'] as const;
-export type Stream = (typeof STREAMS)[number];
+export const ENVELOPE_STREAMS = ['order', 'stock', 'soldout', 'inbox'] as const;
+export type EnvelopeStream = (typeof ENVELOPE_STREAMS)[number];
 
 const literals = <T extends string>(values: readonly T[]) => Type.Union(values.map((v) => Type.Literal(v)));
 const Id = Type.String({ minLength: 1, maxLength: 64 });
@@ -128,7 +128,7 @@ export const InboxResultBody = Type.Object({
 export type InboxResultBody = Static<typeof InboxResultBody>;
 
 /** Every kind of event a box sends: its stream, its body and what it says. */
-export const EVENTS = {
+export const ENVELOPES = {
   'order.changed': {
     stream: 'order',
     body: OrderChangedBody,
@@ -150,30 +150,34 @@ export const EVENTS = {
     body: InboxResultBody,
     summary: 'An entry headquarters sent down (a document, an order) applied or refused',
   },
-} as const satisfies Record<string, { stream: Stream; body: TSchema; summary: string }>;
-export type EventKind = keyof typeof EVENTS;
-export type EventBodies = { [K in EventKind]: Static<(typeof EVENTS)[K]['body']> };
-export const EVENT_KINDS = Object.keys(EVENTS) as EventKind[];
+} as const satisfies Record<string, { stream: EnvelopeStream; body: TSchema; summary: string }>;
+export type EnvelopeKind = keyof typeof ENVELOPES;
+export type EnvelopeBodies = { [K in EnvelopeKind]: Static<(typeof ENVELOPES)[K]['body']> };
+const KINDS = Object.keys(ENVELOPES) as EnvelopeKind[];
+/** Each kind's stream (an envelope's `stream` must be its kind's). */
+export const ENVELOPE_KINDS = Object.fromEntries(KINDS.map((k) => [k, ENVELOPES[k].stream])) as {
+  [K in EnvelopeKind]: (typeof ENVELOPES)[K]['stream'];
+};
 
 /**
  * One event as it travels and is hashed: the exact JSON text is stored in the box's outbox, sent, hashed and
  * kept by the central; nobody re-serialises it. Its position (epoch, seq) is given by the batch header.
  * `boxTime` is the box's clock, kept as data only: order is the sequence, never a clock. The body is checked by
- * its kind's schema (EVENTS).
+ * its kind's schema (ENVELOPES).
  */
 export const Envelope = Type.Object({
   eventId: Type.String({ pattern: UUID_PATTERN }),
   tenant: Id,
-  stream: literals(STREAMS),
+  stream: literals(ENVELOPE_STREAMS),
   aggregate: Type.String({ maxLength: 200 }),
-  kind: literals(EVENT_KINDS),
+  kind: literals(KINDS),
   schema: Type.Integer({ minimum: 1 }),
   boxTime: Type.String(),
   body: Type.Unknown(),
 });
-export type Envelope<K extends EventKind = EventKind> = Omit<Static<typeof Envelope>, 'kind' | 'body'> & {
+export type Envelope<K extends EnvelopeKind = EnvelopeKind> = Omit<Static<typeof Envelope>, 'kind' | 'body'> & {
   kind: K;
-  body: EventBodies[K];
+  body: EnvelopeBodies[K];
 };
 
 // -------------------------------------------------------------------------------------- batch and answers
@@ -294,8 +298,8 @@ export const SYNC_CHECKS = {
   ack: TypeCompiler.Compile(BatchAck),
   hello: TypeCompiler.Compile(HelloResponse),
   tail: TypeCompiler.Compile(TailResponse),
-  body: Object.fromEntries(EVENT_KINDS.map((k) => [k, TypeCompiler.Compile(EVENTS[k].body)])) as {
-    [K in EventKind]: ReturnType<typeof TypeCompiler.Compile<(typeof EVENTS)[K]['body']>>;
+  body: Object.fromEntries(KINDS.map((k) => [k, TypeCompiler.Compile(ENVELOPES[k].body)])) as {
+    [K in EnvelopeKind]: ReturnType<typeof TypeCompiler.Compile<(typeof ENVELOPES)[K]['body']>>;
   },
 };
 
@@ -321,11 +325,16 @@ export const SYNC_SCHEMAS: Record<string, TSchema> = {
   EnrolResponse,
   TailResponse,
   ...Object.fromEntries(
-    EVENT_KINDS.map((k) => [
+    KINDS.map((k) => [
       `Event_${k.replace('.', '_')}`,
       Type.Object(
-        { ...Envelope.properties, kind: Type.Literal(k), stream: Type.Literal(EVENTS[k].stream), body: EVENTS[k].body },
-        { description: EVENTS[k].summary },
+        {
+          ...Envelope.properties,
+          kind: Type.Literal(k),
+          stream: Type.Literal(ENVELOPES[k].stream),
+          body: ENVELOPES[k].body,
+        },
+        { description: ENVELOPES[k].summary },
       ),
     ]),
   ),

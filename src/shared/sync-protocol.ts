@@ -7,7 +7,7 @@
 import { createHash, verify } from 'node:crypto';
 import { verifyKeyOf } from './ed25519.js';
 import type { ErrorCode, SyncErrorCode } from './errors.js';
-import { type BatchHeader, type Envelope, EVENTS, problemOf, SYNC_CHECKS } from './sync-messages.js';
+import { type BatchHeader, type Envelope, ENVELOPE_KINDS, problemOf, SYNC_CHECKS } from './sync-messages.js';
 
 /** The wire protocol (batch framing, headers, answers). A central answers 426 to one it does not speak. */
 export const PROTOCOL = 1;
@@ -47,7 +47,7 @@ export const BATCH_MEDIA_TYPE = 'application/x-ndjson';
  */
 export function envelopeText(e: Omit<Envelope, 'body' | 'stream' | 'schema'>, bodyJson: string): string {
   const head = JSON.stringify({
-    eventId: e.eventId, tenant: e.tenant, stream: EVENTS[e.kind]?.stream, aggregate: e.aggregate, kind: e.kind,
+    eventId: e.eventId, tenant: e.tenant, stream: ENVELOPE_KINDS[e.kind], aggregate: e.aggregate, kind: e.kind,
     schema: SCHEMA, boxTime: e.boxTime,
   });
   return `${head.slice(0, -1)},"body":${bodyJson}}`;

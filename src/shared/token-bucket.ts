@@ -1,29 +1,29 @@
 /** A token bucket: `burst` attempts at once, then one more every `refillSeconds`. */
-export interface BucketLimit {
+export interface RateLimit {
   burst: number;
   refillSeconds: number;
 }
 
-/** Bucket maps past this size drop their full buckets (a full bucket is the same as no bucket), then the oldest. */
-const MAX_BUCKETS = 10_000;
+/** Limiters past this many keys drop their full buckets (a full bucket is the same as none), then the oldest. */
+const MAX_KEYS = 10_000;
 
-export function createBuckets(limit: BucketLimit, now: () => number) {
+export function createRateLimiter(limit: RateLimit, now: () => number) {
   const refillMs = limit.refillSeconds * 1000;
-  const buckets = new Map<string, { level: number; atMs: number }>();
+  const levels = new Map<string, { level: number; atMs: number }>();
   const levelOf = (key: string, at: number): number => {
-    const b = buckets.get(key);
+    const b = levels.get(key);
     return b ? Math.min(limit.burst, b.level + (at - b.atMs) / refillMs) : limit.burst;
   };
   const set = (key: string, level: number, at: number): void => {
-    buckets.delete(key); // re-inserted last: the Map's order is oldest change first
-    if (level < limit.burst) buckets.set(key, { level, atMs: at });
-    if (buckets.size > MAX_BUCKETS) shrink(at);
+    levels.delete(key); // re-inserted last: the Map's order is oldest change first
+    if (level < limit.burst) levels.set(key, { level, atMs: at });
+    if (levels.size > MAX_KEYS) shrink(at);
   };
   const shrink = (at: number): void => {
-    for (const key of buckets.keys()) if (levelOf(key, at) >= limit.burst) buckets.delete(key);
-    for (const key of buckets.keys()) {
-      if (buckets.size <= MAX_BUCKETS * 0.9) break;
-      buckets.delete(key);
+    for (const key of levels.keys()) if (levelOf(key, at) >= limit.burst) levels.delete(key);
+    for (const key of levels.keys()) {
+      if (levels.size <= MAX_KEYS * 0.9) break;
+      levels.delete(key);
     }
   };
   return {
@@ -46,10 +46,10 @@ export function createBuckets(limit: BucketLimit, now: () => number) {
       set(key, levelOf(key, at) + 1, at);
     },
     reset(key: string): void {
-      buckets.delete(key);
+      levels.delete(key);
     },
     get size(): number {
-      return buckets.size;
+      return levels.size;
     },
   };
 }

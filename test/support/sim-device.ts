@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import nacl from 'tweetnacl';
-import type { BatchHeader, EventKind, HelloRequest } from '../../src/shared/sync-messages.js';
-import {
-  BATCH_MEDIA_TYPE, chainHash, encodeBatch, envelopeText, GENESIS_HASH, keyIdOf, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached,
-} from '../../src/shared/sync-protocol.js';
+import { BATCH_MEDIA_TYPE, chainHash, encodeBatch, envelopeText, GENESIS_HASH, keyIdOf, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached } from '../../src/shared/sync-protocol.js';
+import { type BatchHeader, type EnvelopeKind, type HelloRequest } from '../../src/shared/sync-messages.js';
 import { CENTRAL_DEMO, type TestCentral } from './central.js';
 
 export interface SentEvent {
@@ -51,7 +49,7 @@ export class SimDevice {
   append(kind: string, aggregate: string, body: unknown, over: { tenant?: string; text?: string } = {}): SentEvent {
     const prev = this.events[this.events.length - 1]?.hash ?? GENESIS_HASH;
     const envelope = over.text ?? envelopeText(
-      { eventId: randomUUID(), tenant: over.tenant ?? this.tenant, aggregate, kind: kind as EventKind, boxTime: new Date(this.clockMs).toISOString() },
+      { eventId: randomUUID(), tenant: over.tenant ?? this.tenant, aggregate, kind: kind as EnvelopeKind, boxTime: new Date(this.clockMs).toISOString() },
       JSON.stringify(body),
     );
     const event = { seq: this.events.length + 1, envelope, hash: chainHash(prev, envelope) };

@@ -8,7 +8,7 @@ import type { Logger } from '../../log.js';
 /** Where the embedded cluster lives and how to reach it, inside the central's data directory. */
 export const PG_DIR = 'postgres';
 export const FACTS_FILE = 'central-db.json';
-const LOCK_FILE = 'central.pid';
+const PID_FILE = 'central.pid';
 
 export class DatabaseStartError extends Error {}
 
@@ -34,7 +34,7 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
   const pgDir = join(dataDir, PG_DIR);
   const facts = readFacts(dataDir) ?? { port: 0, user: 'postgres', password: randomBytes(24).toString('base64url') };
   const EmbeddedPostgres = await loadEmbeddedPostgres();
-  const releaseLock = mode === 'serve' ? takeLock(dataDir) : () => undefined;
+  const releaseClaim = mode === 'serve' ? claimDataDir(dataDir) : () => undefined;
   try {
     const running = postmasterPid(pgDir);
     if (running !== undefined && mode === 'client' && facts.port > 0) {
@@ -79,11 +79,11 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
       url: urlOf(facts),
       async stop() {
         await pg.stop();
-        releaseLock();
+        releaseClaim();
       },
     };
   } catch (err) {
-    releaseLock();
+    releaseClaim();
     throw err;
   }
 }
@@ -180,8 +180,8 @@ async function stopOrphan(pid: number): Promise<void> {
 }
 
 /** One central per data dir: a second would stop the first one's cluster as an orphan. */
-function takeLock(dataDir: string): () => void {
-  const file = join(dataDir, LOCK_FILE);
+function claimDataDir(dataDir: string): () => void {
+  const file = join(dataDir, PID_FILE);
   if (existsSync(file)) {
     const pid = Number(readFileSync(file, 'utf8'));
     if (pid !== process.pid && isAlive(pid) && /node|venue-box/.test(safeRead(`/proc/${pid}/cmdline`))) {

@@ -7,14 +7,23 @@ import { migrate, MIGRATIONS, SchemaError } from './migrate.js';
 import { ensurePartitions } from './partitions.js';
 import { createPool, type Pool } from './pool.js';
 
+// Two databases in one cluster, so that no test depends on what another migrated: `pool`, empty, for the test
+// that migrates step by step; `migrated`, at the latest schema, for the others.
 let pg: EmbeddedDatabase;
 let pool: Pool;
+let migrated: Pool;
 beforeAll(async () => {
   pg = await openEmbedded(mkdtempSync(join(tmpdir(), 'vb-central-db-')), 'serve');
   pool = createPool(pg.url, 3);
+  await pool.query('CREATE DATABASE migrated');
+  const url = new URL(pg.url);
+  url.pathname = '/migrated';
+  migrated = createPool(url.toString(), 3);
+  await migrate(migrated);
 });
 afterAll(async () => {
   await pool.end();
+  await migrated.end();
   await pg.stop();
 });
 
@@ -70,7 +79,7 @@ async function afterSchema4(): Promise<void> {
 }
 
 test('every primary key and unique constraint starts with tenant_id (Citus distribution by tenant)', async () => {
-  const { rows } = await pool.query<{ table: string; def: string }>(
+  const { rows } = await migrated.query<{ table: string; def: string }>(
     `SELECT conrelid::regclass::text AS table, pg_get_constraintdef(oid) AS def FROM pg_constraint
      WHERE contype IN ('p', 'u') AND connamespace = 'public'::regnamespace AND conrelid::regclass::text <> 'schema_migrations'`,
   );
@@ -79,19 +88,19 @@ test('every primary key and unique constraint starts with tenant_id (Citus distr
 });
 
 test('raw events land in the partition of their receive month; one for next month exists already', async () => {
-  const made = await ensurePartitions(pool, Date.parse('2026-12-15T00:00:00Z'));
+  const made = await ensurePartitions(migrated, Date.parse('2026-12-15T00:00:00Z'));
   expect(made).toEqual(['sync_events_y2026m12', 'sync_events_y2027m01']);
-  expect(await ensurePartitions(pool, Date.parse('2026-12-31T23:59:59Z'))).toEqual(made); // idempotent
-  await pool.query(
+  expect(await ensurePartitions(migrated, Date.parse('2026-12-31T23:59:59Z'))).toEqual(made); // idempotent
+  await migrated.query(
     `INSERT INTO sync_events (tenant_id, device_id, seq, epoch, envelope, chain_hash, received_at)
      VALUES ('t', 'd', 1, 1, '{}', 'h', '2027-01-02T00:00:00Z'), ('t', 'd', 2, 1, '{}', 'h', '1999-01-01T00:00:00Z')`,
   );
-  const { rows } = await pool.query('SELECT tableoid::regclass::text AS part, seq FROM sync_events ORDER BY seq');
+  const { rows } = await migrated.query('SELECT tableoid::regclass::text AS part, seq FROM sync_events ORDER BY seq');
   expect(rows).toEqual([{ part: 'sync_events_y2027m01', seq: 1 }, { part: 'sync_events_default', seq: 2 }]);
 });
 
 test('a database migrated by a newer central refuses to start', async () => {
-  await pool.query(`INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')`);
-  await expect(migrate(pool)).rejects.toThrow(SchemaError);
-  await pool.query('DELETE FROM schema_migrations WHERE version = 999');
+  await migrated.query(`INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')`);
+  await expect(migrate(migrated)).rejects.toThrow(SchemaError);
+  await migrated.query('DELETE FROM schema_migrations WHERE version = 999');
 });

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { expect, test } from 'vitest';
-import { createOrderRepo, type RestoredOrder } from '../../modules/ordering/repo.js';
+import { createOrderRepo, type ReinstatedOrder } from '../../modules/ordering/repo.js';
 import { migrate, MIGRATIONS } from '../migrate.js';
 import { migration0009 } from './0009-open-order-users.js';
 
@@ -47,7 +47,7 @@ test('the open flag follows the order: listed open, cleared on close, put back a
   expect(repo.openOrdersOf('t', 'ala', 20)).toBe(0);
   expect(repo.userHasOrder('t', 'ala')).toBe(true);
 
-  const snapshot = (id: string, closed: number): RestoredOrder => ({
+  const snapshot = (id: string, closed: number): ReinstatedOrder => ({
     tenantId: 't', id, orderType: 'TAKE_AWAY', status: closed ? 'CANCELLED' : 'NEW', claimCode: '000002', totalMinor: 0,
     editTotalMinor: 0, closed, completed: 0, source: 'box', contactJson: null, extraJson: null, createdMs: 1, changedMs: 1,
     rounds: 0, version: 1, buckets: [], lines: [], users: [{ userId: 'ola', roles: ['CREATOR'] }],

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { expect, test } from 'vitest';
 import { createEventStore } from '../../modules/events/event-store.js';
-import { createOutbox } from '../../modules/sync/outbox.js';
+import { createOutbox } from '../../modules/sync/up/outbox.js';
 import { orderChange } from '../../shared/socket-protocol.js';
 import { createSyncRepo } from '../../modules/sync/repo.js';
 import { migrate, MIGRATIONS } from '../migrate.js';

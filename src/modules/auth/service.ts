@@ -36,7 +36,7 @@ export interface AuthOptions {
   durable?: DurableWrites;
 }
 
-/** Whether any order lists the user (the ordering module answers; wired in src/box.ts). */
+/** Whether any order lists the user (the ordering module answers; wired in src/jobs.ts). */
 export type UserHasOrder = (tenantId: string, userId: string) => boolean;
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');

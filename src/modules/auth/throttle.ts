@@ -1,13 +1,13 @@
 import { OAuthError } from '../../shared/oauth-error.js';
-import { type BucketLimit, createBuckets } from '../../shared/token-bucket.js';
+import { type RateLimit, createRateLimiter } from '../../shared/token-bucket.js';
 
 export interface ThrottleOptions {
   /** Failed checks of one account (staff user or OAuth client) from one client address. */
-  accountAtAddress: BucketLimit;
+  accountAtAddress: RateLimit;
   /** Failed checks of one account from all addresses together: a high ceiling against many attackers. */
-  account: BucketLimit;
+  account: RateLimit;
   /** Failed checks of any account from one address: one client trying many usernames. */
-  address: BucketLimit;
+  address: RateLimit;
   /** scrypt verifications running at once; the rest wait in the queue. */
   maxConcurrentHashes: number;
   /** Verifications waiting for a slot; beyond this a check is refused at once. */
@@ -27,9 +27,9 @@ export const tooMany = (waitMs: number, why: string): OAuthError =>
  * hash runs (not after it fails), so a burst sent in parallel is counted as it arrives.
  */
 export function createLoginThrottle(options: ThrottleOptions, now: () => number) {
-  const pair = createBuckets(options.accountAtAddress, now);
-  const account = createBuckets(options.account, now);
-  const address = createBuckets(options.address, now);
+  const pair = createRateLimiter(options.accountAtAddress, now);
+  const account = createRateLimiter(options.account, now);
+  const address = createRateLimiter(options.address, now);
   let running = 0;
   const queue: (() => void)[] = [];
 
@@ -75,7 +75,7 @@ export function createLoginThrottle(options: ThrottleOptions, now: () => number)
       return ok;
     },
     /** For tests and diagnostics. */
-    stats: () => ({ running, queued: queue.length, buckets: pair.size + account.size + address.size }),
+    stats: () => ({ running, queued: queue.length, limitedKeys: pair.size + account.size + address.size }),
   };
 }
 

@@ -1,8 +1,8 @@
 import { chownSync, copyFileSync, existsSync, mkdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { prepareDataDir } from '../../box.js';
-import { DataDirLockedError, lockDataDir, LOCK_FILE } from '../../db/data-dir-lock.js';
+import { prepareDataDir } from '../../box/storage.js';
+import { DataDirClaimedError, claimDataDir, CLAIM_FILE } from '../../db/data-dir-claim.js';
 import { DB_FILE } from '../../db/open.js';
 import { betterSqliteOptions } from '../../native/addons.js';
 import { fsyncPath } from '../../shared/files.js';
@@ -28,12 +28,12 @@ export function restoreBackup(file: string, dataDirArg: string, now: () => numbe
   const backup = readBackup(resolve(file));
   const dataDir = resolve(dataDirArg);
   prepareDataDir(dataDir);
-  let lock: { release(): void };
+  let claim: { release(): void };
   try {
-    lock = lockDataDir(dataDir);
+    claim = claimDataDir(dataDir);
   } catch (err) {
-    if (!(err instanceof DataDirLockedError)) throw err;
-    throw new DataDirLockedError(`refusing to restore: ${err.message}; stop it first (systemctl stop venue-box)`);
+    if (!(err instanceof DataDirClaimedError)) throw err;
+    throw new DataDirClaimedError(`refusing to restore: ${err.message}; stop it first (systemctl stop venue-box)`);
   }
   const owner = ownerFor(dataDir);
   const temps: string[] = [];
@@ -81,8 +81,8 @@ export function restoreBackup(file: string, dataDirArg: string, now: () => numbe
     }
     throw err;
   } finally {
-    lock.release();
-    owner?.(join(dataDir, LOCK_FILE));
+    claim.release();
+    owner?.(join(dataDir, CLAIM_FILE));
   }
 }
 

@@ -10,7 +10,7 @@ import { DB_FILE, openDatabase } from '../../db/open.js';
 import { betterSqliteOptions } from '../../native/addons.js';
 import { freeBytesOf, fsyncPath } from '../../shared/files.js';
 import { KEY_FILE } from '../../shared/jwt.js';
-import { DEVICE_FILE } from '../sync/device.js';
+import { DEVICE_FILE } from '../sync/enrolment/device.js';
 import { backupName, takenMsOf, tempName, tempOwnerOf } from './names.js';
 import { type KeptBy, retain, type RetentionRule } from './retention.js';
 

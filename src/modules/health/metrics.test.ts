@@ -1,6 +1,21 @@
 import { afterEach, expect, test } from 'vitest';
 import { parseMetrics, seriesValue, valueOf } from '../../../test/support/prometheus.js';
-import { type BoxMetrics, createBoxMetrics, type MetricSources } from './metrics.js';
+import {
+  type BoxMetrics, createBoxMetrics, type DiskHealth, type PrinterHealth, registerDiskGauges, registerPrinterGauges,
+  registerQueueGauges, registerSocketGauges, registerSyncGauges, type SyncHealth,
+} from './metrics.js';
+
+/** Every number the box's parts register (src/box/*.ts), faked. */
+interface MetricSources {
+  version: string;
+  commandKinds: readonly string[];
+  queueDepth(): number;
+  socketsOpen(): number;
+  socketBufferedBytes(): number;
+  printers(): PrinterHealth;
+  sync(): SyncHealth;
+  disk(): DiskHealth;
+}
 
 const open: BoxMetrics[] = [];
 afterEach(() => {
@@ -31,6 +46,11 @@ function fakeSources(over: Partial<MetricSources> = {}) {
 
 const metrics = (sources: MetricSources) => {
   const m = createBoxMetrics(sources);
+  registerQueueGauges(m, sources.queueDepth);
+  registerSocketGauges(m, { socketCount: sources.socketsOpen, bufferedBytes: sources.socketBufferedBytes });
+  registerPrinterGauges(m, sources.printers);
+  registerSyncGauges(m, sources.sync);
+  registerDiskGauges(m, sources.disk);
   open.push(m);
   return m;
 };

@@ -5,18 +5,16 @@ import type { ProcessedCommand, QueueObserver } from '../ordering/command-queue.
 import type { PrinterStatus } from '../printing/schemas.js';
 import type { DiskLevel } from '../storage/disk-watchdog.js';
 
-/** What the metrics read at each scrape: cheap looks at state the box already keeps (docs/operations.md "Health"). */
-export interface MetricSources {
+/** What the box is: its version, and the order command kinds (each has a series at 0 from the start). */
+export interface MetricsInfo {
   version: string;
-  /** Order command kinds, so each has a series (at 0) from the start. */
   commandKinds: readonly string[];
-  queueDepth(): number;
-  socketsOpen(): number;
-  socketBufferedBytes(): number;
-  printers(): { name: string; status: PrinterStatus; queueDepth: number }[];
-  sync(): { enrolled: boolean; backlog: number; oldestUnsyncedAgeS: number | null; lastSuccessMs: number | null; deadLetters: number };
-  disk(): { freeBytes: number; level: DiskLevel; minFreeBytes: number; warnFreeBytes: number };
 }
+
+/** The printers as the metrics read them (src/modules/printing/service.ts printerHealth). */
+export type PrinterHealth = { name: string; status: PrinterStatus; queueDepth: number }[];
+export interface SyncHealth { enrolled: boolean; backlog: number; oldestUnsyncedAgeS: number | null; lastSuccessMs: number | null; deadLetters: number }
+export interface DiskHealth { freeBytes: number; level: DiskLevel; minFreeBytes: number; warnFreeBytes: number }
 
 const LOOP_RESOLUTION_MS = 20;
 const PRINTER_STATUSES: readonly PrinterStatus[] = ['ok', 'paperNearEnd', 'paperOut', 'offline', 'unknown'];
@@ -27,25 +25,21 @@ const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
- * The box's metrics in a registry of its own (two boxes in one process never mix). Counters and histograms are
- * fed after each commit of the command queue and each WAL checkpoint (no SQL per command); gauges are read at
- * scrape time by collect callbacks.
+ * The box's metrics in a registry of its own (two boxes in one process never mix), made before any other part.
+ * Counters and histograms are fed after each commit of the command queue and each WAL checkpoint (no SQL per
+ * command); gauges are read at scrape time by collect callbacks, registered by the layer that makes the part
+ * holding the number (the register* functions below; docs/architecture.md "Wiring and lifecycle").
  */
-export function createBoxMetrics(sources: MetricSources) {
+export function createBoxMetrics(info: MetricsInfo) {
   const registry = new Registry();
   const registers = [registry];
   // Node's and the process's standard families (process_resident_memory_bytes, nodejs_eventloop_lag_*_seconds,
   // ...) keep their standard names, which every Node dashboard knows.
   collectDefaultMetrics({ register: registry });
 
-  // One look per scrape at sources that several gauges share (a scrape collects every metric in the same tick).
-  const sync = perScrape(sources.sync);
-  const disk = perScrape(sources.disk);
-  const printers = perScrape(sources.printers);
-
   new Gauge({
     name: 'venue_box_build_info', help: 'Always 1; the running version in its label.', labelNames: ['version'], registers,
-  }).set({ version: sources.version }, 1);
+  }).set({ version: info.version }, 1);
 
   const confirmed = new Counter({
     name: 'venue_box_commands_confirmed_total', help: 'Order commands confirmed (committed, 200 sent), by kind.',
@@ -109,57 +103,7 @@ export function createBoxMetrics(sources: MetricSources) {
     },
   });
 
-  new Gauge({
-    name: 'venue_box_command_queue_depth', help: 'Order commands confirmed and not yet processed.', registers,
-    collect() { this.set(sources.queueDepth()); },
-  });
-  new Gauge({
-    name: 'venue_box_sockets_open', help: 'Open sockets (/ordering-api/ws).', registers,
-    collect() { this.set(sources.socketsOpen()); },
-  });
-  new Gauge({
-    name: 'venue_box_socket_buffered_bytes', help: 'Bytes waiting in the sockets\' send buffers, all together.', registers,
-    collect() { this.set(sources.socketBufferedBytes()); },
-  });
-
-  new Gauge({
-    name: 'venue_box_print_queue_depth', help: 'Print jobs queued for each printer.', labelNames: ['printer'], registers,
-    collect() {
-      this.reset();
-      for (const p of printers()) this.set({ printer: p.name }, p.queueDepth);
-    },
-  });
-  new Gauge({
-    name: 'venue_box_printer_status', help: 'Each printer\'s status: 1 for the status it has, 0 for the others.',
-    labelNames: ['printer', 'status'], registers,
-    collect() {
-      this.reset();
-      for (const p of printers()) for (const s of PRINTER_STATUSES) this.set({ printer: p.name, status: s }, p.status === s ? 1 : 0);
-    },
-  });
-
-  const syncGauge = (name: string, help: string, value: (s: ReturnType<MetricSources['sync']>) => number) =>
-    new Gauge({ name, help, registers, collect() { this.set(value(sync())); } });
-  syncGauge('venue_box_sync_enrolled', '1 once the box is enrolled at a central (venue-box sync enrol).', (s) => Number(s.enrolled));
-  syncGauge('venue_box_sync_backlog_events', 'Events not yet acknowledged by the central.', (s) => s.backlog);
-  syncGauge('venue_box_sync_oldest_unsynced_age_seconds', 'Age of the oldest unacknowledged event (0: none): the sync lag.',
-    (s) => s.oldestUnsyncedAgeS ?? 0);
-  syncGauge('venue_box_sync_last_success_timestamp_seconds', 'When the central last acknowledged a batch (0: never).',
-    (s) => (s.lastSuccessMs ?? 0) / 1000);
-  syncGauge('venue_box_sync_dead_letters', 'Events the central refused for good (docs/sync.md "Sync to the central node").',
-    (s) => s.deadLetters);
-
-  const diskGauge = (name: string, help: string, value: (d: ReturnType<MetricSources['disk']>) => number) =>
-    new Gauge({ name, help, registers, collect() { this.set(value(disk())); } });
-  diskGauge('venue_box_disk_free_bytes', 'Free bytes of the data directory\'s disk (for an unprivileged writer).',
-    (d) => (Number.isFinite(d.freeBytes) ? d.freeBytes : 0));
-  diskGauge('venue_box_disk_min_free_bytes', 'storage.minFreeBytes: below it writes are refused.', (d) => d.minFreeBytes);
-  diskGauge('venue_box_disk_warn_free_bytes', 'storage.warnFreeBytes: below it the log warns.', (d) => d.warnFreeBytes);
-  diskGauge('venue_box_disk_low', '1 while free space is below storage.warnFreeBytes (or the floor).', (d) => Number(d.level !== 'ok'));
-  diskGauge('venue_box_disk_full', '1 while free space is below storage.minFreeBytes: writes get 503 storageFull.',
-    (d) => Number(d.level === 'full'));
-
-  for (const kind of sources.commandKinds) {
+  for (const kind of info.commandKinds) {
     confirmed.inc({ kind }, 0);
     for (const outcome of OUTCOMES) processed.inc({ kind, outcome }, 0);
   }
@@ -211,6 +155,71 @@ export function createBoxMetrics(sources: MetricSources) {
   };
 }
 export type BoxMetrics = ReturnType<typeof createBoxMetrics>;
+
+/** A gauge read at scrape time. */
+function gauge(m: BoxMetrics, name: string, help: string, read: () => number): void {
+  new Gauge({ name, help, registers: [m.registry], collect() { this.set(read()); } });
+}
+
+/** The command queue's backlog (src/modules/ordering/repo.ts pendingCount). */
+export function registerQueueGauges(m: BoxMetrics, queueDepth: () => number): void {
+  gauge(m, 'venue_box_command_queue_depth', 'Order commands confirmed and not yet processed.', queueDepth);
+}
+
+/** The socket hub's (src/ws/hub.ts). */
+export function registerSocketGauges(m: BoxMetrics, hub: { socketCount(): number; bufferedBytes(): number }): void {
+  gauge(m, 'venue_box_sockets_open', 'Open sockets (/ordering-api/ws).', () => hub.socketCount());
+  gauge(m, 'venue_box_socket_buffered_bytes', 'Bytes waiting in the sockets\' send buffers, all together.', () => hub.bufferedBytes());
+}
+
+/** Each printer's queue and status (src/modules/printing/service.ts). */
+export function registerPrinterGauges(m: BoxMetrics, read: () => PrinterHealth): void {
+  // One look per scrape at what several gauges share (a scrape collects every metric in the same tick).
+  const printers = perScrape(read);
+  const registers = [m.registry];
+  new Gauge({
+    name: 'venue_box_print_queue_depth', help: 'Print jobs queued for each printer.', labelNames: ['printer'], registers,
+    collect() {
+      this.reset();
+      for (const p of printers()) this.set({ printer: p.name }, p.queueDepth);
+    },
+  });
+  new Gauge({
+    name: 'venue_box_printer_status', help: 'Each printer\'s status: 1 for the status it has, 0 for the others.',
+    labelNames: ['printer', 'status'], registers,
+    collect() {
+      this.reset();
+      for (const p of printers()) for (const s of PRINTER_STATUSES) this.set({ printer: p.name, status: s }, p.status === s ? 1 : 0);
+    },
+  });
+}
+
+/** Sync to the central (src/modules/sync/status.ts). */
+export function registerSyncGauges(m: BoxMetrics, read: () => SyncHealth): void {
+  const sync = perScrape(read);
+  const syncGauge = (name: string, help: string, value: (s: SyncHealth) => number) => gauge(m, name, help, () => value(sync()));
+  syncGauge('venue_box_sync_enrolled', '1 once the box is enrolled at a central (venue-box sync enrol).', (s) => Number(s.enrolled));
+  syncGauge('venue_box_sync_backlog_events', 'Events not yet acknowledged by the central.', (s) => s.backlog);
+  syncGauge('venue_box_sync_oldest_unsynced_age_seconds', 'Age of the oldest unacknowledged event (0: none): the sync lag.',
+    (s) => s.oldestUnsyncedAgeS ?? 0);
+  syncGauge('venue_box_sync_last_success_timestamp_seconds', 'When the central last acknowledged a batch (0: never).',
+    (s) => (s.lastSuccessMs ?? 0) / 1000);
+  syncGauge('venue_box_sync_dead_letters', 'Events the central refused for good (docs/sync.md "Sync to the central node").',
+    (s) => s.deadLetters);
+}
+
+/** The data disk's free space (src/modules/storage/disk-watchdog.ts). */
+export function registerDiskGauges(m: BoxMetrics, read: () => DiskHealth): void {
+  const disk = perScrape(read);
+  const diskGauge = (name: string, help: string, value: (d: DiskHealth) => number) => gauge(m, name, help, () => value(disk()));
+  diskGauge('venue_box_disk_free_bytes', 'Free bytes of the data directory\'s disk (for an unprivileged writer).',
+    (d) => (Number.isFinite(d.freeBytes) ? d.freeBytes : 0));
+  diskGauge('venue_box_disk_min_free_bytes', 'storage.minFreeBytes: below it writes are refused.', (d) => d.minFreeBytes);
+  diskGauge('venue_box_disk_warn_free_bytes', 'storage.warnFreeBytes: below it the log warns.', (d) => d.warnFreeBytes);
+  diskGauge('venue_box_disk_low', '1 while free space is below storage.warnFreeBytes (or the floor).', (d) => Number(d.level !== 'ok'));
+  diskGauge('venue_box_disk_full', '1 while free space is below storage.minFreeBytes: writes get 503 storageFull.',
+    (d) => Number(d.level === 'full'));
+}
 
 /** `fn`'s value, taken once per turn of the event loop: every collect callback of one scrape shares it. */
 function perScrape<T>(fn: () => T): () => T {

@@ -20,6 +20,8 @@ test('each reason not to be ready, the first one winning', () => {
   expect(reasonOf(false, { queueFailing: true })).toBe('unavailable:database');
   expect(reasonOf(true, { disk: 'full', queueFailing: true })).toBe('unavailable:stopping');
   expect(reasonOf(false, { disk: 'full', queueFailing: true })).toBe('storageFull:storageFull');
+  expect(reasonOf(false, { failedService: 'command queue' })).toBe('unavailable:serviceFailed');
+  expect(reasonOf(true, { failedService: 'command queue' })).toBe('unavailable:stopping');
 });
 
 test('while stopping the database is not looked at (it may be closed)', () => {

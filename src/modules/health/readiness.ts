@@ -10,6 +10,8 @@ export interface ReadinessState {
   disk: DiskLevel;
   /** The command queue's last transaction failed and is being retried (a full disk, an I/O error). */
   queueFailing: boolean;
+  /** A service whose failure policy is 'fatal' failed (src/shared/runtime.ts): the process is about to exit. */
+  failedService?: string;
 }
 
 export type Readiness =
@@ -23,6 +25,9 @@ export type Readiness =
 export function readiness(stopping: boolean, look: () => ReadinessState): Readiness {
   if (stopping) return notReady('unavailable', 'stopping', 'venue-box is shutting down');
   const s = look();
+  if (s.failedService !== undefined) {
+    return notReady('unavailable', 'serviceFailed', `${s.failedService} failed: venue-box is stopping to be restarted`);
+  }
   if (s.schemaVersion !== s.latestSchema) {
     return notReady('unavailable', 'migrations', `database schema is ${s.schemaVersion}, this venue-box needs ${s.latestSchema}`);
   }

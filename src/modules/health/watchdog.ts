@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { Service } from '../../shared/service.js';
+import { type Service, serviceOf } from '../../shared/runtime.js';
 import type { Logger } from '../../log.js';
 
 /**
@@ -98,7 +98,7 @@ export function createSystemdNotifier(deps: NotifierDeps) {
   };
 }
 
-/** The notifier as one of the long-running parts (src/shared/service.ts): READY=1 at start, STOPPING=1 when draining. */
+/** The notifier as one of the long-running parts (src/shared/runtime.ts): READY=1 at start, STOPPING=1 when draining. */
 export function systemdService(notifier: ReturnType<typeof createSystemdNotifier>, status: () => string): Service {
-  return { start: () => notifier.ready(status()), drain: () => notifier.stopping(), stop: () => notifier.close() };
+  return serviceOf({ start: () => notifier.ready(status()), drain: () => notifier.stopping(), stop: () => notifier.close() });
 }

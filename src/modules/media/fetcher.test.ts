@@ -8,7 +8,7 @@ import { afterEach, expect, test } from 'vitest';
 import { createLogger } from '../../log.js';
 import { type ImageExt, sha256Hex } from '../../shared/media.js';
 import { keyIdOf } from '../../shared/sync-protocol.js';
-import { saveDevice } from '../sync/device.js';
+import { saveDevice } from '../sync/enrolment/device.js';
 import { createMediaFetcher } from './fetcher.js';
 import { createMediaStore } from './store.js';
 
@@ -33,16 +33,16 @@ async function central(handle: (req: IncomingMessage, res: import('node:http').S
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, ranges };
 }
 
-function box(centralUrl: string, wanted: { sha256: string; ext: ImageExt }[], maxBytes = 1 << 30) {
+function box(centralUrl: string, wanted: { sha256: string; ext: ImageExt }[], maxBytes = 1 << 30, retryMaxMs = 200) {
   const dataDir = mkdtempSync(join(tmpdir(), 'vb-media-'));
   const pair = nacl.sign.keyPair();
   saveDevice(dataDir, centralUrl, { deviceId: 'd', tenant: 't', venue: 'v', keyId: keyIdOf(pair.publicKey) }, pair);
   const store = createMediaStore(dataDir);
   const fetcher = createMediaFetcher({
     dataDir, store, log: createLogger('fatal'), diskFull: () => false, repo: { wanted: () => wanted },
-    options: { maxBytes, requestTimeoutMs: 5000, retryMinMs: 50, retryMaxMs: 200 },
+    options: { maxBytes, requestTimeoutMs: 5000, retryMinMs: 50, retryMaxMs, enrolPollMs: 50 },
   });
-  fetcher.start();
+  fetcher.run().catch(() => undefined); // a test that wants the failure calls run() itself: the same run
   stop = () => fetcher.stop();
   return { dataDir, store, fetcher };
 }
@@ -103,4 +103,48 @@ test('storage is bounded by maxBytes: images past the bound (in menu order) are 
   await new Promise((r) => setTimeout(r, 300));
   expect(c.ranges.length).toBe(1);
   expect(existsSync(join(dataDir, 'media', `${sha256Hex(other)}.jpg`))).toBe(false);
+});
+
+/** When each request reached the central (ms since the first). */
+async function timedCentral(answer: (res: import('node:http').ServerResponse, n: number) => void) {
+  const at: number[] = [];
+  const c = await central((_req, res, n) => {
+    at.push(Date.now());
+    answer(res, n);
+  });
+  return { ...c, gaps: () => at.slice(1).map((t, i) => t - at[i]!) };
+}
+
+test('a 503 with Retry-After is retried after the central\'s delay, not the backoff (docs/sync.md "Talking to the central")', async () => {
+  const c = await timedCentral((res, n) => {
+    if (n === 1) res.writeHead(503, { 'retry-after': '1' }).end('stopping');
+    else res.writeHead(200, { 'content-type': 'image/jpeg' }).end(image);
+  });
+  const { dataDir } = box(c.url, [{ sha256: sha, ext: 'jpg' }], 1 << 30, 5000);
+  await until('the image', () => existsSync(join(dataDir, 'media', `${sha}.jpg`)));
+  expect(c.gaps()[0]).toBeGreaterThanOrEqual(950);
+});
+
+test('a refused device (401) waits retryMaxMs before it asks again', async () => {
+  const c = await timedCentral((res, n) => {
+    if (n === 1) res.writeHead(401, { 'content-type': 'application/json' }).end('{"message":"unknown device"}');
+    else res.writeHead(200, { 'content-type': 'image/jpeg' }).end(image);
+  });
+  const { dataDir } = box(c.url, [{ sha256: sha, ext: 'jpg' }], 1 << 30, 1500);
+  await until('the image', () => existsSync(join(dataDir, 'media', `${sha}.jpg`)));
+  expect(c.gaps()[0]).toBeGreaterThanOrEqual(1450);
+});
+
+test('a bug in a pass ends run() with the error instead of a log line', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'vb-media-'));
+  const pair = nacl.sign.keyPair();
+  saveDevice(dataDir, 'http://127.0.0.1:9', { deviceId: 'd', tenant: 't', venue: 'v', keyId: keyIdOf(pair.publicKey) }, pair);
+  const bug = new TypeError('wanted is not iterable');
+  const fetcher = createMediaFetcher({
+    dataDir, store: createMediaStore(dataDir), log: createLogger('fatal'), diskFull: () => false,
+    repo: { wanted: () => { throw bug; } },
+    options: { maxBytes: 1 << 30, requestTimeoutMs: 5000, retryMinMs: 50, retryMaxMs: 200, enrolPollMs: 50 },
+  });
+  await expect(fetcher.run()).rejects.toBe(bug);
+  await fetcher.stop();
 });

@@ -3,7 +3,9 @@ import { request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
 import { type ImageExt, MAX_IMAGE_BYTES, MEDIA_PATH, sha256Hex } from '../../shared/media.js';
 import { requestSigningText, signDetached } from '../../shared/sync-protocol.js';
-import { type Device, loadDevice } from '../sync/device.js';
+import { createCentralLoop, type StepContext } from '../sync/central-loop.js';
+import { CentralError, type ClientOptions, retryAfterSeconds } from '../sync/client.js';
+import { type Device, loadDevice } from '../sync/enrolment/device.js';
 import type { MediaRepo } from './repo.js';
 import type { MediaStore } from './store.js';
 
@@ -12,6 +14,8 @@ export interface FetcherOptions {
   requestTimeoutMs: number;
   retryMinMs: number;
   retryMaxMs: number;
+  /** How often a box that is not enrolled looks for its device file. */
+  enrolPollMs: number;
 }
 
 export interface FetcherDeps {
@@ -32,31 +36,20 @@ class DownloadError extends Error {}
  * arrives, so after an outage or a restart it resumes from the bytes on disk (`Range: bytes=N-`); the whole is
  * checked against the sha256 its name carries before one rename makes it the image. Images no menu names any
  * more are removed. At most `maxBytes` of images are kept: past that, images later in menu order are not fetched.
+ * Waiting for enrolment, the backoff, Retry-After and a refused device are the central loop's (docs/sync.md
+ * "Talking to the central").
  */
 export function createMediaFetcher(deps: FetcherDeps) {
   const { log, store, options } = deps;
-  const abort = new AbortController();
-  let stopped = false;
-  let pending = true;
-  let running: Promise<void> | undefined;
-  let wakeSleep: (() => void) | undefined;
   let warnedFull = false;
 
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    wakeSleep = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
-
   /** One pass: collect, then fetch what is missing. Throws on the first failed download (retried after a delay). */
-  async function pass(device: Device): Promise<{ fetched: number; removed: number }> {
+  async function pass(device: Device, client: ClientOptions): Promise<{ fetched: number; removed: number }> {
     const wanted = deps.repo.wanted(device.tenant, device.venue);
     const removed = store.collect(new Set(wanted.map((w) => w.sha256)));
     let fetched = 0;
     for (const image of wanted) {
-      if (stopped) break;
+      if (client.signal?.aborted) break;
       if (store.has(image.sha256, image.ext)) continue;
       if (store.usedBytes() >= options.maxBytes) {
         if (!warnedFull) log.warn({ maxBytes: options.maxBytes }, 'menu images fill sync.mediaMaxBytes: later images are not downloaded');
@@ -64,17 +57,19 @@ export function createMediaFetcher(deps: FetcherDeps) {
         break;
       }
       if (deps.diskFull()) throw new DownloadError('the data disk is full (storage.minFreeBytes)');
-      await download(device, image.sha256, image.ext);
+      await download(device, image.sha256, image.ext, client);
       fetched++;
     }
     if (fetched > 0 || removed > 0) log.info({ fetched, removed, wanted: wanted.length }, 'menu images from the central');
     return { fetched, removed };
   }
 
-  async function download(device: Device, sha256: string, ext: ImageExt): Promise<void> {
+  async function download(device: Device, sha256: string, ext: ImageExt, client: ClientOptions): Promise<void> {
     const from = store.partialBytes(sha256, ext);
-    const status = await get(device, sha256, ext, from);
-    if (status !== 200 && status !== 206) throw new DownloadError(`central answered ${status} for image ${sha256.slice(0, 12)}`);
+    const { status, retryAfter } = await get(device, sha256, ext, from, client);
+    if (status !== 200 && status !== 206) {
+      throw new CentralError(status, `central answered ${status} for image ${sha256.slice(0, 12)}`, undefined, retryAfterSeconds(retryAfter));
+    }
     const whole = await store.readPartial(sha256, ext);
     if (whole.length > MAX_IMAGE_BYTES || sha256Hex(whole) !== sha256) {
       store.dropPartial(sha256, ext);
@@ -88,7 +83,8 @@ export function createMediaFetcher(deps: FetcherDeps) {
    * What arrives is appended to the partial file, also when the answer is cut off: the next attempt asks for the
    * rest. A 200 (the whole, not the rest) starts the partial file again.
    */
-  function get(device: Device, sha256: string, ext: ImageExt, from: number): Promise<number> {
+  function get(device: Device, sha256: string, ext: ImageExt, from: number, client: ClientOptions):
+    Promise<{ status: number; retryAfter: string | undefined }> {
     const path = `${MEDIA_PATH}/${sha256}.${ext}`;
     const signature = signDetached(Buffer.from(requestSigningText('GET', path, device.tenant, device.deviceId, ''), 'utf8'), device.secretKey);
     const headers: Record<string, string> = {
@@ -97,7 +93,7 @@ export function createMediaFetcher(deps: FetcherDeps) {
     };
     const target = new URL(`${device.central.replace(/\/+$/, '')}${path}`);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const signal = AbortSignal.any([AbortSignal.timeout(options.requestTimeoutMs), abort.signal]);
+    const signal = AbortSignal.any([AbortSignal.timeout(client.requestTimeoutMs), ...(client.signal ? [client.signal] : [])]);
     return new Promise((resolve, reject) => {
       const req = send(target, { method: 'GET', headers, signal }, (res) => {
         const status = res.statusCode ?? 0;
@@ -116,7 +112,8 @@ export function createMediaFetcher(deps: FetcherDeps) {
         });
         res.on('end', () => {
           flush();
-          resolve(status);
+          const retryAfter = res.headers['retry-after'];
+          resolve({ status, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined });
         });
         res.on('error', (err) => {
           try {
@@ -127,53 +124,31 @@ export function createMediaFetcher(deps: FetcherDeps) {
           reject(new DownloadError(`download cut off (${err.message})`));
         });
       });
-      req.on('error', (err: NodeJS.ErrnoException) => reject(new DownloadError(`central unreachable (${err.code ?? err.message})`)));
+      req.on('error', (err: NodeJS.ErrnoException) => reject(new CentralError(0, `central unreachable (${err.code ?? err.message})`)));
       req.end();
     });
   }
 
-  async function loop(): Promise<void> {
-    let attempt = 0;
-    while (!stopped) {
-      if (!pending) {
-        await sleep(60_000);
-        continue;
-      }
-      const device = loadDevice(deps.dataDir);
-      if (!device) {
-        await sleep(5000);
-        continue;
-      }
-      pending = false;
-      try {
-        await pass(device);
-        attempt = 0;
-      } catch (err) {
-        if (stopped) break;
-        pending = true;
-        attempt++;
-        const cap = Math.min(options.retryMaxMs, options.retryMinMs * 2 ** Math.min(attempt - 1, 30));
-        const delay = Math.max(options.retryMinMs / 4, Math.random() * cap);
-        log.warn({ err: (err as Error).message, retryInMs: Math.round(delay) }, 'menu image download failed; retrying');
-        await sleep(delay);
-      }
-    }
-  }
+  const loop = createCentralLoop({
+    options: {
+      retryMinMs: options.retryMinMs, retryMaxMs: options.retryMaxMs, enrolPollMs: options.enrolPollMs,
+      requestTimeoutMs: options.requestTimeoutMs,
+    },
+    loadDevice: () => loadDevice(deps.dataDir),
+    // One pass, then nothing until the menus change (wake()).
+    step: async ({ device, client }: StepContext) => {
+      await pass(device, client);
+      return undefined;
+    },
+    retryable: (err) => err instanceof DownloadError,
+    failed: (err, delay) => log.warn({ err: (err as Error).message, status: (err as CentralError).status, retryInMs: delay },
+      'menu image download failed; retrying'),
+  });
 
   return {
-    start(): void {
-      running ??= loop().catch((err: unknown) => log.error({ err }, 'menu image fetcher stopped'));
-    },
+    run: loop.run,
     /** The menus changed (or the box enrolled): look again. */
-    wake(): void {
-      pending = true;
-      wakeSleep?.();
-    },
-    async stop(): Promise<void> {
-      stopped = true;
-      abort.abort();
-      wakeSleep?.();
-      await running;
-    },
+    wake: loop.wake,
+    stop: loop.stop,
   };
 }

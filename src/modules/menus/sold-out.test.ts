@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { expect, test } from 'vitest';
 import { migrate } from '../../db/migrate.js';
-import type { Outbox } from '../sync/outbox.js';
+import type { Outbox } from '../sync/up/outbox.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { MenuRepo } from './repo.js';
 import { createSoldOutFlags } from './sold-out.js';

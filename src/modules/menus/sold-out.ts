@@ -1,7 +1,7 @@
 import type { Db } from '../../db/open.js';
 import { isoOf } from '../../shared/clock.js';
 import { notFound } from '../../shared/errors.js';
-import type { Outbox } from '../sync/outbox.js';
+import type { Outbox } from '../sync/up/outbox.js';
 import type { VenueRepo } from '../venues/repo.js';
 import type { MenuRepo } from './repo.js';
 
@@ -91,7 +91,7 @@ export function createSoldOutFlags(db: Db, menus: MenuRepo, venues: VenueRepo, o
       return all.length;
     },
     /** Puts a staff flag back from the central's copy (a box restored from an old copy); no outbox event. */
-    restore(tenantId: string, change: { venue: string; productId: string; locked: boolean; reason: string | null }, nowMs: number): void {
+    reinstate(tenantId: string, change: { venue: string; productId: string; locked: boolean; reason: string | null }, nowMs: number): void {
       if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);
       else s.remove.run(tenantId, change.venue, change.productId);
     },

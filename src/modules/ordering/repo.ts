@@ -1,7 +1,7 @@
 import { type Db, inTransaction } from '../../db/open.js';
 import { relaxedTransactions } from '../../db/wal-sync.js';
 import { createIdempotencyRepo } from './idempotency-repo.js';
-import { createOrderDocs } from './order-docs.js';
+import { createOrderStore } from './order-store.js';
 
 /** A confirmed order command, as the queue applies it. */
 export interface Command {
@@ -20,9 +20,9 @@ export interface CommandRecord extends Command {
   seq: number;
 }
 
-export type { LineRow, NewLine, OrderFilter, OrderRow, OrderRows, OrderUser, RestoredOrder } from './order-docs.js';
+export type { LineRow, NewLine, OrderFilter, OrderRow, OrderRows, OrderUser, ReinstatedOrder } from './order-store.js';
 
-/** SQL of the ordering module: the command log, and orders (src/modules/ordering/order-docs.ts). */
+/** SQL of the ordering module: the command log, and orders (src/modules/ordering/order-store.ts). */
 export function createOrderRepo(db: Db) {
   const tx = inTransaction(db);
   const s = {
@@ -56,7 +56,7 @@ export function createOrderRepo(db: Db) {
     ),
   };
 
-  const docs = createOrderDocs(db);
+  const store = createOrderStore(db);
 
   return {
     /** Idempotency-Keys of confirmed commands, written in the transaction that stores the command. */
@@ -93,15 +93,15 @@ export function createOrderRepo(db: Db) {
       const stop = s.pruneStop.get(beforeMs)?.seq ?? Number.MAX_SAFE_INTEGER;
       return s.pruneBelow.run(stop, limit).changes;
     },
-    ...docs,
+    ...store,
     transaction: <T>(fn: () => T): T => tx.immediate(fn),
     /** A transaction committed without its own fsync: its effects are told once src/db/wal-sync.ts has synced. */
     relaxedTransaction: relaxedTransactions(db),
     /**
-     * A savepoint inside the current transaction, run as the orders' unit of work (src/modules/ordering/order-docs.ts):
+     * A savepoint inside the current transaction, run as the orders' unit of work (src/modules/ordering/order-store.ts):
      * a failed command rolls back alone.
      */
-    savepoint: <T>(fn: () => T): T => docs.unit(fn),
+    savepoint: <T>(fn: () => T): T => store.unit(fn),
   };
 }
 export type OrderRepo = ReturnType<typeof createOrderRepo>;

@@ -7,8 +7,8 @@ import { migrate } from '../../db/migrate.js';
 import { DB_FILE, openDatabase } from '../../db/open.js';
 import { nowMs } from '../../shared/clock.js';
 import { CentralError, centralClient } from './client.js';
-import { loadDevice, newKeyPair, saveDevice } from './device.js';
-import { createCatalogueRepo } from './catalogue-repo.js';
+import { loadDevice, newKeyPair, saveDevice } from './enrolment/device.js';
+import { createCatalogueRepo } from './catalogue/repo.js';
 import { createSyncRepo } from './repo.js';
 import { syncStatus } from './status.js';
 

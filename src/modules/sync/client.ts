@@ -3,8 +3,8 @@ import { request as httpsRequest } from 'node:https';
 import { BATCH_MEDIA_TYPE, PATHS, requestSigningText } from '../../shared/sync-protocol.js';
 import { type BatchAck, type EnrolRequest, type EnrolResponse, type HelloRequest, type HelloResponse, type SyncErrorBody, type TailResponse } from '../../shared/sync-messages.js';
 import type { CatalogueResponse } from '../../shared/catalogue-protocol.js';
-import type { Device } from './device.js';
-import type { Signer } from './signer.js';
+import type { Device } from './enrolment/device.js';
+import type { Signer } from './enrolment/signer.js';
 
 /** The central answered with an error; `status` 0 when it could not be reached at all. */
 export class CentralError extends Error {
@@ -72,12 +72,15 @@ async function call<T>(url: string, method: string, headers: Record<string, stri
     if (body === undefined) throw new CentralError(502, `central answered ${status} without a JSON body`);
     return body as T;
   }
-  // Retry-After in seconds (RFC 9110 10.2.3); absent or unreadable, the sender's own backoff applies.
-  const retry = retryAfter !== undefined && /^\d{1,6}$/.test(retryAfter.trim()) ? Number(retryAfter) : undefined;
+  const retry = retryAfterSeconds(retryAfter);
   const given = (body as SyncErrorBody | undefined)?.message;
   const message = typeof given === 'string' ? given.slice(0, 200) : (text.slice(0, 200) || `status ${status}`);
   throw new CentralError(status, `central answered ${status}: ${message}`, body as SyncErrorBody | undefined, retry);
 }
+
+/** Retry-After in seconds (RFC 9110 10.2.3); absent or unreadable, the central loop's own backoff applies. */
+export const retryAfterSeconds = (header: string | string[] | undefined): number | undefined =>
+  typeof header === 'string' && /^\d{1,6}$/.test(header.trim()) ? Number(header) : undefined;
 
 const json = (body: string): Buffer[] => [Buffer.from(body, 'utf8')];
 

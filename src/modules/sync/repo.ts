@@ -22,7 +22,7 @@ export interface SyncState {
   backfilled: boolean;
 }
 
-export interface InboxRow {
+export interface FetchedRow {
   seq: number;
   epoch: number;
   chainHash: string;
@@ -38,7 +38,10 @@ const outboxRow = (r: RawOutbox): OutboxRow => ({
   envelope: r.envelope, chainHash: r.chain_hash, createdMs: r.created_ms,
 });
 
-/** SQL of the sync module: the outbox, the sender's state, dead letters and the restore inbox. */
+/**
+ * SQL of the sync module: the outbox, the sender's state, dead letters and the events reconcile fetched from the
+ * central (`fetched*`: table sync_inbox, which is not headquarters' inbox).
+ */
 export function createSyncRepo(db: Db) {
   const tx = inTransaction(db);
   const s = {
@@ -67,10 +70,10 @@ export function createSyncRepo(db: Db) {
     backfilled: db.prepare('UPDATE sync_state SET backfilled = 1 WHERE id = 1'),
     deadLetter: db.prepare('INSERT OR IGNORE INTO sync_dead_letters (seq, event_id, reason, at_ms) VALUES (?, ?, ?, ?)'),
     deadLetters: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM sync_dead_letters'),
-    inboxPut: db.prepare('INSERT OR REPLACE INTO sync_inbox (seq, epoch, chain_hash, envelope) VALUES (?, ?, ?, ?)'),
-    inboxAll: db.prepare<[], { seq: number; epoch: number; chain_hash: string; envelope: string }>('SELECT * FROM sync_inbox ORDER BY seq'),
-    inboxLast: db.prepare<[], { seq: number; chain_hash: string }>('SELECT seq, chain_hash FROM sync_inbox ORDER BY seq DESC LIMIT 1'),
-    inboxClear: db.prepare('DELETE FROM sync_inbox'),
+    fetchedPut: db.prepare('INSERT OR REPLACE INTO sync_inbox (seq, epoch, chain_hash, envelope) VALUES (?, ?, ?, ?)'),
+    fetchedAll: db.prepare<[], { seq: number; epoch: number; chain_hash: string; envelope: string }>('SELECT * FROM sync_inbox ORDER BY seq'),
+    fetchedLast: db.prepare<[], { seq: number; chain_hash: string }>('SELECT seq, chain_hash FROM sync_inbox ORDER BY seq DESC LIMIT 1'),
+    fetchedClear: db.prepare('DELETE FROM sync_inbox'),
   };
 
   /** A transaction committed without waiting for the disk (see `ack`); the next durable commit flushes it. */
@@ -126,13 +129,13 @@ export function createSyncRepo(db: Db) {
     setError: (message: string, nowMs: number) => s.error.run(message, nowMs),
     markBackfilled: () => s.backfilled.run(),
     deadLetterCount: (): number => s.deadLetters.get()!.n,
-    inboxPut: (r: InboxRow) => s.inboxPut.run(r.seq, r.epoch, r.chainHash, r.envelope),
-    inboxAll: (): InboxRow[] => s.inboxAll.all().map((r) => ({ seq: r.seq, epoch: r.epoch, chainHash: r.chain_hash, envelope: r.envelope })),
-    inboxLast: (): { seq: number; chainHash: string } | undefined => {
-      const r = s.inboxLast.get();
+    fetchedPut: (r: FetchedRow) => s.fetchedPut.run(r.seq, r.epoch, r.chainHash, r.envelope),
+    fetchedAll: (): FetchedRow[] => s.fetchedAll.all().map((r) => ({ seq: r.seq, epoch: r.epoch, chainHash: r.chain_hash, envelope: r.envelope })),
+    fetchedLast: (): { seq: number; chainHash: string } | undefined => {
+      const r = s.fetchedLast.get();
       return r && { seq: r.seq, chainHash: r.chain_hash };
     },
-    inboxClear: () => s.inboxClear.run(),
+    fetchedClear: () => s.fetchedClear.run(),
     transaction: <T>(fn: () => T): T => tx.immediate(fn),
   };
 }

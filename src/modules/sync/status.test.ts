@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { migrate } from '../../db/migrate.js';
-import { createOutbox } from './outbox.js';
+import { createOutbox } from './up/outbox.js';
 import { createSyncRepo } from './repo.js';
 import { staleWarning, syncStatus } from './status.js';
 

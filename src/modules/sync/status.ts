@@ -1,6 +1,6 @@
 import { isoOf } from '../../shared/clock.js';
-import { loadDevice } from './device.js';
-import type { CatalogueRepo } from './catalogue-repo.js';
+import { loadDevice } from './enrolment/device.js';
+import type { CatalogueRepo } from './catalogue/repo.js';
 import type { SyncRepo } from './repo.js';
 
 /** What `GET /sync-api/api/status` and `venue-box sync status --json` show (docs/sync.md "Sync to the central node"). */

@@ -4,7 +4,7 @@ import { fromMicro, MAX_QTY_MICRO } from '../../shared/qty.js';
 import { releaseLocks } from './stock-lock-service.js';
 import { trimLocks } from './stock-lock-allocation.js';
 import { contentDigest, formatNumber, periodOf } from './numbering.js';
-import type { Outbox } from '../sync/outbox.js';
+import type { Outbox } from '../sync/up/outbox.js';
 import type { LedgerRow, WarehouseRepo } from './repo.js';
 import type { Actor, DocumentInput, DocumentItem, DocumentKind } from './schemas.js';
 

@@ -4,7 +4,7 @@ import { migrate } from '../../db/migrate.js';
 import { AppError } from '../../shared/errors.js';
 import { createWarehouseRepo } from './repo.js';
 import { type DocumentKind, parseDocument } from './schemas.js';
-import { createOutbox } from '../sync/outbox.js';
+import { createOutbox } from '../sync/up/outbox.js';
 import { createSyncRepo } from '../sync/repo.js';
 import { createWarehouseService, type WarehouseService } from './service.js';
 

@@ -5,9 +5,9 @@ import { postDocument, type PostResult, type StoredDocument } from './documents.
 import { checkLedger, type LedgerCheck, rebuildBalances } from './ledger-check.js';
 import { lockItems, lockPackets, releaseCall } from './stock-lock-service.js';
 import type { StockDocumentBody, WarehouseChangedBody } from '../../shared/sync-messages.js';
-import type { Outbox } from '../sync/outbox.js';
+import type { Outbox } from '../sync/up/outbox.js';
 import type { Warehouse, WarehouseRepo } from './repo.js';
-import { restoreDocument, restoreWarehouse } from './restore.js';
+import { reinstateDocument, reinstateWarehouse } from './reinstate.js';
 import type { Actor, DocumentInput, LockLine, PacketInput, WarehouseBody } from './schemas.js';
 
 export interface WarehouseDeps {
@@ -124,9 +124,9 @@ export function createWarehouseService(deps: WarehouseDeps) {
       return count;
     },
 
-    /** Put back from the central's copy (src/modules/warehouse/restore.ts). */
-    restoreWarehouse: (tenantId: string, body: WarehouseChangedBody): void => restoreWarehouse(repo, tenantId, body),
-    restoreDocument: (tenantId: string, body: StockDocumentBody): void => restoreDocument(repo, tenantId, body),
+    /** Put back from the central's copy (src/modules/warehouse/reinstate.ts). */
+    reinstateWarehouse: (tenantId: string, body: WarehouseChangedBody): void => reinstateWarehouse(repo, tenantId, body),
+    reinstateDocument: (tenantId: string, body: StockDocumentBody): void => reinstateDocument(repo, tenantId, body),
 
     checkLedger: (): LedgerCheck => checkLedger(repo),
     rebuildBalances: (): LedgerCheck => rebuildBalances(repo),

@@ -1,6 +1,6 @@
 import { AppError, invalidField, retryLater, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
-import { createBuckets } from '../../../shared/token-bucket.js';
+import { createRateLimiter } from '../../../shared/token-bucket.js';
 import { GENESIS_HASH, keyIdOf, PROTOCOL, requestSigningText, SCHEMA, verifyDetached } from '../../../shared/sync-protocol.js';
 import { type EnrolRequest, type EnrolResponse, type HelloRequest, type HelloResponse, type TailResponse } from '../../../shared/sync-messages.js';
 import type { HttpRequest } from '../../../http/types.js';
@@ -21,7 +21,7 @@ export const ENROL_FAILURES = { burst: 10, refillSeconds: 60 };
 /** Devices: enrolment codes, enrolment, signed requests (hello and the tail), listing and revocation. */
 export function createDeviceService(pool: Pool, now: () => number) {
   const repo = createDeviceRepo(pool);
-  const enrolFailures = createBuckets(ENROL_FAILURES, now);
+  const enrolFailures = createRateLimiter(ENROL_FAILURES, now);
 
   /** The device of a signed request (headers x-tenant, x-device, x-signature over requestSigningText). */
   async function authenticateSigned(req: HttpRequest, body: string): Promise<DeviceRow> {

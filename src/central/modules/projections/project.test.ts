@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import demo from '../../../../native-config/demo.json';
 import { envelopeText } from '../../../shared/sync-protocol.js';
-import { type EventKind } from '../../../shared/sync-messages.js';
+import { type EnvelopeKind } from '../../../shared/sync-messages.js';
 import { openEmbedded, type EmbeddedDatabase } from '../../db/embedded.js';
 import { migrate } from '../../db/migrate.js';
 import { createPool, type Pool } from '../../db/pool.js';
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 const text = (kind: string, body: unknown, t = tenant) =>
-  envelopeText({ eventId: randomUUID(), tenant: t, aggregate: 'a', kind: kind as EventKind, boxTime: 'whenever' }, JSON.stringify(body));
+  envelopeText({ eventId: randomUUID(), tenant: t, aggregate: 'a', kind: kind as EnvelopeKind, boxTime: 'whenever' }, JSON.stringify(body));
 let seq = 0;
 const apply = (kind: string, body: unknown) => projectEvent(pool, { tenantId: tenant, deviceId: 'dev', seq: ++seq }, parseEvent(text(kind, body), tenant));
 const balance = async (item: string) =>

@@ -1,6 +1,6 @@
 import {
-  type Envelope, EVENTS, type EventKind, type InboxResultBody, type OrderChangedBody, problemOf, type SoldOutChangedBody, type StockDocumentBody, SYNC_CHECKS,
-  type WarehouseChangedBody,
+  type Envelope, ENVELOPE_KINDS, type EnvelopeKind, type InboxResultBody, type OrderChangedBody, problemOf, type SoldOutChangedBody,
+  type StockDocumentBody, SYNC_CHECKS, type WarehouseChangedBody,
 } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 import { createInboxRepo } from '../inbox/repo.js';
@@ -15,7 +15,7 @@ const fail = (reason: string): never => {
 
 export interface ParsedEvent {
   eventId: string;
-  kind: EventKind;
+  kind: EnvelopeKind;
   body: unknown;
 }
 
@@ -33,12 +33,12 @@ export function parseEvent(text: string, tenant: string): ParsedEvent {
     return fail('not JSON');
   }
   const kindOf = (value as { kind?: unknown } | null)?.kind;
-  if (typeof kindOf === 'string' && !Object.hasOwn(EVENTS, kindOf)) fail(`unknown kind ${kindOf.slice(0, 100)}`);
+  if (typeof kindOf === 'string' && !Object.hasOwn(ENVELOPE_KINDS, kindOf)) fail(`unknown kind ${kindOf.slice(0, 100)}`);
   const problem = problemOf(SYNC_CHECKS.envelope, value);
   if (problem) fail(`envelope ${problem}`);
   const e = value as Envelope;
   const kind = e.kind;
-  if (e.stream !== EVENTS[kind].stream) fail(`stream ${e.stream} is not the stream of ${kind}`);
+  if (e.stream !== ENVELOPE_KINDS[kind]) fail(`stream ${e.stream} is not the stream of ${kind}`);
   if (e.tenant !== tenant) fail(`envelope tenant ${e.tenant} is not the device's tenant`);
   const bodyProblem = problemOf(SYNC_CHECKS.body[kind], e.body);
   if (bodyProblem) fail(`body ${bodyProblem}`);

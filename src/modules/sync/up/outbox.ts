@@ -1,8 +1,8 @@
-import { isoOf } from '../../shared/clock.js';
-import { newId7 } from '../../shared/ids.js';
-import { chainHash, envelopeText, GENESIS_HASH } from '../../shared/sync-protocol.js';
-import { type EventBodies, type EventKind } from '../../shared/sync-messages.js';
-import type { SyncRepo } from './repo.js';
+import { isoOf } from '../../../shared/clock.js';
+import { newId7 } from '../../../shared/ids.js';
+import { chainHash, envelopeText, GENESIS_HASH } from '../../../shared/sync-protocol.js';
+import { type EnvelopeBodies, type EnvelopeKind } from '../../../shared/sync-messages.js';
+import type { SyncRepo } from '../repo.js';
 
 /**
  * The outbox writer: every module that changes what the central keeps (orders, stock documents, warehouses,
@@ -23,7 +23,7 @@ export function createOutbox(repo: SyncRepo) {
      * number never goes down (`prune` keeps the newest row; a restore puts rows back at numbers at least as
      * high), so no number is given twice.
      */
-    append<K extends EventKind>(tenantId: string, kind: K, aggregateId: string, body: EventBodies[K] | { json: string }, nowMs: number): number {
+    append<K extends EnvelopeKind>(tenantId: string, kind: K, aggregateId: string, body: EnvelopeBodies[K] | { json: string }, nowMs: number): number {
       const eventId = newId7(nowMs);
       const bodyJson = 'json' in body && typeof body.json === 'string' ? body.json : JSON.stringify(body);
       const envelope = envelopeText({ eventId, tenant: tenantId, aggregate: aggregateId, kind, boxTime: isoOf(nowMs) }, bodyJson);

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { beforeEach, expect, test } from 'vitest';
-import { migrate } from '../../db/migrate.js';
-import { chainHash, GENESIS_HASH } from '../../shared/sync-protocol.js';
+import { migrate } from '../../../db/migrate.js';
+import { chainHash, GENESIS_HASH } from '../../../shared/sync-protocol.js';
 import { createOutbox, type Outbox } from './outbox.js';
-import { createSyncRepo, type SyncRepo } from './repo.js';
+import { createSyncRepo, type SyncRepo } from '../repo.js';
 
 let db: Database.Database;
 let repo: SyncRepo;

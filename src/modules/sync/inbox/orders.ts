@@ -1,7 +1,7 @@
-import type { CommandErrorCode, ErrorDetail } from '../../shared/errors.js';
-import type { InboxResultBody } from '../../shared/sync-messages.js';
-import type { CommandHandler } from '../ordering/command-queue.js';
-import { centralUserId } from './inbox-apply.js';
+import type { CommandErrorCode, ErrorDetail } from '../../../shared/errors.js';
+import type { InboxResultBody } from '../../../shared/sync-messages.js';
+import type { CommandHandler } from '../../ordering/command-queue.js';
+import { centralUserId } from './apply.js';
 
 /**
  * The ordering queue's handler, telling the central what became of each order it created (docs/sync.md "Orders

@@ -1,14 +1,14 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { type CatalogueItem, type CatalogueResponse, catalogueChecksum, ITEM_TYPES } from '../../shared/catalogue-protocol.js';
-import { Category, duplicateProduct, type MenuNode, MenuId, Scope, Username, Venue } from '../../shared/catalogue-schemas.js';
-import { ProductId, Uuid } from '../../shared/types.js';
-import type { Revocation } from '../auth/repo.js';
-import type { ProvisioningRepo } from '../provisioning/repo.js';
-import { writeMenu, writeVenue } from '../provisioning/service.js';
-import type { OutgoingFrame } from '../events/event-store.js';
-import { menuChanged, type StreamEvent } from '../../shared/socket-protocol.js';
-import type { CatalogueRepo } from './catalogue-repo.js';
+import { type CatalogueItem, type CatalogueResponse, catalogueChecksum, ITEM_TYPES } from '../../../shared/catalogue-protocol.js';
+import { Category, duplicateProduct, type MenuNode, MenuId, Scope, Username, Venue } from '../../../shared/catalogue-schemas.js';
+import { ProductId, Uuid } from '../../../shared/types.js';
+import type { Revocation } from '../../auth/repo.js';
+import type { ProvisioningRepo } from '../../provisioning/repo.js';
+import { writeMenu, writeVenue } from '../../provisioning/service.js';
+import type { OutgoingFrame } from '../../events/event-store.js';
+import { menuChanged, type StreamEvent } from '../../../shared/socket-protocol.js';
+import type { CatalogueRepo } from './repo.js';
 
 /** A change set this box will not apply: nothing of it was written, the cursor did not move. */
 export class CatalogueApplyError extends Error {}
@@ -37,7 +37,7 @@ export interface CatalogueApplyDeps {
   menuChanged(tenantId: string, venueId: string, event: StreamEvent): OutgoingFrame;
   push(frames: OutgoingFrame[]): void;
   now(): number;
-  /** More to write in the same transaction, before the cursor moves (headquarters' entries: inbox-apply.ts). */
+  /** More to write in the same transaction, before the cursor moves (headquarters' entries: sync/inbox/apply.ts). */
   alsoInTransaction?(): void;
 }
 
@@ -145,8 +145,8 @@ function splitSoldOut(id: string): [string, string] {
  * for a tenant, the file's entry for that tenant is skipped at start; the file still provisions other tenants
  * and every box without a central.
  */
-export function provisioningWithout(document: unknown, tenantId: string | null): unknown {
-  if (!tenantId || typeof document !== 'object' || document === null || !Array.isArray((document as { tenants?: unknown }).tenants)) return document;
-  const doc = document as { tenants: { id?: unknown }[] };
-  return { ...doc, tenants: doc.tenants.filter((t) => t?.id !== tenantId) };
+export function provisioningWithout(provisioning: unknown, tenantId: string | null): unknown {
+  if (!tenantId || typeof provisioning !== 'object' || provisioning === null || !Array.isArray((provisioning as { tenants?: unknown }).tenants)) return provisioning;
+  const file = provisioning as { tenants: { id?: unknown }[] };
+  return { ...file, tenants: file.tenants.filter((t) => t?.id !== tenantId) };
 }

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { Logger } from '../../log.js';
-import { AppError, type ErrorDetail } from '../../shared/errors.js';
-import { CENTRAL_SOURCE, HqDocumentHead, HqOrderBody, type InboxEntry } from '../../shared/hq-inbox.js';
-import type { InboxResultBody } from '../../shared/sync-messages.js';
-import { newId7 } from '../../shared/ids.js';
-import { type DocumentInput, parseDocument } from '../../shared/stock-document-schemas.js';
-import type { Command } from '../ordering/repo.js';
+import type { Logger } from '../../../log.js';
+import { AppError, type ErrorDetail } from '../../../shared/errors.js';
+import { CENTRAL_SOURCE, HqDocumentHead, HqOrderBody, type InboxEntry } from '../../../shared/hq-inbox.js';
+import { type InboxResultBody } from '../../../shared/sync-messages.js';
+import { newId7 } from '../../../shared/ids.js';
+import { type DocumentInput, parseDocument } from '../../../shared/stock-document-schemas.js';
+import type { Command } from '../../ordering/repo.js';
 
 const checkHead = TypeCompiler.Compile(HqDocumentHead);
 const checkOrder = TypeCompiler.Compile(HqOrderBody);

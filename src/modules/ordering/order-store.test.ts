@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, expect, test } from 'vitest';
 import { migrate } from '../../db/migrate.js';
-import { createOrderDocs, type NewLine, type OrderDocs } from './order-docs.js';
+import { createOrderStore, type NewLine, type OrderStore } from './order-store.js';
 
 let db: Database.Database;
-let docs: OrderDocs;
+let store: OrderStore;
 const stored = (id: string) =>
   db.prepare('SELECT status, version, venues_json, lines_json, users_json FROM orders WHERE id = ?').get(id) as
     { status: string; version: number; venues_json: string; lines_json: string; users_json: string } | undefined;
@@ -18,25 +18,25 @@ const line = (id: string, venue = 'v1'): NewLine => ({
 });
 
 function newOrder(id: string, venues = ['v1'], claimCode = '123456'): void {
-  docs.insertOrder({ tenantId: 't', id, orderType: 'TAKE_AWAY', claimCode, source: 'box', contactJson: null, extraJson: null, nowMs: 1 });
-  for (const v of venues) docs.insertBucket('t', id, v);
-  docs.insertUser('t', id, 'ala', ['CREATOR', 'CUSTOMER']);
-  docs.insertLine('t', id, line(`${id}-l1`, venues[0]));
+  store.insertOrder({ tenantId: 't', id, orderType: 'TAKE_AWAY', claimCode, source: 'box', contactJson: null, extraJson: null, nowMs: 1 });
+  for (const v of venues) store.insertBucket('t', id, v);
+  store.insertUser('t', id, 'ala', ['CREATOR', 'CUSTOMER']);
+  store.insertLine('t', id, line(`${id}-l1`, venues[0]));
 }
 
 beforeEach(() => {
   db = new Database(':memory:');
   migrate(db);
-  docs = createOrderDocs(db);
+  store = createOrderStore(db);
 });
 
 test('a unit writes each order it changed once, at its end; until then the database still holds the order before', () => {
-  docs.unit(() => {
+  store.unit(() => {
     newOrder('o1');
     expect(stored('o1')).toBeUndefined();
     // Inside the unit the order reads as changed so far.
-    expect(docs.rows('t', 'o1')).toMatchObject({ venueIds: ['v1'], lines: [{ id: 'o1-l1', round: null }], users: [{ userId: 'ala' }] });
-    docs.bumpVersion('t', 'o1');
+    expect(store.rows('t', 'o1')).toMatchObject({ venueIds: ['v1'], lines: [{ id: 'o1-l1', round: null }], users: [{ userId: 'ala' }] });
+    store.bumpVersion('t', 'o1');
     expect(stored('o1')).toBeUndefined();
   });
   expect(stored('o1')).toEqual({
@@ -47,47 +47,47 @@ test('a unit writes each order it changed once, at its end; until then the datab
 });
 
 test('a unit that throws leaves the order as it was, and the next read sees the database', () => {
-  docs.unit(() => newOrder('o1'));
+  store.unit(() => newOrder('o1'));
   db.exec('BEGIN');
-  expect(() => docs.unit(() => {
-    docs.setStatus('t', 'o1', 'ORDERED', 1, 2);
-    docs.orderNewLines('t', 'o1', 1, 2);
+  expect(() => store.unit(() => {
+    store.setStatus('t', 'o1', 'ORDERED', 1, 2);
+    store.orderNewLines('t', 'o1', 1, 2);
     // The user's entry is written at once, inside the savepoint: it goes with it.
-    docs.insertUser('t', 'o1', 'ola', ['GUEST']);
-    expect(docs.userHasOrder('t', 'ola')).toBe(true);
+    store.insertUser('t', 'o1', 'ola', ['GUEST']);
+    expect(store.userHasOrder('t', 'ola')).toBe(true);
     throw new Error('refused');
   })).toThrow('refused');
   db.exec('COMMIT');
   expect(stored('o1')).toMatchObject({ status: 'NEW', version: 0 });
-  expect(docs.userHasOrder('t', 'ola')).toBe(false);
-  expect(docs.unit(() => docs.order('t', 'o1')?.status)).toBe('NEW');
-  expect(docs.lines('t', 'o1').map((l) => l.status)).toEqual(['NEW']);
+  expect(store.userHasOrder('t', 'ola')).toBe(false);
+  expect(store.unit(() => store.order('t', 'o1')?.status)).toBe('NEW');
+  expect(store.lines('t', 'o1').map((l) => l.status)).toEqual(['NEW']);
 });
 
 test('rows handed out earlier in a unit keep what they said when the order changes after', () => {
-  docs.unit(() => newOrder('o1'));
-  docs.unit(() => {
-    const row = docs.order('t', 'o1')!;
-    const lines = docs.lines('t', 'o1');
-    docs.orderNewLines('t', 'o1', 1, 5);
-    docs.setStatus('t', 'o1', 'ORDERED', 1, 5);
+  store.unit(() => newOrder('o1'));
+  store.unit(() => {
+    const row = store.order('t', 'o1')!;
+    const lines = store.lines('t', 'o1');
+    store.orderNewLines('t', 'o1', 1, 5);
+    store.setStatus('t', 'o1', 'ORDERED', 1, 5);
     expect([row.status, lines[0]!.status, lines[0]!.round]).toEqual(['NEW', 'NEW', null]);
-    expect([docs.order('t', 'o1')!.status, docs.lines('t', 'o1')[0]!.status]).toEqual(['ORDERED', 'ORDERED']);
+    expect([store.order('t', 'o1')!.status, store.lines('t', 'o1')[0]!.status]).toEqual(['ORDERED', 'ORDERED']);
   });
-  expect(docs.lines('t', 'o1')[0]).toMatchObject({ status: 'ORDERED', round: 1, updated_ms: 5 });
+  expect(store.lines('t', 'o1')[0]).toMatchObject({ status: 'ORDERED', round: 1, updated_ms: 5 });
 });
 
 test('a unit inside another writes the outer one first, so the inner one rolling back keeps the outer changes', () => {
-  docs.unit(() => newOrder('o1'));
-  docs.unit(() => {
-    docs.setStatus('t', 'o1', 'ORDERED', 1, 2);
-    expect(() => docs.unit(() => {
-      expect(docs.order('t', 'o1')!.status).toBe('ORDERED');
-      docs.setStatus('t', 'o1', 'READY', 1, 3);
+  store.unit(() => newOrder('o1'));
+  store.unit(() => {
+    store.setStatus('t', 'o1', 'ORDERED', 1, 2);
+    expect(() => store.unit(() => {
+      expect(store.order('t', 'o1')!.status).toBe('ORDERED');
+      store.setStatus('t', 'o1', 'READY', 1, 3);
       throw new Error('inner');
     })).toThrow('inner');
-    expect(docs.order('t', 'o1')!.status).toBe('ORDERED');
-    docs.bumpVersion('t', 'o1');
+    expect(store.order('t', 'o1')!.status).toBe('ORDERED');
+    store.bumpVersion('t', 'o1');
   });
   expect(stored('o1')).toMatchObject({ status: 'ORDERED', version: 1 });
 });
@@ -95,31 +95,31 @@ test('a unit inside another writes the outer one first, so the inner one rolling
 test('outside a unit each change is written at once; an order that is not there changes nothing', () => {
   newOrder('o1');
   expect(JSON.parse(stored('o1')!.lines_json)).toHaveLength(1);
-  docs.setLineQuantity('t', 'o1', 'o1-l1', 3, 2);
+  store.setLineQuantity('t', 'o1', 'o1-l1', 3, 2);
   expect(JSON.parse(stored('o1')!.lines_json)[0]).toMatchObject({ quantity: 3, updated_ms: 2 });
-  docs.deleteLine('t', 'o1', 'o1-l1');
+  store.deleteLine('t', 'o1', 'o1-l1');
   expect(stored('o1')!.lines_json).toBe('[]');
-  docs.setStatus('t', 'nope', 'READY', 1, 2);
-  expect(docs.bumpVersion('t', 'nope')).toBe(0);
+  store.setStatus('t', 'nope', 'READY', 1, 2);
+  expect(store.bumpVersion('t', 'nope')).toBe(0);
   expect(db.prepare('SELECT COUNT(*) AS n FROM orders').get()).toEqual({ n: 1 });
 });
 
 test('a claim code is held at each venue of an open order, and freed at all of them when it closes', () => {
-  docs.unit(() => newOrder('o1', ['v1', 'v2'], '111111'));
-  docs.unit(() => newOrder('o2', ['v3'], '222222'));
-  const taken = () => [docs.claimTaken('t', 'v1', '111111'), docs.claimTaken('t', 'v2', '111111'),
-    docs.claimTaken('t', 'v3', '111111'), docs.claimTaken('t', 'v3', '222222')];
+  store.unit(() => newOrder('o1', ['v1', 'v2'], '111111'));
+  store.unit(() => newOrder('o2', ['v3'], '222222'));
+  const taken = () => [store.claimTaken('t', 'v1', '111111'), store.claimTaken('t', 'v2', '111111'),
+    store.claimTaken('t', 'v3', '111111'), store.claimTaken('t', 'v3', '222222')];
   expect(taken()).toEqual([true, true, false, true]);
-  expect([docs.openOrdersOf('t', 'ala', 20), docs.openOrdersOf('t', 'ala', 1)]).toEqual([2, 1]);
-  docs.unit(() => docs.closeOrder('t', 'o1', 'COMPLETED', true, 9));
+  expect([store.openOrdersOf('t', 'ala', 20), store.openOrdersOf('t', 'ala', 1)]).toEqual([2, 1]);
+  store.unit(() => store.closeOrder('t', 'o1', 'COMPLETED', true, 9));
   expect(taken()).toEqual([false, false, false, true]);
-  expect(docs.openOrdersOf('t', 'ala', 20)).toBe(1);
-  expect(docs.userHasOrder('t', 'ala')).toBe(true);
-  expect(docs.userHasOrder('t', 'ola')).toBe(false);
+  expect(store.openOrdersOf('t', 'ala', 20)).toBe(1);
+  expect(store.userHasOrder('t', 'ala')).toBe(true);
+  expect(store.userHasOrder('t', 'ola')).toBe(false);
 });
 
 test('a snapshot replaces the order whole, its users too', () => {
-  docs.unit(() => newOrder('o1'));
+  store.unit(() => newOrder('o1'));
   const snapshot = {
     tenantId: 't', id: 'o1', orderType: 'TAKE_AWAY', status: 'READY', claimCode: '654321', totalMinor: 1800, editTotalMinor: 0,
     closed: 0, completed: 0, source: 'box', contactJson: null, extraJson: null, createdMs: 1, changedMs: 7, rounds: 1, version: 4,
@@ -128,33 +128,33 @@ test('a snapshot replaces the order whole, its users too', () => {
       productJson: '{}', createdMs: 1, updatedMs: 7, round: 1, note: 'hot' }],
     users: [{ userId: 'ola', roles: ['CREATOR'] }],
   };
-  docs.replaceOrder(snapshot);
-  expect(docs.rows('t', 'o1')).toMatchObject({
+  store.replaceOrder(snapshot);
+  expect(store.rows('t', 'o1')).toMatchObject({
     row: { status: 'READY', claim_code: '654321', version: 4 }, venueIds: ['v2'], users: [{ userId: 'ola' }],
     lines: [{ id: 'x', venue_id: 'v2', round: 1, note: 'hot' }],
   });
-  expect([docs.userHasOrder('t', 'ala'), docs.openOrdersOf('t', 'ola', 20)]).toEqual([false, 1]);
-  expect([docs.claimTaken('t', 'v1', '123456'), docs.claimTaken('t', 'v2', '654321')]).toEqual([false, true]);
-  docs.replaceOrder({ ...snapshot, id: 'o2', closed: 1, status: 'CANCELLED' });
-  expect(docs.openOrdersOf('t', 'ola', 20)).toBe(1);
+  expect([store.userHasOrder('t', 'ala'), store.openOrdersOf('t', 'ola', 20)]).toEqual([false, 1]);
+  expect([store.claimTaken('t', 'v1', '123456'), store.claimTaken('t', 'v2', '654321')]).toEqual([false, true]);
+  store.replaceOrder({ ...snapshot, id: 'o2', closed: 1, status: 'CANCELLED' });
+  expect(store.openOrdersOf('t', 'ola', 20)).toBe(1);
   // An order made earlier in the same unit is still inserted when a snapshot replaces it.
-  docs.unit(() => {
+  store.unit(() => {
     newOrder('o3');
-    docs.replaceOrder({ ...snapshot, id: 'o3' });
+    store.replaceOrder({ ...snapshot, id: 'o3' });
   });
   expect(stored('o3')).toMatchObject({ status: 'READY', version: 4 });
 });
 
 test('a command that does not close its order rewrites neither the staff list\'s index nor the claim codes\'', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'vb-order-docs-'));
+  const dir = mkdtempSync(join(tmpdir(), 'vb-order-store-'));
   try {
     const file = join(dir, 'orders.db');
     db = new Database(file);
     db.pragma('journal_mode = WAL');
     db.pragma('wal_autocheckpoint = 0');
     migrate(db);
-    docs = createOrderDocs(db);
-    for (let i = 0; i < 300; i++) docs.unit(() => newOrder(`o${i}`, ['v1'], String(100000 + i)));
+    store = createOrderStore(db);
+    for (let i = 0; i < 300; i++) store.unit(() => newOrder(`o${i}`, ['v1'], String(100000 + i)));
     /** The b-trees whose pages the WAL holds after `fn` (the WAL emptied first). */
     const written = (fn: () => void): string[] => {
       db.pragma('wal_checkpoint(TRUNCATE)');
@@ -167,17 +167,17 @@ test('a command that does not close its order rewrites neither the staff list\'s
       for (let off = 32; off + 24 + pageSize <= wal.length; off += 24 + pageSize) trees.add(names.get(wal.readUInt32BE(off)) ?? 'header');
       return [...trees].sort();
     };
-    const submit = written(() => docs.unit(() => {
-      docs.orderNewLines('t', 'o7', 1, 5);
-      docs.setStatus('t', 'o7', 'ORDERED', 1, 5);
+    const submit = written(() => store.unit(() => {
+      store.orderNewLines('t', 'o7', 1, 5);
+      store.setStatus('t', 'o7', 'ORDERED', 1, 5);
     }));
     expect(submit).toContain('orders');
     expect(submit).not.toContain('orders_newest');
     expect(submit).not.toContain('orders_open_claim');
     // Closing takes the order's code out of the open orders' index.
-    expect(written(() => docs.unit(() => docs.closeOrder('t', 'o8', 'COMPLETED', true, 6)))).toContain('orders_open_claim');
-    expect(docs.claimTaken('t', 'v1', '100008')).toBe(false);
-    expect(docs.claimTaken('t', 'v1', '100007')).toBe(true);
+    expect(written(() => store.unit(() => store.closeOrder('t', 'o8', 'COMPLETED', true, 6)))).toContain('orders_open_claim');
+    expect(store.claimTaken('t', 'v1', '100008')).toBe(false);
+    expect(store.claimTaken('t', 'v1', '100007')).toBe(true);
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });

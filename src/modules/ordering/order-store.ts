@@ -55,8 +55,8 @@ export interface OrderRows {
   users: OrderUser[];
 }
 
-/** An order as a snapshot puts it back (src/modules/ordering/restore.ts). */
-export interface RestoredOrder {
+/** An order as a snapshot puts it back (src/modules/ordering/reinstate.ts). */
+export interface ReinstatedOrder {
   tenantId: string; id: string; orderType: string; status: string; claimCode: string; totalMinor: number;
   editTotalMinor: number; closed: number; completed: number; source: string; contactJson: string | null;
   extraJson: string | null; createdMs: number; changedMs: number; rounds: number; version: number;
@@ -84,7 +84,7 @@ interface StoredRow extends OrderRow {
 }
 
 /** An order read or written in the current unit of work. */
-interface Doc extends OrderRows {
+interface LoadedOrder extends OrderRows {
   /** Whether its row exists in the database (else the unit's end inserts it). */
   stored: boolean;
   /** `closed` as the database holds it: the index of open orders' claim codes is only written when it changes. */
@@ -112,7 +112,7 @@ const updateOf = (columns: string[]) =>
  * (orders_open_claim) and the orders of a user (user_orders, written as they change, not at the unit's end).
  * Rows that reference an order (print jobs) are only written for orders a previous command stored.
  */
-export function createOrderDocs(db: Db) {
+export function createOrderStore(db: Db) {
   const s = {
     get: db.prepare<[string, string], StoredRow>(`SELECT ${COLUMNS} FROM orders WHERE tenant_id = ? AND id = ?`),
     insert: db.prepare(`INSERT INTO orders (${COLUMNS}) VALUES (${KEYED.map((c) => `@${c}`).join(', ')})`),
@@ -145,10 +145,10 @@ export function createOrderDocs(db: Db) {
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
   /** The orders of the unit of work running now, by tenant and id; undefined outside one. */
-  let work: Map<string, Doc> | undefined;
+  let work: Map<string, LoadedOrder> | undefined;
   const keyOf = (tenantId: string, id: string) => `${tenantId} ${id}`;
 
-  function read(tenantId: string, id: string): Doc | undefined {
+  function read(tenantId: string, id: string): LoadedOrder | undefined {
     const r = s.get.get(tenantId, id);
     if (!r) return undefined;
     const { venues_json, lines_json, users_json, ...row } = r;
@@ -158,7 +158,7 @@ export function createOrderDocs(db: Db) {
     };
   }
 
-  function doc(tenantId: string, id: string): Doc | undefined {
+  function loaded(tenantId: string, id: string): LoadedOrder | undefined {
     if (!work) return read(tenantId, id);
     const key = keyOf(tenantId, id);
     let d = work.get(key);
@@ -166,7 +166,7 @@ export function createOrderDocs(db: Db) {
     return d;
   }
 
-  function write(d: Doc): void {
+  function write(d: LoadedOrder): void {
     const stmt = !d.stored ? s.insert : d.replaced ? s.replace : d.row.closed !== d.storedClosed ? s.updateClosed : s.update;
     stmt.run({
       ...d.row, venues_json: JSON.stringify(d.venueIds), lines_json: JSON.stringify(d.lines), users_json: JSON.stringify(d.users),
@@ -177,7 +177,7 @@ export function createOrderDocs(db: Db) {
     d.dirty = false;
   }
 
-  function put(d: Doc): void {
+  function put(d: LoadedOrder): void {
     if (work) {
       d.dirty = true;
       work.set(keyOf(d.row.tenant_id, d.row.id), d);
@@ -190,15 +190,15 @@ export function createOrderDocs(db: Db) {
    * Changes an order (nothing when there is none). Each change replaces what it changes (row, lines), never edits
    * it: rows and lines handed out earlier in the unit keep what they said.
    */
-  function change(tenantId: string, id: string, fn: (d: Doc) => void): void {
-    const d = doc(tenantId, id);
+  function change(tenantId: string, id: string, fn: (d: LoadedOrder) => void): void {
+    const d = loaded(tenantId, id);
     if (!d) return;
     fn(d);
     put(d);
   }
 
   const transaction = inTransaction(db);
-  const flush = (w: Map<string, Doc>) => {
+  const flush = (w: Map<string, LoadedOrder>) => {
     for (const d of w.values()) if (d.dirty) write(d);
   };
 
@@ -216,7 +216,7 @@ export function createOrderDocs(db: Db) {
       }
       try {
         return transaction(() => {
-          const mine = new Map<string, Doc>();
+          const mine = new Map<string, LoadedOrder>();
           work = mine;
           const result = fn();
           flush(mine);
@@ -227,13 +227,13 @@ export function createOrderDocs(db: Db) {
       }
     },
     rows(tenantId: string, id: string): OrderRows | undefined {
-      const d = doc(tenantId, id);
+      const d = loaded(tenantId, id);
       return d && { row: d.row, lines: d.lines, venueIds: d.venueIds, users: d.users };
     },
-    order: (tenantId: string, id: string): OrderRow | undefined => doc(tenantId, id)?.row,
-    lines: (tenantId: string, id: string): LineRow[] => doc(tenantId, id)?.lines ?? [],
-    bucketVenues: (tenantId: string, id: string): string[] => doc(tenantId, id)?.venueIds ?? [],
-    users: (tenantId: string, id: string): OrderUser[] => doc(tenantId, id)?.users ?? [],
+    order: (tenantId: string, id: string): OrderRow | undefined => loaded(tenantId, id)?.row,
+    lines: (tenantId: string, id: string): LineRow[] => loaded(tenantId, id)?.lines ?? [],
+    bucketVenues: (tenantId: string, id: string): string[] => loaded(tenantId, id)?.venueIds ?? [],
+    users: (tenantId: string, id: string): OrderUser[] => loaded(tenantId, id)?.users ?? [],
     insertOrder(o: {
       tenantId: string; id: string; orderType: string; claimCode: string; source: string;
       contactJson: string | null; extraJson: string | null; nowMs: number;
@@ -308,8 +308,8 @@ export function createOrderDocs(db: Db) {
     /** Every order of every tenant, oldest first (the one-time sync backfill). */
     allOrders: (): { tenantId: string; id: string }[] => s.allOrders.all().map((r) => ({ tenantId: r.tenant_id, id: r.id })),
     /** Replaces an order (or adds it) as a snapshot says (a box restored from an old copy). */
-    replaceOrder(o: RestoredOrder): void {
-      const before = doc(o.tenantId, o.id);
+    replaceOrder(o: ReinstatedOrder): void {
+      const before = loaded(o.tenantId, o.id);
       for (const u of before?.users ?? []) s.unlistUser.run(o.tenantId, u.userId, o.id);
       put({
         row: {
@@ -352,4 +352,4 @@ export function createOrderDocs(db: Db) {
     },
   };
 }
-export type OrderDocs = ReturnType<typeof createOrderDocs>;
+export type OrderStore = ReturnType<typeof createOrderStore>;

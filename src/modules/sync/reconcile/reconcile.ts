@@ -1,23 +1,23 @@
-import type { Logger } from '../../log.js';
-import { chainHash, GENESIS_HASH, verifyDetached } from '../../shared/sync-protocol.js';
-import { type BatchHeader, type Envelope, type Head, SYNC_CHECKS, type TailResponse } from '../../shared/sync-messages.js';
-import type { SyncRepo } from './repo.js';
+import type { Logger } from '../../../log.js';
+import { chainHash, GENESIS_HASH, verifyDetached } from '../../../shared/sync-protocol.js';
+import { type BatchHeader, type Envelope, type Head, SYNC_CHECKS, type TailResponse } from '../../../shared/sync-messages.js';
+import type { SyncRepo } from '../repo.js';
 
 /**
  * Puts an event the central kept, and this box lost, back into the box's own tables (orders, stock documents,
  * warehouses, sold-out flags), without writing the outbox: the central has it already. `newer` holds the
  * aggregates this box changed since (their local state is newer in the sequence and stays).
  */
-export interface RestoreApplier {
-  apply(event: Envelope, newer: Set<string>): void;
+export interface Reinstater {
+  apply(envelope: Envelope, newer: Set<string>): void;
 }
 
 export interface ReconcileDeps {
   repo: SyncRepo;
   log: Logger;
   now(): number;
-  restore: RestoreApplier;
-  /** This box's identity: a restore takes only events its own key signed for. */
+  reinstate: Reinstater;
+  /** This box's identity: reconciling takes only events its own key signed for. */
   device: { deviceId: string; publicKey: Uint8Array };
   fetchTail(after: number, limit: number): Promise<TailResponse>;
 }
@@ -28,7 +28,7 @@ export class SyncStateError extends Error {}
 const PAGE = 500;
 
 /**
- * Moves the sender to where the central is (docs/sync.md "Sync to the central node", restores):
+ * Moves the sender to where the central is (docs/sync.md "Sync to the central node", "Restores"):
  * - the central has our event at its head (a lost acknowledgement; a central restored from a backup): go on
  *   from its head, sending again what it lost;
  * - the central is ahead of everything we have (this box was restored from an old copy), or holds another
@@ -55,10 +55,10 @@ export async function reconcile(deps: ReconcileDeps, head: Head): Promise<void> 
     repo.setPosition(head.seq, head.hash);
     return;
   }
-  await restoreFromCentral(deps, head);
+  await fetchAndReinstate(deps, head);
 }
 
-async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void> {
+async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void> {
   const { repo, log } = deps;
   const state = repo.state();
   log.warn({ head, ackedSeq: state.ackedSeq, newest: repo.last()?.seq ?? 0 },
@@ -68,7 +68,7 @@ async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void
   let prev = state.ackedHash;
   let diverged = false;
   let proof: TailResponse['proof'] = null;
-  repo.inboxClear();
+  repo.fetchedClear();
   for (let after = state.ackedSeq; after < head.seq;) {
     const page = await deps.fetchTail(after, PAGE);
     if (!SYNC_CHECKS.tail.Check(page)) throw new SyncStateError('the central answered the tail fetch with an unexpected body');
@@ -82,7 +82,7 @@ async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void
         if (!diverged && repo.one(ev.seq)?.chainHash === ev.hash) common = ev.seq;
         else {
           diverged = true;
-          repo.inboxPut({ seq: ev.seq, epoch: ev.epoch, chainHash: ev.hash, envelope: ev.envelope });
+          repo.fetchedPut({ seq: ev.seq, epoch: ev.epoch, chainHash: ev.hash, envelope: ev.envelope });
         }
         prev = ev.hash;
         after = ev.seq;
@@ -92,23 +92,23 @@ async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void
   if (prev !== head.hash) throw new SyncStateError('the central\'s events do not reach its own head');
   // The central hashed those events itself: only this box's own signature on the head proves it sent them.
   if (!signedByThisBox(proof, head, deps.device)) {
-    repo.inboxClear();
+    repo.fetchedClear();
     throw new SyncStateError(`the central's head (seq ${head.seq}) carries no batch signature of this box: its events are not restored`);
   }
 
   const now = deps.now();
   const applied = repo.transaction(() => {
     const ours = repo.after(common, Number.MAX_SAFE_INTEGER);
-    const lost = repo.inboxAll();
+    const lost = repo.fetchedAll();
     repo.deleteAfter(common);
     const newer = new Set(ours.map((r) => r.aggregateId));
     for (const ev of lost) {
-      const event = JSON.parse(ev.envelope) as Envelope;
+      const envelope = JSON.parse(ev.envelope) as Envelope;
       repo.insert({
-        seq: ev.seq, eventId: event.eventId, tenantId: event.tenant, kind: event.kind, aggregateId: event.aggregate,
+        seq: ev.seq, eventId: envelope.eventId, tenantId: envelope.tenant, kind: envelope.kind, aggregateId: envelope.aggregate,
         envelope: ev.envelope, chainHash: ev.chainHash, createdMs: now,
       });
-      deps.restore.apply(event, newer);
+      deps.reinstate.apply(envelope, newer);
     }
     const epoch = Math.max(state.epoch, head.epoch) + 1;
     let seq = head.seq;
@@ -120,7 +120,7 @@ async function restoreFromCentral(deps: ReconcileDeps, head: Head): Promise<void
     }
     repo.setEpoch(epoch);
     repo.setPosition(head.seq, head.hash);
-    repo.inboxClear();
+    repo.fetchedClear();
     return { restored: lost.length, renumbered: ours.length, epoch };
   });
   log.warn({ ...applied, head }, 'restored the events the central kept; this box\'s newer events follow them in a new epoch');

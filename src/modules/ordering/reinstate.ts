@@ -6,9 +6,9 @@ import type { OrderRepo } from './repo.js';
 /**
  * Puts an order back from the central's copy of its newest order.changed event (a box restored from an old copy
  * of its database): the Order plus the detail it does not show (contact, extra, rounds, each line's round).
- * Call inside the restore's transaction; nothing goes to the outbox (the central has it).
+ * Call inside the reconcile's transaction; nothing goes to the outbox (the central has it).
  */
-export function restoreOrder(repo: OrderRepo, tenantId: string, body: OrderChangedBody): void {
+export function reinstateOrder(repo: OrderRepo, tenantId: string, body: OrderChangedBody): void {
   const order = body.order as unknown as Order;
   const ms = (iso: string) => Date.parse(iso);
   repo.replaceOrder({

@@ -1,4 +1,4 @@
-import { signDetached } from '../../shared/sync-protocol.js';
+import { signDetached } from '../../../shared/sync-protocol.js';
 
 /** Signs bytes with the device key; resolves with the 64-byte Ed25519 signature. */
 export type Signer = (message: Uint8Array) => Promise<Uint8Array>;

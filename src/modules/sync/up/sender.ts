@@ -1,12 +1,13 @@
-import type { Logger } from '../../log.js';
-import { isoOf } from '../../shared/clock.js';
-import { batchParts, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, PROTOCOL, SCHEMA } from '../../shared/sync-protocol.js';
-import { type BatchAck, type BatchHeader, type Head, SYNC_CHECKS } from '../../shared/sync-messages.js';
-import { CentralError, centralClient, type ClientOptions } from './client.js';
-import { type Device, loadDevice } from './device.js';
-import { reconcile, type RestoreApplier } from './restore.js';
-import type { OutboxRow, SyncRepo } from './repo.js';
-import type { Signer } from './signer.js';
+import type { Logger } from '../../../log.js';
+import { isoOf } from '../../../shared/clock.js';
+import { batchParts, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, PROTOCOL, SCHEMA } from '../../../shared/sync-protocol.js';
+import { type BatchAck, type BatchHeader, type Head, SYNC_CHECKS } from '../../../shared/sync-messages.js';
+import { type StepContext, createCentralLoop } from '../central-loop.js';
+import { CentralError, centralClient, type ClientOptions } from '../client.js';
+import { type Device, loadDevice } from '../enrolment/device.js';
+import { reconcile, type Reinstater, SyncStateError } from '../reconcile/reconcile.js';
+import type { OutboxRow, SyncRepo } from '../repo.js';
+import type { Signer } from '../enrolment/signer.js';
 
 export interface SenderOptions {
   /** Wait this long after a commit before sending, so a burst of commands travels in one batch. */
@@ -27,7 +28,7 @@ export interface SenderDeps {
   now(): number;
   options: SenderOptions;
   signerFor(device: Device): Signer;
-  restore: RestoreApplier;
+  reinstate: Reinstater;
   version: string;
   /**
    * Resolves once an fsync begun after the call is done: the outbox rows just read may be a moment from the
@@ -40,83 +41,45 @@ export interface SenderDeps {
 /**
  * The sender: one request in flight, off the request path. Reading a batch is one indexed SELECT; signing is
  * native (about 20 µs); the HTTP exchange is asynchronous; an acknowledgement is one small transaction. A sync
- * problem never blocks an order: commands only append to the outbox, and the sender retries with capped,
- * fully jittered backoff (or the central's Retry-After) until the central takes the events.
+ * problem never blocks an order: commands only append to the outbox, and the sender's central loop retries
+ * (docs/sync.md "Talking to the central") until the central takes the events.
  */
 export function createSender(deps: SenderDeps) {
   const { repo, log, options } = deps;
-  let device: Device | undefined;
   let signer: Signer | undefined;
   let helloDone = false;
   let lastHelloMs = 0;
-  let attempt = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let dueAt = Number.POSITIVE_INFINITY;
-  let running: Promise<void> | undefined;
-  /** A change committed while a cycle ran: that cycle may have read the outbox before it. */
-  let wokenWhileRunning = false;
-  /** Until when a failure's backoff holds: a new change does not cut it short (the retry takes it along). */
-  let backoffUntil = 0;
-  let stopped = false;
-  const abort = new AbortController();
-  const client: ClientOptions = { requestTimeoutMs: options.requestTimeoutMs, signal: abort.signal };
+  let client: ClientOptions;
 
-  /** Runs the loop in `ms` unless it is due sooner already. */
-  function schedule(ms: number): void {
-    if (stopped) return;
-    const at = deps.now() + ms;
-    if (at >= dueAt && timer) return;
-    clearTimeout(timer);
-    dueAt = at;
-    timer = setTimeout(() => {
-      timer = undefined;
-      dueAt = Number.POSITIVE_INFINITY;
-      wokenWhileRunning = false;
-      running = cycle().finally(() => {
-        running = undefined;
-        if (wokenWhileRunning && deps.now() >= backoffUntil) schedule(options.flushDelayMs);
-      });
-    }, ms);
+  /** A hello when due, then the next batch: at once again after a batch, else at the next heartbeat. */
+  async function step(ctx: StepContext): Promise<number> {
+    client = ctx.client;
+    // A hello first, and again every heartbeat: the central sees the box alive, the box sees a restored central.
+    if (!helloDone || deps.now() - lastHelloMs >= options.heartbeatMs) await hello(ctx.device);
+    const sent = await sendBatch(ctx.device);
+    return sent ? 0 : options.heartbeatMs;
   }
 
-  async function cycle(): Promise<void> {
-    try {
-      device ??= loadDevice(deps.dataDir);
-      if (!device) return schedule(options.enrolPollMs);
-      // A hello first, and again every heartbeat: the central sees the box alive, the box sees a restored central.
-      if (!helloDone || deps.now() - lastHelloMs >= options.heartbeatMs) await hello(device);
-      const sent = await sendBatch(device);
-      attempt = 0;
-      backoffUntil = 0;
-      schedule(sent ? 0 : options.heartbeatMs);
-    } catch (err) {
-      if (stopped) return;
-      attempt++;
-      const delay = retryDelay(err);
+  const loop = createCentralLoop({
+    options: {
+      retryMinMs: options.retryMinMs, retryMaxMs: options.retryMaxMs, enrolPollMs: options.enrolPollMs,
+      requestTimeoutMs: options.requestTimeoutMs, wakeDelayMs: options.flushDelayMs,
+    },
+    loadDevice: () => loadDevice(deps.dataDir),
+    step,
+    retryable: (err) => err instanceof SyncStateError,
+    failed(err, delay) {
       const message = (err as Error).message;
       try {
         repo.setError(message, deps.now());
       } catch (dbErr) {
-        // A full disk must not end the process from a timer: the error is logged and retried with the rest.
+        // A full disk must not end the sender: the error is logged and retried with the rest.
         log.error({ err: dbErr }, 'recording a sync error failed');
       }
       log.warn({ err: message, status: (err as CentralError).status, retryInMs: delay }, 'sync to the central failed; retrying');
       helloDone = false;
-      backoffUntil = deps.now() + delay;
-      schedule(delay);
-    }
-  }
-
-  function retryDelay(err: unknown): number {
-    if (err instanceof CentralError && err.retryAfterS !== undefined && (err.status === 429 || err.status === 503)) {
-      return Math.min(options.retryMaxMs, Math.max(options.retryMinMs, err.retryAfterS * 1000));
-    }
-    // A refused device or an unknown protocol will not mend by itself soon: wait the longest.
-    if (err instanceof CentralError && [401, 403, 426].includes(err.status)) return options.retryMaxMs;
-    // Full jitter (uniform between 0 and the capped exponential step) keeps a hundred boxes from retrying together.
-    const cap = Math.min(options.retryMaxMs, options.retryMinMs * 2 ** Math.min(attempt, 30));
-    return Math.max(options.retryMinMs / 4, Math.random() * cap);
-  }
+    },
+  });
 
   async function hello(d: Device): Promise<void> {
     signer ??= deps.signerFor(d);
@@ -138,7 +101,7 @@ export function createSender(deps: SenderDeps) {
   /** Moves to where the central is: resend after a restored central, skip what it has, restore a restored box. */
   async function findCentral(d: Device, head: Head): Promise<void> {
     await reconcile({
-      repo, log, now: deps.now, restore: deps.restore, device: d,
+      repo, log, now: deps.now, reinstate: deps.reinstate, device: d,
       fetchTail: (after, limit) => centralClient.tail(d, signer!, after, limit, client),
     }, head);
   }
@@ -212,21 +175,11 @@ export function createSender(deps: SenderDeps) {
   }
 
   return {
+    run: loop.run,
     /** After a commit that wrote to the outbox: send within flushDelayMs (sooner if a send is due already). */
-    wake(): void {
-      if (running) wokenWhileRunning = true;
-      else if (deps.now() >= backoffUntil) schedule(options.flushDelayMs);
-    },
-    start(): void {
-      schedule(0);
-    },
+    wake: loop.wake,
     /** Ends the request in flight (the central's transaction either committed or not: the next start asks). */
-    async stop(): Promise<void> {
-      stopped = true;
-      clearTimeout(timer);
-      abort.abort();
-      await running?.catch(() => undefined);
-    },
+    stop: loop.stop,
   };
 }
 export type Sender = ReturnType<typeof createSender>;

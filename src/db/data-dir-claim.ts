@@ -2,13 +2,13 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { betterSqliteOptions } from '../native/addons.js';
 
-/** The lock file in the data directory: held by `venue-box serve` while it runs, and by `venue-box restore`. */
-export const LOCK_FILE = 'venue-box.lock';
+/** The data directory's claim, a file SQLite locks: held by `venue-box serve` while it runs, and by `venue-box restore`. */
+export const CLAIM_FILE = 'venue-box.lock';
 
-export class DataDirLockedError extends Error {}
+export class DataDirClaimedError extends Error {}
 
 /**
- * Takes the data directory's lock, or throws DataDirLockedError when another process holds it.
+ * Claims the data directory, or throws DataDirClaimedError when another process holds its claim.
  *
  * The lock is SQLite's own: an exclusive lock (POSIX fcntl) on a tiny database, kept by `locking_mode =
  * EXCLUSIVE` until the connection closes. The kernel drops it when the process ends in any way, kill -9
@@ -16,8 +16,8 @@ export class DataDirLockedError extends Error {}
  * have been reused) and no process list is read (the systemd unit's ProtectProc hides it). Held by
  * another user too (restore run as root beside the box running as venue-box).
  */
-export function lockDataDir(dataDir: string): { release(): void } {
-  const file = join(dataDir, LOCK_FILE);
+export function claimDataDir(dataDir: string): { release(): void } {
+  const file = join(dataDir, CLAIM_FILE);
   const db = new Database(file, { ...betterSqliteOptions(), timeout: 0 });
   try {
     // No journal file beside the lock; nothing is ever written into it.
@@ -27,7 +27,7 @@ export function lockDataDir(dataDir: string): { release(): void } {
   } catch (err) {
     db.close();
     if ((err as { code?: string }).code === 'SQLITE_BUSY') {
-      throw new DataDirLockedError(`a venue-box is running on data directory ${dataDir} (it holds ${file})`);
+      throw new DataDirClaimedError(`a venue-box is running on data directory ${dataDir} (it holds ${file})`);
     }
     throw err;
   }

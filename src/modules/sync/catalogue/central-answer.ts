@@ -1,6 +1,6 @@
-import type { CatalogueResponse } from '../../shared/catalogue-protocol.js';
-import { applyCatalogue, CatalogueApplyError, type CatalogueApplyDeps, ChecksumMismatch } from './catalogue-apply.js';
-import { applyInbox, type InboxDeps } from './inbox-apply.js';
+import type { CatalogueResponse } from '../../../shared/catalogue-protocol.js';
+import { applyCatalogue, CatalogueApplyError, type CatalogueApplyDeps, ChecksumMismatch } from './apply.js';
+import { applyInbox, type InboxDeps } from '../inbox/apply.js';
 
 export interface AnswerDeps {
   catalogue: CatalogueApplyDeps;

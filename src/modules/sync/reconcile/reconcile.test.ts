@@ -1,13 +1,13 @@
 import Database from 'better-sqlite3';
 import nacl from 'tweetnacl';
 import { beforeEach, describe, expect, test } from 'vitest';
-import { migrate } from '../../db/migrate.js';
-import { createLogger } from '../../log.js';
-import { chainHash, signDetached } from '../../shared/sync-protocol.js';
-import { type Envelope, type Head, type TailResponse } from '../../shared/sync-messages.js';
-import { createOutbox } from './outbox.js';
-import { createSyncRepo, type SyncRepo } from './repo.js';
-import { reconcile, SyncStateError } from './restore.js';
+import { migrate } from '../../../db/migrate.js';
+import { createLogger } from '../../../log.js';
+import { chainHash, signDetached } from '../../../shared/sync-protocol.js';
+import { type Envelope, type Head, type TailResponse } from '../../../shared/sync-messages.js';
+import { createOutbox } from '../up/outbox.js';
+import { createSyncRepo, type SyncRepo } from '../repo.js';
+import { reconcile, SyncStateError } from './reconcile.js';
 
 // The box restored from an old copy, against a central that holds 2 events more than it: those are fetched,
 // checked against the box's own signature, put back, and the box's newer event follows them in a new epoch.
@@ -48,11 +48,11 @@ const signedHeader = (secretKey: Uint8Array, over: Record<string, unknown> = {})
 };
 const deps = (proof: TailResponse['proof'], events = central) => ({
   repo, log, now: () => 100, device,
-  restore: { apply: (e: Envelope) => void applied.push(e.aggregate) },
+  reinstate: { apply: (e: Envelope) => void applied.push(e.aggregate) },
   fetchTail: async (after: number) => ({ head: head(), proof, events: events.filter((e) => e.seq > after).map((e) => ({ ...e, epoch: 1 })) }),
 });
 
-describe('a restore from the central', () => {
+describe('reconciling with a central that is ahead', () => {
   test('with this box\'s signature on the head: lost events put back, its own renumbered after them in a new epoch', async () => {
     await reconcile(deps(signedHeader(keys.secretKey)), head());
     expect(applied).toEqual(['w2', 'w3']);

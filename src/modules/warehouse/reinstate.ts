@@ -7,13 +7,13 @@ import type { StoredDocument } from './documents.js';
 /**
  * Puts a warehouse or a stock document back from the central's copy (a box restored from an old copy of its
  * database). Documents are immutable: one the box has already is left alone; a new one books its ledger rows
- * and moves the balances by them. Call inside the restore's transaction; nothing goes to the outbox.
+ * and moves the balances by them. Call inside the reconcile's transaction; nothing goes to the outbox.
  */
-export function restoreWarehouse(repo: WarehouseRepo, tenantId: string, body: WarehouseChangedBody): void {
+export function reinstateWarehouse(repo: WarehouseRepo, tenantId: string, body: WarehouseChangedBody): void {
   repo.upsertWarehouse(tenantId, body);
 }
 
-export function restoreDocument(repo: WarehouseRepo, tenantId: string, body: StockDocumentBody): void {
+export function reinstateDocument(repo: WarehouseRepo, tenantId: string, body: StockDocumentBody): void {
   const doc = body.document as unknown as StoredDocument;
   if (repo.hasDocument(tenantId, doc.id)) return;
   const createdMs = Date.parse(doc.created);

@@ -1,0 +1,75 @@
+import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { mountRoutes } from '../http/mount.js';
+import type { Principal, HttpRequest, Route } from '../http/types.js';
+import type { Logger } from '../log.js';
+import { uws } from '../native/uws.js';
+import { type Service, serviceOf } from '../shared/runtime.js';
+import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
+import { centralContractRoutes } from './contracts.js';
+
+export class CentralListenError extends Error {}
+
+export interface CentralHttpDeps {
+  host: string;
+  port: number;
+  dataDir: string;
+  log: Logger;
+  routes: Route[];
+  authenticate(req: HttpRequest): Principal;
+}
+
+/**
+ * The central's routes on a uWS app, and its listener as a service: it binds the port when run (`listening`
+ * resolves then); at shutdown it stops taking requests first (503 with Retry-After), the batches already taken go on.
+ */
+export function createCentralHttp(d: CentralHttpDeps): {
+  service: Service;
+  listening(): Promise<void>;
+  port(): number;
+} {
+  let accepting = true;
+  const app = uws().App();
+  // The central's own contract is made from exactly what is mounted, itself included (src/central/contracts.ts).
+  const routes: Route[] = [...d.routes];
+  routes.push(...centralContractRoutes(() => routes));
+  mountRoutes(app, routes, {
+    log: d.log,
+    maxBodyBytes: MAX_REQUEST_BYTES,
+    authenticate: d.authenticate,
+    accepting: () => accepting,
+    // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
+    // without the boxes coming back at once.
+    stopping: {
+      message: 'the central is shutting down; retry after Retry-After seconds',
+      retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5),
+    },
+  });
+  let bound: { socket: us_listen_socket; port: number } | undefined;
+  let ready!: () => void;
+  const listening = new Promise<void>((r) => (ready = r));
+  const service = serviceOf({
+    async start() {
+      bound = await listen(app, d.host, d.port);
+      d.log.info(
+        { address: `http://${d.host}:${bound.port}`, port: bound.port, dataDir: d.dataDir },
+        'central listening',
+      );
+      ready();
+    },
+    drain() {
+      accepting = false;
+      if (bound) uws().us_listen_socket_close(bound.socket);
+    },
+  });
+  return { service, listening: () => listening, port: () => bound!.port };
+}
+
+function listen(app: TemplatedApp, host: string, port: number): Promise<{ socket: us_listen_socket; port: number }> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket) => {
+      if (!socket)
+        reject(new CentralListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
+      else resolve({ socket, port: uws().us_socket_local_port(socket) });
+    });
+  });
+}

@@ -1,0 +1,87 @@
+import type { Logger } from '../../../log.js';
+import type { CatalogueResponse } from '../../../shared/catalogue-protocol.js';
+import { CatalogueApplyError, ChecksumMismatch } from './apply.js';
+import type { CatalogueState } from './repo.js';
+import { createCentralLoop, type StepContext } from '../central-loop.js';
+import { type CentralError, centralClient } from '../client.js';
+import { loadDevice } from '../enrolment/device.js';
+import { deviceSigner } from '../enrolment/signer.js';
+
+export interface PullerOptions {
+  /** How long the central may hold a poll open when nothing changed (seconds). */
+  waitSeconds: number;
+  requestTimeoutMs: number;
+  retryMinMs: number;
+  retryMaxMs: number;
+  /** How often a box that is not enrolled looks for its device file. */
+  enrolPollMs: number;
+}
+
+export interface PullerDeps {
+  dataDir: string;
+  log: Logger;
+  options: PullerOptions;
+  state(): CatalogueState;
+  /** Applies an answer in one transaction with its cursor; throws (nothing written) when it cannot. */
+  apply(tenantId: string, res: CatalogueResponse): { items: number; venues: number };
+  setError(message: string): void;
+}
+
+/**
+ * The catalogue puller (docs/sync.md "Down: the catalogue"), beside the sender: one long poll in flight, asking for
+ * the changes after the box's cursor. A change set that cannot be applied leaves the box on its last good
+ * catalogue and is asked for again after the central loop's backoff (docs/sync.md "Talking to the central"); a
+ * checksum that differs asks for a snapshot.
+ */
+export function createPuller(deps: PullerDeps) {
+  const { log, options } = deps;
+  /** After a checksum that differs: the next poll asks for a snapshot. */
+  let snapshot = false;
+
+  /** One long poll and what it brought; the next poll follows at once. */
+  async function step({ device: d, client }: StepContext): Promise<number> {
+    const state = deps.state();
+    // A box of another tenant before (a data dir moved between boxes) starts from a snapshot.
+    const after = state.tenantId === d.tenant ? state.rev : 0;
+    const res = await centralClient.catalogue(d, deviceSigner(d.secretKey),
+      { after, waitS: options.waitSeconds, snapshot },
+      { ...client, requestTimeoutMs: client.requestTimeoutMs + options.waitSeconds * 1000 });
+    if (typeof res !== 'object' || res === null) throw new CatalogueApplyError('the central answered with an unexpected body');
+    if (res.mode === 'changes' && Array.isArray(res.items) && res.items.length === 0 && res.rev === after) {
+      // Nothing new. The central's checksum at the box's own rev says whether the two still agree.
+      if (state.checksum !== null && res.checksum !== state.checksum) throw new ChecksumMismatch(`drift at rev ${after}: asking for a snapshot`);
+    } else {
+      const applied = deps.apply(d.tenant, res);
+      log.info({ mode: res.mode, from: after, rev: res.rev, ...applied }, 'catalogue from the central applied');
+    }
+    snapshot = false;
+    return 0;
+  }
+
+  const loop = createCentralLoop({
+    options: {
+      retryMinMs: options.retryMinMs, retryMaxMs: options.retryMaxMs, enrolPollMs: options.enrolPollMs,
+      requestTimeoutMs: options.requestTimeoutMs,
+    },
+    loadDevice: () => loadDevice(deps.dataDir),
+    step,
+    retryable: (err) => err instanceof CatalogueApplyError,
+    failed(err, delay) {
+      if (err instanceof ChecksumMismatch) snapshot = true;
+      const message = (err as Error).message;
+      try {
+        deps.setError(message);
+      } catch (dbErr) {
+        log.error({ err: dbErr }, 'recording a catalogue error failed');
+      }
+      const applying = err instanceof CatalogueApplyError;
+      log[applying ? 'error' : 'warn']({ err: message, status: (err as CentralError).status, retryInMs: delay },
+        applying ? 'a catalogue change set from the central was not applied; serving the last good catalogue' : 'catalogue poll failed; retrying');
+    },
+  });
+
+  return {
+    run: loop.run,
+    stop: loop.stop,
+  };
+}
