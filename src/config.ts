@@ -6,6 +6,7 @@ import cron from 'node-cron';
 import { DEFAULT_ORDER_BOUNDS } from './modules/ordering/bounds.js';
 import { addressListProblems } from './modules/health/addresses.js';
 import { printerProblems } from './modules/printing/printers.js';
+import { ProcessError } from './shared/errors.js';
 import { Uuid } from './shared/types.js';
 
 /** A serial ESC/POS receipt printer of a venue (src/modules/printing; docs/printing.md "Printing"). */
@@ -26,7 +27,7 @@ const PrinterSchema = Type.Object(
 );
 export type PrinterConfig = Static<typeof PrinterSchema>;
 
-/** A token bucket of failed sign-in attempts (src/modules/auth/throttle.ts): `burst`, then one per `refillSeconds`. */
+/** A token bucket of failed sign-in attempts (src/shared/oauth/throttle.ts): `burst`, then one per `refillSeconds`. */
 const attemptBucket = (burst: number, refillSeconds: number) =>
   Type.Object(
     {
@@ -201,7 +202,12 @@ const ConfigSchema = Type.Object(
 export type Config = Static<typeof ConfigSchema>;
 const checker = TypeCompiler.Compile(ConfigSchema);
 
-export class ConfigError extends Error {}
+/** A configuration the box cannot run with: exit 78 (docs/operations.md "Exit codes"). */
+export class ConfigError extends ProcessError {
+  constructor(message: string) {
+    super('config', message);
+  }
+}
 
 /** Fills defaults into a partial config, then validates it. */
 export function resolveConfig(partial: unknown): Config {

@@ -2,27 +2,21 @@
 import { tuneForOneCore } from './shared/one-core.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import demo from '../native-config/demo.json';
 import pkg from '../package.json';
 import { startBox } from './box.js';
-import { StartError } from './box/storage.js';
+import { dispatch, exitWith, type Program, parseCommandLine, runProgram, type Values } from './command-line.js';
 import { type Config, ConfigError, loadConfigFile, resolveConfig } from './config.js';
 import { migrate } from './db/migrate.js';
 import { DB_FILE, openDatabase } from './db/open.js';
 import { createLogger } from './log.js';
 import { createSystemdNotifier } from './modules/health/watchdog.js';
-import { listPrinters, PrinterCliError, printTestPage } from './modules/printing/cli.js';
-import { ProvisioningError } from './modules/provisioning/service.js';
+import { listPrinters, printTestPage } from './modules/printing/cli.js';
 import { runStockCommand, type StockAction } from './modules/warehouse/ledger-check.js';
-import { ListenError } from './server.js';
-import { runSyncCli } from './modules/sync/cli.js';
+import { SYNC } from './modules/sync/cli.js';
+import { ProcessError, usageError } from './shared/errors.js';
 import { untilSignal } from './shared/until-signal.js';
 import { backupList, backupNow, backupVerify, restore } from './modules/backup/cli.js';
-import { BackupError } from './modules/backup/take.js';
-import { DataDirClaimedError } from './db/data-dir-claim.js';
-import { CacheDirError } from './native/cache-dir.js';
-import { AddonExtractError } from './native/extract.js';
 
 const HELP = `venue-box ${pkg.version}: the ordering and warehouse box of a restaurant
 
@@ -39,7 +33,7 @@ Usage:
   venue-box backup verify FILE
   venue-box restore FILE --data-dir DIR
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo]
-                          [--provisioning FILE]
+                          [--provisioning FILE] [--refresh-retry-grace-seconds S]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--data-dir DIR] [--database-url URL] [--json]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
@@ -91,57 +85,62 @@ central commands (the central node: 'venue-box central --help' for more):
   purge-tombstones  remove retired catalogue rows older than D days (default 30)
 
 Logs are JSON lines on stdout. SIGTERM or SIGINT stops the box cleanly.
+Exit codes (docs/operations.md "Exit codes"): 0 done, 1 the command's answer is no, 64 usage,
+65 data it cannot use (a database newer than this program), 66 no input, 69 unavailable (port in use),
+70 a bug, 73 data directory not writable, 74 I/O, 75 data directory held by another process, 78 config.
 `;
 
-class UsageError extends Error {}
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'data-dir': { type: 'string' },
+  config: { type: 'string' },
+  demo: { type: 'boolean' },
+} as const;
+
+type CliValues = Values<typeof OPTIONS>;
+
+const BOX: Program<typeof OPTIONS> = {
+  name: 'venue-box',
+  help: HELP,
+  options: OPTIONS,
+  commands: [
+    { words: ['serve'], run: (values) => serveVenueBox(values) },
+    { words: ['stock', 'check'], run: (values) => stock('check', values) },
+    { words: ['stock', 'rebuild'], run: (values) => stock('rebuild', values) },
+    { words: ['printers', 'list'], run: (values) => printers(values) },
+    { words: ['printers', 'test'], args: 1, run: (values, [name]) => printers(values, name) },
+    { words: ['backup', 'now'], run: (values) => backupNow(configOf(values), out) },
+    { words: ['backup', 'list'], run: (values) => backupList(configOf(values), out) },
+    { words: ['backup', 'verify'], args: 1, run: (_values, [file]) => backupVerify(file!, out) },
+    {
+      words: ['restore'], args: 1,
+      run(values, [file]) {
+        if (values['data-dir'] === undefined) throw usageError('restore needs --data-dir DIR (the data directory to restore into)');
+        return restore(file!, values['data-dir'], out);
+      },
+    },
+  ],
+};
 
 async function main(argv: string[]): Promise<number> {
-  // The central node and the box's sync commands parse their own options (docs/sync.md "Sync to the central node").
-  // The central's code (PostgreSQL's driver with it) is loaded by its commands only: a box never runs it, and
-  // loading it at every start cost the box 5 MB of memory and 20 ms (docs/operations.md "Idle memory").
-  if (argv[0] === 'central') return (await import('./central/cli.js')).runCentralCli(argv.slice(1));
-  if (argv[0] === 'sync') return runSyncCli(argv.slice(1));
-  const { values, positionals } = parseCli(argv);
-  if (values.help) return print(HELP);
-  if (values.version) return print(`${pkg.version} (Node ${process.versions.node})\n`);
-  const [command, ...rest] = positionals;
-  if (command === 'serve' && rest.length === 0) return serveVenueBox(values);
-  if (command === 'stock' && rest.length === 1 && (rest[0] === 'check' || rest[0] === 'rebuild')) {
-    return stock(rest[0], values);
+  // The central node and the box's sync commands are programs of their own (docs/sync.md "Sync to the central
+  // node"), run by the same front end (src/command-line.ts). The central's code (PostgreSQL's driver with it) is
+  // loaded by its commands only: a box never runs it, and loading it at every start cost the box 5 MB of memory
+  // and 20 ms (docs/operations.md "Idle memory").
+  if (argv[0] === 'central') {
+    const { CENTRAL } = await import('./central/cli.js');
+    return runProgram(CENTRAL.name, () => dispatch(CENTRAL, argv.slice(1)));
   }
-  if (command === 'printers' && rest[0] === 'list' && rest.length === 1) return printers(values);
-  if (command === 'backup' && rest.length === 1 && rest[0] === 'now') return backupNow(configOf(values), out);
-  if (command === 'backup' && rest.length === 1 && rest[0] === 'list') return backupList(configOf(values), out);
-  if (command === 'backup' && rest.length === 2 && rest[0] === 'verify') return backupVerify(rest[1]!, out);
-  if (command === 'restore' && rest.length === 1) {
-    if (values['data-dir'] === undefined) throw new UsageError('restore needs --data-dir DIR (the data directory to restore into)');
-    return restore(rest[0]!, values['data-dir'], out);
-  }
-  if (command === 'printers' && rest[0] === 'test' && rest.length === 2) return printers(values, rest[1]);
-  throw new UsageError(command ? `unknown command: ${positionals.join(' ')}` : 'no command given');
+  if (argv[0] === 'sync') return runProgram(SYNC.name, () => dispatch(SYNC, argv.slice(1)));
+  return runProgram(BOX.name, async () => {
+    const { values } = parseCommandLine(OPTIONS, argv);
+    if (values.version && !values.help) return print(`${pkg.version} (Node ${process.versions.node})\n`);
+    return dispatch(BOX, argv);
+  });
 }
-
-function parseCli(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'data-dir': { type: 'string' },
-        config: { type: 'string' },
-        demo: { type: 'boolean' },
-      },
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-type CliValues = ReturnType<typeof parseCli>['values'];
 
 function inConfigFile<T>(file: string, check: () => T): T {
   try {
@@ -159,7 +158,7 @@ function configOf(values: CliValues): Config {
   const overrides: Record<string, unknown> = { ...(file as Record<string, unknown>) };
   if (values.host !== undefined) overrides.host = values.host;
   if (values.port !== undefined) {
-    if (!/^\d+$/.test(values.port)) throw new UsageError(`--port must be a number, got ${values.port}`);
+    if (!/^\d+$/.test(values.port)) throw usageError(`--port must be a number, got ${values.port}`);
     overrides.port = Number(values.port);
   }
   if (values['data-dir'] !== undefined) overrides.dataDir = values['data-dir'];
@@ -178,22 +177,19 @@ async function serveVenueBox(values: CliValues): Promise<number> {
   // systemd's Type=notify and WatchdogSec (native-config/venue-box.service); nothing without NOTIFY_SOCKET.
   const systemd = createSystemdNotifier({ env: process.env, pid: process.pid, log });
   const box = await startBox({ config, log, provisioning, configFile: values.config, systemd });
-  // A service that failed for good (src/shared/runtime.ts 'fatal'): the box stops and the process exits non-zero,
-  // for systemd to start it again (docs/architecture.md "Wiring and lifecycle").
-  const outcome = await Promise.race([untilSignal(box, log).then(() => 0), box.failed.then(async () => {
+  // A service that failed for good (src/shared/runtime.ts 'fatal'): the box stops, and the failure's error is the
+  // exit's (70 for a bug, docs/operations.md "Exit codes"), for systemd to start it again
+  // (docs/architecture.md "Wiring and lifecycle").
+  return Promise.race([untilSignal(box, log).then(() => 0), box.failed.then(async (failure) => {
     await box.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
-    return SERVICE_FAILED;
+    throw failure.err;
   })]);
-  return outcome;
 }
-
-/** The exit code after a 'fatal' service failed (EX_SOFTWARE would say a bug; this is a part that died). */
-const SERVICE_FAILED = 1;
 
 /** `stock check` / `stock rebuild` on the data directory's database (safe beside a running box: WAL). */
 function stock(action: StockAction, values: CliValues): number {
   const file = join(resolve(configOf(values).dataDir), DB_FILE);
-  if (!existsSync(file)) throw new StartError(`no database at ${file}`);
+  if (!existsSync(file)) throw new ProcessError('noInput', `no database at ${file}`);
   const db = openDatabase(file);
   try {
     migrate(db);
@@ -221,20 +217,4 @@ function print(text: string): number {
   return 0;
 }
 
-const EXPECTED = [
-  UsageError, ConfigError, StartError, ListenError, ProvisioningError, PrinterCliError, BackupError, DataDirClaimedError,
-  AddonExtractError, CacheDirError,
-];
-
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    if (EXPECTED.some((E) => err instanceof E)) {
-      const hint = err instanceof UsageError ? " (run 'venue-box --help' for usage)" : '';
-      process.stderr.write(`venue-box: ${(err as Error).message}${hint}\n`);
-      process.exit(err instanceof UsageError ? 64 : ((err as { exitCode?: number }).exitCode ?? 1));
-    }
-    process.stderr.write(`venue-box: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
-    process.exit(70);
-  },
-);
+exitWith('venue-box', main(process.argv.slice(2)));

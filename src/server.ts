@@ -1,6 +1,7 @@
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { TemplatedApp } from 'uWebSockets.js';
 import { contractRoutes } from './http/contracts/routes.js';
 import type { ApiInfo } from './http/contracts/openapi.js';
+import { type Listening, listen } from './http/listen.js';
 import { mountRoutes, type HttpDeps } from './http/mount.js';
 import { mountStaticFiles } from './http/static-files.js';
 import { uws } from './native/uws.js';
@@ -11,8 +12,6 @@ import { createHub, type HubDeps } from './ws/hub.js';
 import { SOCKET_PATH } from './shared/socket-protocol.js';
 
 export { SOCKET_PATH };
-
-export class ListenError extends Error {}
 
 /**
  * The uWS app with the socket mounted: made before the services that push (the publisher needs the hub), and
@@ -36,30 +35,21 @@ export interface HttpListener {
  */
 export function mountHttp(app: TemplatedApp, routes: Route[], deps: HttpDeps & { contracts: ApiInfo },
   webFiles = new Map<string, WebFile>()): HttpListener {
-  const uWS = uws();
   // The screens' files (README "Screens"), each at its own path: nothing shadows an API path.
   const webPaths = mountStaticFiles(app, webFiles);
   const mounted: Route[] = [...routes];
   mounted.push(...contractRoutes(() => mounted, deps.contracts));
   mountRoutes(app, mounted, deps, [{ method: 'get', path: SOCKET_PATH }, ...webPaths]);
-  let listenSocket: us_listen_socket | undefined;
+  let listening: Listening | undefined;
 
   return {
-    listen(host, port) {
-      return new Promise((resolve, reject) => {
-        app.listen(host, port, (socket) => {
-          if (!socket) {
-            reject(new ListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
-            return;
-          }
-          listenSocket = socket;
-          resolve(uWS.us_socket_local_port(socket));
-        });
-      });
+    async listen(host, port) {
+      listening = await listen(app, host, port);
+      return listening.port;
     },
     stopListening() {
-      if (listenSocket) uWS.us_listen_socket_close(listenSocket);
-      listenSocket = undefined;
+      listening?.close();
+      listening = undefined;
     },
   };
 }

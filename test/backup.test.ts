@@ -111,7 +111,7 @@ describe('the scheduled backup', () => {
 
   test('a bad schedule stops the box at start with the option named', () => {
     const r = cli('serve', '--data-dir', tmp(), '--config', configFile({ backup: { schedule: 'every hour' } }));
-    expectOneLine(r, 1, /backup\/schedule.*every hour/);
+    expectOneLine(r, 78, /backup\/schedule.*every hour/);
   });
 });
 
@@ -165,8 +165,8 @@ describe('backup now, list and retention', () => {
     const r = cli('backup', 'now', '--data-dir', box.dataDir, '--config', config);
     expect(r.status, r.stderr).toBe(0);
     expect(backupsIn(stick)).toHaveLength(1);
-    expectOneLine(cli('backup', 'now', '--data-dir', tmp()), 1, /no database at/);
-    expectOneLine(cli('backup', 'list', '--data-dir', tmp(), '--config', configFile({ backup: { dir: join(stick, 'x') } })), 1,
+    expectOneLine(cli('backup', 'now', '--data-dir', tmp()), 66, /no database at/);
+    expectOneLine(cli('backup', 'list', '--data-dir', tmp(), '--config', configFile({ backup: { dir: join(stick, 'x') } })), 74,
       /cannot list backup directory .*ENOENT/);
     expectOneLine(cli('backup', 'later'), 64, /unknown command: backup later/);
   });
@@ -183,16 +183,16 @@ describe('restore refuses', () => {
     return backupFile;
   };
 
-  test('the data dir of a running box (it holds the lock): exit 1, nothing changed; a second box refuses it too', async () => {
+  test('the data dir of a running box (it holds the lock): exit 75, nothing changed; a second box refuses it too', async () => {
     const file = await source();
     const box = await start();
     const before = statSync(join(box.dataDir, 'venue-box.db')).ino;
     const r = cli('restore', file, '--data-dir', box.dataDir);
-    expectOneLine(r, 1, new RegExp(`refusing to restore: a venue-box is running on data directory ${box.dataDir}.*stop it first`));
+    expectOneLine(r, 75, new RegExp(`refusing to restore: a venue-box is running on data directory ${box.dataDir}.*stop it first`));
     expect(statSync(join(box.dataDir, 'venue-box.db')).ino).toBe(before);
     expect(readdirSync(box.dataDir).filter((n) => n.startsWith('replaced-') || n.includes('.restore.'))).toEqual([]);
     expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(200);
-    expectOneLine(cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', box.dataDir), 1,
+    expectOneLine(cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', box.dataDir), 75,
       /a venue-box is running on data directory/);
     // Once it stopped (even killed), the lock is gone with it.
     await box.stop('SIGKILL');
@@ -240,7 +240,7 @@ describe('restore refuses', () => {
   });
 
   test('a missing file: exit 1; no --data-dir: a usage error', async () => {
-    expectOneLine(cli('restore', join(tmp(), 'nope.backup'), '--data-dir', tmp()), 1, /cannot read .*nope\.backup: ENOENT/);
+    expectOneLine(cli('restore', join(tmp(), 'nope.backup'), '--data-dir', tmp()), 66, /cannot read .*nope\.backup: ENOENT/);
     expectOneLine(cli('restore', await source()), 64, /restore needs --data-dir/);
   });
 });
@@ -312,8 +312,8 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
     expect(readdirSync(stick)).toEqual([]);
     const t = await box.token();
     await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
-    // The same with the command: exit 1, one line, nothing left.
-    expectOneLine(cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })), 1,
+    // The same with the command: exit 74, one line, nothing left.
+    expectOneLine(cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })), 74,
       /SQLITE_FULL|ENOSPC/);
     expect(readdirSync(stick)).toEqual([]);
     execFileSync('mount', ['-o', 'remount,size=64m', stick]);
@@ -325,7 +325,7 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
     const stick = mountTmpfs('size=1m,ro')!;
     mounts.push(stick);
     const box = await start();
-    expectOneLine(cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })), 1,
+    expectOneLine(cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })), 74,
       /EROFS/);
     expect(readdirSync(stick)).toEqual([]);
   });
@@ -344,7 +344,7 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
     expect(warnFreeBytes).toBeGreaterThan(2 * 1024 * 1024);
     const r = cli('backup', 'now', '--data-dir', dataDir, '--config',
       configFile({ storage: { minFreeBytes: 1024 * 1024, warnFreeBytes } }));
-    expectOneLine(r, 1, /not enough space for a backup on the data disk: .*storage\.warnFreeBytes/);
+    expectOneLine(r, 74, /not enough space for a backup on the data disk: .*storage\.warnFreeBytes/);
     expect(readdirSync(join(dataDir, 'backups'))).toEqual([]);
     expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(200);
   });

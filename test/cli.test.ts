@@ -2,7 +2,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, test } from 'vitest';
+import { EXIT_CODES } from '../src/shared/errors.js';
 import { DEMO, startTestBox } from './support/box.js';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
@@ -21,13 +23,16 @@ function cli(...args: string[]): Run {
   return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** A failed start: exit 1, nothing but one line on stderr, `venue-box: ...`, no stack trace. */
-function expectOneLineFailure(r: Run, pattern: RegExp, status = 1): void {
+/**
+ * A failed start: the exit code of its kind (docs/operations.md "Exit codes"), nothing but one line on stderr,
+ * `venue-box: ...`, no stack trace.
+ */
+function expectOneLineFailure(r: Run, pattern: RegExp, status: number, program = 'venue-box'): void {
   expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toMatchObject({ status, signal: null });
   expect(r.stderr.endsWith('\n')).toBe(true);
   const lines = r.stderr.trimEnd().split('\n');
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^venue-box: /);
+  expect(lines[0]!.startsWith(`${program}: `)).toBe(true);
   expect(lines[0]).toMatch(pattern);
   expect(r.stderr).not.toMatch(/\n\s+at |\.ts:\d|\.c?js:\d/);
 }
@@ -69,11 +74,11 @@ describe('venue-box CLI', () => {
     expectOneLineFailure(cli('serve', '--port', 'eighty'), /--port .*eighty/, 64);
   });
 
-  test('a port already in use: exit 1 with one line naming the port', async () => {
+  test('a port already in use: exit 69 with one line naming the port', async () => {
     const box = await startTestBox();
     try {
       const r = cli('serve', '--port', String(box.port), '--host', '127.0.0.1', '--data-dir', tmp());
-      expectOneLineFailure(r, new RegExp(`\\b${box.port}\\b`));
+      expectOneLineFailure(r, new RegExp(`\\b${box.port}\\b`), 69);
       expect(r.stderr).toMatch(/in use/);
       // The first box is untouched.
       expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(200);
@@ -86,24 +91,24 @@ describe('venue-box CLI', () => {
     ['under /proc (Linux refuses the mkdir)', () => '/proc/venue-box-data'],
     ['under a regular file', () => join(configFile('not a directory'), 'data')],
     ['a regular file', () => configFile('not a directory')],
-  ])('a data directory %s: exit 1 with one line naming it', (_name, dir) => {
+  ])('a data directory %s: exit 73 with one line naming it', (_name, dir) => {
     const path = dir();
-    expectOneLineFailure(cli('serve', '--port', '0', '--data-dir', path), new RegExp(`data directory .*${path}`));
+    expectOneLineFailure(cli('serve', '--port', '0', '--data-dir', path), new RegExp(`data directory .*${path}`), 73);
   });
 
-  test('a config file with invalid JSON: exit 1, one line naming the file and the line', () => {
+  test('a config file with invalid JSON: exit 78, one line naming the file and the line', () => {
     const file = configFile('{\n  "port": 8080,,\n}\n');
-    expectOneLineFailure(cli('serve', '--data-dir', tmp(), '--config', file), new RegExp(`${file}.*line 2`));
+    expectOneLineFailure(cli('serve', '--data-dir', tmp(), '--config', file), new RegExp(`${file}.*line 2`), 78);
   });
 
-  test('a config file that is not an object: exit 1, one line', () => {
+  test('a config file that is not an object: exit 78, one line', () => {
     const file = configFile('[1, 2]');
-    expectOneLineFailure(cli('serve', '--data-dir', tmp(), '--config', file), new RegExp(`${file}.*object`));
+    expectOneLineFailure(cli('serve', '--data-dir', tmp(), '--config', file), new RegExp(`${file}.*object`), 78);
   });
 
-  test('a missing config file: exit 1, one line naming it', () => {
+  test('a missing config file: exit 78, one line naming it', () => {
     const file = join(tmp(), 'nope.json');
-    expectOneLineFailure(cli('serve', '--data-dir', tmp(), '--config', file), new RegExp(`${file}.*ENOENT`));
+    expectOneLineFailure(cli('serve', '--data-dir', tmp(), '--config', file), new RegExp(`${file}.*ENOENT`), 78);
   });
 
   test.each([
@@ -112,11 +117,11 @@ describe('venue-box CLI', () => {
     ['a wrong type', '{"auth": {"accessTokenTtlSeconds": "60"}}', /auth\/accessTokenTtlSeconds.*integer/i],
     ['a port as a string', '{"port": "8080"}', /port.*integer/i],
     ['an out-of-range value', '{"http": {"maxBodyBytes": 10}}', /http\/maxBodyBytes.*1024/],
-  ])('a config file with %s: exit 1, one line naming the file and the option', (_name, text, pattern) => {
+  ])('a config file with %s: exit 78, one line naming the file and the option', (_name, text, pattern) => {
     const file = configFile(text);
     // No --port on the command line: a bad port in the file must be reported, not overridden.
     const r = cli('serve', '--host', '127.0.0.1', '--data-dir', tmp(), '--config', file);
-    expectOneLineFailure(r, pattern);
+    expectOneLineFailure(r, pattern, 78);
     expect(r.stderr).toContain(file);
   });
 
@@ -191,6 +196,64 @@ describe('venue-box CLI', () => {
         resolve(c);
       });
     });
-    expect(code).toBe(1);
+    expect(code).toBe(73);
+  });
+});
+
+describe('exit codes (docs/operations.md "Exit codes"): each kind of error exits with its code and one line', () => {
+  /** A data directory whose database is at a schema version no venue-box has yet. */
+  const newerDatabase = (): string => {
+    const dir = tmp();
+    const db = new Database(join(dir, 'venue-box.db'));
+    db.pragma('user_version = 9999');
+    db.close();
+    return dir;
+  };
+
+  test('a database newer than the program: 65, not 70 with a stack trace', () => {
+    const dir = newerDatabase();
+    expectOneLineFailure(cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir), /schema version 9999 is newer/, 65);
+    expectOneLineFailure(cli('stock', 'check', '--data-dir', dir), /schema version 9999 is newer/, 65);
+  });
+
+  test('the systemd unit does not restart what waiting does not heal (64, 65, 78), and retries the rest', () => {
+    const unit = readFileSync('native-config/venue-box.service', 'utf8');
+    const prevented = /^RestartPreventExitStatus=(.*)$/m.exec(unit)?.[1]?.trim().split(/\s+/).map(Number);
+    const { usage, data, config, unavailable, cantCreate, tempFail, software } = EXIT_CODES;
+    expect(prevented?.sort()).toEqual([usage.code, data.code, config.code].sort());
+    for (const healing of [unavailable, cantCreate, tempFail, software]) expect(prevented).not.toContain(healing.code);
+  });
+
+  test('no input: 66', () => {
+    expectOneLineFailure(cli('stock', 'check', '--data-dir', tmp()), /no database at/, 66);
+    expectOneLineFailure(cli('backup', 'verify', join(tmp(), 'nope.backup')), /cannot read .*ENOENT/, 66);
+  });
+
+  test('a data directory another box holds: 75, retried by systemd', async () => {
+    const box = await startTestBox();
+    try {
+      expectOneLineFailure(cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', box.dataDir), /a venue-box is running/, 75);
+    } finally {
+      await box.stop();
+    }
+  });
+
+  test('an invalid provisioning file: 65', () => {
+    const file = configFile(JSON.stringify({ provisioningFile: configFile('{"tenants": 5}') }));
+    expectOneLineFailure(cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tmp(), '--config', file), /provisioning/, 65);
+  });
+
+  test('sync and central share the front end: one usage line naming their --help, exit 64', () => {
+    for (const [program, args] of [['venue-box sync', ['sync', 'frobnicate']], ['venue-box central', ['central', 'frobnicate']]] as const) {
+      const r = cli(...args);
+      expectOneLineFailure(r, /unknown command: \w+ frobnicate/, 64, program);
+      expect(r.stderr).toContain(`(run '${program} --help' for usage)`);
+    }
+    expectOneLineFailure(cli('sync', 'enrol', '--data-dir', tmp()), /enrol needs --central URL and --code CODE/, 64, 'venue-box sync');
+    expectOneLineFailure(cli('sync', 'status', '--bogus'), /--bogus/, 64, 'venue-box sync');
+    expectOneLineFailure(cli('central', 'enrol'), /enrol needs --tenant and --venue/, 64, 'venue-box central');
+    expectOneLineFailure(cli('central', 'serve', '--port', 'x'), /--port must be a port number/, 64, 'venue-box central');
+    expect(cli('sync', '--help')).toMatchObject({ status: 0, stderr: '', stdout: expect.stringContaining('venue-box sync enrol') });
+    expect(cli('central', '-h')).toMatchObject({ status: 0, stderr: '', stdout: expect.stringContaining('venue-box central serve') });
   });
 });

@@ -39,6 +39,6 @@ test('stock check reports a cache that differs from the ledger; stock rebuild re
 test('stock commands refuse a data directory without a database, and unknown actions', () => {
   const empty = mkdtempSync(join(tmpdir(), 'vb-empty-'));
   const none = stockCli(empty, 'check');
-  expect([none.status, none.stderr]).toEqual([1, expect.stringContaining('no database at')]);
+  expect([none.status, none.stderr]).toEqual([66, expect.stringContaining('no database at')]);
   expect(stockCli(empty, 'frobnicate').status).toBe(64);
 });

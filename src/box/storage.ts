@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import { CHECKPOINT_WAL_BYTES } from '../db/checkpoint.js';
 import { createCheckpointer } from '../db/checkpointer.js';
 import { DataDirClaimedError, claimDataDir } from '../db/data-dir-claim.js';
+import { ProcessError } from '../shared/errors.js';
 import { DB_FILE, type Db, openDatabase, PAGE_SIZE } from '../db/open.js';
 import { migrate } from '../db/migrate.js';
 import { convertPageSize, pageSizeOf } from '../db/page-size.js';
@@ -14,7 +15,12 @@ import { createDiskWatchdog } from '../modules/storage/disk-watchdog.js';
 import { nowMs } from '../shared/clock.js';
 import type { Service } from '../shared/runtime.js';
 
-export class StartError extends Error {}
+/** The data directory cannot be made, written or claimed: exit 73 (docs/operations.md "Exit codes"). */
+export class StartError extends ProcessError {
+  constructor(message: string) {
+    super('cantCreate', message);
+  }
+}
 
 /**
  * The data directory, held by its claim, and the migrated database in it (docs/operations.md "Backups and restore":
@@ -138,7 +144,7 @@ function claimDataDirForStart(dataDir: string): { release(): void } {
   try {
     return claimDataDir(dataDir);
   } catch (err) {
-    if (err instanceof DataDirClaimedError) throw new StartError(err.message);
+    if (err instanceof DataDirClaimedError) throw err;
     throw new StartError(
       `data directory ${dataDir}: cannot take its lock: ${(err as { code?: string }).code ?? String(err)}`,
     );

@@ -3,6 +3,7 @@ import type { Db } from '../db/open.js';
 import { MIGRATIONS } from '../db/migrate.js';
 import type { WalSync } from '../db/wal-sync.js';
 import type { HttpRequest, Principal } from '../http/types.js';
+import { bearerOf } from '../http/listen.js';
 import type { Logger } from '../log.js';
 import { authRoutes } from '../modules/auth/routes.js';
 import type { AuthService } from '../modules/auth/service.js';
@@ -35,7 +36,6 @@ const API_DESCRIPTION =
   "The venue box's API: OAuth tokens, venues, menus, orders as queued commands whose results are " +
   'pushed on the socket, the order lifecycle, staff views, the warehouse, printers and sync status (docs/api.md "The API").';
 
-const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 
 export interface SocketDeps {
   config: Config;

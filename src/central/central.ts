@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { HttpRequest } from '../http/types.js';
+import { bearerOf } from '../http/listen.js';
 import type { Logger } from '../log.js';
 import { loadOrCreateKey } from '../shared/jwt.js';
 import { openCentralDatabase } from './db/open.js';
@@ -8,7 +8,7 @@ import { ensurePartitions, monthlyPartitions } from './db/partitions.js';
 import { type Pool, POOL_SIZE } from './db/pool.js';
 import { createCentralHttp } from './http.js';
 import { authRoutes } from './modules/auth/routes.js';
-import { createCentralAuth } from './modules/auth/service.js';
+import { CENTRAL_AUTH_DEFAULTS, createCentralAuth } from './modules/auth/service.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { createDeviceService } from './modules/devices/service.js';
 import { hqRoutes } from './modules/hq/routes.js';
@@ -35,6 +35,8 @@ export interface CentralOptions {
   log: Logger;
   /** Provisioning documents applied at start (idempotent); `demo` marks the built-in demo. */
   provisioning: { name: string; document: unknown; demo?: boolean }[];
+  /** A retry of a refresh within this long gets the same pair (default 30 s, as the box's auth.refreshRetryGraceSeconds). */
+  refreshRetryGraceMs?: number;
 }
 
 export interface Central {
@@ -75,7 +77,10 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       // The demo's whole catalogue (staff, menus, full venues), once: a restart keeps headquarters' later changes.
       if (p.demo) log.info({ catalogue: await importCatalogue(pool, p.name, p.document, { onlyNew: true }) }, 'demo catalogue checked');
     }
-    const auth = createCentralAuth(pool, loadOrCreateKey(dataDir), { accessTtlSeconds: ACCESS_TTL_SECONDS, refreshTtlMs: REFRESH_TTL_MS, now });
+    const auth = createCentralAuth(pool, loadOrCreateKey(dataDir), {
+      ...CENTRAL_AUTH_DEFAULTS, accessTtlSeconds: ACCESS_TTL_SECONDS, refreshTtlMs: REFRESH_TTL_MS, now,
+      refreshRetryGraceMs: o.refreshRetryGraceMs ?? CENTRAL_AUTH_DEFAULTS.refreshRetryGraceMs,
+    });
     const devices = createDeviceService(pool, now);
     // Two connections stay free of batches: hello, enrolment and headquarters' reads always find one.
     const limiter = createIngestLimiter(POOL_SIZE - 2);
@@ -84,7 +89,6 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const notifier = createNotifier(db.url, log);
     const feed = createCatalogueFeed(pool, notifier);
 
-    const bearerOf = (req: HttpRequest) => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     const http = createCentralHttp({
       host: o.host, port: o.port, dataDir, log, authenticate: (req) => auth.verify(bearerOf(req)),
       routes: [

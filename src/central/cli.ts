@@ -1,16 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import demo from '../../native-config/demo.json';
-import { type Central, startCentral } from './central.js';
-import { CentralListenError } from './http.js';
-import { DatabaseStartError } from './db/embedded.js';
-import { SchemaError } from './db/migrate.js';
+import type { Command, Program, Values as CommandValues } from '../command-line.js';
+import { ProcessError, ProvisioningError, usageError } from '../shared/errors.js';
+import { startCentral } from './central.js';
 import { openCentralDatabase } from './db/open.js';
 import { createCentralLogger } from './log.js';
 import type { DeviceView } from './modules/devices/repo.js';
-import { createDeviceService, EnrolError } from './modules/devices/service.js';
-import { ProvisioningError } from './modules/tenants/provision.js';
+import { createDeviceService } from './modules/devices/service.js';
 import { importCatalogue } from './modules/catalogue/import.js';
 import { createCatalogueRepo } from './modules/catalogue/repo.js';
 import type { Pool } from './db/pool.js';
@@ -18,6 +15,7 @@ import { untilSignal } from '../shared/until-signal.js';
 
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
+                          [--refresh-retry-grace-seconds S]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
@@ -28,77 +26,54 @@ Without --database-url the central runs PostgreSQL embedded in DIR/postgres (def
 enrol, devices and revoke use that cluster while the central runs, or start it for the command.
 `;
 
-class UsageError extends Error {}
-const EXPECTED = [UsageError, DatabaseStartError, SchemaError, ProvisioningError, CentralListenError, EnrolError];
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  host: { type: 'string', default: '0.0.0.0' },
+  port: { type: 'string', default: '8090' },
+  'data-dir': { type: 'string', default: './central-data' },
+  'database-url': { type: 'string' },
+  demo: { type: 'boolean' },
+  provisioning: { type: 'string' },
+  tenant: { type: 'string' },
+  venue: { type: 'string' },
+  'ttl-hours': { type: 'string', default: '24' },
+  json: { type: 'boolean' },
+  'older-than-days': { type: 'string', default: '30' },
+  'refresh-retry-grace-seconds': { type: 'string', default: '30' },
+} as const;
 
-/** `venue-box central ...`: returns the exit code (64 usage, 1 a refusal, 0 done). */
-export async function runCentralCli(argv: string[]): Promise<number> {
-  try {
-    return await run(argv);
-  } catch (err) {
-    if (!EXPECTED.some((E) => err instanceof E)) throw err;
-    const hint = err instanceof UsageError ? " (run 'venue-box central --help')" : '';
-    process.stderr.write(`venue-box central: ${(err as Error).message}${hint}\n`);
-    return err instanceof UsageError ? 64 : 1;
-  }
-}
+type Options = typeof OPTIONS;
+type Values = CommandValues<Options>;
 
-function parse(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        host: { type: 'string', default: '0.0.0.0' },
-        port: { type: 'string', default: '8090' },
-        'data-dir': { type: 'string', default: './central-data' },
-        'database-url': { type: 'string' },
-        demo: { type: 'boolean' },
-        provisioning: { type: 'string' },
-        tenant: { type: 'string' },
-        venue: { type: 'string' },
-        'ttl-hours': { type: 'string', default: '24' },
-        json: { type: 'boolean' },
-        'older-than-days': { type: 'string', default: '30' },
-      },
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
+const commands: Command<Options>[] = [
+  { words: ['serve'], run: (values) => serveCentral(values) },
+  { words: ['enrol'], run: (values) => enrol(values) },
+  { words: ['devices'], run: (values) => devices(values) },
+  { words: ['revoke'], args: 1, run: (values, [device]) => revoke(values, device!) },
+  { words: ['import'], args: 1, run: (values, [file]) => importFile(values, file!) },
+  { words: ['purge-tombstones'], run: (values) => purgeTombstones(values) },
+];
 
-type Values = ReturnType<typeof parse>['values'];
-
-async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv);
-  const [command, ...rest] = positionals;
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (command === 'serve' && rest.length === 0) return serveCentral(values);
-  if (command === 'enrol' && rest.length === 0) return enrol(values);
-  if (command === 'devices' && rest.length === 0) return devices(values);
-  if (command === 'revoke' && rest.length === 1) return revoke(values, rest[0]!);
-  if (command === 'import' && rest.length === 1) return importFile(values, rest[0]!);
-  if (command === 'purge-tombstones' && rest.length === 0) return purgeTombstones(values);
-  throw new UsageError(command ? `unknown command: central ${positionals.join(' ')}` : 'no command given');
-}
+/** `venue-box central ...`, run by the one front end (src/command-line.ts; exit codes: docs/operations.md "Exit codes"). */
+export const CENTRAL: Program<Options> = { name: 'venue-box central', help: USAGE, options: OPTIONS, commands };
 
 async function serveCentral(values: Values): Promise<number> {
-  if (!/^\d{1,5}$/.test(values.port!) || Number(values.port) > 65535) throw new UsageError(`--port must be a port number, got ${values.port}`);
+  if (!/^\d{1,5}$/.test(values.port!) || Number(values.port) > 65535) throw usageError(`--port must be a port number, got ${values.port}`);
+  const grace = Number(values['refresh-retry-grace-seconds']);
+  if (!(grace >= 0 && grace <= 300)) throw usageError(`--refresh-retry-grace-seconds must be 0 to 300, got ${values['refresh-retry-grace-seconds']}`);
   const log = createCentralLogger(process.env.LOG_LEVEL ?? 'info');
   const provisioning: { name: string; document: unknown; demo?: boolean }[] = [];
   if (values.demo) provisioning.push({ name: 'demo', document: demo, demo: true });
   if (values.provisioning) provisioning.push({ name: values.provisioning, document: readJson(values.provisioning) });
   const central = await startCentral({
     host: values.host!, port: Number(values.port), dataDir: values['data-dir']!, databaseUrl: values['database-url'], log, provisioning,
+    refreshRetryGraceMs: grace * 1000,
   });
-  // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and a non-zero exit for the supervisor.
-  return Promise.race([untilSignal(central, log).then(() => 0), central.failed.then(async () => {
+  // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and its error is the exit's (70 for a
+  // bug, docs/operations.md "Exit codes") for the supervisor to start the central again.
+  return Promise.race([untilSignal(central, log).then(() => 0), central.failed.then(async (failure) => {
     await central.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
-    return 1;
+    throw failure.err;
   })]);
 }
 
@@ -130,7 +105,7 @@ async function importFile(values: Values, file: string): Promise<number> {
 
 async function purgeTombstones(values: Values): Promise<number> {
   const days = Number(values['older-than-days']);
-  if (!(days >= 0 && days <= 36_500)) throw new UsageError(`--older-than-days must be a number of days, got ${values['older-than-days']}`);
+  if (!(days >= 0 && days <= 36_500)) throw usageError(`--older-than-days must be a number of days, got ${values['older-than-days']}`);
   const removed = await withPool(values, (pool) => createCatalogueRepo(pool).purge(new Date(Date.now() - days * 86_400_000)));
   process.stdout.write(`${removed} tombstone(s) removed\n`);
   return 0;
@@ -147,9 +122,9 @@ async function withDevices<T>(values: Values, fn: (d: ReturnType<typeof createDe
 }
 
 async function enrol(values: Values): Promise<number> {
-  if (!values.tenant || !values.venue) throw new UsageError('enrol needs --tenant and --venue');
+  if (!values.tenant || !values.venue) throw usageError('enrol needs --tenant and --venue');
   const ttl = Number(values['ttl-hours']);
-  if (!(ttl > 0 && ttl <= 24 * 365)) throw new UsageError(`--ttl-hours must be a positive number of hours, got ${values['ttl-hours']}`);
+  if (!(ttl > 0 && ttl <= 24 * 365)) throw usageError(`--ttl-hours must be a positive number of hours, got ${values['ttl-hours']}`);
   const code = await withDevices(values, (d) => d.createCode(values.tenant!, values.venue!, ttl));
   // The code alone on the last line, for scripts: `venue-box central enrol ... | tail -1`.
   process.stdout.write(`one-time enrolment code for venue ${values.venue} (valid ${ttl} h):\n${code}\n`);
@@ -174,10 +149,7 @@ function table(list: DeviceView[]): string {
 }
 
 async function revoke(values: Values, deviceId: string): Promise<number> {
-  if (!(await withDevices(values, (d) => d.revoke(deviceId)))) {
-    process.stderr.write(`venue-box central: no device ${deviceId}\n`);
-    return 1;
-  }
+  if (!(await withDevices(values, (d) => d.revoke(deviceId)))) throw new ProcessError('refused', `no device ${deviceId}`);
   process.stdout.write(`device ${deviceId} revoked\n`);
   return 0;
 }

@@ -1,4 +1,4 @@
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { type Listening, listen } from '../http/listen.js';
 import { mountRoutes } from '../http/mount.js';
 import type { Principal, HttpRequest, Route } from '../http/types.js';
 import type { Logger } from '../log.js';
@@ -6,8 +6,6 @@ import { uws } from '../native/uws.js';
 import { type Service, serviceOf } from '../shared/runtime.js';
 import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
 import { centralContractRoutes } from './contracts.js';
-
-export class CentralListenError extends Error {}
 
 export interface CentralHttpDeps {
   host: string;
@@ -44,7 +42,7 @@ export function createCentralHttp(d: CentralHttpDeps): {
       retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5),
     },
   });
-  let bound: { socket: us_listen_socket; port: number } | undefined;
+  let bound: Listening | undefined;
   let ready!: () => void;
   const listening = new Promise<void>((r) => (ready = r));
   const service = serviceOf({
@@ -58,18 +56,8 @@ export function createCentralHttp(d: CentralHttpDeps): {
     },
     drain() {
       accepting = false;
-      if (bound) uws().us_listen_socket_close(bound.socket);
+      bound?.close();
     },
   });
   return { service, listening: () => listening, port: () => bound!.port };
-}
-
-function listen(app: TemplatedApp, host: string, port: number): Promise<{ socket: us_listen_socket; port: number }> {
-  return new Promise((resolve, reject) => {
-    app.listen(host, port, (socket) => {
-      if (!socket)
-        reject(new CentralListenError(`cannot listen on ${host}:${port} (port in use, or address not available)`));
-      else resolve({ socket, port: uws().us_socket_local_port(socket) });
-    });
-  });
 }

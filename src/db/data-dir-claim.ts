@@ -1,11 +1,17 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { betterSqliteOptions } from '../native/addons.js';
+import { ProcessError } from '../shared/errors.js';
 
 /** The data directory's claim, a file SQLite locks: held by `venue-box serve` while it runs, and by `venue-box restore`. */
 export const CLAIM_FILE = 'venue-box.lock';
 
-export class DataDirClaimedError extends Error {}
+/** Another process holds the data directory: exit 75, worth a retry (docs/operations.md "Exit codes"). */
+export class DataDirClaimedError extends ProcessError {
+  constructor(message: string) {
+    super('tempFail', message);
+  }
+}
 
 /**
  * Claims the data directory, or throws DataDirClaimedError when another process holds its claim.

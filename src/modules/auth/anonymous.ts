@@ -1,5 +1,5 @@
 import { createRateLimiter } from '../../shared/token-bucket.js';
-import { tooMany } from './throttle.js';
+import { tooMany } from '../../shared/oauth/throttle.js';
 
 /** Limits on anonymous users (config `auth.anonymous`). */
 export interface AnonymousOptions {

@@ -1,22 +1,16 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Principal } from '../../http/types.js';
-import type { TokenCall, TokenResponse } from '../../http/token-route.js';
+import type { TokenResponse } from '../../http/token-route.js';
 import { unauthorized } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
-import { createBearerCheck, type SigningKey, signJwt } from '../../shared/jwt.js';
-import { OAuthError } from '../../shared/oauth-error.js';
+import { createBearerCheck, type SigningKey } from '../../shared/jwt.js';
+import { createOAuthServer, type TokenRequest } from '../../shared/oauth/server.js';
+import type { OAuthStore, Rotation } from '../../shared/oauth/store.js';
+import type { ThrottleOptions } from '../../shared/oauth/throttle.js';
 import { type AnonymousOptions, createAnonymousLimit } from './anonymous.js';
-import { createCredentialChecks } from './credentials.js';
 import type { DurableWrites } from '../../db/wal-sync.js';
-import type { AuthRepo, RefreshRow, Revocation } from './repo.js';
+import type { AuthRepo, Revocation } from './repo.js';
 import { createRevocationList } from './revocations.js';
-import { createLoginThrottle, type ThrottleOptions } from './throttle.js';
 
-
-export interface TokenRequest extends TokenCall {
-  /** The client's address as the throttle keys it (throttleAddress of the peer IP). */
-  clientAddress: string;
-}
+export type { TokenRequest };
 
 export interface AuthOptions {
   accessTtlSeconds: number;
@@ -39,148 +33,60 @@ export interface AuthOptions {
 /** Whether any order lists the user (the ordering module answers; wired in src/jobs.ts). */
 export type UserHasOrder = (tenantId: string, userId: string) => boolean;
 
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 const ANONYMOUS_SCOPE = ['read'];
 const SWEEP_PAGE = 1000;
 
-/** Token issue (password and refresh grants) and bearer-token verification. */
+/**
+ * The box's tokens: the one OAuth server (src/shared/oauth/server.ts) on the box's SQLite store, the anonymous
+ * customer, and bearer-token verification with the revocation list.
+ */
 export function createAuthService(repo: AuthRepo, key: SigningKey, options: AuthOptions) {
-  const credentials = createCredentialChecks(repo, createLoginThrottle(options.throttle, options.now));
   const revocations = createRevocationList(repo, options.now);
   const anonymousLimit = createAnonymousLimit(options.anonymous, options.now);
   const bearer = createBearerCheck(key, options.now);
   const durable: DurableWrites = options.durable ?? { transaction: (fn) => repo.transaction(fn), synced: () => Promise.resolve() };
 
-  function grantScope(requested: string | null, allowed: string[]): string[] {
-    if (requested === null || requested.trim() === '') return allowed;
-    const wanted = [...new Set(requested.trim().split(/\s+/))];
-    const extra = wanted.filter((s) => !allowed.includes(s));
-    if (extra.length > 0) throw new OAuthError('invalid_scope', `scope not allowed: ${extra.join(' ')}`);
-    return allowed.filter((s) => wanted.includes(s));
-  }
-
-  // A refresh grant's new refresh token is derived from the one presented (HMAC under a key of the box), not
-  // drawn at random: a retry of the same refresh within the grace derives it again, and its access token is
-  // signed again from the successor row's claims (Ed25519 signatures are deterministic), so the retry gets the
-  // identical pair while no usable secret is ever stored, only hashes and claims (docs/api.md "Token revocation").
-  const successorKey = createHmac('sha256', key.secretKey).update('venue-box refresh successor v1').digest();
-  const successorOf = (presented: string): string =>
-    createHmac('sha256', successorKey).update(presented).digest('base64url');
-
-  /** The Token response; the same claims and refresh token always give the same bytes. */
-  function tokenResponse(user: { userId: string; tenantId: string; scope: string }, jti: string, iat: number, exp: number,
-    refresh: string): TokenResponse {
-    const access = signJwt(key, { UUID: user.userId, TENANT: user.tenantId, scope: user.scope, jti, iat, exp });
-    return {
-      access_token: access, token_type: 'bearer', refresh_token: refresh, expires_in: exp - iat,
-      scope: user.scope, UUID: user.userId, TENANT: user.tenantId, jti,
-    };
-  }
-
-  function issue(
-    req: TokenRequest,
-    user: { userId: string; scope: string[]; staff: boolean },
-    familyId: string,
-    refresh = randomBytes(32).toString('base64url'),
-    now = options.now(),
-  ): TokenResponse {
-    // Claims are whole seconds. Rounded down, a token issued at x.999 s would live ttl - 0.999 s (a 1-second
-    // token 1 ms, refused at once); rounded to the nearest second it lives ttl seconds give or take half a second.
-    const iat = Math.round(now / 1000);
-    const jti = newId();
-    const scope = user.scope.join(' ');
-    const exp = iat + options.accessTtlSeconds;
-    // The refresh row names the access token issued with it, so revoking the family can revoke that too.
-    repo.insertRefresh({
-      tokenHash: sha256(refresh), tenantId: req.tenantId, familyId, clientId: req.clientId,
-      userId: user.userId, scope, staff: user.staff, expiresMs: now + options.refreshTtlMs,
-      accessJti: jti, accessExpiresMs: exp * 1000,
-    });
-    return tokenResponse({ userId: user.userId, tenantId: req.tenantId, scope }, jti, iat, exp, refresh);
-  }
-
-  /**
-   * The answer to a retry of a refresh: the same pair as the first time, when the spent token was used within
-   * the grace, its successor is unused and the retry asks for the same scope. Undefined otherwise (reuse).
-   */
-  function retryAnswer(req: TokenRequest, spent: RefreshRow, presented: string, now: number): TokenResponse | undefined {
-    const grace = options.refreshRetryGraceMs ?? 0;
-    if (grace <= 0 || spent.usedMs === null || now - spent.usedMs > grace) return undefined;
-    const refresh = successorOf(presented);
-    const next = repo.refresh(sha256(refresh));
-    if (!next || next.familyId !== spent.familyId || next.usedMs !== null || next.revoked) return undefined;
-    if (next.accessJti === null || next.accessExpiresMs === null) return undefined;
-    if (grantScope(req.form.get('scope'), spent.scope.split(' ')).join(' ') !== next.scope) return undefined;
-    // The successor was issued in the transaction that spent this token, at its usedMs.
-    const iat = Math.round(spent.usedMs / 1000);
-    return tokenResponse({ userId: next.userId, tenantId: next.tenantId, scope: next.scope }, next.accessJti, iat,
-      next.accessExpiresMs / 1000, refresh);
-  }
-
-  async function passwordGrant(req: TokenRequest): Promise<TokenResponse> {
-    const username = req.form.get('username');
-    const password = req.form.get('password');
-    if (!username) throw new OAuthError('invalid_request', 'username is required');
-    // RFC 6749 4.3.2: password is required; the anonymous user sends it empty (`password=`).
-    if (password === null) throw new OAuthError('invalid_request', 'password is required');
-    if (username === 'anonymous') {
-      if (password !== '') throw new OAuthError('invalid_grant', 'the anonymous user has an empty password');
-      const scope = grantScope(req.form.get('scope'), ANONYMOUS_SCOPE);
-      anonymousLimit.take(req.clientAddress);
-      return durable.transaction(() => issue(req, { userId: newId(), scope, staff: false }, newId()));
-    }
-    const staff = await credentials.checkPassword(req.tenantId, username, password, req.clientAddress);
-    const scope = grantScope(req.form.get('scope'), staff.scope.split(/\s+/));
-    return durable.transaction(() => issue(req, { userId: staff.id, scope, staff: true }, newId()));
-  }
-
-  function refreshGrant(req: TokenRequest): TokenResponse | { reused: Revocation[] } {
-    const presented = req.form.get('refresh_token');
-    if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
-    return durable.transaction(() => {
-      const row = repo.refresh(sha256(presented));
-      if (!row || row.tenantId !== req.tenantId || row.clientId !== req.clientId) {
-        throw new OAuthError('invalid_grant', 'unknown refresh token');
-      }
-      if (row.revoked) throw new OAuthError('invalid_grant', 'refresh token revoked');
-      const now = options.now();
-      if (row.expiresMs <= now) throw new OAuthError('invalid_grant', 'refresh token expired');
-      if (row.usedMs !== null || !repo.markUsed(row.tokenHash, now)) {
-        // A client retrying a refresh whose answer it lost gets that answer again, within the grace and only
-        // while the new refresh token is unused.
-        const retry = retryAnswer(req, row, presented, now);
-        if (retry) return retry;
-        // Any other second presentation is reuse of a spent token: it leaked. Revoke the whole family (OAuth 2.0
-        // Security BCP 4.14), with the access tokens already issued to it. Returned, not thrown, so the
-        // revocation commits.
-        return { reused: repo.revokeFamily(row.tenantId, row.familyId, now) };
-      }
-      const scope = grantScope(req.form.get('scope'), row.scope.split(' '));
-      return issue(req, { userId: row.userId, scope, staff: row.staff }, row.familyId, successorOf(presented), now);
-    }) as TokenResponse | { reused: Revocation[] };
-  }
+  // better-sqlite3's transactions are synchronous: each store call is one, then waits for the fsync (every answer
+  // follows the fsync of what it wrote: a token handed out survives a power cut).
+  const store: OAuthStore = {
+    clientSecretHash: async (tenantId, clientId) =>
+      repo.tenantExists(tenantId) ? repo.clientSecretHash(tenantId, clientId) : undefined,
+    async user(tenantId, username) {
+      const staff = repo.staffUser(tenantId, username);
+      return staff && { id: staff.id, passwordHash: staff.password_hash, scope: staff.scope };
+    },
+    async insertRefresh(row) {
+      durable.transaction(() => repo.insertRefresh(row));
+      await durable.synced();
+    },
+    async rotate(_tenantId, presented, successor, nowMs, decide) {
+      const { rotation, reused } = durable.transaction(() => {
+        const rotation: Rotation = decide(repo.refresh(presented), repo.refresh(successor));
+        if (rotation.kind === 'rotate') {
+          // Single use even under a race: the row is spent by this transaction or not at all.
+          if (!repo.markUsed(rotation.spent.tokenHash, nowMs)) throw new Error('a refresh token spent twice in one transaction');
+          repo.insertRefresh(rotation.next);
+        }
+        const reused = rotation.kind === 'reuse' ? repo.revokeFamily(rotation.spent.tenantId, rotation.spent.familyId, nowMs) : [];
+        return { rotation, reused };
+      }) as { rotation: Rotation; reused: Revocation[] };
+      // A reused token's family is refused in memory at once, whatever becomes of the fsync.
+      revocations.add(reused);
+      await durable.synced();
+      return rotation;
+    },
+  };
+  const oauth = createOAuthServer(store, key, {
+    accessTtlSeconds: options.accessTtlSeconds,
+    refreshTtlMs: options.refreshTtlMs,
+    refreshRetryGraceMs: options.refreshRetryGraceMs ?? 0,
+    throttle: options.throttle,
+    now: options.now,
+    anonymous: { scope: ANONYMOUS_SCOPE, admit: (address) => anonymousLimit.take(address) },
+  });
 
   return {
-    async token(req: TokenRequest): Promise<TokenResponse> {
-      await credentials.checkClient(req.tenantId, req.clientId, req.clientSecret, req.clientAddress);
-      const grant = req.form.get('grant_type');
-      if (!grant) throw new OAuthError('invalid_request', 'grant_type is required');
-      // Every answer follows the fsync of what it wrote: a token handed out survives a power cut.
-      if (grant === 'password') {
-        const answer = await passwordGrant(req);
-        await durable.synced();
-        return answer;
-      }
-      if (grant === 'refresh_token') {
-        const result = refreshGrant(req);
-        // A reused token's family is refused in memory at once, whatever becomes of the fsync.
-        if ('reused' in result) revocations.add(result.reused);
-        await durable.synced();
-        if ('reused' in result) throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');
-        return result;
-      }
-      throw new OAuthError('unsupported_grant_type', `grant_type ${grant} is not supported`);
-    },
+    token: (req: TokenRequest): Promise<TokenResponse> => oauth.token(req),
 
     /**
      * A staff user headquarters removed (docs/sync.md "Down: the catalogue"): call inside the transaction that removes

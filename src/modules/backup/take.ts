@@ -9,6 +9,7 @@ import pkg from '../../../package.json';
 import { DB_FILE, openDatabase } from '../../db/open.js';
 import { betterSqliteOptions } from '../../native/addons.js';
 import { freeBytesOf, fsyncPath } from '../../shared/files.js';
+import { type ExitReason, ProcessError } from '../../shared/errors.js';
 import { KEY_FILE } from '../../shared/jwt.js';
 import { DEVICE_FILE } from '../sync/enrolment/device.js';
 import { backupName, takenMsOf, tempName, tempOwnerOf } from './names.js';
@@ -20,7 +21,12 @@ export const BACKUP_FORMAT = 1;
 /** The data directory's files a backup carries: the token signing key and the sync device identity. */
 export const CARRIED_FILES = [KEY_FILE, DEVICE_FILE] as const;
 
-export class BackupError extends Error {}
+/** A backup that cannot be taken, listed or read: exit 74 (docs/operations.md "Exit codes"). */
+export class BackupError extends ProcessError {
+  constructor(message: string, reason: ExitReason = 'io') {
+    super(reason, message);
+  }
+}
 
 export interface BackupTarget {
   /** The box's data directory (absolute). */
@@ -51,7 +57,7 @@ export interface BackupResult {
 export async function takeBackup(target: BackupTarget, now: () => number = Date.now): Promise<BackupResult> {
   const started = now();
   const dbFile = join(target.dataDir, DB_FILE);
-  if (!existsSync(dbFile)) throw new BackupError(`no database at ${dbFile}`);
+  if (!existsSync(dbFile)) throw new BackupError(`no database at ${dbFile}`, 'noInput');
   prepareDir(target);
   removeAbandonedTemps(target.dir);
 

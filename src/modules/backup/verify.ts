@@ -4,11 +4,6 @@ import { MIGRATIONS } from '../../db/migrate.js';
 import { betterSqliteOptions } from '../../native/addons.js';
 import { BACKUP_FORMAT, BACKUP_TABLE, BackupError, CARRIED_FILES } from './take.js';
 
-/** The file is not a usable venue-box backup (`venue-box restore` exits 65, EX_DATAERR). */
-export class NotABackupError extends BackupError {
-  readonly exitCode = 65;
-}
-
 export interface BackupInfo {
   file: string;
   bytes: number;
@@ -29,7 +24,8 @@ const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
  * this program can migrate, and `PRAGMA integrity_check` ok. Opened read-only: nothing is written beside it.
  */
 export function readBackup(file: string): BackupInfo {
-  const notBackup = (why: string) => new NotABackupError(`${file} is not a venue-box backup: ${why}`);
+  // Not a usable venue-box backup: `venue-box restore` exits 65, EX_DATAERR (docs/operations.md "Exit codes").
+  const notBackup = (why: string) => new BackupError(`${file} is not a venue-box backup: ${why}`, 'data');
   let bytes: number;
   try {
     const st = statSync(file);
@@ -37,7 +33,8 @@ export function readBackup(file: string): BackupInfo {
     bytes = st.size;
   } catch (err) {
     if (err instanceof BackupError) throw err;
-    throw new BackupError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new BackupError(`cannot read ${file}: ${code ?? String(err)}`, code === 'ENOENT' ? 'noInput' : 'io');
   }
   const head = Buffer.alloc(16);
   const fd = openSync(file, 'r');
@@ -77,7 +74,7 @@ export function readBackup(file: string): BackupInfo {
     const latest = MIGRATIONS.at(-1)!.version;
     if (schemaVersion > latest) {
       throw new BackupError(`${file} was taken by a newer venue-box (${String(row.version)}, database schema ${schemaVersion}; `
-        + `this one knows up to ${latest}): restore it with that version`);
+        + `this one knows up to ${latest}): restore it with that version`, 'data');
     }
     return {
       file, bytes, takenAt: String(row.taken_at), version: String(row.version), schemaVersion,

@@ -4,9 +4,7 @@ import { SerialPort } from 'serialport';
 import type { PrinterConfig } from './printers.js';
 import { PrinterError, serialPrinterFor } from './serial-printer.js';
 import { encodeTestPage } from './tickets.js';
-
-/** A printer command that could not do its job: one clear line on stderr, exit 1. */
-export class PrinterCliError extends Error {}
+import { ProcessError } from '../../shared/errors.js';
 
 interface Output {
   out(text: string): void;
@@ -77,12 +75,12 @@ function realOf(path: string): string {
 
 /**
  * `venue-box printers test NAME`: asks the paper status (when the printer answers DLE EOT 4), prints the test
- * page (the code page's Polish letters) and waits for the drain. Exit 0, or a PrinterCliError naming the cause.
+ * page (the code page's Polish letters) and waits for the drain. Exit 0, or a ProcessError 'refused' (exit 1) naming the cause.
  */
 export async function printTestPage(printers: PrinterConfig[], name: string, timeoutMs: number, io: Output): Promise<number> {
   const printer = printers.find((p) => p.name === name);
   if (!printer) {
-    throw new PrinterCliError(printers.length === 0
+    throw new ProcessError('refused', printers.length === 0
       ? `no printer named ${name}: no printers are configured (pass the config file with --config FILE)`
       : `no printer named ${name} in the configuration (configured: ${printers.map((p) => p.name).join(', ')})`);
   }
@@ -90,7 +88,7 @@ export async function printTestPage(printers: PrinterConfig[], name: string, tim
   try {
     if (printer.statusQuery) {
       const paper = await device.paperStatus();
-      if (paper === 'out') throw new PrinterCliError(`${name} (${printer.path}) is out of paper`);
+      if (paper === 'out') throw new ProcessError('refused', `${name} (${printer.path}) is out of paper`);
       if (paper === 'nearEnd') io.err(`venue-box: ${name}: paper near end\n`);
     }
     const bytes = encodeTestPage(printer.name, printer, Date.now());
@@ -104,7 +102,7 @@ export async function printTestPage(printers: PrinterConfig[], name: string, tim
       : err.reason === 'offline'
         ? ' (is it on? if it never answers DLE EOT 4, set "statusQuery": false for it)'
         : '';
-    throw new PrinterCliError(`${name}: ${err.message}${hint}`);
+    throw new ProcessError('refused', `${name}: ${err.message}${hint}`);
   } finally {
     device.close();
   }

@@ -3,7 +3,8 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import demo from '../../../native-config/demo.json';
 import { migrate } from '../../db/migrate.js';
 import { createProvisioningRepo } from './repo.js';
-import { applyProvisioning, ProvisioningError, staffUserId } from './service.js';
+import { ProvisioningError } from '../../shared/errors.js';
+import { applyProvisioning, staffUserId } from './service.js';
 
 let db: Database.Database;
 beforeEach(() => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { parseMoney } from '../../shared/money.js';
+import { ProvisioningError } from '../../shared/errors.js';
 import { compile } from '../../shared/validate.js';
 import { hashSecret } from '../../shared/passwords.js';
 import { productsOf, referenceProblems, staffUserId } from '../../shared/catalogue-schemas.js';
@@ -10,7 +11,6 @@ import { Provisioning, type TenantSpec } from './schemas.js';
 
 export { productsOf, staffUserId };
 
-export class ProvisioningError extends Error {}
 
 const validate = compile(Provisioning);
 

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import pkg from '../../../package.json';
-import { ConfigError, loadConfigFile, resolveConfig } from '../../config.js';
+import type { Program } from '../../command-line.js';
+import { loadConfigFile, resolveConfig } from '../../config.js';
 import { migrate } from '../../db/migrate.js';
 import { DB_FILE, openDatabase } from '../../db/open.js';
 import { nowMs } from '../../shared/clock.js';
+import { ProcessError, usageError } from '../../shared/errors.js';
 import { CentralError, centralClient } from './client.js';
 import { loadDevice, newKeyPair, saveDevice } from './enrolment/device.js';
 import { createCatalogueRepo } from './catalogue/repo.js';
@@ -17,48 +18,28 @@ const USAGE = `Usage:
   venue-box sync status [--data-dir DIR] [--config FILE] [--json]
 `;
 
-/** `venue-box sync enrol|status`: returns the exit code (docs/sync.md "Sync to the central node"). */
-export async function runSyncCli(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv, allowPositionals: true,
-      options: {
-        'data-dir': { type: 'string' }, config: { type: 'string' }, central: { type: 'string' }, code: { type: 'string' },
-        json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+const OPTIONS = {
+  'data-dir': { type: 'string' }, config: { type: 'string' }, central: { type: 'string' }, code: { type: 'string' },
+  json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** `venue-box sync enrol|status`, run by the one front end (src/command-line.ts; docs/sync.md "Sync to the central node"). */
+export const SYNC: Program<typeof OPTIONS> = {
+  name: 'venue-box sync',
+  help: USAGE,
+  options: OPTIONS,
+  commands: [
+    {
+      words: ['enrol'],
+      run(values) {
+        const dataDir = dataDirOf(values['data-dir'], values.config);
+        if (!values.central || !values.code) throw usageError('enrol needs --central URL and --code CODE');
+        return enrol(dataDir, values.central, values.code);
       },
-    });
-  } catch (err) {
-    return usage((err as Error).message);
-  }
-  const { values, positionals } = parsed;
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  try {
-    const dataDir = dataDirOf(values['data-dir'], values.config);
-    if (positionals.length === 1 && positionals[0] === 'enrol') {
-      if (!values.central || !values.code) return usage('enrol needs --central URL and --code CODE');
-      return await enrol(dataDir, values.central, values.code);
-    }
-    if (positionals.length === 1 && positionals[0] === 'status') return status(dataDir, values.json === true);
-    return usage(positionals.length ? `unknown command: sync ${positionals.join(' ')}` : 'no sync command given');
-  } catch (err) {
-    if (err instanceof ConfigError || err instanceof CentralError || err instanceof SyncCliError) {
-      process.stderr.write(`venue-box sync: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
-  }
-}
-
-class SyncCliError extends Error {}
-
-function usage(message: string): number {
-  process.stderr.write(`venue-box sync: ${message}\n${USAGE}`);
-  return 64;
-}
+    },
+    { words: ['status'], run: (values) => status(dataDirOf(values['data-dir'], values.config), values.json === true) },
+  ],
+};
 
 function dataDirOf(dataDir: string | undefined, config: string | undefined): string {
   if (dataDir !== undefined) return resolve(dataDir);
@@ -67,16 +48,19 @@ function dataDirOf(dataDir: string | undefined, config: string | undefined): str
 
 /** Creates the device key pair (tweetnacl) and registers its public key with the one-time code. */
 async function enrol(dataDir: string, central: string, code: string): Promise<number> {
-  if (!existsSync(dataDir)) throw new SyncCliError(`no data directory at ${dataDir} (start the box once first)`);
-  if (!/^https?:\/\/[^\s/]+/.test(central)) throw new SyncCliError(`--central must be an http(s) URL, got ${central}`);
+  if (!existsSync(dataDir)) throw new ProcessError('noInput', `no data directory at ${dataDir} (start the box once first)`);
+  if (!/^https?:\/\/[^\s/]+/.test(central)) throw usageError(`--central must be an http(s) URL, got ${central}`);
   const existing = loadDevice(dataDir);
   if (existing) {
-    throw new SyncCliError(`this box is enrolled already, as device ${existing.deviceId} at ${existing.central}`);
+    throw new ProcessError('refused', `this box is enrolled already, as device ${existing.deviceId} at ${existing.central}`);
   }
   const pair = newKeyPair();
   const answer = await centralClient.enrol(central, {
     code: code.trim(), publicKey: Buffer.from(pair.publicKey).toString('base64'), name: `venue-box ${pkg.version}`,
-  }, { requestTimeoutMs: 30_000 });
+  }, { requestTimeoutMs: 30_000 }).catch((err: unknown) => {
+    // A refused code or an unreachable central: the command's answer is no (exit 1).
+    throw err instanceof CentralError ? new ProcessError('refused', err.message) : err;
+  });
   const device = saveDevice(dataDir, central, answer, pair);
   if (/^http:\/\//i.test(central) && !/^http:\/\/(localhost|127\.|\[::1\])/i.test(central)) {
     process.stderr.write('venue-box sync: warning: the central is reached over plain http; orders and documents cross the '
@@ -89,7 +73,7 @@ async function enrol(dataDir: string, central: string, code: string): Promise<nu
 
 function status(dataDir: string, asJson: boolean): number {
   const file = join(dataDir, DB_FILE);
-  if (!existsSync(file)) throw new SyncCliError(`no database at ${file}`);
+  if (!existsSync(file)) throw new ProcessError('noInput', `no database at ${file}`);
   const db = openDatabase(file);
   try {
     migrate(db);

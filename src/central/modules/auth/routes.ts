@@ -1,8 +1,9 @@
 import { tokenRoute } from '../../../http/token-route.js';
 import type { Route } from '../../../http/types.js';
+import { throttleAddress } from '../../../shared/oauth/throttle.js';
 import type { CentralAuth } from './service.js';
 
 /** The central's token endpoint: the box's shape (src/http/token-route.ts), for headquarters' users. */
 export function authRoutes(auth: CentralAuth): Route[] {
-  return [tokenRoute((call) => auth.token(call))];
+  return [tokenRoute((call, req) => auth.token({ ...call, clientAddress: throttleAddress(req.remoteAddress) }))];
 }

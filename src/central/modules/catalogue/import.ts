@@ -1,7 +1,8 @@
 import { type Provisioning, Provisioning as ProvisioningSchema, referenceProblems, staffUserId } from '../../../shared/catalogue-schemas.js';
 import { compile } from '../../../shared/validate.js';
 import type { Pool } from '../../db/pool.js';
-import { keepOrHash, ProvisioningError } from '../tenants/provision.js';
+import { ProvisioningError } from '../../../shared/errors.js';
+import { keepOrHash } from '../tenants/provision.js';
 import { createCatalogueRepo } from './repo.js';
 import { anyChanged, changeCatalogue } from './writer.js';
 

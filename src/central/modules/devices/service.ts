@@ -1,4 +1,4 @@
-import { AppError, invalidField, retryLater, unauthorized } from '../../../shared/errors.js';
+import { AppError, invalidField, ProcessError, retryLater, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
 import { createRateLimiter } from '../../../shared/token-bucket.js';
 import { GENESIS_HASH, keyIdOf, PROTOCOL, requestSigningText, SCHEMA, verifyDetached } from '../../../shared/sync-protocol.js';
@@ -9,8 +9,6 @@ import { createTenantRepo } from '../tenants/repo.js';
 import { codeHashOf, newEnrolCode } from './enrol-code.js';
 import { isAcceptableKey } from './public-key.js';
 import { createDeviceRepo, type DeviceRow } from './repo.js';
-
-export class EnrolError extends Error {}
 
 /**
  * Enrolments with a wrong code per client address: 10, then one a minute (docs/sync.md "The central node"). A code has
@@ -68,8 +66,8 @@ export function createDeviceService(pool: Pool, now: () => number) {
     /** A one-time code for a box of `venueId`; only its digest is stored. */
     async createCode(tenantId: string, venueId: string, ttlHours: number): Promise<string> {
       const tenants = createTenantRepo(pool);
-      if (!(await tenants.tenantExists(tenantId))) throw new EnrolError(`unknown tenant ${tenantId}`);
-      if (!(await tenants.venueExists(tenantId, venueId))) throw new EnrolError(`venue ${venueId} is not a venue of tenant ${tenantId}`);
+      if (!(await tenants.tenantExists(tenantId))) throw new ProcessError('refused', `unknown tenant ${tenantId}`);
+      if (!(await tenants.venueExists(tenantId, venueId))) throw new ProcessError('refused', `venue ${venueId} is not a venue of tenant ${tenantId}`);
       const code = newEnrolCode();
       await repo.insertCode(tenantId, codeHashOf(code), venueId, ttlHours * 3_600_000);
       return code;

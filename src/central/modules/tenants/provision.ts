@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { newId } from '../../../shared/ids.js';
+import { ProvisioningError } from '../../../shared/errors.js';
 import { hashSecret, verifySecret } from '../../../shared/passwords.js';
 import { inTransaction, type Pool } from '../../db/pool.js';
 import { createTenantRepo } from './repo.js';
@@ -27,7 +28,6 @@ const Provisioning = Type.Object({
 type Provisioning = Static<typeof Provisioning>;
 const check = TypeCompiler.Compile(Provisioning);
 
-export class ProvisioningError extends Error {}
 
 /** Headquarters' demo login, added to the demo tenant by `central serve --demo`. */
 export const DEMO_HQ_USER = { username: 'centrala', password: 'centrala-demo-1', scope: 'read write' };

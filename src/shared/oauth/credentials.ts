@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { OAuthError } from '../../shared/oauth-error.js';
-import { verifySecret } from '../../shared/passwords.js';
-import type { AuthRepo } from './repo.js';
+import { OAuthError } from '../oauth-error.js';
+import { verifySecret } from '../passwords.js';
+import type { OAuthStore, SignInUser } from './store.js';
 import type { LoginThrottle } from './throttle.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -14,7 +14,7 @@ const DUMMY_HASH =
  * Client-secret and staff-password checks, both through the login throttle (./throttle.ts): the throttle
  * counts failures per account, per account and client address, and per address, and caps scrypt work.
  */
-export function createCredentialChecks(repo: AuthRepo, throttle: LoginThrottle) {
+export function createCredentialChecks(store: Pick<OAuthStore, 'clientSecretHash' | 'user'>, throttle: LoginThrottle) {
   // A kiosk asks for tokens all day with the same client secret; scrypt each time would cost ~50 ms of CPU
   // on a Pi, so a verified secret is remembered by digest together with the stored hash it matched: a
   // secret changed by provisioning changes the stored hash, and the old secret is checked (and fails) again.
@@ -44,7 +44,7 @@ export function createCredentialChecks(repo: AuthRepo, throttle: LoginThrottle) 
   return {
     /** Throws invalid_client (401), or temporarily_unavailable (429) while throttled. */
     async checkClient(tenantId: string, clientId: string, clientSecret: string, clientAddress: string): Promise<void> {
-      const stored = repo.tenantExists(tenantId) ? repo.clientSecretHash(tenantId, clientId) : undefined;
+      const stored = await store.clientSecretHash(tenantId, clientId);
       const digest = sha256(`${stored}\0${clientSecret}`);
       if (stored && verifiedClients.has(digest)) return;
       // An unknown client costs no scrypt but still counts as a failure: guessing client ids is throttled too.
@@ -58,14 +58,14 @@ export function createCredentialChecks(repo: AuthRepo, throttle: LoginThrottle) 
       verifiedClients.add(digest);
     },
 
-    /** The staff user whose password this is; throws invalid_grant (400) or temporarily_unavailable (429). */
-    async checkPassword(tenantId: string, username: string, password: string, clientAddress: string) {
-      const staff = repo.staffUser(tenantId, username);
+    /** The user whose password this is; throws invalid_grant (400) or temporarily_unavailable (429). */
+    async checkPassword(tenantId: string, username: string, password: string, clientAddress: string): Promise<SignInUser> {
+      const user = await store.user(tenantId, username);
       const ok = await throttle.verify(`user\0${tenantId}\0${username}`, clientAddress, () =>
-        verifySecret(password, staff?.password_hash ?? DUMMY_HASH),
+        verifySecret(password, user?.passwordHash ?? DUMMY_HASH),
       );
-      if (!staff || !ok) throw new OAuthError('invalid_grant', 'wrong username or password');
-      return staff;
+      if (!user || !ok) throw new OAuthError('invalid_grant', 'wrong username or password');
+      return user;
     },
   };
 }

@@ -1,5 +1,5 @@
-import { OAuthError } from '../../shared/oauth-error.js';
-import { type RateLimit, createRateLimiter } from '../../shared/token-bucket.js';
+import { OAuthError } from '../oauth-error.js';
+import { type RateLimit, createRateLimiter } from '../token-bucket.js';
 
 export interface ThrottleOptions {
   /** Failed checks of one account (staff user or OAuth client) from one client address. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { OAuthError } from '../../shared/oauth-error.js';
+import { OAuthError } from '../oauth-error.js';
 import { createLoginThrottle, throttleAddress } from './throttle.js';
 
 const OPTIONS = {

@@ -1,0 +1,215 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import type { TokenCall, TokenResponse } from '../../http/token-route.js';
+import { newId } from '../ids.js';
+import { type SigningKey, signJwt } from '../jwt.js';
+import { OAuthError } from '../oauth-error.js';
+import { createCredentialChecks } from './credentials.js';
+import type { NewRefresh, OAuthStore, RefreshRow, Rotation } from './store.js';
+import { createLoginThrottle, type ThrottleOptions } from './throttle.js';
+
+export interface TokenRequest extends TokenCall {
+  /** The client's address as the throttle keys it (throttleAddress of the peer IP). */
+  clientAddress: string;
+}
+
+export interface OAuthOptions {
+  accessTtlSeconds: number;
+  refreshTtlMs: number;
+  /**
+   * How long after a refresh the same refresh token may be presented again and get the same answer (a client
+   * retrying after a lost response); 0: never, any second presentation is reuse.
+   */
+  refreshRetryGraceMs: number;
+  throttle: ThrottleOptions;
+  now: () => number;
+  /**
+   * The anonymous customer (`username=anonymous`, empty password): the scope it gets and the limit on new ones
+   * per address (throws 429 past it). Absent where there is none (the central: all its data is headquarters').
+   */
+  anonymous?: { scope: string[]; admit(clientAddress: string): void };
+}
+
+export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The token endpoint of the box and of the central (docs/api.md "Sign-in throttling", "Token revocation"): the
+ * password and refresh_token grants, client authentication and sign-ins through the throttle (./throttle.ts),
+ * refresh rotation whose reuse revokes the family, and a retry grace. Each node supplies only its store (./store.ts).
+ */
+export function createOAuthServer(store: OAuthStore, key: SigningKey, options: OAuthOptions) {
+  const credentials = createCredentialChecks(store, createLoginThrottle(options.throttle, options.now));
+
+  function grantScope(requested: string | null, allowed: string[]): string[] {
+    if (requested === null || requested.trim() === '') return allowed;
+    const wanted = [...new Set(requested.trim().split(/\s+/))];
+    const extra = wanted.filter((s) => !allowed.includes(s));
+    if (extra.length > 0) throw new OAuthError('invalid_scope', `scope not allowed: ${extra.join(' ')}`);
+    return allowed.filter((s) => wanted.includes(s));
+  }
+
+  // A refresh grant's new refresh token is derived from the one presented (HMAC under a key of the node), not
+  // drawn at random: a retry of the same refresh within the grace derives it again, and its access token is
+  // signed again from the successor row's claims (Ed25519 signatures are deterministic), so the retry gets the
+  // identical pair while no usable secret is ever stored, only hashes and claims (docs/api.md "Token revocation").
+  const successorKey = createHmac('sha256', key.secretKey).update('venue-box refresh successor v1').digest();
+  const successorOf = (presented: string): string =>
+    createHmac('sha256', successorKey).update(presented).digest('base64url');
+
+  /** The Token response; the same claims and refresh token always give the same bytes. */
+  function tokenResponse(
+    user: { userId: string; tenantId: string; scope: string },
+    jti: string,
+    iat: number,
+    exp: number,
+    refresh: string,
+  ): TokenResponse {
+    const access = signJwt(key, { UUID: user.userId, TENANT: user.tenantId, scope: user.scope, jti, iat, exp });
+    return {
+      access_token: access,
+      token_type: 'bearer',
+      refresh_token: refresh,
+      expires_in: exp - iat,
+      scope: user.scope,
+      UUID: user.userId,
+      TENANT: user.tenantId,
+      jti,
+    };
+  }
+
+  /** A new pair: the refresh row to store (it names the access token, so revoking the family revokes that too). */
+  function issue(
+    req: TokenRequest,
+    user: { userId: string; scope: string[]; staff: boolean },
+    familyId: string,
+    refresh: string,
+    now: number,
+  ): { row: NewRefresh; answer: TokenResponse } {
+    // Claims are whole seconds. Rounded down, a token issued at x.999 s would live ttl - 0.999 s (a 1-second
+    // token 1 ms, refused at once); rounded to the nearest second it lives ttl seconds give or take half a second.
+    const iat = Math.round(now / 1000);
+    const jti = newId();
+    const scope = user.scope.join(' ');
+    const exp = iat + options.accessTtlSeconds;
+    const row: NewRefresh = {
+      tokenHash: sha256(refresh),
+      tenantId: req.tenantId,
+      familyId,
+      clientId: req.clientId,
+      userId: user.userId,
+      scope,
+      staff: user.staff,
+      expiresMs: now + options.refreshTtlMs,
+      accessJti: jti,
+      accessExpiresMs: exp * 1000,
+    };
+    return {
+      row,
+      answer: tokenResponse({ userId: user.userId, tenantId: req.tenantId, scope }, jti, iat, exp, refresh),
+    };
+  }
+
+  async function newFamily(
+    req: TokenRequest,
+    user: { userId: string; scope: string[]; staff: boolean },
+  ): Promise<TokenResponse> {
+    const { row, answer } = issue(req, user, newId(), randomBytes(32).toString('base64url'), options.now());
+    // The answer follows the store's commit (on the box, its fsync): a token handed out survives a power cut.
+    await store.insertRefresh(row);
+    return answer;
+  }
+
+  /**
+   * The answer to a retry of a refresh: the same pair as the first time, when the spent token was used within
+   * the grace, its successor is unused and the retry asks for the same scope. Undefined otherwise (reuse).
+   */
+  function retryAnswer(
+    req: TokenRequest,
+    spent: RefreshRow,
+    next: RefreshRow | undefined,
+    refresh: string,
+    now: number,
+  ): TokenResponse | undefined {
+    const grace = options.refreshRetryGraceMs;
+    if (grace <= 0 || spent.usedMs === null || now - spent.usedMs > grace) return undefined;
+    if (!next || next.familyId !== spent.familyId || next.usedMs !== null || next.revoked) return undefined;
+    if (next.accessJti === null || next.accessExpiresMs === null) return undefined;
+    if (grantScope(req.form.get('scope'), spent.scope.split(' ')).join(' ') !== next.scope) return undefined;
+    // The successor was issued in the transaction that spent this token, at its usedMs.
+    const iat = Math.round(spent.usedMs / 1000);
+    return tokenResponse(
+      { userId: next.userId, tenantId: next.tenantId, scope: next.scope },
+      next.accessJti,
+      iat,
+      next.accessExpiresMs / 1000,
+      refresh,
+    );
+  }
+
+  async function passwordGrant(req: TokenRequest): Promise<TokenResponse> {
+    const username = req.form.get('username');
+    const password = req.form.get('password');
+    if (!username) throw new OAuthError('invalid_request', 'username is required');
+    // RFC 6749 4.3.2: password is required; the anonymous user sends it empty (`password=`).
+    if (password === null) throw new OAuthError('invalid_request', 'password is required');
+    if (username === 'anonymous') {
+      const { anonymous } = options;
+      if (!anonymous) throw new OAuthError('invalid_grant', 'there is no anonymous user here');
+      if (password !== '') throw new OAuthError('invalid_grant', 'the anonymous user has an empty password');
+      const scope = grantScope(req.form.get('scope'), anonymous.scope);
+      anonymous.admit(req.clientAddress);
+      return newFamily(req, { userId: newId(), scope, staff: false });
+    }
+    const user = await credentials.checkPassword(req.tenantId, username, password, req.clientAddress);
+    const scope = grantScope(req.form.get('scope'), user.scope.split(/\s+/));
+    return newFamily(req, { userId: user.id, scope, staff: true });
+  }
+
+  async function refreshGrant(req: TokenRequest): Promise<TokenResponse> {
+    const presented = req.form.get('refresh_token');
+    if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
+    const refresh = successorOf(presented);
+    const now = options.now();
+    let answer: TokenResponse | undefined;
+    const rotation = await store.rotate(
+      req.tenantId,
+      sha256(presented),
+      sha256(refresh),
+      now,
+      (row, next): Rotation => {
+        if (!row || row.tenantId !== req.tenantId || row.clientId !== req.clientId) {
+          throw new OAuthError('invalid_grant', 'unknown refresh token');
+        }
+        if (row.revoked) throw new OAuthError('invalid_grant', 'refresh token revoked');
+        if (row.expiresMs <= now) throw new OAuthError('invalid_grant', 'refresh token expired');
+        if (row.usedMs !== null) {
+          // A client retrying a refresh whose answer it lost gets that answer again, within the grace and only
+          // while the new refresh token is unused. Any other second presentation is reuse of a spent token: it
+          // leaked. Returned, not thrown, so that the store commits the family's revocation.
+          answer = retryAnswer(req, row, next, refresh, now);
+          return answer ? { kind: 'retry' } : { kind: 'reuse', spent: row };
+        }
+        const scope = grantScope(req.form.get('scope'), row.scope.split(' '));
+        const issued = issue(req, { userId: row.userId, scope, staff: row.staff }, row.familyId, refresh, now);
+        answer = issued.answer;
+        return { kind: 'rotate', spent: row, next: issued.row };
+      },
+    );
+    if (rotation.kind === 'reuse' || !answer)
+      throw new OAuthError('invalid_grant', 'refresh token already used; its family is revoked');
+    return answer;
+  }
+
+  return {
+    /** The token endpoint's answer, or an OAuthError (RFC 6749 5.2). */
+    async token(req: TokenRequest): Promise<TokenResponse> {
+      await credentials.checkClient(req.tenantId, req.clientId, req.clientSecret, req.clientAddress);
+      const grant = req.form.get('grant_type');
+      if (!grant) throw new OAuthError('invalid_request', 'grant_type is required');
+      if (grant === 'password') return passwordGrant(req);
+      if (grant === 'refresh_token') return refreshGrant(req);
+      throw new OAuthError('unsupported_grant_type', `grant_type ${grant} is not supported`);
+    },
+  };
+}
+
+export type OAuthServer = ReturnType<typeof createOAuthServer>;
