@@ -315,7 +315,7 @@ describe('admission', () => {
     await new Promise((r) => socket.once('connect', r));
     let received = '';
     let closed = false;
-    let wake = () => undefined as void;
+    let wake = (): void => {};
     socket.on('data', (chunk) => {
       received += chunk.toString('latin1');
       wake();

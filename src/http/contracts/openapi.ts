@@ -65,7 +65,8 @@ export function openApiDocument(routes: readonly Route[], info: ApiInfo, setting
     for (const [status, r] of Object.entries(doc.responses)) responses[status] = response(r);
     responses['4XX'] = response({ description: 'refused: the error body, its codes from the catalogue (docs/api.md "Errors")', schema: ErrorBodySchema });
     responses['5XX'] = response({ description: 'a bug (500) or unavailable (503): the error body', schema: ErrorBodySchema });
-    (paths[path] ??= {})[METHODS[route.method]] = {
+    paths[path] ??= {};
+    paths[path][METHODS[route.method]] = {
       operationId: operationId(route),
       summary: doc.summary,
       ...(doc.description ? { description: doc.description } : {}),

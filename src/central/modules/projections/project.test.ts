@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import demo from '../../../../native-config/demo.json';
 import { envelopeText } from '../../../shared/sync-protocol.js';
-import { type EnvelopeKind } from '../../../shared/sync-messages.js';
+import type { EnvelopeKind } from '../../../shared/sync-messages.js';
 import { openEmbedded, type EmbeddedDatabase } from '../../db/embedded.js';
 import { migrate } from '../../db/migrate.js';
 import { createPool, type Pool } from '../../db/pool.js';

@@ -3,7 +3,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Logger } from '../../../log.js';
 import { AppError, type ErrorDetail } from '../../../shared/errors.js';
 import { CENTRAL_SOURCE, HqDocumentHead, HqOrderBody, type InboxEntry } from '../../../shared/hq-inbox.js';
-import { type InboxResultBody } from '../../../shared/sync-messages.js';
+import type { InboxResultBody } from '../../../shared/sync-messages.js';
 import { newId7 } from '../../../shared/ids.js';
 import { type DocumentInput, parseDocument } from '../../../shared/stock-document-schemas.js';
 import type { Command } from '../../ordering/repo.js';

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { migrate } from '../../../db/migrate.js';
 import { createLogger } from '../../../log.js';
 import { chainHash, signDetached } from '../../../shared/sync-protocol.js';
-import { type Envelope, type Head, type TailResponse } from '../../../shared/sync-messages.js';
+import type { Envelope, Head, TailResponse } from '../../../shared/sync-messages.js';
 import { createOutbox } from '../up/outbox.js';
 import { createSyncRepo, type SyncRepo } from '../repo.js';
 import { reconcile, SyncStateError } from './reconcile.js';

@@ -1,7 +1,7 @@
 import { isoOf } from '../../../shared/clock.js';
 import { newId7 } from '../../../shared/ids.js';
 import { chainHash, envelopeText, GENESIS_HASH } from '../../../shared/sync-protocol.js';
-import { type EnvelopeBodies, type EnvelopeKind } from '../../../shared/sync-messages.js';
+import type { EnvelopeBodies, EnvelopeKind } from '../../../shared/sync-messages.js';
 import type { SyncRepo } from '../repo.js';
 
 /**
