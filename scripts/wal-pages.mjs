@@ -23,5 +23,5 @@ const names = new Map(db.prepare('SELECT name, pageno, pagetype FROM dbstat').al
 for (const t of txns.slice(-Number(process.argv[3] ?? 4))) {
   const counts = {};
   for (const p of t) { const n = p === 1 ? 'page1' : names.get(p) ?? `?${p}`; counts[n] = (counts[n] ?? 0) + 1; }
-  console.log(t.length, 'frames:', Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}${v > 1 ? 'x' + v : ''}`).join(' '));
+  console.log(t.length, 'frames:', Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}${v > 1 ? `x${v}` : ''}`).join(' '));
 }

@@ -8,6 +8,7 @@
 // of a source map still point where they did.
 import { readFileSync, writeFileSync } from 'node:fs';
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range is all of ASCII, control characters included.
 const NOT_ASCII = /[^\x00-\x7f]/gu;
 
 /** Rewrites an esbuild output file in place as above; returns how many characters it replaced. */
