@@ -1,4 +1,4 @@
-// What SQLite's page cache size costs a commit (docs/operations.md "The page cache"). Builds a database larger
+// What SQLite's page cache size costs a commit (docs/performance.md "The page cache"). Builds a database larger
 // than the largest cache tried (ROWS rows keyed by random UUIDs, about 100 MB), then for each cache size, in turn
 // and ROUNDS times over, opens it as the box does (WAL, cache_size), fills the cache by reading the table, and
 // commits TRANSACTIONS transactions of INSERTS random-key inserts each (page splits, as an index keyed by UUIDs

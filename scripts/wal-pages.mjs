@@ -1,4 +1,4 @@
-// Which b-trees the last transactions in a WAL wrote (docs/operations.md "What a `new` writes"): each frame's page
+// Which b-trees the last transactions in a WAL wrote (docs/performance.md "What a `new` writes"): each frame's page
 // number, mapped to its table or index with SQLite's dbstat. Usage, on a copy of a box's data directory taken
 // while the WAL holds them (after kill -9, before the next start):
 //   node scripts/wal-pages.mjs DATA_DIR/venue-box.db [TRANSACTIONS=4]
@@ -23,5 +23,5 @@ const names = new Map(db.prepare('SELECT name, pageno, pagetype FROM dbstat').al
 for (const t of txns.slice(-Number(process.argv[3] ?? 4))) {
   const counts = {};
   for (const p of t) { const n = p === 1 ? 'page1' : names.get(p) ?? `?${p}`; counts[n] = (counts[n] ?? 0) + 1; }
-  console.log(t.length, 'frames:', Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}${v > 1 ? 'x' + v : ''}`).join(' '));
+  console.log(t.length, 'frames:', Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}${v > 1 ? `x${v}` : ''}`).join(' '));
 }

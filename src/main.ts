@@ -129,7 +129,7 @@ async function main(argv: string[]): Promise<number> {
   // The central node and the box's sync commands are programs of their own (docs/sync.md "Sync to the central
   // node"), run by the same front end (src/command-line.ts). The central's code (PostgreSQL's driver with it) is
   // loaded by its commands only: a box never runs it, and loading it at every start cost the box 5 MB of memory
-  // and 20 ms (docs/operations.md "Idle memory").
+  // and 20 ms (docs/performance.md "Idle memory").
   if (argv[0] === 'central') {
     const { CENTRAL } = await import('./central/cli.js');
     return runProgram(CENTRAL.name, () => dispatch(CENTRAL, argv.slice(1)));

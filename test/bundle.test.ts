@@ -24,8 +24,9 @@ test('what is left outside ASCII becomes ? for each UTF-16 unit, so a source map
 });
 
 test('the bundle the tests run (dist/main.cjs) is ASCII: V8 holds its source at one byte a character', () => {
-  // docs/operations.md "Idle memory": one character beyond Latin-1 doubles the source's 1.9 MB in the heap.
+  // docs/performance.md "Idle memory": one character beyond Latin-1 doubles the source's 1.9 MB in the heap.
   const bundle = readFileSync(join(root, 'dist/main.cjs'), 'utf8');
   expect(bundle.length).toBeGreaterThan(1_000_000);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the range is all of ASCII, control characters included.
   expect(bundle.match(/[^\x00-\x7f]/gu) ?? []).toEqual([]);
 });

@@ -1,7 +1,8 @@
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { BATCH_MEDIA_TYPE, type BatchHeader, MAX_BATCH_EVENTS, MAX_REQUEST_BYTES, verifyDetached } from '../src/shared/sync-protocol.js';
+import type { BatchHeader } from '../src/shared/sync-messages.js';
+import { BATCH_MEDIA_TYPE, MAX_BATCH_EVENTS, MAX_REQUEST_BYTES, verifyDetached } from '../src/shared/sync-protocol.js';
 import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './support/central.js';
 import { enrolledDevice, SimDevice } from './support/sim-device.js';
 
@@ -314,7 +315,7 @@ describe('admission', () => {
     await new Promise((r) => socket.once('connect', r));
     let received = '';
     let closed = false;
-    let wake = () => undefined as void;
+    let wake = (): void => {};
     socket.on('data', (chunk) => {
       received += chunk.toString('latin1');
       wake();

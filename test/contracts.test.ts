@@ -2,14 +2,17 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import specs from '@asyncapi/specs';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { COMMAND_NAMES } from '../src/modules/ordering/commands/registry.js';
+import { MAX_QTY } from '../src/shared/qty.js';
 import { FRAMES } from '../src/shared/socket-protocol.js';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { contractsOf } from './support/contracts.js';
 import { expectApiError } from './support/fixtures.js';
 import { command, newOrder } from './support/orders.js';
 import { openSocket } from './support/socket.js';
+import { call, staff, W1, wpath } from './warehouse-client.js';
 
 // The box's contracts (docs/api.md "Contracts: /openapi.json and /asyncapi.json"): valid documents, every mounted
 // route documented and every documented route mounted, pages that need nothing from elsewhere.
@@ -119,5 +122,35 @@ describe('the pages', () => {
       for (const text of must) expect(html).toContain(text);
       expect(html).not.toMatch(/<script|<link|src=["']?https?:/i);
     }
+  });
+});
+
+describe('what the documents say is what the box accepts', () => {
+  const documentsOp = 'post /warehouse-api/api/warehouse/{warehouse}/documents/{kind}';
+  const requestSchema = (op: string) => {
+    const [method, path] = op.split(' ') as [string, string];
+    const body = (openapi.paths[path]![method] as unknown as { requestBody: { content: Record<string, { schema: object }> } }).requestBody;
+    return body.content['application/json']!.schema;
+  };
+
+  test("a stock document's quantities: documented-valid exactly when the box takes them (an Inventory counts 0)", async () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const documented = ajv.compile(requestSchema(documentsOp));
+    const kelner = await staff(box);
+    const post = async (kind: string, qty: number) =>
+      (await call(box, kelner, 'POST', wpath(W1, `/documents/${kind}`), { items: [{ id: 'maka', unit: 'kg', qty }] })).status;
+    // Six decimals at most (a micro-unit): more is a rule of the number, not of its range.
+    const qty = fc.oneof(
+      fc.constantFrom(0, -0, 0.000001, -0.000001, MAX_QTY, MAX_QTY + 1),
+      fc.integer({ min: -1_000_000, max: 2_000_000_000 }).map((micro) => micro / 1_000_000),
+    );
+    await fc.assert(fc.asyncProperty(qty, async (q) => {
+      const body = { items: [{ id: 'maka', unit: 'kg', qty: q }] };
+      const valid = documented(body);
+      expect({ q, status: await post('inventory', q) }).toEqual({ q, status: valid ? 201 : 400 });
+      // Every other kind refuses 0 too, as the operation's description says.
+      if (q === 0) expect(await post('pz', q)).toBe(400);
+    }), { numRuns: 40 });
   });
 });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DEMO, requestToken, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import { command, newOrder } from './support/orders.js';
-import { parseMetrics, seriesValue, valueOf } from './support/prometheus.js';
+import { parseMetrics, seriesValue, sampleValue } from './support/prometheus.js';
 import { openSocket, type TestSocket } from './support/socket.js';
 
 const boxes: TestBox[] = [];
@@ -44,7 +44,7 @@ describe('GET /metrics', () => {
     await venueSocket.next('HELLO');
 
     const before = parseMetrics(await scrape(box, staff));
-    expect(valueOf(before, 'venue_box_commands_confirmed_total', { kind: 'new' })).toBe(0);
+    expect(sampleValue(before, 'venue_box_commands_confirmed_total', { kind: 'new' })).toBe(0);
 
     const line = [{ productId: 'woda', quantity: 1 }];
     const orders = [];
@@ -82,7 +82,7 @@ describe('GET /metrics', () => {
       nodeLoop: 'GAUGE',
     });
 
-    const kind = (name: string, k: string, outcome?: string) => valueOf(f, name, { kind: k, ...(outcome ? { outcome } : {}) });
+    const kind = (name: string, k: string, outcome?: string) => sampleValue(f, name, { kind: k, ...(outcome ? { outcome } : {}) });
     expect([3, 4, 1].map((n, i) => [n, kind('venue_box_commands_confirmed_total', ['new', 'append', 'cancel'][i]!)]))
       .toEqual([[3, 3], [4, 4], [1, 1]]);
     expect(kind('venue_box_commands_processed_total', 'new', 'applied')).toBe(3);
@@ -102,21 +102,21 @@ describe('GET /metrics', () => {
     // The WAL's fsyncs: at least one for the tokens and one for each command at this pace (one at a time).
     expect(Number(f.get('venue_box_wal_fsync_duration_seconds')!.metrics[0]!.count)).toBeGreaterThanOrEqual(8);
     expect(Number(f.get('venue_box_wal_checkpoint_failures_total')!.metrics[0]!.value)).toBe(0);
-    expect(valueOf(f, 'venue_box_command_queue_depth')).toBe(0);
-    expect(valueOf(f, 'venue_box_sockets_open')).toBe(2);
-    expect(valueOf(f, 'venue_box_disk_free_bytes')).toBeGreaterThan(0);
-    expect([valueOf(f, 'venue_box_disk_full'), valueOf(f, 'venue_box_disk_min_free_bytes')]).toEqual([0, 67_108_864]);
+    expect(sampleValue(f, 'venue_box_command_queue_depth')).toBe(0);
+    expect(sampleValue(f, 'venue_box_sockets_open')).toBe(2);
+    expect(sampleValue(f, 'venue_box_disk_free_bytes')).toBeGreaterThan(0);
+    expect([sampleValue(f, 'venue_box_disk_full'), sampleValue(f, 'venue_box_disk_min_free_bytes')]).toEqual([0, 67_108_864]);
     // Not enrolled: every order waits in the outbox.
-    expect(valueOf(f, 'venue_box_sync_enrolled')).toBe(0);
-    expect(valueOf(f, 'venue_box_sync_backlog_events')).toBeGreaterThanOrEqual(3);
-    expect(valueOf(f, 'process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
-    expect(valueOf(f, 'venue_box_build_info')).toBe(1);
+    expect(sampleValue(f, 'venue_box_sync_enrolled')).toBe(0);
+    expect(sampleValue(f, 'venue_box_sync_backlog_events')).toBeGreaterThanOrEqual(3);
+    expect(sampleValue(f, 'process_resident_memory_bytes')).toBeGreaterThan(10_000_000);
+    expect(sampleValue(f, 'venue_box_build_info')).toBe(1);
 
     // Sockets closed are sockets no longer open.
     ws.close();
     await ws.closed;
     await sleep(50);
-    expect(valueOf(parseMetrics(await scrape(box, staff)), 'venue_box_sockets_open')).toBe(1);
+    expect(sampleValue(parseMetrics(await scrape(box, staff)), 'venue_box_sockets_open')).toBe(1);
   });
 
   test('a staff token by default: no token 401, anonymous and read-only tokens 403, staff 200', async () => {
@@ -249,15 +249,15 @@ describe('a data disk below storage.minFreeBytes', () => {
       code: 'storageFull', message: 'the data disk is below storage.minFreeBytes: writes are refused', args: ['storageFull'],
     }]);
     const f = parseMetrics(await (await box.get('/metrics')).text());
-    expect([valueOf(f, 'venue_box_disk_low'), valueOf(f, 'venue_box_disk_full')]).toEqual([1, 1]);
-    expect(valueOf(f, 'venue_box_disk_free_bytes')).toBeGreaterThan(0);
-    expect(valueOf(f, 'venue_box_disk_free_bytes')).toBeLessThan(8 * MiB);
+    expect([sampleValue(f, 'venue_box_disk_low'), sampleValue(f, 'venue_box_disk_full')]).toEqual([1, 1]);
+    expect(sampleValue(f, 'venue_box_disk_free_bytes')).toBeGreaterThan(0);
+    expect(sampleValue(f, 'venue_box_disk_free_bytes')).toBeLessThan(8 * MiB);
     expect((await box.get('/healthz')).status).toBe(200);
 
     rmSync(filler);
     await sleep(1100);
     expect((await box.get('/readyz')).status).toBe(200);
     const after = parseMetrics(await (await box.get('/metrics')).text());
-    expect([valueOf(after, 'venue_box_disk_low'), valueOf(after, 'venue_box_disk_full')]).toEqual([0, 0]);
+    expect([sampleValue(after, 'venue_box_disk_low'), sampleValue(after, 'venue_box_disk_full')]).toEqual([0, 0]);
   });
 });

@@ -236,7 +236,7 @@ describe.skipIf(skip)('menu images', STORY, () => {
       return r.status === 200 ? r : undefined;
     });
     expect(Buffer.from(await res.arrayBuffer()).equals(second)).toBe(true);
-    expect(proxy.seen.get('/sync-api/api/media/' + `${up.sha256}.png reset`)).toBe(3);
+    expect(proxy.seen.get(`/sync-api/api/media/${up.sha256}.png reset`)).toBe(3);
     // Both images are named now; the first one goes when its product no longer names it.
     expect((await fetch(box.url(url))).status).toBe(200);
     const menu = await menuWithImage('zurek', '');

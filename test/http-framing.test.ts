@@ -75,8 +75,8 @@ function responses(text: string): { status: number; body: { codes?: { code: stri
   return out;
 }
 
-const head = (lines: string[], path = NEW) => [`POST ${path} HTTP/1.1`, 'Host: x', `Authorization: Bearer ${token}`,
-  'Content-Type: application/json', ...lines].join('\r\n') + '\r\n\r\n';
+const head = (lines: string[], path = NEW) => `${[`POST ${path} HTTP/1.1`, 'Host: x', `Authorization: Bearer ${token}`,
+  'Content-Type: application/json', ...lines].join('\r\n')}\r\n\r\n`;
 
 /** At least one response, every one a 400 invalidBody, and the connection closed. */
 function expectRefused(ex: Exchange): void {
@@ -123,8 +123,8 @@ describe('conflicting Content-Length', () => {
   });
 
   test('a GET with two different Content-Length lines is refused too', async () => {
-    const req = ['GET /venue-api/api/nearest?lat=50&lng=20 HTTP/1.1', 'Host: x', `Authorization: Bearer ${token}`,
-      'Content-Length: 3', 'Content-Length: 0'].join('\r\n') + '\r\n\r\nabc';
+    const req = `${['GET /venue-api/api/nearest?lat=50&lng=20 HTTP/1.1', 'Host: x', `Authorization: Bearer ${token}`,
+      'Content-Length: 3', 'Content-Length: 0'].join('\r\n')}\r\n\r\nabc`;
     expectRefused(await exchange(req));
   });
 

@@ -207,15 +207,15 @@ async function sameTick(requests: string[]): Promise<{ status: number; body: str
   }));
   // Heads first, so the box has every request parsed and waiting for its body; then every body in one go.
   const split = requests.map((r) => r.indexOf('\r\n\r\n') + 4);
-  sockets.forEach((s, i) => s.write(requests[i]!.slice(0, split[i])));
+  for (const [i, s] of sockets.entries()) s.write(requests[i]!.slice(0, split[i]));
   await new Promise((r) => setTimeout(r, 50));
-  sockets.forEach((s, i) => s.write(requests[i]!.slice(split[i])));
+  for (const [i, s] of sockets.entries()) s.write(requests[i]!.slice(split[i]));
   return Promise.all(replies);
 }
 
 const rawPost = (token: string, key: string, body: string) =>
-  [`POST ${NEW} HTTP/1.1`, 'Host: x', `Authorization: Bearer ${token}`, 'Content-Type: application/json',
-    `Idempotency-Key: ${key}`, `Content-Length: ${Buffer.byteLength(body)}`].join('\r\n') + `\r\n\r\n${body}`;
+  `${[`POST ${NEW} HTTP/1.1`, 'Host: x', `Authorization: Bearer ${token}`, 'Content-Type: application/json',
+    `Idempotency-Key: ${key}`, `Content-Length: ${Buffer.byteLength(body)}`].join('\r\n')}\r\n\r\n${body}`;
 
 describe('concurrent requests with the same key', () => {
   // Whether two requests reach the box in the same turn of its loop (before the first commits) is up to the

@@ -128,7 +128,7 @@ describe('kitchen notes (a line\'s extra.note)', () => {
     const customer = await box.token();
     const ws = await openSocket(box.wsUrl('/ordering-api/ws'), customer.access_token);
     await ws.next('HELLO');
-    const note = 'bez śmietany 🌶'.padEnd(139, '!') + '🍋'; // 140 characters, two of them outside the BMP
+    const note = `${'bez śmietany 🌶'.padEnd(139, '!')}🍋`; // 140 characters, two of them outside the BMP
     const c = await command(box, customer.access_token, 'new', newOrder(VENUE, [line(note), { productId: 'kompot', quantity: 1 }]));
     const order = await change(ws, c.orderId) as { buckets: { lines: { id: string; extra?: unknown }[] }[] };
     expect(order.buckets[0]!.lines.map((l) => l.extra)).toEqual([{ note }, undefined]);

@@ -43,8 +43,6 @@ const VENUE = demo.tenants[0]!.venues[0]!.id;
 const MENU = demo.tenants[0]!.menus[0]!.id;
 const TYPES = ['DELIVERY', 'TAKE_AWAY', 'DINE_IN_OPEN', 'DINE_IN'] as const;
 type OrderType = (typeof TYPES)[number];
-// woda and kompot are sold everywhere, piwo only for DINE_IN, kawior is not on the menu.
-const PRODUCTS = ['woda', 'kompot', 'schabowy', 'piwo', 'kawior'];
 const STRANGER_LINE = '66666666-6666-4666-8666-666666666666';
 
 type Who = 'customer' | 'staff';
@@ -61,6 +59,7 @@ type Cmd =
 const who = fc.constantFrom<Who>('customer', 'staff');
 const staffMostly = fc.constantFrom<Who>('staff', 'staff', 'staff', 'customer');
 const product = fc.oneof(
+  // woda and kompot are sold everywhere, piwo only for DINE_IN, kawior is not on the menu.
   { weight: 8, arbitrary: fc.constantFrom('woda', 'kompot', 'schabowy') },
   { weight: 1, arbitrary: fc.constantFrom('piwo', 'kawior') },
 );

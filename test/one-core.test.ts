@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { afterEach, expect, test } from 'vitest';
 import { jsonLogs, startTestBox, type TestBox } from './support/box.js';
 
-// docs/operations.md "V8's threads on one core": a box on one core runs node's and V8's own threads SCHED_IDLE.
+// docs/performance.md "V8's threads on one core": a box on one core runs node's and V8's own threads SCHED_IDLE.
 const SCHED_OTHER = 0;
 const SCHED_IDLE = 5;
 

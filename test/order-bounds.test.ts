@@ -34,7 +34,7 @@ const current = async (orderId: string): Promise<OrderPayload> =>
   (await (await box.get(`/ordering-api/api/order/${orderId}`, customer)).json()) as OrderPayload;
 /** The database and its WAL together: what the box has written to disk. */
 const diskBytes = (): number =>
-  ['venue-box.db', 'venue-box.db-wal'].reduce((sum, f) => sum + statSync(join(box.dataDir, f), { throwIfNoEntry: false })?.size!, 0);
+  ['venue-box.db', 'venue-box.db-wal'].reduce((sum, f) => sum + (statSync(join(box.dataDir, f), { throwIfNoEntry: false })?.size ?? 0), 0);
 
 describe('order bounds', () => {
   test('an order stops at 400 lines: appends past it get tooManyLines, change nothing and write little', async () => {

@@ -5,7 +5,7 @@ import { driveVenueDay } from '../scripts/lib/venue-day.mjs';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { startTestCentral, type TestCentral } from './support/central.js';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy.js';
-import { drained, enrol, FAST_SYNC, hqOrders, syncStatus, waitFor } from './support/sync.js';
+import { drained, enrol, FAST_SYNC, hqOrders, syncStatus, } from './support/sync.js';
 import { staff, W1, W2, wpath } from './warehouse-client.js';
 
 // A day offline: the central is down while a busy venue works through a day (3,000 orders with their

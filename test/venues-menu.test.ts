@@ -128,7 +128,7 @@ describe('menu', () => {
       if (node.kind === 'svc/group/category') {
         expect(Object.keys(node).sort()).toEqual(['details', 'id', 'items', 'kind']);
         expect(node.details).toStrictEqual({ literals: { name: expect.any(String) } });
-        node.items!.forEach((n) => check(n, node.id));
+        for (const n of node.items!) check(n, node.id);
         return;
       }
       expect(node).toStrictEqual({

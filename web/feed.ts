@@ -1,4 +1,4 @@
-import { type Session } from './api.js';
+import type { Session } from './api.js';
 import { LiveSocket } from './live.js';
 import type { Frame, Notification, Order } from './model.js';
 import { Store } from './store.js';

@@ -1,4 +1,4 @@
-import { type Session } from './api.js';
+import type { Session } from './api.js';
 import type { Frame } from './model.js';
 import { Store } from './store.js';
 

@@ -1,44 +1,28 @@
-/** The API's shapes the screens read (docs/api.md; docs/orders.md "The order lifecycle"). */
-export interface OrderLine {
-  id: string;
-  quantity: number;
-  price: string;
-  productId: string;
-  product: { literals?: { name?: string }; extra?: { category?: string } };
-  status: 'NEW' | 'ORDERED' | 'CANCELLED' | string;
-  updated: string;
-  created: string;
-  extra?: { note?: string };
+/**
+ * The API's shapes the screens read (docs/api.md; docs/orders.md "The order lifecycle"): the Order and the socket's
+ * frames are the box's own schemas (src/shared/order-schemas.ts, src/shared/socket-protocol.ts), imported as types
+ * only, so the bundle takes no code from them.
+ */
+import type { Order as ApiOrder } from '../src/shared/order-schemas.js';
+import type { FramePayload, FrameType } from '../src/shared/socket-protocol.js';
+
+/** What the screens read of a line's product: the API gives the menu's product as it was sold, of no fixed shape. */
+export interface LineProduct {
+  literals?: { name?: string };
+  extra?: { category?: string };
 }
 
-export interface Order {
-  id: string;
-  created: string;
-  lastChanged: string;
-  orderType: string;
-  total: string;
-  editTotal: string;
-  status: 'NEW' | 'ORDERED' | 'READY' | 'COMPLETED' | 'CANCELLED' | string;
-  claimCode: string;
-  buckets: { venue: string; name: string; menu: string; lines: OrderLine[] }[];
-  closed: boolean;
-  completed: boolean;
-  contact?: Record<string, string>;
-}
+type ApiBucket = ApiOrder['buckets'][number];
+export type OrderLine = Omit<ApiBucket['lines'][number], 'product'> & { product: LineProduct };
+export type Order = Omit<ApiOrder, 'buckets'> & { buckets: (Omit<ApiBucket, 'lines'> & { lines: OrderLine[] })[] };
 
 export interface Frame {
-  type: string;
+  type: FrameType;
   seq: number;
   payload: unknown;
 }
 
-export interface Notification {
-  type: string;
-  orderId: string;
-  event: { correlationId: string };
-  message: string;
-  codes: { code: string; message: string; args: string[] }[];
-}
+export type Notification = FramePayload<'NOTIFICATION'>;
 
 export interface Venue {
   id: string;

@@ -32,6 +32,7 @@ export function Toasts() {
   return (
     <div class="toasts" role="status" aria-live="polite">
       {list.map((x) => (
+        // biome-ignore lint/a11y/useKeyWithClickEvents lint/a11y/noStaticElementInteractions: a toast goes by itself (5 or 12 s) and is announced (role status); a tap only dismisses it early.
         <div key={x.id} class={`toast ${x.kind}`} data-testid={x.kind === 'error' ? 'error' : 'info'}
           onClick={() => toasts.update((l) => l.filter((y) => y.id !== x.id))}>{x.text}</div>
       ))}

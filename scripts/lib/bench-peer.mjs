@@ -245,7 +245,7 @@ function applyNew(cmd, body, now) {
   do claim = String(randomInt(0, 1_000_000)).padStart(6, '0');
   while (venues.some((v) => s.claimTaken.get(TENANT, v.id, claim)));
   s.insertOrder.run(TENANT, cmd.order_id, body.orderType, claim, now, now);
-  venues.forEach((v, i) => s.insertBucket.run(TENANT, cmd.order_id, v.id, i, claim));
+  for (const [i, v] of venues.entries()) s.insertBucket.run(TENANT, cmd.order_id, v.id, i, claim);
   s.insertOrderUser.run(TENANT, cmd.order_id, cmd.user_id, 'CREATOR,CUSTOMER');
   for (const l of lines) {
     s.insertLine.run(TENANT, cmd.order_id, l.id, l.venueId, TENANT, cmd.order_id, cmd.user_id, l.productId, l.quantity, l.priceMinor,
@@ -370,7 +370,10 @@ app.server.on('upgrade', (req, socket, head) => {
   if (!principal) return socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   wss.handleUpgrade(req, socket, head, (ws) => {
     let set = sockets.get(principal.userId);
-    if (!set) sockets.set(principal.userId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      sockets.set(principal.userId, set);
+    }
     set.add(ws);
     // HELLO first, its seq the stream's position (src/ws/hub.ts); the socket takes no messages (1008).
     const position = s.position.get(TENANT, principal.userId)?.last_seq ?? 0;

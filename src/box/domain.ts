@@ -31,7 +31,7 @@ import { createSyncRepo } from '../modules/sync/repo.js';
 import { createVenueRepo } from '../modules/venues/repo.js';
 import { createWarehouseRepo } from '../modules/warehouse/repo.js';
 import { createWarehouseService } from '../modules/warehouse/service.js';
-import type { InboxResultBody } from '../shared/hq-inbox.js';
+import type { InboxResultBody } from '../shared/sync-messages.js';
 import { loadOrCreateKey } from '../shared/jwt.js';
 import { type Service, serviceOf } from '../shared/runtime.js';
 import { createRateLimiter } from '../shared/token-bucket.js';

@@ -50,9 +50,9 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
   }
   const opened = db;
   // Commands and tokens commit without their own fsync; one fsync of the WAL off the event loop makes what
-  // committed meanwhile durable before any answer or frame goes out (docs/operations.md "Durability and speed").
+  // committed meanwhile durable before any answer or frame goes out (docs/architecture.md "Durability and speed").
   const walSync = createWalSync(join(dataDir, `${DB_FILE}-wal`), {
-    // docs/operations.md "Durability and speed": nothing may be confirmed after a failed fsync.
+    // docs/architecture.md "Durability and speed": nothing may be confirmed after a failed fsync.
     failed(err) {
       log.fatal({ err }, 'the WAL could not be synced to the disk: stopping, so that nothing unsynced is confirmed');
       process.exit(70);

@@ -145,7 +145,7 @@ function table(list: DeviceView[]): string {
   ]);
   const all = [['DEVICE', 'TENANT', 'VENUE', 'STATUS', 'KEY', 'EPOCH/SEQ', 'LAG', 'LAST CONTACT', 'CLOCK OFFSET'], ...rows];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  return all.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
+  return `${all.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`;
 }
 
 async function revoke(values: Values, deviceId: string): Promise<number> {

@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import { uws } from '../native/uws.js';
 import { type Service, serviceOf } from '../shared/runtime.js';
 import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
+import { centralContractRoutes } from './contracts.js';
 
 export interface CentralHttpDeps {
   host: string;
@@ -26,7 +27,10 @@ export function createCentralHttp(d: CentralHttpDeps): {
 } {
   let accepting = true;
   const app = uws().App();
-  mountRoutes(app, d.routes, {
+  // The central's own contract is made from exactly what is mounted, itself included (src/central/contracts.ts).
+  const routes: Route[] = [...d.routes];
+  routes.push(...centralContractRoutes(() => routes));
+  mountRoutes(app, routes, {
     log: d.log,
     maxBodyBytes: MAX_REQUEST_BYTES,
     authenticate: d.authenticate,

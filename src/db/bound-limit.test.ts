@@ -13,7 +13,7 @@ function boxSources(dir: string): string[] {
   });
 }
 
-describe('bound LIMITs (docs/operations.md "What a `new` reads")', () => {
+describe('bound LIMITs (docs/performance.md "What a `new` reads")', () => {
   it('no SQLite statement binds its LIMIT bare: SQLite would prepare it again at every call', () => {
     // The whole text, not line by line: a LIMIT and its parameter may stand on two lines.
     const bare = boxSources(SRC).flatMap((file) => {

@@ -59,7 +59,7 @@ const PASSES = 4;
  * last pass: a few ms at 2,000 orders/s, more on an SD card), which bounds the WAL by about a second of commits.
  * One that caught up asks every time (at most at every look): its last pass has little to copy, and limiting it
  * too put the restart back on the event loop and cost about 10% more CPU per command at 500 orders/s
- * (docs/operations.md "Durability and speed").
+ * (docs/architecture.md "Durability and speed").
  */
 const QUIET_EVERY_MS = 1000;
 let lastQuiet = Number.NEGATIVE_INFINITY;

@@ -41,7 +41,7 @@ export const WAL_SIZE_LIMIT_BYTES = 256 * 1024 * 1024;
  * checkpoint that caught up rewrites the WAL's header, fsyncs it (SQLite's guard against out-of-order writes
  * after a restart) and trims the file to WAL_SIZE_LIMIT_BYTES, and that fsync waits for every WAL page still
  * being written back. The checkpointer's thread commits first, so the event loop's next commit only appends
- * (docs/operations.md "Durability and speed"). The commit writes `user_version` back unchanged, which changes
+ * (docs/architecture.md "Durability and speed"). The commit writes `user_version` back unchanged, which changes
  * page 1 and nothing else. False when another connection holds the write lock (busy_timeout 0: it never waits):
  * that connection's commit restarts the WAL instead, as it would have anyway.
  */

@@ -53,7 +53,7 @@ const SLOW_HOLD_MS = 1000;
 /**
  * A worker thread is a V8 heap of its own, about 9 MB of the box's memory: it goes once the WAL has stayed copied
  * back this long (a box between services, or closed for the night), and the next commit brings one back, which
- * takes it some 30 ms of CPU on its own thread (docs/operations.md "Idle memory").
+ * takes it some 30 ms of CPU on its own thread (docs/performance.md "Idle memory").
  */
 const WORKER_IDLE_MS = 60_000;
 
@@ -64,7 +64,7 @@ const WORKER_RESPAWN_MS = 30_000;
  * The WAL checkpointer as one of the box's long-running parts (src/shared/runtime.ts): PASSIVE checkpoints, due
  * once `walBytes` wait to be copied back or the WAL goes idle (looked at every `intervalMs` on this thread, in the
  * WAL index: two system calls), on a worker thread with a connection of its own (src/db/checkpoint-worker.ts), so
- * copying the WAL back and its fsync never stall the event loop (docs/operations.md "Durability and speed").
+ * copying the WAL back and its fsync never stall the event loop (docs/architecture.md "Durability and speed").
  * The worker starts at the first checkpoint due and goes after `workerIdleMs` with nothing to copy back.
  * Unbundled (unit tests on the sources) there is no worker to start, and the checkpoints run on the event loop.
  */

@@ -12,14 +12,14 @@ export const DB_FILE = 'venue-box.db';
  * SQLite writes a whole page to the WAL for every b-tree page a transaction changes, and a command changes about
  * fifteen b-trees by a few hundred bytes each: with 1 KiB pages a `new` writes 23 KB to the WAL and 34-37 KB to the
  * disk, checkpoint included, where 4 KiB pages wrote 76 and 86-91, for a CPU per command the benchmark does not
- * tell apart (docs/operations.md "What a `new` writes").
+ * tell apart (docs/performance.md "What a `new` writes").
  */
 export const PAGE_SIZE = 1024;
 
 /**
  * Opens the box's one database: WAL, foreign keys, busy timeout, and synchronous=FULL so a commit is on the disk
  * before anything is answered. The command queue and the token endpoint commit with NORMAL instead and answer
- * after an fsync of the WAL off the event loop (src/db/wal-sync.ts; docs/operations.md "Durability and speed").
+ * after an fsync of the WAL off the event loop (src/db/wal-sync.ts; docs/architecture.md "Durability and speed").
  */
 export function openDatabase(file: string): Db {
   const db = new Database(file, betterSqliteOptions());
@@ -33,7 +33,7 @@ export function openDatabase(file: string): Db {
   // 64 KiB into a temp file in /var/tmp: on the box's SD card, tens of KB more written per command.
   db.pragma('temp_store = MEMORY');
   // 8 MiB of pages (SQLite's default is 2 MiB). Not more: a commit that split a b-tree page scans the whole page
-  // cache (docs/operations.md "The page cache": about 45 us a commit at 500 orders/s with 32 MiB), and the box's
+  // cache (docs/performance.md "The page cache": about 45 us a commit at 500 orders/s with 32 MiB), and the box's
   // benchmarks ran no slower with 4 or 8 MiB than with 32 (2-5% less CPU once the file outgrew the cache), with
   // an RSS under load 20-40 MB lower.
   db.pragma('cache_size = -8192');

@@ -27,7 +27,7 @@ export function pageSizeOf(file: string): number | undefined {
 
 /**
  * Rewrites a database made with another page size than PAGE_SIZE (a box from before it) into one with it, once, at
- * the start, after the migrations and before the box opens it (docs/operations.md "What a `new` writes"). SQLite
+ * the start, after the migrations and before the box opens it (docs/performance.md "What a `new` writes"). SQLite
  * cannot change the page size of a database in WAL mode in place: `VACUUM INTO` writes a copy with the new size
  * beside it, which takes the old file's mode and owner, is synced, and is renamed over the old file once the old
  * WAL is checkpointed and removed (a WAL is only valid for the file it was written for). The connection holds the

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { type Db, inTransaction } from './open.js';
 
 /**
- * Durability off the event loop (docs/operations.md "Durability and speed"). The command path commits with
+ * Durability off the event loop (docs/architecture.md "Durability and speed"). The command path commits with
  * synchronous=NORMAL (relaxedTransactions): SQLite writes the WAL frames without waiting for the disk, which
  * keeps the database consistent but not yet durable. Then one fdatasync of the WAL file on libuv's thread pool makes every commit
  * written before it durable at once; only after it are the commands confirmed and their frames pushed. While one

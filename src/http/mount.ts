@@ -1,9 +1,10 @@
+import type { TSchema } from '@sinclair/typebox';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { isStorageFull, storageFullError } from '../db/storage-full.js';
 import { AppError, errorBody, forbidden, insufficientScope, invalidField, problem, STATUS } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
-import { parseJson } from '../shared/validate.js';
+import { compile, parseJson, type Validator } from '../shared/validate.js';
 import { statusLine } from './status-text.js';
 import type { HttpRequest, Principal, Reply, Route } from './types.js';
 
@@ -39,6 +40,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps,
     res.cork(() => writeReply(res, reply, input.requestId, true));
   };
   for (const route of routes) {
+    if (route.schema?.body) validatorOf(route);
     const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
     app[route.method](route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
     // RFC 9110 9.3.2: HEAD is GET without the body (the same status and headers, Content-Length included).
@@ -292,7 +294,24 @@ async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Repl
   if (req.undecodable) {
     throw invalidField(req.undecodable, `path parameter ${req.undecodable} is not valid percent-encoding`);
   }
-  return route.handle({ req, principal, body: parseBody(route, req) });
+  const body = parseBody(route, req);
+  return route.handle({ req, principal, body, valid: (value: unknown = body) => validatorOf(route)(value) });
+}
+
+/**
+ * The check of a route's `schema.body`, compiled once per schema object (src/shared/validate.ts): the very object
+ * /openapi.json documents is the one that validates. Compiled at mount (mountRoutes), so a schema TypeBox cannot
+ * compile fails the start, not a request.
+ */
+const validators = new WeakMap<TSchema, Validator<TSchema>>();
+export function validatorOf(route: Pick<Route, 'method' | 'path' | 'schema'>): Validator<TSchema> {
+  const schema = route.schema?.body;
+  if (!schema) throw new Error(`route ${route.method} ${route.path} has no body schema to validate with`);
+  const known = validators.get(schema);
+  if (known) return known;
+  const validator = compile(schema);
+  validators.set(schema, validator);
+  return validator;
 }
 
 function parseBody(route: Route, req: HttpRequest): unknown {

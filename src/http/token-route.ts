@@ -83,12 +83,13 @@ export function tokenRoute(issue: (call: TokenCall, req: HttpRequest) => Promise
     path: '/auth-oauth2/oauth/token',
     auth: 'none',
     body: 'form',
+    // Documents the form; the endpoint reads it by RFC 6749's rules (its own errors), never through valid().
+    schema: { body: TokenForm },
     doc: {
       summary: 'A token: a password grant (anonymous or staff) or a refresh',
       description: 'RFC 6749: client credentials in HTTP Basic or the form; its errors keep RFC 6749 section 5.2\'s shape.',
       tag: 'auth',
       headers: [{ name: 'x-tenant', required: true, description: 'the tenant (UUID)' }],
-      request: TokenForm,
       responses: {
         200: { description: 'the Token', schema: TokenResponseSchema },
         400: { description: 'RFC 6749 error', schema: OAuthErrorSchema },

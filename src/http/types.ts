@@ -1,4 +1,4 @@
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import type { AppError } from '../shared/errors.js';
 
 /** What a handler sees of a request: copied out of uWS at once, so it outlives the uWS callback. */
@@ -44,15 +44,30 @@ export type AuthMode = 'none' | 'bearer' | 'write';
 /** 'raw': the body's bytes untouched (a sync batch is verified as received, never re-serialised). */
 export type BodyMode = 'none' | 'json' | 'form' | 'optional-json' | 'raw';
 
-export interface RouteContext {
+export interface RouteContext<B extends TSchema = TSchema> {
   req: HttpRequest;
   /** Present on every route whose auth is not 'none'. */
   principal: Principal;
   /** Parsed JSON (for 'json' routes), form fields (for 'form' routes) or the Buffer (for 'raw' routes). */
   body: unknown;
+  /**
+   * `value` (the body by default) checked by the route's `schema.body`, compiled once when the route is mounted:
+   * the typed value, or a 400 `invalidField` naming each failing field. The handler calls it when its own earlier
+   * checks (the path's ids, the headers) are done.
+   */
+  valid(value?: unknown): Static<B>;
 }
 
-export interface Route {
+/**
+ * A route's schemas, as Fastify's route `schema`: the one object that both validates (`valid()`) and documents
+ * (/openapi.json) the route's body, and documents its query (each property a parameter, read by the handler).
+ */
+export interface RouteSchema<B extends TSchema = TSchema> {
+  body?: B;
+  query?: TSchema;
+}
+
+export interface Route<B extends TSchema = TSchema> {
   method: 'get' | 'post' | 'put' | 'patch' | 'del';
   path: string;
   auth: AuthMode;
@@ -69,12 +84,17 @@ export interface Route {
   errorReply?(err: AppError): Reply | undefined;
   /** Served while the box is stopping too (/healthz, /readyz); every other route then gets 503 unavailable. */
   whileStopping?: boolean;
-  /** What /openapi.json says of it (src/http/contracts/openapi.ts); every route of the box has one. */
+  /** The body's and the query's schemas: what the route validates is what /openapi.json says. */
+  schema?: RouteSchema<B>;
+  /** What /openapi.json says of it besides its schemas (src/http/contracts/openapi.ts); every route has one. */
   doc?: RouteDoc;
-  handle(ctx: RouteContext): Reply | Promise<Reply>;
+  handle(ctx: RouteContext<B>): Reply | Promise<Reply>;
 }
 
-/** A route's contract: the source of /openapi.json and of /docs/api. */
+/** A route whose handler's `valid()` is typed by its body schema. */
+export const route = <B extends TSchema>(r: Route<B>): Route => r as unknown as Route;
+
+/** A route's contract besides its schemas: the source, with them, of /openapi.json and of /docs/api. */
 export interface RouteDoc {
   summary: string;
   description?: string;
@@ -82,12 +102,10 @@ export interface RouteDoc {
   tag?: string;
   /** Path parameters (`:id`) and what they are. */
   params?: Record<string, string>;
-  /** The query parameters, as an object schema (each property a parameter). */
-  query?: TSchema;
+  /** The body's media type where the body mode does not say it (a raw body that is JSON, signed as sent). */
+  requestType?: string;
   /** Request headers the route reads, beyond Authorization. */
   headers?: { name: string; required: boolean; description: string }[];
-  /** The body's schema (JSON, or the form's fields for a form route). */
-  request?: TSchema;
   /** The answers, by status: a JSON body's schema, or another content type's. */
   responses: Record<number, DocResponse>;
 }

@@ -14,7 +14,7 @@ const DOCS = ['api.md', 'orders.md'].map((page) => readFileSync(join(__dirname, 
 /** The text of a section, from its heading to the next heading of the same or a higher level. */
 function section(heading: string): string {
   const lines = DOCS.split('\n');
-  const start = lines.findIndex((l) => l === heading);
+  const start = lines.indexOf(heading);
   if (start < 0) throw new Error(`docs/api.md and docs/orders.md have no heading ${heading}`);
   const level = heading.indexOf(' ');
   const end = lines.findIndex((l, i) => i > start && /^#+ /.test(l) && l.indexOf(' ') <= level);

@@ -6,8 +6,8 @@
  * box applies an entry once by its id (a document's id, an order's id), however often it is delivered.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import type { ErrorDetail } from './errors.js';
 import { NewOrderBody } from './order-schemas.js';
+import { DocumentBody } from './stock-document-schemas.js';
 import { Uuid } from './types.js';
 
 export const INBOX_KINDS = ['document', 'order'] as const;
@@ -33,6 +33,10 @@ export const HqDocumentHead = Type.Object({
 });
 export type HqDocumentHead = Static<typeof HqDocumentHead>;
 
+/** A document from headquarters as posted: its head and the box's document body, one schema (validates, documents). */
+export const HqDocumentBody = Type.Object({ ...HqDocumentHead.properties, ...DocumentBody.properties });
+export type HqDocumentBody = Static<typeof HqDocumentBody>;
+
 /**
  * An order created at the central: the box's new-order body with one bucket (the venue whose box applies it),
  * its id chosen by the caller (the order's id on the box, so a retry is the same order), and whether to send it
@@ -43,12 +47,3 @@ export type HqOrderBody = Static<typeof HqOrderBody>;
 
 /** The `source` of an order created at the central (the interface's Order.source). */
 export const CENTRAL_SOURCE = 'central';
-
-/** What a box reports up for each entry it applied or refused (the `inbox.result` event's body). */
-export interface InboxResultBody {
-  entry: string;
-  kind: InboxKind;
-  status: 'applied' | 'rejected';
-  /** For a refusal: the codes the box's API would have answered with (venueClosed, insufficientStock, ...). */
-  codes: ErrorDetail[];
-}

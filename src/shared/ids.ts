@@ -1,8 +1,8 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
+import { UUID_PATTERN } from './types.js';
 
 export const newId = (): string => randomUUID();
 
-export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 const UUID = new RegExp(UUID_PATTERN);
 export const isUuid = (value: string): boolean => UUID.test(value);
 

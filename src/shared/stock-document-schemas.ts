@@ -16,30 +16,33 @@ export const kindOf = (segment: string): DocumentKind | undefined =>
 
 export const Unit = Type.String({ minLength: 1, maxLength: 32 });
 export const PositiveQty = Type.Number({ exclusiveMinimum: 0, maximum: MAX_QTY });
-const CountedQty = Type.Number({ minimum: 0, maximum: MAX_QTY });
+/**
+ * A document line's quantity. One body schema serves every kind (the kind is in the path), so it says what the
+ * box accepts of any: 0 and up, and a rule of the kind (documentInput) refuses 0 on every kind but an Inventory,
+ * whose lines are counted quantities (docs/warehouse.md "The warehouse").
+ */
+const DocumentQty = Type.Number({ minimum: 0, maximum: MAX_QTY, description: "more than 0; 0 only on an Inventory (a counted quantity)" });
 
-const item = <Q extends typeof PositiveQty | typeof CountedQty>(qty: Q) =>
-  Type.Object({
-    id: ItemId,
-    unit: Unit,
-    qty,
-    unitPrice: Type.Optional(Type.Number()),
-    total: Type.Optional(Type.Number()),
-    cat: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 32 })),
-    extra: Type.Optional(StringMap),
-  });
+const DocumentItem = Type.Object({
+  id: ItemId,
+  unit: Unit,
+  qty: DocumentQty,
+  unitPrice: Type.Optional(Type.Number()),
+  total: Type.Optional(Type.Number()),
+  cat: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 32 })),
+  extra: Type.Optional(StringMap),
+});
 
-const documentBody = <Q extends typeof PositiveQty | typeof CountedQty>(qty: Q) =>
-  Type.Object({
-    number: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f]+$' })),
-    items: Type.Array(item(qty), { maxItems: MAX_ITEMS }),
-    unlockItems: Type.Optional(Type.Boolean()),
-    extra: Type.Optional(StringMap),
-    targetWarehouse: Type.Optional(Uuid),
-  });
-export const IssueBody = documentBody(PositiveQty);
-const InventoryBody = documentBody(CountedQty);
-export type DocumentItem = Static<typeof IssueBody>['items'][number];
+/** A stock document's body, of any kind (the route's one schema: it validates and documents). */
+export const DocumentBody = Type.Object({
+  number: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f]+$' })),
+  items: Type.Array(DocumentItem, { maxItems: MAX_ITEMS }),
+  unlockItems: Type.Optional(Type.Boolean()),
+  extra: Type.Optional(StringMap),
+  targetWarehouse: Type.Optional(Uuid),
+});
+export type DocumentBody = Static<typeof DocumentBody>;
+export type DocumentItem = DocumentBody['items'][number];
 
 /** A document as the service receives it: the items as given (stored and returned) and their micro-units. */
 export interface DocumentInput {
@@ -59,8 +62,7 @@ export interface DocumentInput {
   sourceElsewhere?: boolean;
 }
 
-const validateIssue = compile(IssueBody);
-const validateInventory = compile(InventoryBody);
+const validateDocument = compile(DocumentBody);
 
 /** Converts quantities to micro-units; every quantity with more than 6 decimals is a 400 naming its field. */
 export function micros(values: { path: string; qty: number }[]): number[] {
@@ -90,8 +92,15 @@ const knownItemFields = (it: DocumentItem): DocumentItem => ({
 });
 
 /** A document body of `kind`, checked (a 400 naming the field) and converted to micro-units. */
-export function parseDocument(kind: DocumentKind, body: unknown): DocumentInput {
-  const doc = kind === 'Inventory' ? validateInventory(body) : validateIssue(body);
+export const parseDocument = (kind: DocumentKind, body: unknown): DocumentInput => documentInput(kind, validateDocument(body));
+
+/** A document body already checked by DocumentBody: the rules of its kind (a 400 naming the field), in micro-units. */
+export function documentInput(kind: DocumentKind, doc: DocumentBody): DocumentInput {
+  if (kind !== 'Inventory') {
+    const zero = doc.items.flatMap((it, i) => (it.qty === 0 ? [fieldProblem(`/items/${i}/qty`, 'Expected number to be greater than 0')] : []))
+      .slice(0, MAX_REPORTED);
+    if (isNonEmpty(zero)) throw validationError(zero);
+  }
   if (kind === 'MM' && doc.targetWarehouse === undefined) {
     throw fieldError('/targetWarehouse', 'an MM document needs a targetWarehouse');
   }

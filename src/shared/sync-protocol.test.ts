@@ -1,9 +1,7 @@
 import nacl from 'tweetnacl';
 import { describe, expect, test } from 'vitest';
-import {
-  BatchFormatError, type BatchHeader, batchParts, chainHash, chainOf, decodeBatch, encodeBatch, envelopeText, GENESIS_HASH, keyIdOf,
-  signDetached, verifyDetached,
-} from './sync-protocol.js';
+import { BatchFormatError, batchParts, chainHash, chainOf, decodeBatch, encodeBatch, envelopeText, GENESIS_HASH, keyIdOf, signDetached, verifyDetached } from './sync-protocol.js';
+import type { BatchHeader } from './sync-messages.js';
 
 const pair = nacl.sign.keyPair.fromSeed(new Uint8Array(32).fill(7));
 const envelopes = [1, 2, 3].map((n) => envelopeText({

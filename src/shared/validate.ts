@@ -2,10 +2,8 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { AppError, type ErrorCode, type ErrorDetail, invalidField, isNonEmpty, problem } from './errors.js';
 
-export interface Validator<T extends TSchema> {
-  /** Returns the typed value or throws a 400 naming every offending field by JSON pointer. */
-  (value: unknown): Static<T>;
-}
+/** Returns the typed value or throws a 400 naming every offending field by JSON pointer. */
+export type Validator<T extends TSchema> = (value: unknown) => Static<T>;
 
 /** At most this many failed fields are named in one 400. */
 export const MAX_REPORTED = 20;

@@ -197,7 +197,10 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       data.ws = ws;
       counts.add(data.countKeys);
       let set = sockets.get(data.key);
-      if (!set) sockets.set(data.key, (set = new Set()));
+      if (!set) {
+        set = new Set();
+        sockets.set(data.key, set);
+      }
       set.add(ws);
       const hello = {
         userId: principal.userId,

@@ -46,7 +46,10 @@ async function load(box: { url(path: string): string }): Promise<ContractChecker
   const compiled = new Map<string, ValidateFunction>();
   const compile = (key: string, schema: unknown): ValidateFunction => {
     let v = compiled.get(key);
-    if (!v) compiled.set(key, (v = ajv.compile(schema as Json)));
+    if (!v) {
+      v = ajv.compile(schema as Json);
+      compiled.set(key, v);
+    }
     return v;
   };
   const check = (v: ValidateFunction, value: unknown, what: string) => {
@@ -55,7 +58,7 @@ async function load(box: { url(path: string): string }): Promise<ContractChecker
   const messages = (asyncapi.components as Json).messages as Record<string, Json>;
   const checker: ContractChecker = {
     response(method, pathTemplate, status, body) {
-      const op = ((openapi.paths as Record<string, Record<string, Json>>)[pathTemplate] ?? {})[method.toLowerCase()];
+      const op = (openapi.paths as Record<string, Record<string, Json>>)[pathTemplate]?.[method.toLowerCase()];
       if (!op) expect.fail(`/openapi.json has no ${method} ${pathTemplate}`);
       const responses = op.responses as Record<string, Json>;
       const r = responses[String(status)] ?? responses[`${String(status)[0]}XX`];

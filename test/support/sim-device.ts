@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import nacl from 'tweetnacl';
-import {
-  BATCH_MEDIA_TYPE, type BatchHeader, chainHash, encodeBatch, envelopeText, type EnvelopeKind, GENESIS_HASH, type HelloRequest,
-  keyIdOf, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached,
-} from '../../src/shared/sync-protocol.js';
+import { BATCH_MEDIA_TYPE, chainHash, encodeBatch, envelopeText, GENESIS_HASH, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached } from '../../src/shared/sync-protocol.js';
+import type { BatchHeader, EnvelopeKind, HelloRequest } from '../../src/shared/sync-messages.js';
 import { CENTRAL_DEMO, type TestCentral } from './central.js';
 
 export interface SentEvent {

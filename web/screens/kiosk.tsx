@@ -32,7 +32,7 @@ export function Kiosk() {
   const [error, setError] = useState<string | null>(null);
   const [online, setOnline] = useState(false);
   // What the socket said, kept so a command's outcome is found even when its frame beat the command's 200.
-  const seen = useRef({ orders: new Map<string, Order>(), notes: new Map<string, Notification>(), wake: () => undefined as void });
+  const seen = useRef({ orders: new Map<string, Order>(), notes: new Map<string, Notification>(), wake: (): void => {} });
   const current = useRef<string | null>(null);
   const socket = useRef<LiveSocket | null>(null);
 

@@ -62,6 +62,7 @@ export function OrderList(props: { venue: Venue }) {
                 ? linesOf(o).map((l) => <div key={l.id}>{l.quantity} × {nameOf(l)} <small class="muted">{l.status}</small></div>)
                 : linesOf(o).filter((l) => l.status !== 'CANCELLED').length}</td>
               <td>{money(o.total, lang)}</td>
+              {/* biome-ignore lint/a11y/useKeyWithClickEvents: only keeps a click on the cancel button from also opening the row. */}
               <td onClick={(e) => e.stopPropagation()}>{!o.closed && <CancelButton order={o} />}</td>
             </tr>
           ))}

@@ -3,7 +3,7 @@ import type { Migration } from '../migrate.js';
 /**
  * Whether the order a user is listed on is still open, on the user's row: a customer's `new` counts its open
  * orders (docs/orders.md "Order limits") from the index order_users_user alone, instead of looking up each of the
- * user's orders in the orders table (docs/operations.md "What a `new` reads"). The index takes the place of the
+ * user's orders in the orders table (docs/performance.md "What a `new` reads"). The index takes the place of the
  * old one on (tenant_id, user_id), so a `new` writes no more pages than before; closing an order clears the flag
  * of its users in the same transaction.
  */

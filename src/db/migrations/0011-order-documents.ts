@@ -5,7 +5,7 @@ const ROLES = `'["' || replace(replace(replace(u.roles, '\\', '\\\\'), '"', '\\"
 
 /**
  * An order is one row: its buckets' venues, its lines and its users move from their own tables into JSON columns
- * of `orders` (docs/operations.md "What a `new` writes"). A command reads and writes the order whole, so the
+ * of `orders` (docs/performance.md "What a `new` writes"). A command reads and writes the order whole, so the
  * three tables cost every `new` nine b-tree pages in the WAL (each table, its key and its indexes) and every
  * command four SELECTs to rebuild the order it had just written. What was read across orders keeps an index:
  * the claim codes of open orders (`orders_open_claim`, on the order: a code is shared by its buckets) and the

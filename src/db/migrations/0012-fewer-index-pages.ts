@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate.js';
 
 /**
- * Fewer and smaller index pages for every command to write (docs/operations.md "What a `new` writes"):
+ * Fewer and smaller index pages for every command to write (docs/performance.md "What a `new` writes"):
  *
  * - The command log and the sync outbox are rebuilt without the UNIQUE constraints on `correlation_id` and
  *   `event_id` (each an index of its own; the box draws both ids itself, UUIDv7, and nothing looks a row up by

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import { HTTP_ERRORS } from '../../shared/errors.js';
 import type { DocResponse, Route } from '../types.js';
 import { jsonSchema } from './json-schema.js';
@@ -24,12 +24,28 @@ export interface ApiInfo {
   description: string;
 }
 
+/** What differs between the box's document and the central's. */
+export interface ApiSetting {
+  /** What the server is ('the box'). */
+  server: string;
+  /** How a bearer token is had. */
+  bearer: string;
+  /** Schemas a reader needs besides the routes' own (the sync protocol's messages), by name. */
+  schemas?: Record<string, TSchema>;
+}
+
+const BOX: ApiSetting = {
+  server: 'the box',
+  bearer: 'an access token of POST /auth-oauth2/oauth/token; staff calls need scope write',
+};
+
 /**
  * OpenAPI 3.1 from the route list the box mounts (docs/api.md "Contracts: /openapi.json and /asyncapi.json"): each
- * route's summary, parameters, body and answers from its `doc`, its security from its auth, and the error body
+ * route's body and query from its `schema` (the objects its validator compiled), its summary, parameters and
+ * answers from its `doc`, its security from its auth, and the error body
  * every route may answer with.
  */
-export function openApiDocument(routes: readonly Route[], info: ApiInfo): Record<string, unknown> {
+export function openApiDocument(routes: readonly Route[], info: ApiInfo, setting: ApiSetting = BOX): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const doc = route.doc;
@@ -38,9 +54,10 @@ export function openApiDocument(routes: readonly Route[], info: ApiInfo): Record
     const params = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({
       name: m[1]!, in: 'path', required: true, description: doc.params?.[m[1]!] ?? m[1]!, schema: { type: 'string' },
     }));
-    const query = doc.query ? Object.entries(jsonSchema(doc.query).properties as Record<string, Record<string, unknown>>)
+    const querySchema = route.schema?.query;
+    const query = querySchema ? Object.entries(jsonSchema(querySchema).properties as Record<string, Record<string, unknown>>)
       .map(([name, schema]) => ({
-        name, in: 'query', required: ((jsonSchema(doc.query).required as string[] | undefined) ?? []).includes(name),
+        name, in: 'query', required: ((jsonSchema(querySchema).required as string[] | undefined) ?? []).includes(name),
         ...(schema.description ? { description: schema.description } : {}), schema,
       })) : [];
     const headers = (doc.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: h.required, description: h.description, schema: { type: 'string' } }));
@@ -48,13 +65,14 @@ export function openApiDocument(routes: readonly Route[], info: ApiInfo): Record
     for (const [status, r] of Object.entries(doc.responses)) responses[status] = response(r);
     responses['4XX'] = response({ description: 'refused: the error body, its codes from the catalogue (docs/api.md "Errors")', schema: ErrorBodySchema });
     responses['5XX'] = response({ description: 'a bug (500) or unavailable (503): the error body', schema: ErrorBodySchema });
-    (paths[path] ??= {})[METHODS[route.method]] = {
+    paths[path] ??= {};
+    paths[path][METHODS[route.method]] = {
       operationId: operationId(route),
       summary: doc.summary,
       ...(doc.description ? { description: doc.description } : {}),
       tags: [doc.tag ?? route.path.split('/')[1] ?? 'box'],
       ...(params.length + query.length + headers.length > 0 ? { parameters: [...params, ...query, ...headers] } : {}),
-      ...(doc.request && route.body !== 'none' ? { requestBody: requestBody(route, doc.request) } : {}),
+      ...(route.schema?.body && route.body !== 'none' ? { requestBody: requestBody(route, route.schema.body) } : {}),
       responses,
       ...(route.auth === 'none' ? { security: [] } : {}),
     };
@@ -62,11 +80,14 @@ export function openApiDocument(routes: readonly Route[], info: ApiInfo): Record
   return {
     openapi: '3.1.0',
     info,
-    servers: [{ url: '/', description: 'the box' }],
+    servers: [{ url: '/', description: setting.server }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'an access token of POST /auth-oauth2/oauth/token; staff calls need scope write' } },
-      schemas: { ErrorBody: jsonSchema(ErrorBodySchema) },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: setting.bearer } },
+      schemas: {
+        ErrorBody: jsonSchema(ErrorBodySchema),
+        ...Object.fromEntries(Object.entries(setting.schemas ?? {}).map(([name, schema]) => [name, jsonSchema(schema)])),
+      },
     },
     security: [{ bearer: [] }],
   };
@@ -82,7 +103,8 @@ function response(r: DocResponse): Record<string, unknown> {
 }
 
 function requestBody(route: Route, schema: Parameters<typeof jsonSchema>[0]): Record<string, unknown> {
-  const type = route.body === 'form' ? 'application/x-www-form-urlencoded' : route.body === 'raw' ? 'application/x-ndjson' : 'application/json';
+  const type = route.doc?.requestType
+    ?? (route.body === 'form' ? 'application/x-www-form-urlencoded' : route.body === 'raw' ? 'application/x-ndjson' : 'application/json');
   return { required: route.body !== 'optional-json', content: { [type]: { schema: jsonSchema(schema) } } };
 }
 

@@ -31,7 +31,7 @@ export async function backupNow(config: Config, out: Out): Promise<number> {
 /** `venue-box backup list`: newest first, with the rules that keep each (none: the next backup removes it). */
 export function backupList(config: Config, out: Out): number {
   const target = backupTarget(config);
-  let backups;
+  let backups: ReturnType<typeof listBackups>;
   try {
     backups = listBackups(target.dir, target.keep);
   } catch (err) {

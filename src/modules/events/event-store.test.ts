@@ -9,7 +9,7 @@ function storeWith(stamps: number[]) {
   const db = new Database(':memory:');
   migrate(db);
   const events = createEventStore(db);
-  stamps.forEach((ms, i) => events.append('t', `u${i % 3}`, { type: 'NOTIFICATION', payloadJson: `{"n":${i}}` }, ms));
+  for (const [i, ms] of stamps.entries()) events.append('t', `u${i % 3}`, { type: 'NOTIFICATION', payloadJson: `{"n":${i}}` }, ms);
   const left = () => (db.prepare('SELECT created_ms FROM user_events ORDER BY rowid').all() as { created_ms: number }[])
     .map((r) => r.created_ms);
   return { db, events, left };

@@ -9,7 +9,7 @@ export interface FrameWire {
 
 /**
  * Pushes committed frames in commit order, each once the commit that made it is on the disk
- * (docs/operations.md "Durability and speed"). A stream's numbers then reach its sockets in order, whichever
+ * (docs/architecture.md "Durability and speed"). A stream's numbers then reach its sockets in order, whichever
  * writer made them.
  */
 export interface Publisher {

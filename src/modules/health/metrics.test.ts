@@ -1,5 +1,5 @@
 import { afterEach, expect, test } from 'vitest';
-import { parseMetrics, seriesValue, valueOf } from '../../../test/support/prometheus.js';
+import { parseMetrics, seriesValue, sampleValue } from '../../../test/support/prometheus.js';
 import {
   type BoxMetrics, createBoxMetrics, type DiskHealth, type PrinterHealth, registerDiskGauges, registerPrinterGauges,
   registerQueueGauges, registerSocketGauges, registerSyncGauges, type SyncHealth,
@@ -107,12 +107,12 @@ test('every family of the box, its type, and values read from the sources at scr
     venue_box_disk_full: 'GAUGE',
   });
   expect(f.get('process_resident_memory_bytes')?.type).toBe('GAUGE');
-  expect(valueOf(f, 'venue_box_build_info', { version: '9.9.9' })).toBe(1);
-  expect(valueOf(f, 'venue_box_commands_confirmed_total', { kind: 'append' })).toBe(2);
-  expect(valueOf(f, 'venue_box_commands_processed_total', { kind: 'new', outcome: 'applied' })).toBe(1);
-  expect(valueOf(f, 'venue_box_commands_processed_total', { kind: 'append', outcome: 'rejected' })).toBe(1);
+  expect(sampleValue(f, 'venue_box_build_info', { version: '9.9.9' })).toBe(1);
+  expect(sampleValue(f, 'venue_box_commands_confirmed_total', { kind: 'append' })).toBe(2);
+  expect(sampleValue(f, 'venue_box_commands_processed_total', { kind: 'new', outcome: 'applied' })).toBe(1);
+  expect(sampleValue(f, 'venue_box_commands_processed_total', { kind: 'append', outcome: 'rejected' })).toBe(1);
   // Known kinds have their series from the start.
-  expect(valueOf(f, 'venue_box_commands_processed_total', { kind: 'new', outcome: 'failed' })).toBe(0);
+  expect(sampleValue(f, 'venue_box_commands_processed_total', { kind: 'new', outcome: 'failed' })).toBe(0);
   const latency = f.get('venue_box_command_push_latency_seconds')!.metrics[0]!;
   expect([Number(latency.count), Number(latency.sum)]).toEqual([2, 0.04]);
   expect(Number(latency.buckets!['0.01'])).toBe(0);
@@ -122,23 +122,23 @@ test('every family of the box, its type, and values read from the sources at scr
     expect(seriesValue(text, `venue_box_queue_transaction_duration_seconds_count{phase="${phase}"}`)).toBe(1);
   }
   expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_sum{phase="confirm"}')).toBe(0.003);
-  expect(valueOf(f, 'venue_box_wal_frames')).toBe(42);
-  expect(valueOf(f, 'venue_box_wal_checkpoint_failures_total')).toBe(1);
+  expect(sampleValue(f, 'venue_box_wal_frames')).toBe(42);
+  expect(sampleValue(f, 'venue_box_wal_checkpoint_failures_total')).toBe(1);
   expect(Number(f.get('venue_box_wal_checkpoint_duration_seconds')!.metrics[0]!.count)).toBe(3);
   const holds = f.get('venue_box_wal_restart_hold_seconds')!.metrics[0]!;
   expect([holds.count, holds.buckets!['0.005'], holds.buckets!['1'], holds.buckets!['2.5']].map(Number)).toEqual([2, 1, 1, 2]);
   const fsyncs = f.get('venue_box_wal_fsync_duration_seconds')!.metrics[0]!;
   expect([fsyncs.count, fsyncs.buckets!['0.001'], fsyncs.buckets!['0.005'], fsyncs.buckets!['0.25']].map(Number)).toEqual([3, 1, 2, 3]);
-  expect(valueOf(f, 'venue_box_command_queue_depth')).toBe(3);
-  expect(valueOf(f, 'venue_box_sockets_open')).toBe(2);
-  expect(valueOf(f, 'venue_box_print_queue_depth', { printer: 'kitchen' })).toBe(4);
-  expect(valueOf(f, 'venue_box_printer_status', { printer: 'kitchen', status: 'paperOut' })).toBe(1);
-  expect(valueOf(f, 'venue_box_printer_status', { printer: 'kitchen', status: 'ok' })).toBe(0);
-  expect(valueOf(f, 'venue_box_sync_backlog_events')).toBe(7);
-  expect(valueOf(f, 'venue_box_sync_oldest_unsynced_age_seconds')).toBe(12);
-  expect(valueOf(f, 'venue_box_sync_last_success_timestamp_seconds')).toBe(1_700_000_000);
-  expect(valueOf(f, 'venue_box_disk_free_bytes')).toBe(5e9);
-  expect([valueOf(f, 'venue_box_disk_low'), valueOf(f, 'venue_box_disk_full')]).toEqual([1, 0]);
+  expect(sampleValue(f, 'venue_box_command_queue_depth')).toBe(3);
+  expect(sampleValue(f, 'venue_box_sockets_open')).toBe(2);
+  expect(sampleValue(f, 'venue_box_print_queue_depth', { printer: 'kitchen' })).toBe(4);
+  expect(sampleValue(f, 'venue_box_printer_status', { printer: 'kitchen', status: 'paperOut' })).toBe(1);
+  expect(sampleValue(f, 'venue_box_printer_status', { printer: 'kitchen', status: 'ok' })).toBe(0);
+  expect(sampleValue(f, 'venue_box_sync_backlog_events')).toBe(7);
+  expect(sampleValue(f, 'venue_box_sync_oldest_unsynced_age_seconds')).toBe(12);
+  expect(sampleValue(f, 'venue_box_sync_last_success_timestamp_seconds')).toBe(1_700_000_000);
+  expect(sampleValue(f, 'venue_box_disk_free_bytes')).toBe(5e9);
+  expect([sampleValue(f, 'venue_box_disk_low'), sampleValue(f, 'venue_box_disk_full')]).toEqual([1, 0]);
   // Five sync gauges, five disk gauges, two printer families: one look at each source per scrape.
   expect(calls).toEqual({ sync: 1, disk: 1, printers: 1 });
   await new Promise((r) => setImmediate(r));
@@ -151,9 +151,9 @@ test('two boxes in one process keep their own metrics', async () => {
   const b = metrics(fakeSources({ socketsOpen: () => 5 }).sources);
   a.observer.confirmed(['new'], 0.001, 0.001);
   const [fa, fb] = [parseMetrics(await a.render()), parseMetrics(await b.render())];
-  expect(valueOf(fa, 'venue_box_commands_confirmed_total', { kind: 'new' })).toBe(1);
-  expect(valueOf(fb, 'venue_box_commands_confirmed_total', { kind: 'new' })).toBe(0);
-  expect([valueOf(fa, 'venue_box_sockets_open'), valueOf(fb, 'venue_box_sockets_open')]).toEqual([1, 5]);
+  expect(sampleValue(fa, 'venue_box_commands_confirmed_total', { kind: 'new' })).toBe(1);
+  expect(sampleValue(fb, 'venue_box_commands_confirmed_total', { kind: 'new' })).toBe(0);
+  expect([sampleValue(fa, 'venue_box_sockets_open'), sampleValue(fb, 'venue_box_sockets_open')]).toEqual([1, 5]);
 });
 
 test('a printer that goes away leaves no stale series; a disk never measured reads 0 free, full 1', async () => {
@@ -162,10 +162,10 @@ test('a printer that goes away leaves no stale series; a disk never measured rea
     printers: () => printers,
     disk: () => ({ freeBytes: Number.POSITIVE_INFINITY, level: 'full', minFreeBytes: 64, warnFreeBytes: 256 }),
   }).sources);
-  expect(valueOf(parseMetrics(await m.render()), 'venue_box_print_queue_depth', { printer: 'bar' })).toBe(2);
+  expect(sampleValue(parseMetrics(await m.render()), 'venue_box_print_queue_depth', { printer: 'bar' })).toBe(2);
   printers = printers.slice(0, 1);
   await new Promise((r) => setImmediate(r));
   const f = parseMetrics(await m.render());
   expect(f.get('venue_box_print_queue_depth')!.metrics.map((s) => s.labels?.printer)).toEqual(['kitchen']);
-  expect([valueOf(f, 'venue_box_disk_free_bytes'), valueOf(f, 'venue_box_disk_full')]).toEqual([0, 1]);
+  expect([sampleValue(f, 'venue_box_disk_free_bytes'), sampleValue(f, 'venue_box_disk_full')]).toEqual([0, 1]);
 });

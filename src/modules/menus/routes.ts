@@ -27,13 +27,15 @@ export function menuRoutes(menus: MenuService): Route[] {
       path: '/menu-api/api/menu/:menu',
       auth: 'bearer',
       body: 'none',
-      doc: {
-        summary: "A venue's menu on one channel, with what is sold out there",
-        params: { menu: "the menu's id (the venue's `menu`)" },
+      schema: {
         query: Type.Object({
           channel: Type.String({ enum: ['DELIVERY', 'TAKE_AWAY', 'DINE_IN'] }),
           instance: Type.String({ description: 'the venue id' }),
         }),
+      },
+      doc: {
+        summary: "A venue's menu on one channel, with what is sold out there",
+        params: { menu: "the menu's id (the venue's `menu`)" },
         responses: {
           200: {
             description: 'the tree, and the sold-out products of the venue',

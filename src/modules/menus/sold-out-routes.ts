@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { json, type Route } from '../../http/types.js';
+import { json, type Route, route } from '../../http/types.js';
 import { ProductId, Uuid } from '../../shared/types.js';
-import { compile } from '../../shared/validate.js';
 import type { SoldOutFlags } from './sold-out.js';
 
 export const SoldOutBody = Type.Object({
@@ -10,7 +9,6 @@ export const SoldOutBody = Type.Object({
   locked: Type.Boolean(),
   reason: Type.Optional(Type.String({ maxLength: 200 })),
 });
-const validateSoldOut = compile(SoldOutBody);
 
 /** One sold-out product of a venue, as the menu's `locks` array lists it. */
 export const SoldOutEntrySchema = Type.Object({
@@ -25,19 +23,19 @@ const SoldOutStateSchema = Type.Object({
 /** Staff mark products sold out (and back) per venue. */
 export function soldOutRoutes(soldOut: SoldOutFlags, now: () => number): Route[] {
   return [
-    {
+    route({
       method: 'put',
       path: '/menu-api/api/menu/:menu/locks',
       auth: 'write',
       body: 'json',
+      schema: { body: SoldOutBody },
       doc: {
         summary: 'Mark a product sold out at one venue, or back (staff)',
         params: { menu: "the venue's menu" },
-        request: SoldOutBody,
         responses: { 200: { description: 'the flag as it now is', schema: SoldOutStateSchema } },
       },
-      handle: ({ req, principal, body }) =>
-        json(200, soldOut.set(principal.tenantId, req.params.menu!, validateSoldOut(body), now())),
-    },
+      handle: ({ req, principal, valid }) =>
+        json(200, soldOut.set(principal.tenantId, req.params.menu!, valid(), now())),
+    }),
   ];
 }

@@ -53,7 +53,7 @@ const BATCH = 256;
 const RETRY_MS = 1000;
 
 /**
- * The durable command queue (docs/operations.md "Durability and speed"). The commands that arrive in one turn
+ * The durable command queue (docs/architecture.md "Durability and speed"). The commands that arrive in one turn
  * of the event loop are stored and applied in one transaction, each applied in its own savepoint, committed
  * without waiting for the disk; one fsync of the WAL off the event loop (src/db/wal-sync.ts) then makes the
  * batch durable, and only after it are the 200s written and the events pushed. Commands that arrive while that

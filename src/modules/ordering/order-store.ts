@@ -105,7 +105,7 @@ const updateOf = (columns: string[]) =>
   `UPDATE orders SET ${columns.map((c) => `${c} = @${c}`).join(', ')} WHERE tenant_id = @tenant_id AND id = @id`;
 
 /**
- * Orders, each one row (docs/operations.md "What a `new` writes"): its venues, lines and users are JSON columns,
+ * Orders, each one row (docs/performance.md "What a `new` writes"): its venues, lines and users are JSON columns,
  * read and written whole. A command runs as a unit of work (`unit`, the command's savepoint): it reads each order
  * it touches once, changes it in memory, and the unit's end writes each changed order once; an order changed
  * outside a unit is written at once. What is read across orders has its index: the claim codes of open orders
@@ -161,8 +161,8 @@ export function createOrderStore(db: Db) {
   function loaded(tenantId: string, id: string): LoadedOrder | undefined {
     if (!work) return read(tenantId, id);
     const key = keyOf(tenantId, id);
-    let d = work.get(key);
-    if (!d && (d = read(tenantId, id))) work.set(key, d);
+    const d = work.get(key) ?? read(tenantId, id);
+    if (d) work.set(key, d);
     return d;
   }
 
@@ -302,7 +302,10 @@ export function createOrderStore(db: Db) {
     /** Counts one more applied command on the order; returns its new version. */
     bumpVersion(tenantId: string, id: string): number {
       let version = 0;
-      change(tenantId, id, (d) => { d.row = { ...d.row, version: (version = d.row.version + 1) }; });
+      change(tenantId, id, (d) => {
+        version = d.row.version + 1;
+        d.row = { ...d.row, version };
+      });
       return version;
     },
     /** Every order of every tenant, oldest first (the one-time sync backfill). */
@@ -341,7 +344,10 @@ export function createOrderStore(db: Db) {
       const sql = `SELECT o.id, o.created_ms FROM orders o WHERE ${where.join(' AND ')}
         ORDER BY o.created_ms DESC, o.id DESC LIMIT +@limit`;
       let stmt = listCache.get(sql);
-      if (!stmt) listCache.set(sql, (stmt = db.prepare(sql)));
+      if (!stmt) {
+        stmt = db.prepare(sql);
+        listCache.set(sql, stmt);
+      }
       return stmt.all({
         tenantId, limit: f.limit,
         ...(f.venue !== undefined ? { venue: f.venue } : {}),

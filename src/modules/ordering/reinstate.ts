@@ -1,5 +1,5 @@
 import { parseMoney } from '../../shared/money.js';
-import type { OrderChangedBody } from '../../shared/sync-protocol.js';
+import type { OrderChangedBody } from '../../shared/sync-messages.js';
 import type { Order } from './order-view.js';
 import type { OrderRepo } from './repo.js';
 

@@ -3,7 +3,6 @@ import { json, type Route } from '../../http/types.js';
 import { Order } from '../../shared/order-schemas.js';
 import { isUuid } from '../../shared/ids.js';
 import { notFound } from '../../shared/errors.js';
-import { compile, type Validator } from '../../shared/validate.js';
 import { COMMAND_NAMES, type CommandName, commandPath, ORDER_COMMANDS } from './commands/registry.js';
 import { idempotencyOf } from './idempotency.js';
 import type { CommandBody, OrderingService } from './service.js';
@@ -47,28 +46,27 @@ const IDEMPOTENCY_KEY = {
  */
 function commandRoute<N extends CommandName>(ordering: OrderingService, name: N): Route {
   const command = ORDER_COMMANDS[name];
-  const validate = compile(command.body) as Validator<(typeof ORDER_COMMANDS)[N]['body']>;
   const onOrder = command.lifecycle !== 'creates';
   return {
     method: 'post', path: commandPath(name), auth: 'bearer', body: command.bodyRequired ? 'json' : 'optional-json',
+    schema: { body: command.body },
     doc: {
       summary: command.summary,
       description: onOrder ? 'Queued; the result comes on the socket as ORDER_CHANGE, or as a NOTIFICATION with the business codes.'
         : 'Queued; the order comes on the socket as ORDER_CHANGE, or a NOTIFICATION with the business codes.',
       ...(onOrder ? { params: { id: 'the order id' } } : {}),
       headers: [IDEMPOTENCY_KEY],
-      request: command.body,
       responses: {
         200: { description: 'confirmed: durable, to be applied in order', schema: ConfirmationSchema },
         429: { description: "tooManyRequests: past the customer's command rate", headers: ['Retry-After'] },
       },
     },
-    handle: async ({ req, principal, body }) => {
+    handle: async ({ req, principal, body, valid }) => {
       const idem = idempotencyOf(req.headers, req.path, body);
       const orderId = onOrder ? orderIdOf(req.params.id) : undefined;
       // Only a command whose body is optional takes a missing one as {}: a JSON null is no object elsewhere.
-      const valid = validate(command.bodyRequired ? body : (body ?? {})) as CommandBody<N>;
-      return json(200, await ordering.command(name, principal, orderId, valid, idem));
+      const checked = valid(command.bodyRequired ? body : (body ?? {})) as CommandBody<N>;
+      return json(200, await ordering.command(name, principal, orderId, checked, idem));
     },
   };
 }
@@ -93,9 +91,9 @@ export function orderingRoutes(ordering: OrderingService): Route[] {
       path: '/ordering-api/api/orders',
       auth: 'write',
       body: 'none',
+      schema: { query: OrderListQuery },
       doc: {
         summary: "Every order of the tenant, newest first (staff)",
-        query: OrderListQuery,
         responses: { 200: { description: 'a page of Orders', schema: OrderPageSchema } },
       },
       handle: ({ req, principal }) => json(200, ordering.listOrders(principal, parseOrderQuery(req.query))),

@@ -1,7 +1,7 @@
 import type { Principal } from '../../http/types.js';
 import { insufficientScope, notFound, retryLater } from '../../shared/errors.js';
 import { isUuid, newId7 } from '../../shared/ids.js';
-import type { OrderChangedBody } from '../../shared/sync-protocol.js';
+import type { OrderChangedBody } from '../../shared/sync-messages.js';
 import type { CommandQueue } from './command-queue.js';
 import type { Static } from '@sinclair/typebox';
 import { type CommandName, ORDER_COMMANDS } from './commands/registry.js';

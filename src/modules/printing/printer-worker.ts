@@ -41,7 +41,7 @@ export interface WorkerContext {
   statusChanged(worker: PrinterWorker, previous: PrinterStatus): void;
   /**
    * Resolves once an fsync of the database begun after the call is done: a job read may have been committed a
-   * moment ago, not yet on the disk (docs/operations.md "Durability and speed"), and no ticket is printed for an
+   * moment ago, not yet on the disk (docs/architecture.md "Durability and speed"), and no ticket is printed for an
    * order a power cut could take back. Absent: every commit is durable already.
    */
   synced?(): Promise<void>;

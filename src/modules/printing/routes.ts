@@ -1,15 +1,14 @@
 import { Type } from '@sinclair/typebox';
-import { json, type Route } from '../../http/types.js';
+import { json, type Route, route } from '../../http/types.js';
 import { invalidField, notFound } from '../../shared/errors.js';
 import { isUuid } from '../../shared/ids.js';
-import { compile, limitOf } from '../../shared/validate.js';
+import { limitOf } from '../../shared/validate.js';
 import { JOB_STATES, type JobQuery, type JobState, ReprintBody } from './schemas.js';
 import type { PrintingService } from './service.js';
 
 const BASE = '/printing-api/api';
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
-const validateReprint = compile(ReprintBody);
 
 /** `?printer=NAME&state=S&limit=N` of the job list (newest first). */
 export function parseJobQuery(query: URLSearchParams): JobQuery {
@@ -59,27 +58,30 @@ export function printingRoutes(printing: PrintingService): Route[] {
     },
     {
       method: 'get', path: `${BASE}/jobs`, auth: 'write', body: 'none',
-      doc: {
-        summary: 'Print jobs, newest first (staff)',
+      schema: {
         query: Type.Object({
           printer: Type.Optional(Type.String()), state: Type.Optional(Type.String({ enum: [...JOB_STATES] })),
           limit: Type.Optional(Type.String({ description: '1 to 1000 (default 100)' })),
         }),
+      },
+      doc: {
+        summary: 'Print jobs, newest first (staff)',
         responses: { 200: { description: 'the jobs', schema: Type.Object({ items: Type.Array(JobSchema) }, { additionalProperties: false }) } },
       },
       handle: ({ req, principal }) => json(200, { items: printing.listJobs(principal, parseJobQuery(req.query)) }),
     },
-    {
+    route({
       method: 'post', path: `${BASE}/jobs/:id/reprint`, auth: 'write', body: 'optional-json',
+      schema: { body: ReprintBody },
       doc: {
-        summary: 'Print a job again, marked COPY / KOPIA (staff)', params: { id: 'the print job id' }, request: ReprintBody,
+        summary: 'Print a job again, marked COPY / KOPIA (staff)', params: { id: 'the print job id' },
         responses: { 201: { description: 'the new job', schema: JobSchema } },
       },
-      handle({ req, principal, body }) {
+      handle({ req, principal, body, valid }) {
         const id = req.params.id;
         if (!id || !isUuid(id)) throw notFound('print job');
-        return json(201, printing.reprint(principal, id, validateReprint(body ?? {})));
+        return json(201, printing.reprint(principal, id, valid(body ?? {})));
       },
-    },
+    }),
   ];
 }

@@ -36,7 +36,7 @@ export function applyProvisioning(repo: ProvisioningRepo, name: string, document
     users: t.users.map((u) => hashSecret(u.password)),
   }));
   repo.transaction(() => {
-    spec.tenants.forEach((tenant, i) => writeTenant(repo, tenant, hashed[i]!));
+    for (const [i, tenant] of spec.tenants.entries()) writeTenant(repo, tenant, hashed[i]!);
     repo.setMeta(key, digest);
   });
   return 'applied';
@@ -49,10 +49,10 @@ function checkReferences(tenant: TenantSpec): void {
 
 function writeTenant(repo: ProvisioningRepo, tenant: TenantSpec, hashed: { clients: string[]; users: string[] }): void {
   repo.upsertTenant(tenant.id, tenant.name);
-  tenant.clients.forEach((c, i) => repo.upsertClient(tenant.id, c.clientId, hashed.clients[i]!));
-  tenant.users.forEach((u, i) =>
-    repo.upsertUser(tenant.id, staffUserId(tenant.id, u.username), u.username, hashed.users[i]!, u.scope),
-  );
+  for (const [i, c] of tenant.clients.entries()) repo.upsertClient(tenant.id, c.clientId, hashed.clients[i]!);
+  for (const [i, u] of tenant.users.entries()) {
+    repo.upsertUser(tenant.id, staffUserId(tenant.id, u.username), u.username, hashed.users[i]!, u.scope);
+  }
   for (const w of tenant.warehouses) repo.upsertWarehouse(tenant.id, w.id, w.name);
   for (const menu of tenant.menus) writeMenu(repo, tenant.id, menu.id, menu.root as MenuNode);
   for (const v of tenant.venues) writeVenue(repo, tenant.id, v);

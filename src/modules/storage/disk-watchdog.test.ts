@@ -8,7 +8,10 @@ function setup(free: number) {
   const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line).msg as string) });
   const disk = createDiskWatchdog({
     dir: '/data', minFreeBytes: 100, warnFreeBytes: 200, log, now: () => state.now,
-    freeBytes: () => (state.looks++, state.free),
+    freeBytes: () => {
+      state.looks++;
+      return state.free;
+    },
   });
   return { state, disk, lines };
 }

@@ -1,9 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import {
-  BATCH_MEDIA_TYPE, type BatchAck, type EnrolRequest, type EnrolResponse, type HelloRequest, type HelloResponse, PATHS,
-  requestSigningText, type SyncErrorBody, type TailResponse,
-} from '../../shared/sync-protocol.js';
+import { BATCH_MEDIA_TYPE, PATHS, requestSigningText } from '../../shared/sync-protocol.js';
+import type { BatchAck, EnrolRequest, EnrolResponse, HelloRequest, HelloResponse, SyncErrorBody, TailResponse } from '../../shared/sync-messages.js';
 import type { CatalogueResponse } from '../../shared/catalogue-protocol.js';
 import type { Device } from './enrolment/device.js';
 import type { Signer } from './enrolment/signer.js';

@@ -13,12 +13,14 @@ export function venueRoutes(venues: VenueRepo): Route[] {
       path: '/venue-api/api/nearest',
       auth: 'bearer',
       body: 'none',
-      doc: {
-        summary: "The tenant's venues, closest first",
+      schema: {
         query: Type.Object({
           lat: Type.String({ description: 'latitude in decimal degrees, -90 to 90 (any finite number: 50.0614, 5.00614e1)' }),
           lng: Type.String({ description: 'longitude, -180 to 180' }),
         }),
+      },
+      doc: {
+        summary: "The tenant's venues, closest first",
         responses: { 200: { description: 'the venues', schema: Type.Array(Venue) } },
       },
       handle({ req, principal }) {

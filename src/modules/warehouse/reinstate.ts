@@ -1,4 +1,4 @@
-import type { StockDocumentBody, WarehouseChangedBody } from '../../shared/sync-protocol.js';
+import type { StockDocumentBody, WarehouseChangedBody } from '../../shared/sync-messages.js';
 import { contentDigest } from './numbering.js';
 import type { WarehouseRepo } from './repo.js';
 import type { DocumentInput, DocumentKind } from './schemas.js';

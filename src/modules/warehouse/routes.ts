@@ -1,12 +1,12 @@
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import {
-  type BodyMode, type HttpRequest, json, type Principal, type Reply, type Route, type RouteContext, type RouteDoc,
+  type BodyMode, type HttpRequest, json, type Principal, type Reply, type Route, route, type RouteContext, type RouteDoc,
 } from '../../http/types.js';
 import { forbidden, notFound } from '../../shared/errors.js';
 import { isUuid } from '../../shared/ids.js';
 import {
-  IssueBody, LockBody, PacketsBody, ReleaseBody, StockQuery, WarehouseBody,
-  type Actor, kindOf, parseDocument, parseLock, parsePackets, validateRelease, validateStockQuery, validateWarehouse,
+  DocumentBody, documentInput, LockBody, PacketsBody, ReleaseBody, StockQuery, WarehouseBody,
+  type Actor, kindOf, lockOf, packetsOf,
 } from './schemas.js';
 import type { WarehouseService } from './service.js';
 
@@ -77,82 +77,87 @@ const ReleaseSchema = Type.Object({
   }, { additionalProperties: false })),
 }, { additionalProperties: false });
 
-/** A route under /warehouse/{warehouse}: scope write, the acting user and the warehouse id checked first. */
-function inWarehouse(
-  method: Route['method'], rest: string, body: BodyMode, userHeader: 'required' | 'optional', doc: RouteDoc,
-  handle: (actor: Actor, warehouseId: string, ctx: RouteContext) => Reply,
+/**
+ * A route under /warehouse/{warehouse}: scope write, the acting user and the warehouse id checked first, then
+ * the handler (which checks the body by `body`, the route's one schema, through valid()).
+ */
+function inWarehouse<B extends TSchema>(
+  method: Route['method'], rest: string, mode: BodyMode, userHeader: 'required' | 'optional', body: B | undefined, doc: RouteDoc,
+  handle: (actor: Actor, warehouseId: string, ctx: RouteContext<B>) => Reply,
 ): Route {
-  return {
-    method, path: `${BASE}/:warehouse${rest}`, auth: 'write', body,
+  return route<B>({
+    method, path: `${BASE}/:warehouse${rest}`, auth: 'write', body: mode,
+    ...(body ? { schema: { body } } : {}),
     doc: {
       ...doc,
       params: { warehouse: 'the warehouse id', ...doc.params },
       headers: [X_TENANT, xUser(userHeader === 'required')],
     },
     handle: (ctx) => handle(actorOf(ctx.req, ctx.principal, userHeader), warehouseIdOf(ctx.req.params.warehouse), ctx),
-  };
+  });
 }
 
 export function warehouseRoutes(warehouse: WarehouseService): Route[] {
   return [
-    {
+    route({
       method: 'post',
       path: BASE,
       auth: 'write',
       body: 'json',
+      schema: { body: WarehouseBody },
       doc: {
         summary: 'Create a warehouse (the same id and name again: 200)',
         headers: [X_TENANT, xUser(false)],
-        request: WarehouseBody,
         responses: { 201: { description: 'created', schema: WarehouseSchema }, 200: { description: 'it existed', schema: WarehouseSchema } },
       },
-      handle({ req, principal, body }) {
-        const result = warehouse.createWarehouse(actorOf(req, principal, 'optional'), validateWarehouse(body));
+      handle({ req, principal, valid }) {
+        const actor = actorOf(req, principal, 'optional');
+        const result = warehouse.createWarehouse(actor, valid());
         return json(result.created ? 201 : 200, result.warehouse);
       },
-    },
-    inWarehouse('put', '', 'json', 'optional', {
-      summary: 'Rename a warehouse', request: WarehouseBody, responses: { 200: { description: 'the warehouse', schema: WarehouseSchema } },
-    }, (actor, id, { body }) =>
-      json(200, warehouse.updateWarehouse(actor, id, validateWarehouse(body)))),
-    inWarehouse('get', '', 'none', 'optional', {
+    }),
+    inWarehouse('put', '', 'json', 'optional', WarehouseBody, {
+      summary: 'Rename a warehouse', responses: { 200: { description: 'the warehouse', schema: WarehouseSchema } },
+    }, (actor, id, { valid }) =>
+      json(200, warehouse.updateWarehouse(actor, id, valid()))),
+    inWarehouse('get', '', 'none', 'optional', undefined, {
       summary: 'A warehouse', responses: { 200: { description: 'the warehouse', schema: WarehouseSchema } },
     }, (actor, id) => json(200, warehouse.getWarehouse(actor, id))),
-    inWarehouse('post', '/documents/:kind', 'json', 'required', {
+    inWarehouse('post', '/documents/:kind', 'json', 'required', DocumentBody, {
       summary: 'A stock document: PZ, WZ, RW, MM or Inventory (all items or none)',
+      description: "One body for every kind: a line's qty is more than 0, and 0 only on an Inventory (a counted quantity); an MM names its targetWarehouse.",
       params: { kind: 'pz, wz, rw, mm or inventory' },
-      request: IssueBody,
       responses: {
         201: { description: 'the stored document', schema: DocumentSchema },
         200: { description: 'the same number and content again: the stored document', schema: DocumentSchema },
       },
-    }, (actor, id, { req, body }) => {
+    }, (actor, id, { req, valid }) => {
       const kind = kindOf(req.params.kind ?? '');
       if (!kind) throw notFound(`document kind ${req.params.kind}`);
-      const result = warehouse.postDocument(actor, id, parseDocument(kind, body));
+      const result = warehouse.postDocument(actor, id, documentInput(kind, valid()));
       return json(result.created ? 201 : 200, result.document);
     }),
-    inWarehouse('post', '/stock', 'json', 'optional', {
-      summary: 'Current stock of the named items', request: StockQuery,
+    inWarehouse('post', '/stock', 'json', 'optional', StockQuery, {
+      summary: 'Current stock of the named items',
       responses: { 200: { description: 'each item: qty, locked, available', schema: StockSchema } },
-    }, (actor, id, { body }) =>
-      json(200, warehouse.stock(actor, id, validateStockQuery(body).items))),
-    inWarehouse('post', '/locks', 'json', 'required', {
-      summary: 'Lock as much as possible of each item, for qty portions', request: LockBody,
+    }, (actor, id, { valid }) =>
+      json(200, warehouse.stock(actor, id, valid().items))),
+    inWarehouse('post', '/locks', 'json', 'required', LockBody, {
+      summary: 'Lock as much as possible of each item, for qty portions',
       responses: { 200: { description: 'what each line got', schema: ItemLockSchema } },
-    }, (actor, id, { body }) => {
-      const lock = parseLock(body);
+    }, (actor, id, { valid }) => {
+      const lock = lockOf(valid());
       return json(200, warehouse.lockItems(actor, id, lock.packets, lock.items));
     }),
-    inWarehouse('post', '/locks/packets', 'json', 'required', {
-      summary: 'Lock whole packets (sets of items)', request: PacketsBody,
+    inWarehouse('post', '/locks/packets', 'json', 'required', PacketsBody, {
+      summary: 'Lock whole packets (sets of items)',
       responses: { 200: { description: 'what each packet got', schema: PacketLockSchema } },
-    }, (actor, id, { req, body }) =>
-      json(200, warehouse.lockPackets(actor, id, parsePackets(body, req.body.toString('utf8'))))),
-    inWarehouse('del', '/locks', 'optional-json', 'required', {
-      summary: "Release the caller's locks (all, or the named items)", request: ReleaseBody,
+    }, (actor, id, { req, valid }) =>
+      json(200, warehouse.lockPackets(actor, id, packetsOf(valid(), req.body.toString('utf8'))))),
+    inWarehouse('del', '/locks', 'optional-json', 'required', ReleaseBody, {
+      summary: "Release the caller's locks (all, or the named items)",
       responses: { 200: { description: 'what was released', schema: ReleaseSchema } },
-    }, (actor, id, { body }) =>
-      json(200, warehouse.releaseLocks(actor, id, body === undefined ? undefined : validateRelease(body).items))),
+    }, (actor, id, { body, valid }) =>
+      json(200, warehouse.releaseLocks(actor, id, body === undefined ? undefined : valid().items))),
   ];
 }

@@ -1,12 +1,11 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { createScanner } from 'jsonc-parser';
 import { ItemId, MAX_ITEMS, Uuid } from '../../shared/types.js';
-import { compile } from '../../shared/validate.js';
 import { fieldError, micros, PositiveQty, Unit } from '../../shared/stock-document-schemas.js';
 
 // Documents are validated by one shared file: the central checks headquarters' documents with it too.
 export {
-  type DocumentInput, type DocumentItem, type DocumentKind, IssueBody, KINDS, kindOf, parseDocument,
+  DocumentBody, documentInput, type DocumentInput, type DocumentItem, type DocumentKind, KINDS, kindOf, parseDocument,
 } from '../../shared/stock-document-schemas.js';
 
 const INT32_MAX = 2_147_483_647;
@@ -42,27 +41,24 @@ export interface PacketInput {
   items: LockLine[];
 }
 
-export const validateWarehouse = compile(WarehouseBody);
-export const validateStockQuery = compile(StockQuery);
-const validateLock = compile(LockBody);
-const validatePackets = compile(PacketsBody);
-export const validateRelease = compile(ReleaseBody);
 
 const lockLines = (items: Static<typeof ItemLock>[], path: string): LockLine[] => {
   const q = micros(items.map((it, i) => ({ path: `${path}/${i}/qty`, qty: it.qty })));
   return items.map((it, i) => ({ id: it.id, unit: it.unit, qtyMicro: q[i]! }));
 };
 
-export function parseLock(body: unknown): { packets: number; items: LockLine[] } {
-  const lock = validateLock(body);
+/** A lock body checked by LockBody (the route's schema), its quantities in micro-units. */
+export function lockOf(lock: Static<typeof LockBody>): { packets: number; items: LockLine[] } {
   return { packets: lock.qty, items: lockLines(lock.items, '/items') };
 }
 
 const pointerPart = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Packets in body order. `raw` is the body text: JSON.parse puts integer-like keys ("1", "2") first. */
-export function parsePackets(body: unknown, raw: string): PacketInput[] {
-  const { packets } = validatePackets(body);
+/**
+ * Packets in body order, from a body checked by PacketsBody (the route's schema). `raw` is the body text:
+ * JSON.parse puts integer-like keys ("1", "2") first.
+ */
+export function packetsOf({ packets }: Static<typeof PacketsBody>, raw: string): PacketInput[] {
   const names = Object.keys(packets);
   for (const name of names) {
     if (name.length === 0 || name.length > 100) {

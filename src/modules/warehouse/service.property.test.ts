@@ -83,7 +83,7 @@ test('random documents and locks keep qty = sum(ledger), 0 <= locked <= qty, who
               items: c.lines.map((l) => ({ id: l.id, unit: l.wrongUnit ? 'l' : 'kg', qty: l.micro / M })),
               ...(c.kind === 'MM' ? { targetWarehouse: W[1 - c.w]! } : {}),
             };
-            let input;
+            let input: ReturnType<typeof parseDocument>;
             try {
               input = parseDocument(c.kind, body);
             } catch (err) {

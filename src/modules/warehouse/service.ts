@@ -4,7 +4,7 @@ import { fromMicro } from '../../shared/qty.js';
 import { postDocument, type PostResult, type StoredDocument } from './documents.js';
 import { checkLedger, type LedgerCheck, rebuildBalances } from './ledger-check.js';
 import { lockItems, lockPackets, releaseCall } from './stock-lock-service.js';
-import type { StockDocumentBody, WarehouseChangedBody } from '../../shared/sync-protocol.js';
+import type { StockDocumentBody, WarehouseChangedBody } from '../../shared/sync-messages.js';
 import type { Outbox } from '../sync/up/outbox.js';
 import type { Warehouse, WarehouseRepo } from './repo.js';
 import { reinstateDocument, reinstateWarehouse } from './reinstate.js';

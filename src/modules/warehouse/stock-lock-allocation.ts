@@ -26,7 +26,7 @@ export function allocateItems(packets: number, lines: ItemRequest[], free: Map<s
     // packets x qty can pass 2^53; when it does it is far above any available quantity, so the float
     // comparison still picks the right side, and a product <= available is an exact integer.
     const requestedMicro = packets * line.qtyMicro;
-    const lockedMicro = requestedMicro <= available ? requestedMicro : available;
+    const lockedMicro = Math.min(requestedMicro , available);
     free.set(line.id, available - lockedMicro);
     return { id: line.id, requestedMicro, lockedMicro };
   });

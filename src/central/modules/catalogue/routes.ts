@@ -1,25 +1,25 @@
-import { Type } from '@sinclair/typebox';
-import { json, type Route } from '../../../http/types.js';
+import { type TSchema, Type } from '@sinclair/typebox';
+import { json, type Route, route } from '../../../http/types.js';
 import { Category, Scope, Username, Venue } from '../../../shared/catalogue-schemas.js';
 import { MAX_CATALOGUE_WAIT_S } from '../../../shared/catalogue-protocol.js';
 import { invalidField } from '../../../shared/errors.js';
 import { PATHS } from '../../../shared/sync-protocol.js';
 import { Price, ProductId, Uuid } from '../../../shared/types.js';
 import { compile } from '../../../shared/validate.js';
+import { ok, SIGNED_HEADERS } from '../../contracts.js';
 import type { Pool } from '../../db/pool.js';
 import type { DeviceService } from '../devices/service.js';
 import { createInboxRepo } from '../inbox/repo.js';
 import type { CatalogueFeed } from './feed.js';
 import type { HqCatalogue } from './hq-service.js';
 
-const checkVenue = compile(Venue);
-const checkMenu = compile(Type.Object({ root: Category }, { additionalProperties: false }));
-const checkPrice = compile(Type.Object({ price: Price }, { additionalProperties: false }));
-const checkUser = compile(Type.Object({ password: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })), scope: Scope },
-  { additionalProperties: false }));
-const checkClient = compile(Type.Object({ clientSecret: Type.String({ minLength: 8, maxLength: 200 }) }, { additionalProperties: false }));
-const checkWarehouse = compile(Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }));
-const checkSoldOut = compile(Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false }));
+const MenuBody = Type.Object({ root: Category }, { additionalProperties: false });
+const PriceBody = Type.Object({ price: Price }, { additionalProperties: false });
+const UserBody = Type.Object({ password: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })), scope: Scope },
+  { additionalProperties: false });
+const ClientBody = Type.Object({ clientSecret: Type.String({ minLength: 8, maxLength: 200 }) }, { additionalProperties: false });
+const WarehouseBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
+const SoldOutBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false });
 const checkMenuId = compile(Type.String({ minLength: 1, maxLength: 100 }));
 
 /** A path parameter checked with the schema the body would use; a 400 naming the parameter. */
@@ -42,6 +42,15 @@ const menuId = (v: string | undefined) => {
 export function catalogueFeedRoutes(devices: DeviceService, feed: CatalogueFeed, pool: Pool): Route[] {
   return [{
     method: 'get', path: PATHS.catalogue, auth: 'none', body: 'none',
+    schema: { query: Type.Object({
+      after: Type.Optional(Type.String({ description: 'the rev the box committed (default 0)' })),
+      wait: Type.Optional(Type.String({ description: `seconds to wait for a change, 0 to ${MAX_CATALOGUE_WAIT_S} (default 0)` })),
+      snapshot: Type.Optional(Type.String({ description: '1: the whole catalogue' })),
+    }) },
+    doc: {
+      summary: "The box's catalogue after a rev (signed; a long poll)", tag: 'sync-api', headers: SIGNED_HEADERS,
+      responses: ok('the changes after `after` (src/shared/catalogue-protocol.ts), or none when `wait` passed'),
+    },
     async handle({ req }) {
       const after = req.query.get('after') ?? '0';
       if (!/^\d{1,15}$/.test(after)) throw invalidField('after', 'after must be a rev (a non-negative integer)');
@@ -59,35 +68,49 @@ export function catalogueFeedRoutes(devices: DeviceService, feed: CatalogueFeed,
 
 /** Headquarters' catalogue API (docs/sync.md "Down: the catalogue"): reads with `read`, changes with `read write`. */
 export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
-  const put = (path: string, handle: Route['handle']): Route => ({ method: 'put', path, auth: 'write', body: 'json', handle });
-  const del = (path: string, handle: Route['handle']): Route => ({ method: 'del', path, auth: 'write', body: 'none', handle });
+  /** A change with a body: `body` validates (valid()) and documents it. */
+  const change = <B extends TSchema>(method: 'put' | 'patch', path: string, summary: string, body: B, handle: Route<B>['handle']): Route =>
+    route<B>({ method, path, auth: 'write', body: 'json', schema: { body }, doc: { summary, responses: ok('the catalogue entry and its new rev') }, handle });
+  const del = (path: string, summary: string, handle: Route['handle']): Route =>
+    ({ method: 'del', path, auth: 'write', body: 'none', doc: { summary, responses: ok('the retirement and its new rev') }, handle });
   const base = '/hq-api/api';
   return [
-    { method: 'get', path: `${base}/catalogue`, auth: 'bearer', body: 'none', handle: async ({ principal }) => json(200, await hq.catalogue(principal.tenantId)) },
-    put(`${base}/venues/:id`, async ({ req, principal, body }) =>
-      json(200, await hq.putVenue(principal.tenantId, uuid(req.params.id, 'id'), checkVenue(body)))),
-    del(`${base}/venues/:id`, async ({ req, principal }) => json(200, await hq.retireVenue(principal.tenantId, req.params.id!))),
-    put(`${base}/menus/:id`, async ({ req, principal, body }) =>
-      json(200, await hq.putMenu(principal.tenantId, menuId(req.params.id), checkMenu(body).root))),
-    del(`${base}/menus/:id`, async ({ req, principal }) => json(200, await hq.retireMenu(principal.tenantId, req.params.id!))),
     {
-      method: 'patch', path: `${base}/menus/:id/products/:productId`, auth: 'write', body: 'json',
-      handle: async ({ req, principal, body }) => json(200, await hq.setPrice(principal.tenantId, menuId(req.params.id),
-        param(req.params.productId, 'productId', ProductId), checkPrice(body).price)),
+      method: 'get', path: `${base}/catalogue`, auth: 'bearer', body: 'none',
+      doc: { summary: "The tenant's whole catalogue: venues, menus, staff users, clients, warehouses, sold-out flags", responses: ok('the catalogue') },
+      handle: async ({ principal }) => json(200, await hq.catalogue(principal.tenantId)),
     },
-    put(`${base}/staff-users/:username`, async ({ req, principal, body }) =>
-      json(200, await hq.putStaffUser(principal.tenantId, param(req.params.username, 'username', Username), checkUser(body)))),
-    del(`${base}/staff-users/:username`, async ({ req, principal }) => json(200, await hq.retireStaffUser(principal.tenantId, req.params.username!))),
-    put(`${base}/clients/:clientId`, async ({ req, principal, body }) =>
-      json(200, await hq.putClient(principal.tenantId, param(req.params.clientId, 'clientId', {}), checkClient(body).clientSecret))),
-    del(`${base}/clients/:clientId`, async ({ req, principal }) => json(200, await hq.retireClient(principal.tenantId, req.params.clientId!))),
-    put(`${base}/warehouses/:id`, async ({ req, principal, body }) =>
-      json(200, await hq.putWarehouse(principal.tenantId, uuid(req.params.id, 'id'), checkWarehouse(body).name))),
-    del(`${base}/warehouses/:id`, async ({ req, principal }) => json(200, await hq.retireWarehouse(principal.tenantId, req.params.id!))),
-    put(`${base}/sold-out/:venueId/:productId`, async ({ req, principal, body }) =>
-      json(200, await hq.setSoldOut(principal.tenantId, uuid(req.params.venueId, 'venueId'), param(req.params.productId, 'productId', ProductId),
-        checkSoldOut(body).reason ?? ''))),
-    del(`${base}/sold-out/:venueId/:productId`, async ({ req, principal }) =>
+    change('put', `${base}/venues/:id`, 'Create or replace a venue', Venue, async ({ req, principal, valid }) =>
+      json(200, await hq.putVenue(principal.tenantId, uuid(req.params.id, 'id'), valid()))),
+    del(`${base}/venues/:id`, 'Retire a venue', async ({ req, principal }) => json(200, await hq.retireVenue(principal.tenantId, req.params.id!))),
+    change('put', `${base}/menus/:id`, 'Create or replace a menu', MenuBody, async ({ req, principal, valid }) => {
+      const id = menuId(req.params.id);
+      return json(200, await hq.putMenu(principal.tenantId, id, valid().root));
+    }),
+    del(`${base}/menus/:id`, 'Retire a menu', async ({ req, principal }) => json(200, await hq.retireMenu(principal.tenantId, req.params.id!))),
+    change('patch', `${base}/menus/:id/products/:productId`, "Set a product's price in a menu", PriceBody, async ({ req, principal, valid }) => {
+      const id = menuId(req.params.id);
+      const productId = param(req.params.productId, 'productId', ProductId);
+      return json(200, await hq.setPrice(principal.tenantId, id, productId, valid().price));
+    }),
+    change('put', `${base}/staff-users/:username`, 'Create or change a staff user of the boxes', UserBody, async ({ req, principal, valid }) =>
+      json(200, await hq.putStaffUser(principal.tenantId, param(req.params.username, 'username', Username), valid()))),
+    del(`${base}/staff-users/:username`, 'Retire a staff user', async ({ req, principal }) =>
+      json(200, await hq.retireStaffUser(principal.tenantId, req.params.username!))),
+    change('put', `${base}/clients/:clientId`, "Create an OAuth client of the boxes, or change its secret", ClientBody, async ({ req, principal, valid }) =>
+      json(200, await hq.putClient(principal.tenantId, param(req.params.clientId, 'clientId', {}), valid().clientSecret))),
+    del(`${base}/clients/:clientId`, 'Retire a client', async ({ req, principal }) => json(200, await hq.retireClient(principal.tenantId, req.params.clientId!))),
+    change('put', `${base}/warehouses/:id`, 'Create or rename a warehouse', WarehouseBody, async ({ req, principal, valid }) =>
+      json(200, await hq.putWarehouse(principal.tenantId, uuid(req.params.id, 'id'), valid().name))),
+    del(`${base}/warehouses/:id`, 'Retire a warehouse', async ({ req, principal }) =>
+      json(200, await hq.retireWarehouse(principal.tenantId, req.params.id!))),
+    change('put', `${base}/sold-out/:venueId/:productId`, "Mark a product sold out at a venue (headquarters' flag)", SoldOutBody,
+      async ({ req, principal, valid }) => {
+        const venueId = uuid(req.params.venueId, 'venueId');
+        const productId = param(req.params.productId, 'productId', ProductId);
+        return json(200, await hq.setSoldOut(principal.tenantId, venueId, productId, valid().reason ?? ''));
+      }),
+    del(`${base}/sold-out/:venueId/:productId`, "Clear headquarters' sold-out flag", async ({ req, principal }) =>
       json(200, await hq.clearSoldOut(principal.tenantId, req.params.venueId!, req.params.productId!))),
   ];
 }

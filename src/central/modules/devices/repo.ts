@@ -1,4 +1,5 @@
-import { type Head, MAX_REQUEST_BYTES, type TailEvent, type TailResponse } from '../../../shared/sync-protocol.js';
+import { MAX_REQUEST_BYTES } from '../../../shared/sync-protocol.js';
+import type { Head, TailEvent, TailResponse } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 
 export interface DeviceRow {
@@ -30,6 +31,7 @@ export interface DeviceView {
 }
 
 const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, head_header, head_signature, pending_seq`;
+// biome-ignore lint/suspicious/noExplicitAny: a pg row, whose columns are DEVICE's: typed by the mapping below.
 const toDevice = (r: Record<string, any>): DeviceRow => ({
   tenantId: r.tenant_id, deviceId: r.device_id, venueId: r.venue_id, publicKey: r.public_key, keyId: r.key_id,
   status: r.status, head: { epoch: r.head_epoch, seq: r.head_seq, hash: r.head_hash },

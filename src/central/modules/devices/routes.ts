@@ -1,51 +1,55 @@
 import { Type } from '@sinclair/typebox';
-import { json, type Route } from '../../../http/types.js';
+import { json, type Route, route } from '../../../http/types.js';
 import { AppError, invalidField } from '../../../shared/errors.js';
+import { EnrolRequest, EnrolResponse, HelloRequest, HelloResponse, TailResponse } from '../../../shared/sync-messages.js';
 import { PATHS } from '../../../shared/sync-protocol.js';
-import { compile, limitOf, parseJson } from '../../../shared/validate.js';
+import { limitOf, parseJson } from '../../../shared/validate.js';
+import { SIGNED_HEADERS } from '../../contracts.js';
 import type { DeviceService } from './service.js';
 
-const Count = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
-const checkEnrol = compile(
-  Type.Object({
-    code: Type.String({ minLength: 1, maxLength: 64 }),
-    publicKey: Type.String({ minLength: 1, maxLength: 100 }),
-    name: Type.Optional(Type.String({ maxLength: 200 })),
-  }),
-);
-// The box's clock is data, never refused for skew; +-1e15 ms (about 31,700 years from 1970) only keeps the
-// offset inside clock_offset_ms (bigint) and exact as a JSON number.
-const BOX_TIME_MS = 1e15;
-const checkHello = compile(
-  Type.Object({
-    protocol: Count, schema: Count, boxTimeMs: Type.Number({ minimum: -BOX_TIME_MS, maximum: BOX_TIME_MS }), pendingSeq: Count,
-    version: Type.String({ maxLength: 100 }),
-  }),
-);
+const TailQuery = Type.Object({
+  after: Type.Optional(Type.String({ description: 'the seq after which to start (default 0)' })),
+  limit: Type.Optional(Type.String({ description: '1 to 1000 (default 500)' })),
+});
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The box-facing device routes; the batch route is the ingest module's. */
 export function deviceRoutes(devices: DeviceService): Route[] {
   return [
-    {
+    route({
       method: 'post', path: PATHS.enrol, auth: 'none', body: 'json',
-      handle: async ({ req, body }) => json(201, await devices.enrol(checkEnrol(body), req.remoteAddress)),
-    },
-    {
+      schema: { body: EnrolRequest },
+      doc: {
+        summary: 'Enrol a box with a one-time code and its public key', tag: 'sync-api',
+        responses: { 201: { description: "the device's identity", schema: EnrolResponse }, 429: { description: 'too many failed enrolments from this address', headers: ['Retry-After'] } },
+      },
+      handle: async ({ req, valid }) => json(201, await devices.enrol(valid(), req.remoteAddress)),
+    }),
+    route({
       // Raw: the signature covers the body's exact bytes.
       method: 'post', path: PATHS.hello, auth: 'none', body: 'raw',
-      async handle({ req, body }) {
+      schema: { body: HelloRequest },
+      doc: {
+        summary: "A box's hello (signed): the central's head for it, its clock and protocols", tag: 'sync-api', requestType: 'application/json',
+        headers: SIGNED_HEADERS, responses: { 200: { description: "the device's head", schema: HelloResponse } },
+      },
+      async handle({ req, body, valid }) {
         let text: string;
         try {
           text = utf8.decode(body as Buffer);
         } catch {
           throw AppError.of('invalidBody', 'body is not valid UTF-8');
         }
-        return json(200, await devices.hello(req, text, checkHello(parseJson(text))));
+        return json(200, await devices.hello(req, text, valid(parseJson(text))));
       },
-    },
+    }),
     {
       method: 'get', path: PATHS.events, auth: 'none', body: 'none',
+      schema: { query: TailQuery },
+      doc: {
+        summary: "The device's own events after a seq (signed), for a box restored from an old copy", tag: 'sync-api',
+        headers: SIGNED_HEADERS, responses: { 200: { description: 'a page of events with the proof of the head', schema: TailResponse } },
+      },
       async handle({ req }) {
         const afterText = req.query.get('after') ?? '0';
         if (!/^\d{1,15}$/.test(afterText)) throw invalidField('after', 'after must be a seq (a non-negative integer)');

@@ -1,10 +1,8 @@
 import { AppError, invalidField, ProcessError, retryLater, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
 import { createRateLimiter } from '../../../shared/token-bucket.js';
-import {
-  type EnrolRequest, type EnrolResponse, GENESIS_HASH, type HelloRequest, type HelloResponse, keyIdOf, PROTOCOL,
-  requestSigningText, SCHEMA, type TailResponse, verifyDetached,
-} from '../../../shared/sync-protocol.js';
+import { GENESIS_HASH, keyIdOf, PROTOCOL, requestSigningText, SCHEMA, verifyDetached } from '../../../shared/sync-protocol.js';
+import type { EnrolRequest, EnrolResponse, HelloRequest, HelloResponse, TailResponse } from '../../../shared/sync-messages.js';
 import type { HttpRequest } from '../../../http/types.js';
 import { inTransaction, type Pool } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';
@@ -29,7 +27,7 @@ export function createDeviceService(pool: Pool, now: () => number) {
     const deviceId = req.headers['x-device'] ?? '';
     const signature = Buffer.from(req.headers['x-signature'] ?? '', 'base64');
     const device = tenant && deviceId ? await repo.device(tenant, deviceId) : undefined;
-    if (!device || device.status !== 'active') throw unauthorized('unknown or revoked device');
+    if (device?.status !== 'active') throw unauthorized('unknown or revoked device');
     // A small-order key enrolled before enrolment refused them would verify forgeries: never trusted.
     if (!isAcceptableKey(device.publicKey)) throw unauthorized('the device key is a small-order point; enrol the device again');
     // The signature covers the path and query exactly as sent.

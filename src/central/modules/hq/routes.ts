@@ -1,6 +1,8 @@
+import { Type } from '@sinclair/typebox';
 import { json, type Route } from '../../../http/types.js';
 import { invalidField } from '../../../shared/errors.js';
 import { limitOf } from '../../../shared/validate.js';
+import { ok } from '../../contracts.js';
 import { decodeCursor } from './cursor.js';
 import type { HqService } from './service.js';
 
@@ -12,11 +14,23 @@ function idParam(query: URLSearchParams, name: string, required = false): string
   return value;
 }
 
+const Id = (what: string) => Type.String({ description: what });
+const Page = (what: string) => Type.Object({
+  items: Type.Array(Type.Object({}, { additionalProperties: true }), { description: what }),
+  next: Type.Union([Type.String(), Type.Null()], { description: 'an opaque cursor for `after`, null on the last page' }),
+});
+const listQuery = {
+  after: Type.Optional(Type.String({ description: "the previous page's next" })),
+  limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
+};
+
 /** Headquarters' read API: every route needs a central token of the tenant (mount.ts checks x-tenant). */
 export function hqRoutes(hq: HqService): Route[] {
   return [
     {
       method: 'get', path: '/hq-api/api/orders', auth: 'bearer', body: 'none',
+      schema: { query: Type.Object({ venueId: Type.Optional(Id('a venue')), status: Type.Optional(Id('an order status')), deviceId: Type.Optional(Id('a device')), ...listQuery }) },
+      doc: { summary: "The tenant's orders, newest first by created", responses: ok('a page of Orders, each with deviceId and version', Page('Orders')) },
       async handle({ req, principal }) {
         const q = req.query;
         return json(200, await hq.orders(principal.tenantId, {
@@ -27,18 +41,24 @@ export function hqRoutes(hq: HqService): Route[] {
     },
     {
       method: 'get', path: '/hq-api/api/orders/:id', auth: 'bearer', body: 'none',
+      doc: { summary: 'One order as its box last sent it', params: { id: 'the order id' }, responses: ok('the Order with deviceId and version') },
       handle: async ({ req, principal }) => json(200, await hq.order(principal.tenantId, req.params.id!)),
     },
     {
       method: 'get', path: '/hq-api/api/orders/:id/versions', auth: 'bearer', body: 'none',
+      doc: { summary: 'Every version of an order, with the command that made it', params: { id: 'the order id' }, responses: ok('the versions') },
       handle: async ({ req, principal }) => json(200, await hq.orderVersions(principal.tenantId, req.params.id!)),
     },
     {
       method: 'get', path: '/hq-api/api/stock', auth: 'bearer', body: 'none',
+      schema: { query: Type.Object({ warehouseId: Id('the warehouse') }) },
+      doc: { summary: "A warehouse's stock balances", responses: ok('the balances') },
       handle: async ({ req, principal }) => json(200, await hq.stock(principal.tenantId, idParam(req.query, 'warehouseId', true)!)),
     },
     {
       method: 'get', path: '/hq-api/api/stock-documents', auth: 'bearer', body: 'none',
+      schema: { query: Type.Object({ warehouseId: Id('the warehouse'), ...listQuery }) },
+      doc: { summary: "A warehouse's stock documents, newest first", responses: ok('a page of documents', Page('documents')) },
       async handle({ req, principal }) {
         const q = req.query;
         return json(200, await hq.documents(principal.tenantId, idParam(q, 'warehouseId', true)!, decodeCursor(q.get('after')), limitOf(q, 50, 200)));
@@ -46,6 +66,10 @@ export function hqRoutes(hq: HqService): Route[] {
     },
     {
       method: 'get', path: '/hq-api/api/devices', auth: 'bearer', body: 'none',
+      doc: {
+        summary: "The tenant's boxes: head, lag, last contact, clock offset, dead letters",
+        responses: ok('the devices', Type.Array(Type.Object({}, { additionalProperties: true }))),
+      },
       handle: async ({ principal }) => json(200, await hq.devices(principal.tenantId)),
     },
   ];

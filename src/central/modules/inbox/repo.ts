@@ -1,5 +1,6 @@
 import type { ErrorDetail } from '../../../shared/errors.js';
 import type { InboxEntry, InboxKind } from '../../../shared/hq-inbox.js';
+import type { InboxResultBody } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 
 interface Row {
@@ -70,7 +71,7 @@ export function createInboxRepo(db: Queryable) {
         [tenantId, deviceId, rev]);
     },
     /** A box's report (its `inbox.result` event); the first report stands. False for an entry the central does not hold. */
-    async recordResult(tenantId: string, deviceId: string, entryId: string, status: string, codes: ErrorDetail[]): Promise<boolean> {
+    async recordResult(tenantId: string, deviceId: string, entryId: string, status: string, codes: InboxResultBody['codes']): Promise<boolean> {
       const { rowCount } = await db.query(
         `UPDATE hq_inbox SET result_status = coalesce(result_status, $4), result_codes = coalesce(result_codes, $5),
            result_device = coalesce(result_device, $3), result_at = coalesce(result_at, now())

@@ -1,14 +1,15 @@
-import { json, type Route } from '../../../http/types.js';
+import { Type } from '@sinclair/typebox';
+import { json, type Route, route } from '../../../http/types.js';
 import { invalidField } from '../../../shared/errors.js';
-import { HqDocumentHead, HqOrderBody } from '../../../shared/hq-inbox.js';
-import { UUID_PATTERN } from '../../../shared/ids.js';
-import { parseDocument } from '../../../shared/stock-document-schemas.js';
-import { compile, limitOf } from '../../../shared/validate.js';
+import { HqDocumentBody, HqOrderBody } from '../../../shared/hq-inbox.js';
+import { UUID_PATTERN } from '../../../shared/types.js';
+import { documentInput } from '../../../shared/stock-document-schemas.js';
+import { limitOf } from '../../../shared/validate.js';
+import { ok } from '../../contracts.js';
 import type { InboxService } from './service.js';
 
-const checkHead = compile(HqDocumentHead);
-const checkOrder = compile(HqOrderBody);
 const UUID = new RegExp(UUID_PATTERN);
+const Entry = Type.Object({}, { additionalProperties: true, description: 'an entry: id, kind, venue, rev, createdBy, createdAt, status, codes, device, resultAt, body' });
 
 const venueParam = (v: string | undefined): string => {
   if (!v || !UUID.test(v)) throw invalidField('venueId', 'venueId must be a venue id (a UUID)');
@@ -22,26 +23,42 @@ const venueParam = (v: string | undefined): string => {
 export function inboxRoutes(inbox: InboxService): Route[] {
   const base = '/hq-api/api';
   return [
-    {
+    route({
       method: 'post', path: `${base}/venues/:venueId/documents`, auth: 'write', body: 'json',
-      async handle({ req, principal, body }) {
+      schema: { body: HqDocumentBody },
+      doc: {
+        summary: "A stock document for a venue's box to book (PZ, WZ, RW, MM, Inventory)", params: { venueId: 'the venue' },
+        description: "The box's own document body and rules (its warehouse API's), with the document's id, kind and warehouse.",
+        responses: { ...ok('the same entry again', Entry), 202: { description: 'the entry, on its way to the box', schema: Entry } },
+      },
+      async handle({ req, principal, body, valid }) {
         const venueId = venueParam(req.params.venueId);
-        const head = checkHead(body);
+        const head = valid();
         // The box's own rules for the body (pointers as the box's warehouse API gives them).
-        const doc = parseDocument(head.kind, body);
+        const doc = documentInput(head.kind, head);
         const r = await inbox.createDocument(principal.tenantId, principal.userId, venueId, head, body as Record<string, unknown>, doc);
         return json(r.created ? 202 : 200, r.entry);
       },
-    },
-    {
+    }),
+    route({
       method: 'post', path: `${base}/orders`, auth: 'write', body: 'json',
-      async handle({ principal, body }) {
-        const r = await inbox.createOrder(principal.tenantId, principal.userId, checkOrder(body));
+      schema: { body: HqOrderBody },
+      doc: {
+        summary: "An order for a venue's box to apply (a call centre's order)",
+        responses: { ...ok('the same entry again', Entry), 202: { description: 'the entry, on its way to the box', schema: Entry } },
+      },
+      async handle({ principal, valid }) {
+        const r = await inbox.createOrder(principal.tenantId, principal.userId, valid());
         return json(r.created ? 202 : 200, r.entry);
       },
-    },
+    }),
     {
       method: 'get', path: `${base}/inbox`, auth: 'bearer', body: 'none',
+      schema: { query: Type.Object({
+        venueId: Type.Optional(Type.String({ description: "one venue's entries" })),
+        limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
+      }) },
+      doc: { summary: "Headquarters' entries, newest first, with what the boxes reported", responses: ok('the entries', Type.Object({ items: Type.Array(Entry) })) },
       async handle({ req, principal }) {
         const venue = req.query.get('venueId');
         return json(200, { items: await inbox.list(principal.tenantId, venue === null ? undefined : venueParam(venue), limitOf(req.query, 50, 200)) });
@@ -49,6 +66,7 @@ export function inboxRoutes(inbox: InboxService): Route[] {
     },
     {
       method: 'get', path: `${base}/inbox/:id`, auth: 'bearer', body: 'none',
+      doc: { summary: 'One entry and what its box reported', params: { id: 'the entry id' }, responses: ok('the entry', Entry) },
       handle: async ({ req, principal }) => json(200, await inbox.get(principal.tenantId, req.params.id!)),
     },
   ];

@@ -1,17 +1,14 @@
 import { AppError } from '../../../shared/errors.js';
-import {
-  BatchFormatError, type DecodedBatch, decodeBatch, MAX_BATCH_EVENTS, MAX_EVENT_BYTES, PROTOCOL, SCHEMA,
-} from '../../../shared/sync-protocol.js';
+import { BatchHeader } from '../../../shared/sync-messages.js';
+import { BatchFormatError, type DecodedBatch, decodeBatch, MAX_BATCH_EVENTS, MAX_EVENT_BYTES, PROTOCOL, SCHEMA } from '../../../shared/sync-protocol.js';
 
 /** A real header is about 400 bytes; the cap keeps a signed header from carrying megabytes of anything. */
 export const MAX_HEADER_BYTES = 4096;
 /** `sync_events.epoch` and `devices.head_epoch` are `integer`: a box opens one epoch per restore, so 2^31 - 1 is ample. */
 export const MAX_EPOCH = 2 ** 31 - 1;
 
-/** The header's fields as src/shared/sync-protocol.ts declares them; any other is refused (a new one is a new protocol). */
-const HEADER_FIELDS = new Set([
-  'protocol', 'schema', 'tenant', 'deviceId', 'keyId', 'epoch', 'firstSeq', 'lastSeq', 'prevHash', 'lastHash', 'pendingSeq', 'sentAt',
-]);
+/** The header's fields as its schema declares them (src/shared/sync-messages.ts); any other is refused (a new one is a new protocol). */
+const HEADER_FIELDS = new Set(Object.keys(BatchHeader.properties));
 const NEWLINE = 0x0a;
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 

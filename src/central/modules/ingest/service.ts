@@ -1,8 +1,7 @@
 import { AppError, problem, STATUS, unauthorized } from '../../../shared/errors.js';
 import { isUuid } from '../../../shared/ids.js';
-import {
-  type BatchAck, chainHash, type DecodedBatch, GENESIS_HASH, type Head, type SyncRejection, verifyDetached,
-} from '../../../shared/sync-protocol.js';
+import { chainHash, type DecodedBatch, GENESIS_HASH, type SyncRejection, verifyDetached } from '../../../shared/sync-protocol.js';
+import type { BatchAck, Head } from '../../../shared/sync-messages.js';
 import { type Client, inTransaction, type Pool } from '../../db/pool.js';
 import { isAcceptableKey } from '../devices/public-key.js';
 import { createDeviceRepo, type DeviceRow } from '../devices/repo.js';
@@ -40,13 +39,16 @@ export function createIngestService(deps: IngestDeps) {
   /** Signature and chain: the device's key signed the header, and the events hash to its lastHash. */
   function checkAuthentic(batch: DecodedBatch, device: DeviceRow | undefined): string[] {
     const h = batch.header;
-    if (!device || device.status !== 'active' || device.keyId !== h.keyId) throw unauthorized('unknown or revoked device, or unknown key');
+    if (device?.status !== 'active' || device.keyId !== h.keyId) throw unauthorized('unknown or revoked device, or unknown key');
     // A small-order key enrolled before enrolment refused them would verify forgeries: never trusted.
     if (!isAcceptableKey(device.publicKey)) throw unauthorized('the device key is a small-order point; enrol the device again');
     if (!verifyDetached(Buffer.from(batch.headerText, 'utf8'), batch.signature, device.publicKey)) throw unauthorized('bad batch signature');
     const hashes: string[] = [];
     let hash = h.prevHash;
-    for (const e of batch.envelopes) hashes.push((hash = chainHash(hash, e)));
+    for (const e of batch.envelopes) {
+      hash = chainHash(hash, e);
+      hashes.push(hash);
+    }
     if (hash !== h.lastHash) throw invalidBatch('the events do not hash to lastHash (the batch was altered)');
     return hashes;
   }
@@ -56,7 +58,7 @@ export function createIngestService(deps: IngestDeps) {
     const repo = createIngestRepo(client);
     const device = await createDeviceRepo(client).deviceForUpdate(h.tenant, h.deviceId);
     // Revoked (or re-keyed) since the first look, which took no lock.
-    if (!device || device.status !== 'active' || device.keyId !== h.keyId) throw unauthorized('unknown or revoked device, or unknown key');
+    if (device?.status !== 'active' || device.keyId !== h.keyId) throw unauthorized('unknown or revoked device, or unknown key');
     const head = device.head;
     const next = head.seq + 1;
     if (h.epoch < head.epoch) throw new SyncConflict('syncGap', `epoch ${h.epoch} is older than the central's ${head.epoch}`, next, head);

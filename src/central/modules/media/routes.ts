@@ -1,10 +1,19 @@
-import type { HttpRequest, Reply, Route } from '../../../http/types.js';
+import { Type } from '@sinclair/typebox';
+import type { DocResponse, HttpRequest, Reply, Route } from '../../../http/types.js';
 import { json } from '../../../http/types.js';
 import { AppError, notFound } from '../../../shared/errors.js';
 import { IMAGE_TYPES, imageTypeOf, MAX_IMAGE_BYTES, MEDIA_PATH, mediaUrl, sha256Hex } from '../../../shared/media.js';
+import { SIGNED_HEADERS } from '../../contracts.js';
 import type { Pool } from '../../db/pool.js';
 import type { DeviceService } from '../devices/service.js';
 import { createMediaRepo, type StoredImage } from './repo.js';
+
+const ImageBytes = Type.String({ contentEncoding: 'binary', description: "the image's bytes (at most MAX_IMAGE_BYTES)" });
+const Uploaded = Type.Object({ sha256: Type.String(), url: Type.String(), contentType: Type.String(), bytes: Type.Integer() });
+const IMAGE_ANSWERS: Record<number, DocResponse> = {
+  200: { description: 'the bytes', contentType: 'application/octet-stream' },
+  206: { description: 'the rest, from a `Range: bytes=N-`', contentType: 'application/octet-stream' },
+};
 
 /** `<sha256>.<ext>` as a menu names it; anything else names no image. */
 const NAME = /^([0-9a-f]{64})\.(png|jpg|webp)$/;
@@ -41,6 +50,15 @@ export function mediaRoutes(pool: Pool, devices: DeviceService): Route[] {
   return [
     {
       method: 'post', path: '/hq-api/api/media', auth: 'write', body: 'raw',
+      // Documents the bytes; their type is read from them (imageTypeOf), never from the request's content type.
+      schema: { body: ImageBytes },
+      doc: {
+        summary: 'Upload a menu image (PNG, JPEG or WebP)', requestType: 'application/octet-stream',
+        responses: {
+          201: { description: 'stored', schema: Uploaded },
+          200: { description: 'the same image was stored already', schema: Uploaded },
+        },
+      },
       async handle({ principal, body }) {
         const data = body as Buffer;
         if (data.length === 0) throw AppError.of('invalidBody', 'the body must be the image\'s bytes (PNG, JPEG or WebP)');
@@ -57,6 +75,7 @@ export function mediaRoutes(pool: Pool, devices: DeviceService): Route[] {
     },
     {
       method: 'get', path: '/hq-api/api/media/:name', auth: 'bearer', body: 'none',
+      doc: { summary: 'A menu image', params: { name: '<sha256>.<png|jpg|webp>' }, responses: IMAGE_ANSWERS },
       async handle({ req, principal }) {
         const { image, ext } = await lookup(principal.tenantId, req.params.name);
         return imageReply(req, image, ext);
@@ -64,6 +83,10 @@ export function mediaRoutes(pool: Pool, devices: DeviceService): Route[] {
     },
     {
       method: 'get', path: `${MEDIA_PATH}/:name`, auth: 'none', body: 'none',
+      doc: {
+        summary: 'A menu image for a box (signed)', tag: 'sync-api', params: { name: '<sha256>.<png|jpg|webp>' }, headers: SIGNED_HEADERS,
+        responses: IMAGE_ANSWERS,
+      },
       async handle({ req }) {
         const device = await devices.authenticate(req, '');
         const { image, ext } = await lookup(device.tenantId, req.params.name);

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import demo from '../../../../native-config/demo.json';
-import { envelopeText, type EnvelopeKind } from '../../../shared/sync-protocol.js';
+import { envelopeText } from '../../../shared/sync-protocol.js';
+import type { EnvelopeKind } from '../../../shared/sync-messages.js';
 import { openEmbedded, type EmbeddedDatabase } from '../../db/embedded.js';
 import { migrate } from '../../db/migrate.js';
 import { createPool, type Pool } from '../../db/pool.js';
@@ -44,7 +45,8 @@ test('a stock document books its ledger into balances once, however often it arr
 
 test('an order keeps the newest version by seq; every version is kept', async () => {
   const order = (version: number, status: string) => ({
-    version, command: { correlationId: 'c', kind: 'k', userId: 'u', staff: true, confirmedAt: 'x' }, detail: {},
+    version, command: { correlationId: 'c', kind: 'k', userId: 'u', staff: true, confirmedAt: 'x' },
+    detail: { contact: null, extra: null, rounds: 0, lineRounds: {} },
     order: { id: 'o-1', tenant, status, created: '2026-11-23T12:00:00Z', buckets: [{ venue }] },
   });
   await apply('order.changed', order(1, 'NEW'));
@@ -69,4 +71,15 @@ test('rules: another tenant, an unknown kind, a body failing its schema', () => 
   expect(() => parseEvent(text('nope', {}), tenant)).toThrow(/unknown kind nope/);
   expect(() => parseEvent(text('warehouse.changed', { id: 1 }), tenant)).toThrow(/body \/(id|name)/);
   expect(() => parseEvent('[]', tenant)).toThrow(RuleBroken);
+});
+
+test("an order's and a document's created are required: the box always sends them, the central lists by them", () => {
+  const order = { id: 'o-2', tenant, status: 'NEW', buckets: [{ venue }] };
+  const body = { version: 1, command: { correlationId: 'c', kind: 'new', userId: 'u', staff: false, confirmedAt: 'x' }, order,
+    detail: { contact: null, extra: null, rounds: 0, lineRounds: {} } };
+  expect(() => parseEvent(text('order.changed', body), tenant)).toThrow(/body \/order\/created/);
+  expect(parseEvent(text('order.changed', { ...body, order: { ...order, created: '2026-11-23T12:00:00Z' } }), tenant).kind).toBe('order.changed');
+  const document = { id: 'doc-9', kind: 'PZ', warehouse, number: 'PZ/9' };
+  expect(() => parseEvent(text('stock.document', { document, ledger: [] }), tenant)).toThrow(/body \/document\/created/);
+  expect(() => parseEvent(text('order.changed', { ...body, order: { ...order, created: '2026-11-23T12:00:00Z' }, detail: {} }), tenant)).toThrow(/body \/detail/);
 });

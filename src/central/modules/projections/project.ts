@@ -1,9 +1,10 @@
-import { ENVELOPE_KINDS, type EnvelopeKind, type OrderChangedBody, type SoldOutChangedBody, type StockDocumentBody, type WarehouseChangedBody } from '../../../shared/sync-protocol.js';
-import type { InboxResultBody } from '../../../shared/hq-inbox.js';
+import {
+  type Envelope, ENVELOPE_KINDS, type EnvelopeKind, type InboxResultBody, type OrderChangedBody, problemOf, type SoldOutChangedBody,
+  type StockDocumentBody, SYNC_CHECKS, type WarehouseChangedBody,
+} from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 import { createInboxRepo } from '../inbox/repo.js';
 import { createProjectionRepo, type PendingOrder, type Source } from './repo.js';
-import { checks, problemOf } from './schemas.js';
 
 /** An event that breaks a rule: the ingest keeps it as a dead letter with this reason and moves on. */
 export class RuleBroken extends Error {}
@@ -19,7 +20,9 @@ export interface ParsedEvent {
 }
 
 /**
- * Checks one envelope's text against the rules every event must keep; returns what the projection needs.
+ * Checks one envelope's text against the rules every event must keep, with the protocol's own schemas
+ * (src/shared/sync-messages.ts); returns what the projection needs. An event failing them is a dead letter, never
+ * a refused batch: the box cannot fix an event it already committed.
  * `tenant` is the device's: an event naming another tenant is never projected.
  */
 export function parseEvent(text: string, tenant: string): ParsedEvent {
@@ -31,14 +34,13 @@ export function parseEvent(text: string, tenant: string): ParsedEvent {
   }
   const kindOf = (value as { kind?: unknown } | null)?.kind;
   if (typeof kindOf === 'string' && !Object.hasOwn(ENVELOPE_KINDS, kindOf)) fail(`unknown kind ${kindOf.slice(0, 100)}`);
-  const problem = problemOf(checks.envelope, value);
+  const problem = problemOf(SYNC_CHECKS.envelope, value);
   if (problem) fail(`envelope ${problem}`);
-  const e = value as { eventId: string; tenant: string; stream: string; kind: string; body: unknown };
-  if (!Object.hasOwn(ENVELOPE_KINDS, e.kind)) fail(`unknown kind ${e.kind}`);
-  const kind = e.kind as EnvelopeKind;
+  const e = value as Envelope;
+  const kind = e.kind;
   if (e.stream !== ENVELOPE_KINDS[kind]) fail(`stream ${e.stream} is not the stream of ${kind}`);
   if (e.tenant !== tenant) fail(`envelope tenant ${e.tenant} is not the device's tenant`);
-  const bodyProblem = problemOf(checks[kind], e.body);
+  const bodyProblem = problemOf(SYNC_CHECKS.body[kind], e.body);
   if (bodyProblem) fail(`body ${bodyProblem}`);
   return { eventId: e.eventId, kind, body: e.body };
 }
@@ -51,8 +53,8 @@ export function parseEvent(text: string, tenant: string): ParsedEvent {
 const MIN_LIST_DATE_MS = Date.UTC(2000, 0, 1);
 const MAX_LIST_DATE_MS = Date.UTC(10000, 0, 1) - 1;
 
-const dateOf = (text: string | undefined, what: string): Date => {
-  const ms = text === undefined ? Number.NaN : Date.parse(text);
+const dateOf = (text: string, what: string): Date => {
+  const ms = Date.parse(text);
   if (!Number.isFinite(ms)) fail(`${what} is not a date: ${String(text).slice(0, 100)}`);
   if (ms < MIN_LIST_DATE_MS || ms > MAX_LIST_DATE_MS) fail(`${what} ${String(text).slice(0, 100)} is outside years 2000-9999`);
   return new Date(ms);
@@ -99,7 +101,7 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
       if (!(await venuesKnown(venueIds))) fail(`order names a venue that is not the tenant's`);
       const orderJson = JSON.stringify(b.order);
-      const createdAt = dateOf(b.order.created as string, 'order.created');
+      const createdAt = dateOf(b.order.created, 'order.created');
       if (orders) {
         orders.push({ id: b.order.id, seq: source.seq, version: b.version, status: b.order.status, venueIds, createdAt,
           json: orderJson, commandJson: JSON.stringify(b.command) });
@@ -119,7 +121,7 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       const d = b.document;
       const named = [...new Set([d.warehouse, ...(d.targetWarehouse ? [d.targetWarehouse] : []), ...b.ledger.map((r) => r[0])])];
       if (!(await warehousesKnown(named))) fail('stock document names a warehouse the central does not know');
-      const created = typeof d.created === 'string' ? dateOf(d.created, 'document.created') : new Date();
+      const created = dateOf(d.created, 'document.created');
       const inserted = await repo.insertDocument(source, {
         id: d.id, warehouse: d.warehouse, target: d.targetWarehouse ?? null, kind: d.kind, number: d.number, createdAt: created,
         json: JSON.stringify(d),

@@ -1,4 +1,4 @@
-import type { LedgerTuple } from '../../../shared/sync-protocol.js';
+import type { LedgerTuple } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 
 /** An order.changed event checked and waiting for its batch's one upsert (`projectOrders`). */

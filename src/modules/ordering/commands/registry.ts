@@ -23,6 +23,7 @@ export const ORDER_COMMANDS = {
   ready: readyCommand,
   complete: completeCommand,
   cancel: cancelCommand,
+  // biome-ignore lint/suspicious/noExplicitAny: each command's body type differs; `unknown` would not accept their handlers.
 } as const satisfies Record<string, OrderCommand<TSchema, any>>;
 
 export type CommandName = keyof typeof ORDER_COMMANDS;

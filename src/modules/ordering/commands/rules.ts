@@ -95,7 +95,7 @@ export function visibleOrder(repo: OrderRepo, cmd: Command) {
 
 export function openVenue(deps: CommandDeps, tenantId: string, venueId: string, type: OrderType, now: number): Venue {
   const venue = deps.venues.getVenue(tenantId, venueId);
-  if (!venue || !venue.active) throw reject('invalidVenue', `venue ${venueId} is unknown or inactive`, [venueId]);
+  if (!venue?.active) throw reject('invalidVenue', `venue ${venueId} is unknown or inactive`, [venueId]);
   const channel = channelOf(type);
   if (!isOpen(venue.channelConstraints[channel], venue.timeZone, now)) {
     throw reject('venueClosed', `venue ${venue.name} does not take ${type} orders now`, [venueId, channel]);

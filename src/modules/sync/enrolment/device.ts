@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
-import { type EnrolResponse, keyIdOf } from '../../../shared/sync-protocol.js';
+import { keyIdOf } from '../../../shared/sync-protocol.js';
+import type { EnrolResponse } from '../../../shared/sync-messages.js';
 
 /** This box's identity at its central: written once by `venue-box sync enrol`, read by the sender. */
 export interface Device {

@@ -1,5 +1,5 @@
 import type { CommandErrorCode, ErrorDetail } from '../../../shared/errors.js';
-import type { InboxResultBody } from '../../../shared/hq-inbox.js';
+import type { InboxResultBody } from '../../../shared/sync-messages.js';
 import type { CommandHandler } from '../../ordering/command-queue.js';
 import { centralUserId } from './apply.js';
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../../../log.js';
-import type { Envelope, EnvelopeBodies } from '../../../shared/sync-protocol.js';
+import type { Envelope, EnvelopeBodies } from '../../../shared/sync-messages.js';
 import type { Reinstater } from './reconcile.js';
 
 /** What each module offers to put its data back from the central's copy (no outbox events). */

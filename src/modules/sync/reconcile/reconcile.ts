@@ -1,7 +1,6 @@
 import type { Logger } from '../../../log.js';
-import {
-  type BatchHeader, chainHash, type Envelope, GENESIS_HASH, type Head, type TailResponse, verifyDetached,
-} from '../../../shared/sync-protocol.js';
+import { chainHash, GENESIS_HASH, verifyDetached } from '../../../shared/sync-protocol.js';
+import { type BatchHeader, type Envelope, type Head, SYNC_CHECKS, type TailResponse } from '../../../shared/sync-messages.js';
 import type { SyncRepo } from '../repo.js';
 
 /**
@@ -72,12 +71,12 @@ async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void>
   repo.fetchedClear();
   for (let after = state.ackedSeq; after < head.seq;) {
     const page = await deps.fetchTail(after, PAGE);
-    if (!Array.isArray(page?.events)) throw new SyncStateError('the central answered the tail fetch with an unexpected body');
+    if (!SYNC_CHECKS.tail.Check(page)) throw new SyncStateError('the central answered the tail fetch with an unexpected body');
     proof = page.proof ?? null;
     if (page.events.length === 0) throw new SyncStateError(`the central sent no events after seq ${after}, below its head ${head.seq}`);
     repo.transaction(() => {
       for (const ev of page.events) {
-        if (typeof ev?.envelope !== 'string' || ev.seq !== after + 1 || chainHash(prev, ev.envelope) !== ev.hash) {
+        if (ev.seq !== after + 1 || chainHash(prev, ev.envelope) !== ev.hash) {
           throw new SyncStateError(`the central's event ${ev.seq} does not continue the chain at seq ${after}`);
         }
         if (!diverged && repo.one(ev.seq)?.chainHash === ev.hash) common = ev.seq;

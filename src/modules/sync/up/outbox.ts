@@ -1,6 +1,7 @@
 import { isoOf } from '../../../shared/clock.js';
 import { newId7 } from '../../../shared/ids.js';
-import { chainHash, type EnvelopeBodies, type EnvelopeKind, envelopeText, GENESIS_HASH } from '../../../shared/sync-protocol.js';
+import { chainHash, envelopeText, GENESIS_HASH } from '../../../shared/sync-protocol.js';
+import type { EnvelopeBodies, EnvelopeKind } from '../../../shared/sync-messages.js';
 import type { SyncRepo } from '../repo.js';
 
 /**

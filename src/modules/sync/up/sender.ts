@@ -1,8 +1,7 @@
 import type { Logger } from '../../../log.js';
 import { isoOf } from '../../../shared/clock.js';
-import {
-  type BatchAck, type BatchHeader, batchParts, type Head, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, PROTOCOL, SCHEMA,
-} from '../../../shared/sync-protocol.js';
+import { batchParts, MAX_BATCH_BYTES, MAX_BATCH_EVENTS, PROTOCOL, SCHEMA } from '../../../shared/sync-protocol.js';
+import { type BatchAck, type BatchHeader, type Head, SYNC_CHECKS } from '../../../shared/sync-messages.js';
 import { type StepContext, createCentralLoop } from '../central-loop.js';
 import { CentralError, centralClient, type ClientOptions } from '../client.js';
 import { type Device, loadDevice } from '../enrolment/device.js';
@@ -33,7 +32,7 @@ export interface SenderDeps {
   version: string;
   /**
    * Resolves once an fsync begun after the call is done: the outbox rows just read may be a moment from the
-   * disk (docs/operations.md "Durability and speed"), and headquarters never gets an event a power cut could
+   * disk (docs/architecture.md "Durability and speed"), and headquarters never gets an event a power cut could
    * take back. Absent: every commit is durable already.
    */
   synced?(): Promise<void>;
@@ -87,7 +86,7 @@ export function createSender(deps: SenderDeps) {
     const answer = await centralClient.hello(d, signer, {
       protocol: PROTOCOL, schema: SCHEMA, boxTimeMs: deps.now(), pendingSeq: repo.last()?.seq ?? 0, version: deps.version,
     }, client);
-    if (!validHead(answer?.head) || !Array.isArray(answer.protocols)) {
+    if (!SYNC_CHECKS.hello.Check(answer)) {
       throw new CentralError(502, 'the central answered hello with an unexpected body');
     }
     if (!answer.protocols.includes(PROTOCOL)) {
@@ -128,7 +127,7 @@ export function createSender(deps: SenderDeps) {
       ack = await centralClient.postBatch(d, batchParts(headerText, signature, chunks), client);
     } catch (err) {
       // Not where the central is (a lost acknowledgement, a restored box or central): find it, then go on.
-      if (err instanceof CentralError && err.status === 409 && validHead(err.body?.head)) {
+      if (err instanceof CentralError && err.status === 409 && SYNC_CHECKS.head.Check(err.body?.head)) {
         log.info({ head: err.body.head, firstSeq: first.seq, code: err.body.codes?.[0]?.code }, 'the central is elsewhere; finding it');
         await findCentral(d, err.body.head);
         const moved = repo.state();
@@ -138,7 +137,8 @@ export function createSender(deps: SenderDeps) {
       }
       throw err;
     }
-    if (ack.ackedSeq !== last.seq || ack.ackedHash !== last.chainHash || !validDeadLetters(ack.deadLetters, first.seq, last.seq)) {
+    if (!SYNC_CHECKS.ack.Check(ack) || ack.ackedSeq !== last.seq || ack.ackedHash !== last.chainHash
+      || ack.deadLetters.some((d) => d.seq < first.seq || d.seq > last.seq)) {
       throw new CentralError(502, `the central's answer does not acknowledge the batch ${first.seq}..${last.seq}`);
     }
     repo.ack(ack.ackedSeq, ack.ackedHash, deps.now(), ack.deadLetters);
@@ -185,13 +185,3 @@ export function createSender(deps: SenderDeps) {
 export type Sender = ReturnType<typeof createSender>;
 
 const READ_CHUNK = 50;
-
-const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-const validHead = (h: unknown): h is Head => typeof h === 'object' && h !== null && isSeq((h as Head).seq)
-  && isSeq((h as Head).epoch) && typeof (h as Head).hash === 'string' && /^[0-9a-f]{64}$/.test((h as Head).hash);
-
-/** Dead letters of an acknowledgement: each names a seq of the batch and says why (kept in sync_dead_letters). */
-function validDeadLetters(list: unknown, first: number, last: number): list is BatchAck['deadLetters'] {
-  return Array.isArray(list) && list.every((d: BatchAck['deadLetters'][number]) => typeof d === 'object' && d !== null
-    && isSeq(d.seq) && d.seq >= first && d.seq <= last && typeof d.eventId === 'string' && typeof d.reason === 'string');
-}

@@ -1,0 +1,81 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+import pkg from '../../package.json';
+import { renderOpenApiHtml } from '../http/contracts/docs-html.js';
+import { openApiDocument } from '../http/contracts/openapi.js';
+import type { DocResponse, Route } from '../http/types.js';
+import { SYNC_SCHEMAS } from '../shared/sync-messages.js';
+
+const DESCRIPTION =
+  "The central node's API (docs/sync.md): the boxes' sync routes (enrolment; hello, batches, the tail, the " +
+  "catalogue's long poll and menu images, signed by the device) and headquarters' API (a central token). The sync " +
+  "protocol's messages are under components/schemas: a batch's header line, each kind of event, the answers.";
+
+/** Headers of a request the device signs (src/shared/sync-protocol.ts requestSigningText). */
+export const SIGNED_HEADERS = [
+  { name: 'x-tenant', required: true, description: "the device's tenant" },
+  { name: 'x-device', required: true, description: 'the device id' },
+  {
+    name: 'x-signature',
+    required: true,
+    description: "Ed25519 signature (base64) by the device's key over requestSigningText",
+  },
+];
+
+/** A 200 answer for a route's doc; without a schema, a JSON object of the fields `description` names. */
+export const ok = (
+  description: string,
+  schema: TSchema = Type.Object({}, { additionalProperties: true, description }),
+): Record<number, DocResponse> => ({ 200: { description, schema } });
+
+const Document = Type.Object({}, { additionalProperties: true, description: 'the document' });
+
+/**
+ * The central's own contract (docs/sync.md "API"): OpenAPI 3.1 made from `routes()`, the route list
+ * the central mounts (this one included), with the sync protocol's schemas; and a page of it. No token: they say
+ * what any client may call. Built once, at the first ask.
+ */
+export function centralContractRoutes(routes: () => readonly Route[]): Route[] {
+  let texts: { openapi: string; page: string } | undefined;
+  const built = () => {
+    if (!texts) {
+      const openapi = openApiDocument(
+        routes(),
+        { title: 'venue-box central', version: pkg.version, description: DESCRIPTION },
+        {
+          server: 'the central node',
+          bearer:
+            'a central access token of POST /auth-oauth2/oauth/token (a headquarters user); changes need scope write',
+          schemas: SYNC_SCHEMAS,
+        },
+      );
+      texts = { openapi: JSON.stringify(openapi), page: renderOpenApiHtml(openapi) };
+    }
+    return texts;
+  };
+  return [
+    {
+      method: 'get',
+      path: '/openapi.json',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary: 'This document: the HTTP API as OpenAPI 3.1',
+        tag: 'contracts',
+        responses: { 200: { description: 'OpenAPI 3.1', schema: Document } },
+      },
+      handle: () => ({ status: 200, raw: built().openapi }),
+    },
+    {
+      method: 'get',
+      path: '/docs/api',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary: 'The HTTP API, as a page',
+        tag: 'contracts',
+        responses: { 200: { description: 'HTML', contentType: 'text/html' } },
+      },
+      handle: () => ({ status: 200, raw: built().page, headers: { 'content-type': 'text/html; charset=utf-8' } }),
+    },
+  ];
+}

@@ -1,0 +1,102 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { jsonSchema } from '../src/http/contracts/json-schema.js';
+import { HqDocumentBody } from '../src/shared/hq-inbox.js';
+import { BatchHeader, EnrolRequest, ENVELOPE_KINDS, HelloRequest, TailResponse } from '../src/shared/sync-messages.js';
+import { startTestCentral, type TestCentral } from './support/central.js';
+
+// The central's contract (docs/sync.md "API"): a valid OpenAPI 3.1 document made from the routes
+// the central mounts, each route's request schema the very one it validates with, the sync protocol's messages
+// among its schemas.
+type Operation = {
+  summary?: string;
+  requestBody?: { content: Record<string, { schema: unknown }> };
+  responses: Record<string, unknown>;
+};
+let central: TestCentral;
+let openapi: { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+beforeAll(async () => {
+  central = await startTestCentral();
+  openapi = (await (await fetch(central.url('/openapi.json'))).json()) as typeof openapi;
+});
+afterAll(() => central?.stop());
+
+const SOME_UUID = '00000000-0000-4000-8000-000000000000';
+const operations = () =>
+  Object.entries(openapi.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+  );
+const requestSchema = (method: string, path: string) =>
+  Object.values(openapi.paths[path]![method]!.requestBody!.content)[0]!.schema;
+
+describe("the central's /openapi.json", () => {
+  test('is a valid OpenAPI 3.1 document, every operation with a summary and a 2xx answer', async () => {
+    expect(openapi).toMatchObject({ openapi: '3.1.0', info: { title: 'venue-box central' } });
+    await expect(SwaggerParser.validate(structuredClone(openapi) as never)).resolves.toBeTruthy();
+    for (const { path, method, op } of operations()) {
+      expect({ path, method, summary: op.summary }).toMatchObject({ summary: expect.stringMatching(/\S/) });
+      expect(Object.keys(op.responses).some((s) => /^2\d\d$/.test(s))).toBe(true);
+    }
+  });
+
+  test("documents the boxes' sync routes and headquarters' API", () => {
+    const documented = new Set(operations().map((o) => `${o.method} ${o.path}`));
+    for (const op of [
+      'post /sync-api/api/enrol',
+      'post /sync-api/api/hello',
+      'post /sync-api/api/batches',
+      'get /sync-api/api/events',
+      'get /sync-api/api/catalogue',
+      'post /auth-oauth2/oauth/token',
+      'get /hq-api/api/orders',
+      'put /hq-api/api/venues/{id}',
+      'post /hq-api/api/venues/{venueId}/documents',
+      'post /hq-api/api/orders',
+      'get /hq-api/api/devices',
+      'get /openapi.json',
+    ]) {
+      expect(documented).toContain(op);
+    }
+  });
+
+  test("the request schemas are the protocol's and the shared ones, as the routes validate with them", () => {
+    expect(requestSchema('post', '/sync-api/api/enrol')).toEqual(jsonSchema(EnrolRequest));
+    expect(requestSchema('post', '/sync-api/api/hello')).toEqual(jsonSchema(HelloRequest));
+    expect(requestSchema('post', '/hq-api/api/venues/{venueId}/documents')).toEqual(jsonSchema(HqDocumentBody));
+    expect(openapi.components.schemas.BatchHeader).toEqual(jsonSchema(BatchHeader));
+    expect(openapi.components.schemas.TailResponse).toEqual(jsonSchema(TailResponse));
+    for (const kind of Object.keys(ENVELOPE_KINDS) as (keyof typeof ENVELOPE_KINDS)[])
+      expect(openapi.components.schemas).toHaveProperty(`Event_${kind.replace('.', '_')}`);
+  });
+
+  test('a documented body is what the route takes: a hello outside the documented boxTimeMs is refused by that field', async () => {
+    const { maximum } = (jsonSchema(HelloRequest).properties as { boxTimeMs: { maximum: number } }).boxTimeMs;
+    const res = await fetch(central.url('/sync-api/api/hello'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ protocol: 1, schema: 1, boxTimeMs: maximum * 10, pendingSeq: 0, version: 'x' }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { codes: { args: string[] }[] }).codes[0]!.args).toEqual(['/boxTimeMs']);
+  });
+
+  test('every documented operation is mounted: none is answered as an unknown path or a wrong method', async () => {
+    for (const { path, method } of operations()) {
+      const url = path.replace(/\{[^}]+\}/g, SOME_UUID);
+      const res = await fetch(central.url(url), {
+        method: method.toUpperCase(),
+        headers: { 'content-type': 'application/json' },
+        ...(method === 'get' ? {} : { body: '{}' }),
+      });
+      const text = await res.text();
+      expect({ method, path, status: res.status }).not.toMatchObject({ status: 405 });
+      expect({ method, path, text }).not.toMatchObject({ text: expect.stringContaining('no route for') });
+    }
+  });
+
+  test('/docs/api is a page of it', async () => {
+    const res = await fetch(central.url('/docs/api'));
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await res.text()).toContain('/sync-api/api/batches');
+  });
+});
