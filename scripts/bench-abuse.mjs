@@ -24,13 +24,25 @@ function tokenFrom(port, localAddress, form) {
   return new Promise((resolve) => {
     const body = new URLSearchParams(form).toString();
     const started = performance.now();
-    const req = request({
-      host: '127.0.0.1', port, localAddress, method: 'POST', path: '/auth-oauth2/oauth/token',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': demo.id, authorization: basic, 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        localAddress,
+        method: 'POST',
+        path: '/auth-oauth2/oauth/token',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-tenant': demo.id,
+          authorization: basic,
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, ms: performance.now() - started }));
+      },
+    );
     req.on('error', () => resolve({ status: 0, ms: performance.now() - started }));
     req.end(body);
   });
@@ -46,16 +58,28 @@ console.log(`1. ${SECONDS} s of wrong passwords for kelner from 127.0.0.1, 16 at
 const quiet = await orderLoad(box.base, staff.access_token, 50, SECONDS);
 const answers = new Map();
 let flooding = true;
-const flood = Promise.all(Array.from({ length: 16 }, async () => {
-  while (flooding) {
-    const r = await tokenFrom(box.port, '127.0.0.1', { grant_type: 'password', username: 'kelner', password: 'wrong-guess' });
-    answers.set(r.status, (answers.get(r.status) ?? 0) + 1);
-  }
-}));
+const flood = Promise.all(
+  Array.from({ length: 16 }, async () => {
+    while (flooding) {
+      const r = await tokenFrom(box.port, '127.0.0.1', {
+        grant_type: 'password',
+        username: 'kelner',
+        password: 'wrong-guess',
+      });
+      answers.set(r.status, (answers.get(r.status) ?? 0) + 1);
+    }
+  }),
+);
 const signIns = [];
 const signer = (async () => {
   while (flooding) {
-    signIns.push(await tokenFrom(box.port, '127.0.0.2', { grant_type: 'password', username: 'kuchnia', password: 'kuchnia-demo-1' }));
+    signIns.push(
+      await tokenFrom(box.port, '127.0.0.2', {
+        grant_type: 'password',
+        username: 'kuchnia',
+        password: 'kuchnia-demo-1',
+      }),
+    );
     await new Promise((r) => setTimeout(r, 500));
   }
 })();
@@ -65,27 +89,44 @@ await Promise.all([flood, signer]);
 const perSecond = (status) => ((answers.get(status) ?? 0) / SECONDS).toFixed(1);
 const okSignIns = signIns.filter((s) => s.status === 200).length;
 console.log(`   wrong passwords checked ${perSecond(400)}/s, refused at once (429) ${perSecond(429)}/s`);
-console.log(`   order p99 ${quantile(quiet, 0.99).toFixed(1)} ms without the flood, ${quantile(loud, 0.99).toFixed(1)} ms with it`);
-console.log(`   kuchnia from another address: ${okSignIns}/${signIns.length} sign-ins accepted, p99 ${quantile(signIns.map((s) => s.ms).sort((a, b) => a - b), 0.99).toFixed(0)} ms`);
+console.log(
+  `   order p99 ${quantile(quiet, 0.99).toFixed(1)} ms without the flood, ${quantile(loud, 0.99).toFixed(1)} ms with it`,
+);
+console.log(
+  `   kuchnia from another address: ${okSignIns}/${signIns.length} sign-ins accepted, p99 ${quantile(
+    signIns.map((s) => s.ms).sort((a, b) => a - b),
+    0.99,
+  ).toFixed(0)} ms`,
+);
 
 // ---- 2. hostile order growth
-const fileBytes = () => ['venue-box.db', 'venue-box.db-wal'].reduce((n, f) => n + (existsSync(join(dataDir, f)) ? statSync(join(dataDir, f)).size : 0), 0);
+const fileBytes = () =>
+  ['venue-box.db', 'venue-box.db-wal'].reduce(
+    (n, f) => n + (existsSync(join(dataDir, f)) ? statSync(join(dataDir, f)).size : 0),
+    0,
+  );
 const anon = await token(box.base);
-const first = await (await fetch(`${box.base}/ordering-api/api/order/new`, {
-  method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${anon.access_token}` },
-  body: JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE }] }),
-})).json();
+const first = await (
+  await fetch(`${box.base}/ordering-api/api/order/new`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${anon.access_token}` },
+    body: JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE }] }),
+  })
+).json();
 const lines = Array.from({ length: 200 }, () => ({ productId: 'zurek', quantity: 1 }));
 const post = async (path, body) => {
   const res = await fetch(`${box.base}/ordering-api/api/order/${first.orderId}/${path}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${anon.access_token}` },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${anon.access_token}` },
     body: JSON.stringify(body),
   });
   return { status: res.status, body: await res.json() };
 };
 // Every applied command stores the whole order again (socket events, sync outbox): the worst a customer can do is
 // grow its order to the bound, then change one line of it as fast as the box lets it.
-console.log(`2. an order grown to its line bound, then ${HOSTILE_SECONDS} s of changing one of its lines as fast as the box answers...`);
+console.log(
+  `2. an order grown to its line bound, then ${HOSTILE_SECONDS} s of changing one of its lines as fast as the box answers...`,
+);
 const before = fileBytes();
 let lineId;
 for (let i = 0; i < 10 && !lineId; i++) {
@@ -100,10 +141,16 @@ for (let q = 1; performance.now() < until; q = 3 - q) {
   answers2.set(status, (answers2.get(status) ?? 0) + 1);
 }
 await new Promise((r) => setTimeout(r, 1500)); // the last commands applied and checkpointed
-const order = await (await fetch(`${box.base}/ordering-api/api/order/${first.orderId}`, { headers: { authorization: `Bearer ${anon.access_token}` } })).json();
+const order = await (
+  await fetch(`${box.base}/ordering-api/api/order/${first.orderId}`, {
+    headers: { authorization: `Bearer ${anon.access_token}` },
+  })
+).json();
 const grownMb = (fileBytes() - before) / 1e6;
-console.log(`   the order holds ${order.buckets?.[0]?.lines?.length ?? '?'} lines; changes answered ${JSON.stringify(Object.fromEntries(answers2))}; ` +
-  `database grew ${grownMb.toFixed(1)} MB, ${(grownMb * 60 / HOSTILE_SECONDS).toFixed(1)} MB a minute`);
+console.log(
+  `   the order holds ${order.buckets?.[0]?.lines?.length ?? '?'} lines; changes answered ${JSON.stringify(Object.fromEntries(answers2))}; ` +
+    `database grew ${grownMb.toFixed(1)} MB, ${((grownMb * 60) / HOSTILE_SECONDS).toFixed(1)} MB a minute`,
+);
 
 box.proc.kill('SIGTERM');
 await new Promise((r) => box.proc.on('exit', r));

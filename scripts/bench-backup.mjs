@@ -35,14 +35,31 @@ try {
   await stop(box.proc);
 
   const windows = backups.filter((b) => b.msg === 'backup written').map((b) => [b.endMs - b.ms, b.endMs]);
-  const inside = timed.filter((l) => windows.some(([a, z]) => l.at >= a && l.at <= z)).map((l) => l.ms).sort((a, b) => a - b);
-  const outside = timed.filter((l) => !windows.some(([a, z]) => l.at >= a && l.at <= z)).map((l) => l.ms).sort((a, b) => a - b);
-  const stats = (xs) => ({ n: xs.length, p50: round(quantile(xs, 0.5)), p99: round(quantile(xs, 0.99)), max: round(xs.at(-1)) });
-  console.log(JSON.stringify({
-    dbMiB: round(dbBytes / 1_048_576), rate: RATE, seconds: SECONDS, startedAt: t0,
-    backups: backups.map((b) => ({ msg: b.msg, ms: b.ms, loopDelayMaxMs: b.loopDelayMaxMs, error: b.error })),
-    latencyDuringBackupMs: stats(inside), latencyOtherwiseMs: stats(outside),
-  }));
+  const inside = timed
+    .filter((l) => windows.some(([a, z]) => l.at >= a && l.at <= z))
+    .map((l) => l.ms)
+    .sort((a, b) => a - b);
+  const outside = timed
+    .filter((l) => !windows.some(([a, z]) => l.at >= a && l.at <= z))
+    .map((l) => l.ms)
+    .sort((a, b) => a - b);
+  const stats = (xs) => ({
+    n: xs.length,
+    p50: round(quantile(xs, 0.5)),
+    p99: round(quantile(xs, 0.99)),
+    max: round(xs.at(-1)),
+  });
+  console.log(
+    JSON.stringify({
+      dbMiB: round(dbBytes / 1_048_576),
+      rate: RATE,
+      seconds: SECONDS,
+      startedAt: t0,
+      backups: backups.map((b) => ({ msg: b.msg, ms: b.ms, loopDelayMaxMs: b.loopDelayMaxMs, error: b.error })),
+      latencyDuringBackupMs: stats(inside),
+      latencyOtherwiseMs: stats(outside),
+    }),
+  );
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(configFile, { force: true });

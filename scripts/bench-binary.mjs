@@ -107,7 +107,10 @@ async function startOnce(idleS = 1) {
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`venue-box exited with ${proc.exitCode} before answering`);
       if (performance.now() > deadline) throw new Error(`venue-box did not answer 200 within ${DEADLINE_MS / 1000} s`);
-      const status = await fetch(`http://127.0.0.1:${port}/auth-oauth2/oauth/token`, tokenRequest).then((r) => r.status, () => 0);
+      const status = await fetch(`http://127.0.0.1:${port}/auth-oauth2/oauth/token`, tokenRequest).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status === 200) break;
       if (status !== 0) throw new Error(`the token endpoint answered ${status}`);
       await sleep(2);

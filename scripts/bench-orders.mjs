@@ -34,11 +34,14 @@ pin(process.pid, 1);
 async function box() {
   const dataDir = tmp('vb-bench-');
   const configFile = join(dataDir, 'bench.json');
-  writeFileSync(configFile, JSON.stringify({
-    auth: { anonymous: { perAddressPerMinute: 100_000 } },
-    ordering: { maxOpenPerAnonymousUser: 10_000, customerCommandRate: { burst: 1_000_000 } },
-    metrics: { allowAddresses: ['127.0.0.1'] },
-  }));
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      auth: { anonymous: { perAddressPerMinute: 100_000 } },
+      ordering: { maxOpenPerAnonymousUser: 10_000, customerCommandRate: { burst: 1_000_000 } },
+      metrics: { allowAddresses: ['127.0.0.1'] },
+    }),
+  );
   const { proc, base } = await startBox(join(dataDir, 'data'), ['--config', configFile], two ? { core: 0 } : {});
   started.push(proc);
   /** The box's /metrics now: a sample's value by its name (NaN when absent). */
@@ -54,18 +57,33 @@ async function box() {
   const loop = async () => {
     const value = await metrics();
     return {
-      p99Ms: 1000 * value('venue_box_event_loop_delay_p99_seconds'), maxMs: 1000 * value('venue_box_event_loop_delay_max_seconds'),
-      fsyncs: value('venue_box_wal_fsync_duration_seconds_count'), fsyncSeconds: value('venue_box_wal_fsync_duration_seconds_sum'),
+      p99Ms: 1000 * value('venue_box_event_loop_delay_p99_seconds'),
+      maxMs: 1000 * value('venue_box_event_loop_delay_max_seconds'),
+      fsyncs: value('venue_box_wal_fsync_duration_seconds_count'),
+      fsyncSeconds: value('venue_box_wal_fsync_duration_seconds_sum'),
     };
   };
-  return { name: 'venue-box', proc, base, shm: join(dataDir, 'data', 'venue-box.db-shm'), tokenPath: '/auth-oauth2/oauth/token', loop };
+  return {
+    name: 'venue-box',
+    proc,
+    base,
+    shm: join(dataDir, 'data', 'venue-box.db-shm'),
+    tokenPath: '/auth-oauth2/oauth/token',
+    loop,
+  };
 }
 
 async function peer() {
   const dataDir = tmp('vb-bench-peer-');
-  const proc = spawn(process.execPath, ['scripts/lib/bench-peer.mjs', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir], {
-    cwd: root, env: { ...process.env, GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=131072' }, stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['scripts/lib/bench-peer.mjs', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir],
+    {
+      cwd: root,
+      env: { ...process.env, GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=131072' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   started.push(proc);
   const port = await new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`peer exited with ${code}`)));
@@ -75,7 +93,14 @@ async function peer() {
   });
   const base = `http://127.0.0.1:${port}`;
   const loop = async () => (await fetch(`${base}/bench/loop`)).json();
-  return { name: 'fastify-peer', proc, base, shm: join(dataDir, 'peer.db-shm'), tokenPath: '/auth-oauth2/oauth/token', loop };
+  return {
+    name: 'fastify-peer',
+    proc,
+    base,
+    shm: join(dataDir, 'peer.db-shm'),
+    tokenPath: '/auth-oauth2/oauth/token',
+    loop,
+  };
 }
 
 /** A client process on core 1, driven over IPC. */
@@ -83,10 +108,11 @@ function client() {
   const proc = fork(join(root, 'scripts/lib/order-client.mjs'), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   started.push(proc);
   pin(proc.pid, 1);
-  const call = (msg) => new Promise((resolve, reject) => {
-    proc.once('message', (m) => (m.ok ? resolve(m.result) : reject(new Error(m.error))));
-    proc.send(msg);
-  });
+  const call = (msg) =>
+    new Promise((resolve, reject) => {
+      proc.once('message', (m) => (m.ok ? resolve(m.result) : reject(new Error(m.error))));
+      proc.send(msg);
+    });
   return { proc, call };
 }
 
@@ -129,7 +155,9 @@ function walCounter(file) {
 
 /** CPU ticks (1/100 s) of a process, all its threads; or of one thread (`/proc/PID/task/TID/stat`). */
 const ticks = (pid, tid) => {
-  const f = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const f = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8')
+    .split(') ')[1]
+    .split(' ');
   return Number(f[11]) + Number(f[12]);
 };
 /** Bytes a process has sent toward the disk so far (its pages dirtied in the page cache: the WAL and checkpoints). */
@@ -142,10 +170,16 @@ const round = (n, digits = 2) => Number(n.toFixed(digits));
  * so a user's open orders stay few (one rate of 20 s at 1,000 commands/s gives each 20) instead of piling up
  * over the whole ladder, which would measure counting them (ordering.maxOpenPerAnonymousUser) more than orders.
  */
-const users = (t) => t.client.call({
-  op: 'open', base: t.base, sockets: SOCKETS, tokenPath: t.tokenPath, tenant: demo.id,
-  clientId: demo.clients[0].clientId, clientSecret: demo.clients[0].clientSecret,
-});
+const users = (t) =>
+  t.client.call({
+    op: 'open',
+    base: t.base,
+    sockets: SOCKETS,
+    tokenPath: t.tokenPath,
+    tenant: demo.id,
+    clientId: demo.clients[0].clientId,
+    clientSecret: demo.clients[0].clientSecret,
+  });
 
 const targets = [await box(), ...(process.argv.includes('--peer') ? [await peer()] : [])];
 for (const t of targets) {
@@ -164,7 +198,10 @@ for (const rate of RATES) {
     const setupBefore = ticks(t.proc.pid);
     await users(t);
     // What a kiosk does after a reboot of the venue: a token, then its socket (CPU of the server per user).
-    const userSetup = { cpuUsPerUser: Math.round(((ticks(t.proc.pid) - setupBefore) * 10_000) / SOCKETS), rssMbAdded: rssMb(t.proc.pid) - rssBefore };
+    const userSetup = {
+      cpuUsPerUser: Math.round(((ticks(t.proc.pid) - setupBefore) * 10_000) / SOCKETS),
+      rssMbAdded: rssMb(t.proc.pid) - rssBefore,
+    };
     pin(t.proc.pid, 0); // threads started since the last rate
     // The users' tokens were committed just now: their checkpoint (once the WAL is idle) is not the commands'.
     await new Promise((res) => setTimeout(res, 600));
@@ -183,21 +220,42 @@ for (const rate of RATES) {
     const written = writeBytes(t.proc.pid) - writtenBefore;
     const achieved = r.pushed / r.spanSeconds;
     t.sustained = r.errors === 0 && r.pushed === r.sent && achieved >= 0.95 * rate;
-    console.log(JSON.stringify({
-      server: t.name, rate, seconds: SECONDS, sockets: SOCKETS, sent: r.sent, pushed: r.pushed, errors: r.errors,
-      ...(r.firstError ? { firstError: r.firstError } : {}), commandsPerSecond: round(achieved, 1), sustained: t.sustained,
-      p50Ms: round(quantile(r.push, 0.5)), p99Ms: round(quantile(r.push, 0.99)), maxMs: round(r.push.at(-1) ?? NaN),
-      confirmP99Ms: round(quantile(r.confirm, 0.99)), sendLagP99Ms: round(quantile(r.sendLag, 0.99)),
-      cpuUsPerCommand: Math.round((cpuTicks * 10_000) / r.sent), loopThreadCpuUsPerCommand: Math.round((loopTicks * 10_000) / r.sent),
-      loopDelayP99Ms: round(loop.p99Ms, 1), loopDelayMaxMs: round(loop.maxMs, 1),
-      // The box's own fdatasync of the WAL, from its metrics (the peer's fsyncs are inside its COMMITs).
-      walFsyncMeanMs: loop.fsyncs > loopBefore.fsyncs
-        ? round((1000 * (loop.fsyncSeconds - loopBefore.fsyncSeconds)) / (loop.fsyncs - loopBefore.fsyncs)) : undefined,
-      walPagesPerCommand: round(wal.frames / r.sent, 1), walKbPerCommand: round((wal.frames * (wal.pageSize + 24)) / 1024 / r.sent, 1),
-      transactionsPerCommand: round(wal.transactions / r.sent, 2), diskKbPerCommand: round(written / 1024 / r.sent, 1),
-      rssMb: rssMb(t.proc.pid), foreignCpuPct: r.foreignCpuPct, tokenAndSocketCpuUs: userSetup.cpuUsPerUser,
-      rssMbAddedBy1000Users: SOCKETS === 1000 ? userSetup.rssMbAdded : undefined,
-    }));
+    console.log(
+      JSON.stringify({
+        server: t.name,
+        rate,
+        seconds: SECONDS,
+        sockets: SOCKETS,
+        sent: r.sent,
+        pushed: r.pushed,
+        errors: r.errors,
+        ...(r.firstError ? { firstError: r.firstError } : {}),
+        commandsPerSecond: round(achieved, 1),
+        sustained: t.sustained,
+        p50Ms: round(quantile(r.push, 0.5)),
+        p99Ms: round(quantile(r.push, 0.99)),
+        maxMs: round(r.push.at(-1) ?? NaN),
+        confirmP99Ms: round(quantile(r.confirm, 0.99)),
+        sendLagP99Ms: round(quantile(r.sendLag, 0.99)),
+        cpuUsPerCommand: Math.round((cpuTicks * 10_000) / r.sent),
+        loopThreadCpuUsPerCommand: Math.round((loopTicks * 10_000) / r.sent),
+        loopDelayP99Ms: round(loop.p99Ms, 1),
+        loopDelayMaxMs: round(loop.maxMs, 1),
+        // The box's own fdatasync of the WAL, from its metrics (the peer's fsyncs are inside its COMMITs).
+        walFsyncMeanMs:
+          loop.fsyncs > loopBefore.fsyncs
+            ? round((1000 * (loop.fsyncSeconds - loopBefore.fsyncSeconds)) / (loop.fsyncs - loopBefore.fsyncs))
+            : undefined,
+        walPagesPerCommand: round(wal.frames / r.sent, 1),
+        walKbPerCommand: round((wal.frames * (wal.pageSize + 24)) / 1024 / r.sent, 1),
+        transactionsPerCommand: round(wal.transactions / r.sent, 2),
+        diskKbPerCommand: round(written / 1024 / r.sent, 1),
+        rssMb: rssMb(t.proc.pid),
+        foreignCpuPct: r.foreignCpuPct,
+        tokenAndSocketCpuUs: userSetup.cpuUsPerUser,
+        rssMbAddedBy1000Users: SOCKETS === 1000 ? userSetup.rssMbAdded : undefined,
+      }),
+    );
   }
   if (!targets.some((t) => t.sustained)) break;
 }

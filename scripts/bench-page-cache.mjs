@@ -26,7 +26,9 @@ try {
   setup.pragma('journal_mode = WAL');
   setup.exec('CREATE TABLE t (id TEXT PRIMARY KEY, v TEXT NOT NULL) STRICT');
   const fill = setup.prepare('INSERT INTO t VALUES (?, ?)');
-  setup.transaction(() => { for (let i = 0; i < ROWS; i++) fill.run(randomUUID(), 'x'.repeat(200)); })();
+  setup.transaction(() => {
+    for (let i = 0; i < ROWS; i++) fill.run(randomUUID(), 'x'.repeat(200));
+  })();
   setup.pragma('wal_checkpoint(TRUNCATE)');
   setup.close();
 
@@ -38,14 +40,21 @@ try {
       db.pragma('synchronous = OFF'); // the fsync is not what is measured
       db.pragma('wal_autocheckpoint = 0');
       db.pragma(`cache_size = -${kib}`);
-      for (const _ of db.prepare('SELECT id, v FROM t').iterate()) { /* fill the cache */ }
+      for (const _ of db.prepare('SELECT id, v FROM t').iterate()) {
+        /* fill the cache */
+      }
       const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
-      const tx = db.transaction(() => { for (let k = 0; k < INSERTS; k++) insert.run(randomUUID(), 'y'.repeat(200)); });
+      const tx = db.transaction(() => {
+        for (let k = 0; k < INSERTS; k++) insert.run(randomUUID(), 'y'.repeat(200));
+      });
       const before = process.cpuUsage();
       for (let i = 0; i < TRANSACTIONS; i++) tx();
       const used = process.cpuUsage(before);
       const run = {
-        cacheKib: kib, round, inserts: INSERTS, cpuUsPerTransaction: Math.round((used.user + used.system) / TRANSACTIONS),
+        cacheKib: kib,
+        round,
+        inserts: INSERTS,
+        cpuUsPerTransaction: Math.round((used.user + used.system) / TRANSACTIONS),
       };
       runs.push(run);
       console.log(JSON.stringify(run));
@@ -54,12 +63,14 @@ try {
     }
   }
   const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  console.log(JSON.stringify({
-    medians: SIZES_KIB.map((kib) => {
-      const of = runs.filter((r) => r.cacheKib === kib);
-      return { cacheKib: kib, cpuUsPerTransaction: median(of.map((r) => r.cpuUsPerTransaction)) };
+  console.log(
+    JSON.stringify({
+      medians: SIZES_KIB.map((kib) => {
+        const of = runs.filter((r) => r.cacheKib === kib);
+        return { cacheKib: kib, cpuUsPerTransaction: median(of.map((r) => r.cpuUsPerTransaction)) };
+      }),
     }),
-  }));
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

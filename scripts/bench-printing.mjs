@@ -25,7 +25,15 @@ async function load(entry, name) {
   const outdir = join(root, 'dist/bench-printing');
   mkdirSync(outdir, { recursive: true });
   const outfile = join(outdir, `${name}.mjs`);
-  await build({ entryPoints: [join(root, entry)], outfile, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'warning' });
+  await build({
+    entryPoints: [join(root, entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    logLevel: 'warning',
+  });
   return import(pathToFileURL(outfile).href);
 }
 
@@ -54,8 +62,13 @@ const lines = [
   { quantity: 2, name: 'Kompot', category: 'drinks', price: '14.00' },
 ];
 const base = {
-  venueName: 'Pod Wawelem (Rynek)', orderType: 'TAKE_AWAY', claimCode: '042137', orderId: '7c3fc4a0-122e-4121-9f94-91835435e5c9',
-  at: Date.now(), timeZone: 'Europe/Warsaw', lines,
+  venueName: 'Pod Wawelem (Rynek)',
+  orderType: 'TAKE_AWAY',
+  claimCode: '042137',
+  orderId: '7c3fc4a0-122e-4121-9f94-91835435e5c9',
+  at: Date.now(),
+  timeZone: 'Europe/Warsaw',
+  lines,
 };
 const kitchen = encodeRate(encodeTicket, { ...base, kind: 'kitchen', round: 1 });
 const claim = encodeRate(encodeTicket, { ...base, kind: 'claim', total: '180.00' });
@@ -65,15 +78,22 @@ console.log(`encode claim slip (QR)  ${String(claim.perSec).padStart(7)} tickets
 const work = mkdtempSync(join(tmpdir(), 'vb-bench-print-'));
 const printer = await startFakePrinter(work, 'kitchen');
 const configFile = join(work, 'venue-box.json');
-writeFileSync(configFile, JSON.stringify({
-  printers: [{ name: 'kitchen', venue, role: 'kitchen', path: printer.boxPath, baudRate: BAUD }],
-}));
+writeFileSync(
+  configFile,
+  JSON.stringify({
+    printers: [{ name: 'kitchen', venue, role: 'kitchen', path: printer.boxPath, baudRate: BAUD }],
+  }),
+);
 const { proc, base: url } = await startBox(join(work, 'data'), ['--config', configFile]);
 try {
   const customer = (await token(url)).access_token;
   const headers = { authorization: `Bearer ${customer}`, 'content-type': 'application/json' };
   const post = async (path, body) => {
-    const res = await fetch(`${url}/ordering-api/api/order/${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const res = await fetch(`${url}/ordering-api/api/order/${path}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    });
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
@@ -82,9 +102,11 @@ try {
   let ticketBytes = 0;
   for (let i = 0; i < ORDERS + 3; i++) {
     const { orderId } = await post('new', {
-      orderType: 'TAKE_AWAY', buckets: [{ venue, lines: products.map((productId, k) => ({ productId, quantity: 1 + ((i + k) % 3) })) }],
+      orderType: 'TAKE_AWAY',
+      buckets: [{ venue, lines: products.map((productId, k) => ({ productId, quantity: 1 + ((i + k) % 3) })) }],
     });
-    while ((await fetch(`${url}/ordering-api/api/order/${orderId}`, { headers })).status !== 200) await new Promise((r) => setTimeout(r, 2));
+    while ((await fetch(`${url}/ordering-api/api/order/${orderId}`, { headers })).status !== 200)
+      await new Promise((r) => setTimeout(r, 2));
     const before = printer.tickets().length;
     const t0 = performance.now();
     await post(`${orderId}/submit`, {});
@@ -97,14 +119,30 @@ try {
   const wireMs = (ticketBytes * 10 * 1000) / BAUD;
   const p50 = quantile(times, 0.5);
   const p95 = quantile(times, 0.95);
-  console.log(`submit -> last byte on the pty (${ORDERS} orders, one at a time): p50 ${p50.toFixed(1)} ms  p95 ${p95.toFixed(1)} ms  max ${times.at(-1).toFixed(1)} ms`);
-  console.log(`kitchen ticket ${ticketBytes} bytes = ${wireMs.toFixed(0)} ms on a ${BAUD} baud line; estimated p50 on a real printer ${(p50 + wireMs).toFixed(0)} ms`);
-  console.log(JSON.stringify({
-    bench: 'printing', node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model,
-    encodeKitchenPerSec: kitchen.perSec, encodeClaimPerSec: claim.perSec, kitchenTicketBytes: ticketBytes, claimSlipBytes: claim.bytes,
-    orders: ORDERS, submitToLastBytePtyP50Ms: round(p50), submitToLastBytePtyP95Ms: round(p95), submitToLastBytePtyMaxMs: round(times.at(-1)),
-    wireMsAt19200: round(wireMs, 1), estimatedSubmitToLastByteP50MsAt19200: round(p50 + wireMs, 1),
-  }));
+  console.log(
+    `submit -> last byte on the pty (${ORDERS} orders, one at a time): p50 ${p50.toFixed(1)} ms  p95 ${p95.toFixed(1)} ms  max ${times.at(-1).toFixed(1)} ms`,
+  );
+  console.log(
+    `kitchen ticket ${ticketBytes} bytes = ${wireMs.toFixed(0)} ms on a ${BAUD} baud line; estimated p50 on a real printer ${(p50 + wireMs).toFixed(0)} ms`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'printing',
+      node: process.version,
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model,
+      encodeKitchenPerSec: kitchen.perSec,
+      encodeClaimPerSec: claim.perSec,
+      kitchenTicketBytes: ticketBytes,
+      claimSlipBytes: claim.bytes,
+      orders: ORDERS,
+      submitToLastBytePtyP50Ms: round(p50),
+      submitToLastBytePtyP95Ms: round(p95),
+      submitToLastBytePtyMaxMs: round(times.at(-1)),
+      wireMsAt19200: round(wireMs, 1),
+      estimatedSubmitToLastByteP50MsAt19200: round(p50 + wireMs, 1),
+    }),
+  );
 } finally {
   proc.kill('SIGTERM');
   await new Promise((r) => proc.once('exit', r));

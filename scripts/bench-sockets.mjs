@@ -29,17 +29,23 @@ async function run(paused) {
   const { proc: box, port, base } = await startBox(dataDir, ['--config', configFile]);
   pinBox(box.pid);
   let tooSlow = 0;
-  createInterface({ input: box.stdout }).on('line', (line) => { if (line.includes('socket too slow')) tooSlow++; });
+  createInterface({ input: box.stdout }).on('line', (line) => {
+    if (line.includes('socket too slow')) tooSlow++;
+  });
   const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${box.pid}/status`, 'utf8'))[1]) / 1024;
   const wsUrl = `ws://127.0.0.1:${port}/ordering-api/ws`;
 
   const staff = (await token(base, staffUser.username, staffUser.password)).access_token;
   const slow = [];
   for (let i = 0; i < paused; i += 100) {
-    slow.push(...(await Promise.all(Array.from({ length: Math.min(100, paused - i) }, () => openSocket(`${wsUrl}?venue=${VENUE}`, staff)))));
+    slow.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(100, paused - i) }, () => openSocket(`${wsUrl}?venue=${VENUE}`, staff)),
+      )),
+    );
   }
   // READING=1: the same sockets keep reading, the control row (what 1000 tablets that keep up cost).
-  if (process.env.READING !== "1") for (const ws of slow) ws._socket.pause();
+  if (process.env.READING !== '1') for (const ws of slow) ws._socket.pause();
 
   const sentAt = new Map();
   const pushedAt = new Map();
@@ -50,10 +56,14 @@ async function run(paused) {
     latencies.push(pushedAt.get(id) - sentAt.get(id));
     timeline.push([sentAt.get(id), pushedAt.get(id) - sentAt.get(id)]);
   };
-  const customers = await Promise.all(Array.from({ length: CUSTOMERS }, () => customerSocket(base, port, (id, at) => {
-    pushedAt.set(id, at);
-    settle(id);
-  })));
+  const customers = await Promise.all(
+    Array.from({ length: CUSTOMERS }, () =>
+      customerSocket(base, port, (id, at) => {
+        pushedAt.set(id, at);
+        settle(id);
+      }),
+    ),
+  );
 
   const body = JSON.stringify({
     orderType: 'TAKE_AWAY',
@@ -68,43 +78,65 @@ async function run(paused) {
   await loopMaxMs();
   const startMb = rssMb();
   let peakMb = startMb;
-  const sampler = setInterval(() => { peakMb = Math.max(peakMb, rssMb()); }, 100);
+  const sampler = setInterval(() => {
+    peakMb = Math.max(peakMb, rssMb());
+  }, 100);
   const total = RATE * SECONDS;
   const started = performance.now();
   // Foreign CPU: what other processes of the machine took meanwhile (the figure is only as good as it is low).
-  const { foreignCpuPct } = await withForeignCpu(() => [box.pid, process.pid], async () => {
-    const inflight = [];
-    for (let i = 0; i < total; i++) {
-      const due = started + (i * 1000) / RATE;
-      const wait = due - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const c = customers[i % customers.length];
-      const sent = performance.now();
-      inflight.push(fetch(`${base}/ordering-api/api/order/new`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${c.token}` }, body,
-      }).then(async (res) => {
-        const { orderId } = await res.json();
-        sentAt.set(orderId, sent);
-        settle(orderId);
-      }));
-    }
-    await Promise.all(inflight);
-    const deadline = performance.now() + 5000;
-    while (latencies.length < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    return {};
-  });
+  const { foreignCpuPct } = await withForeignCpu(
+    () => [box.pid, process.pid],
+    async () => {
+      const inflight = [];
+      for (let i = 0; i < total; i++) {
+        const due = started + (i * 1000) / RATE;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        const c = customers[i % customers.length];
+        const sent = performance.now();
+        inflight.push(
+          fetch(`${base}/ordering-api/api/order/new`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${c.token}` },
+            body,
+          }).then(async (res) => {
+            const { orderId } = await res.json();
+            sentAt.set(orderId, sent);
+            settle(orderId);
+          }),
+        );
+      }
+      await Promise.all(inflight);
+      const deadline = performance.now() + 5000;
+      while (latencies.length < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      return {};
+    },
+  );
   clearInterval(sampler);
   const boxLoopMaxMs = await loopMaxMs();
   const endMb = rssMb();
   // The worst push of each second of the run: shows whether a slow start or the whole run sets the p99.
   const worstBySecond = Array.from({ length: SECONDS }, (_, s) =>
-    Math.round(Math.max(0, ...timeline.filter(([at]) => Math.floor((at - started) / 1000) === s).map(([, ms]) => ms))));
+    Math.round(Math.max(0, ...timeline.filter(([at]) => Math.floor((at - started) / 1000) === s).map(([, ms]) => ms))),
+  );
   const sorted = [...latencies].sort((a, b) => a - b);
   const row = {
-    paused, customers: CUSTOMERS, rate: RATE, seconds: SECONDS, lines: LINES,
-    rssStartMb: Math.round(startMb), rssPeakMb: Math.round(peakMb), rssEndMb: Math.round(endMb),
-    closedTooSlow: tooSlow, pushed: latencies.length, sent: total,
-    p50Ms: +quantile(sorted, 0.5).toFixed(1), p99Ms: +quantile(sorted, 0.99).toFixed(1), worstBySecond, boxLoopMaxMs, foreignCpuPct,
+    paused,
+    customers: CUSTOMERS,
+    rate: RATE,
+    seconds: SECONDS,
+    lines: LINES,
+    rssStartMb: Math.round(startMb),
+    rssPeakMb: Math.round(peakMb),
+    rssEndMb: Math.round(endMb),
+    closedTooSlow: tooSlow,
+    pushed: latencies.length,
+    sent: total,
+    p50Ms: +quantile(sorted, 0.5).toFixed(1),
+    p99Ms: +quantile(sorted, 0.99).toFixed(1),
+    worstBySecond,
+    boxLoopMaxMs,
+    foreignCpuPct,
   };
   for (const ws of [...slow, ...customers.map((c) => c.ws)]) ws.terminate();
   box.kill('SIGTERM');
@@ -116,7 +148,9 @@ async function run(paused) {
 
 for (const n of PAUSED) {
   const row = await run(n);
-  console.log(`${n} paused sockets, ${RATE} commands/s x ${SECONDS} s (${LINES} lines): box RSS ${row.rssStartMb} -> peak ${row.rssPeakMb} -> ${row.rssEndMb} MB, ` +
-    `${row.closedTooSlow} closed too slow, customers' pushes ${row.pushed}/${row.sent}, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms (foreign CPU ${row.foreignCpuPct}%)`);
+  console.log(
+    `${n} paused sockets, ${RATE} commands/s x ${SECONDS} s (${LINES} lines): box RSS ${row.rssStartMb} -> peak ${row.rssPeakMb} -> ${row.rssEndMb} MB, ` +
+      `${row.closedTooSlow} closed too slow, customers' pushes ${row.pushed}/${row.sent}, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms (foreign CPU ${row.foreignCpuPct}%)`,
+  );
   console.log(JSON.stringify(row));
 }

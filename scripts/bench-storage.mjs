@@ -23,10 +23,16 @@ const dbFile = join(dataDir, 'venue-box.db');
 // The box's own prune code, bundled from src/ (better-sqlite3 is the caller's, as in the box).
 const bundle = await build({
   stdin: {
-    contents: "export { createOrderRepo } from './src/modules/ordering/repo.ts'; export { createEventStore } from './src/modules/events/event-store.ts';",
-    resolveDir: root, loader: 'ts',
+    contents:
+      "export { createOrderRepo } from './src/modules/ordering/repo.ts'; export { createEventStore } from './src/modules/events/event-store.ts';",
+    resolveDir: root,
+    loader: 'ts',
   },
-  bundle: true, platform: 'node', format: 'esm', write: false, logLevel: 'warning',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  write: false,
+  logLevel: 'warning',
 });
 const modFile = join(dataDir, '..', `${dataDir.split('/').pop()}-prune.mjs`);
 writeFileSync(modFile, bundle.outputFiles[0].text);
@@ -74,12 +80,18 @@ function prune() {
 
 const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
 const line = (label, m) =>
-  console.log(`${label.padEnd(26)} file ${kib(m.fileBytes).padStart(11)}  pages ${String(m.pages).padStart(6)}  freelist ${String(m.freelist).padStart(6)}  commands ${m.commands}  events ${m.events}`);
+  console.log(
+    `${label.padEnd(26)} file ${kib(m.fileBytes).padStart(11)}  pages ${String(m.pages).padStart(6)}  freelist ${String(m.freelist).padStart(6)}  commands ${m.commands}  events ${m.events}`,
+  );
 function perCommand(label, a, b, commands) {
-  const grown = Object.entries(b.tables).map(([name, bytes]) => [name, (bytes - (a.tables[name] ?? 0)) / commands])
-    .filter(([, per]) => Math.abs(per) >= 50).sort((x, y) => y[1] - x[1]);
-  console.log(`${label}: ${commands} commands, file +${((b.fileBytes - a.fileBytes) / commands).toFixed(0)} B/command; ` +
-    `table bytes per command: ${grown.map(([n, per]) => `${n} ${per.toFixed(0)}`).join(', ')}`);
+  const grown = Object.entries(b.tables)
+    .map(([name, bytes]) => [name, (bytes - (a.tables[name] ?? 0)) / commands])
+    .filter(([, per]) => Math.abs(per) >= 50)
+    .sort((x, y) => y[1] - x[1]);
+  console.log(
+    `${label}: ${commands} commands, file +${((b.fileBytes - a.fileBytes) / commands).toFixed(0)} B/command; ` +
+      `table bytes per command: ${grown.map(([n, per]) => `${n} ${per.toFixed(0)}`).join(', ')}`,
+  );
 }
 
 try {
@@ -94,20 +106,28 @@ try {
   const removed = prune();
   const pruned = measure();
   line('after prune', pruned);
-  console.log(`pruned ${removed.commands} commands, ${removed.events} events; file unchanged, ` +
-    `${pruned.freelist - grown.freelist} pages (${kib((pruned.freelist - grown.freelist) * pruned.pageSize)}) now on the freelist`);
+  console.log(
+    `pruned ${removed.commands} commands, ${removed.events} events; file unchanged, ` +
+      `${pruned.freelist - grown.freelist} pages (${kib((pruned.freelist - grown.freelist) * pruned.pageSize)}) now on the freelist`,
+  );
   const c3 = await runPhase();
   const reused = measure();
   line('after phase 3 (reuse)', reused);
   perCommand('phase 3, after pruning', pruned, reused, c3);
   const prunable = (name) => /order_commands|user_events/.test(name);
-  const share = (test) => Object.entries(reused.tables).filter(([n]) => test(n))
-    .reduce((sum, [n, bytes]) => sum + bytes - (pruned.tables[n] ?? 0), 0) / c3;
-  console.log(`phase 3 took ${pruned.freelist - reused.freelist} of the ${pruned.freelist} free pages; the file grew ` +
-    `${((reused.fileBytes - pruned.fileBytes) / c3).toFixed(0)} B/command`);
-  console.log(`per command: ${share(prunable).toFixed(0)} B in commands and events (freed again by retention), ` +
-    `${share((n) => !prunable(n) && /sync_outbox/.test(n)).toFixed(0)} B in the sync outbox (its own retention, after the central acknowledges), ` +
-    `${share((n) => !prunable(n) && !/sync_outbox/.test(n)).toFixed(0)} B kept (orders, lines, print jobs, ...)`);
+  const share = (test) =>
+    Object.entries(reused.tables)
+      .filter(([n]) => test(n))
+      .reduce((sum, [n, bytes]) => sum + bytes - (pruned.tables[n] ?? 0), 0) / c3;
+  console.log(
+    `phase 3 took ${pruned.freelist - reused.freelist} of the ${pruned.freelist} free pages; the file grew ` +
+      `${((reused.fileBytes - pruned.fileBytes) / c3).toFixed(0)} B/command`,
+  );
+  console.log(
+    `per command: ${share(prunable).toFixed(0)} B in commands and events (freed again by retention), ` +
+      `${share((n) => !prunable(n) && /sync_outbox/.test(n)).toFixed(0)} B in the sync outbox (its own retention, after the central acknowledges), ` +
+      `${share((n) => !prunable(n) && !/sync_outbox/.test(n)).toFixed(0)} B kept (orders, lines, print jobs, ...)`,
+  );
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(modFile, { force: true });

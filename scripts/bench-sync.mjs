@@ -27,13 +27,15 @@ async function freePort() {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 10_000);
     const ok = await new Promise((resolve) => {
-      const s = createServer().once('error', () => resolve(false)).listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+      const s = createServer()
+        .once('error', () => resolve(false))
+        .listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
     if (ok) return port;
   }
 }
 
-const startCentralOn = async (dataDir, port) => startCentral(started, dataDir, { port: port ?? await freePort() });
+const startCentralOn = async (dataDir, port) => startCentral(started, dataDir, { port: port ?? (await freePort()) });
 const status = (dataDir) => JSON.parse(cli(['sync', 'status', '--data-dir', dataDir, '--json']));
 /** The measured processes: the box, the central with its PostgreSQL, and this load generator. */
 const allPids = (procs) => () => [process.pid, ...procs.flatMap((p) => treeOf(p.pid))];
@@ -97,26 +99,58 @@ for (;;) {
 const drainS = (performance.now() - drainStart) / 1000;
 const drainRate = Math.round((backlog + RATE * 10) / drainS);
 console.log(`  drained ${backlog} + ${RATE * 10} events in ${drainS.toFixed(1)} s: ${drainRate} events/s`);
-console.log(`  order p50 ${during.p50Ms} ms, p99 ${during.p99Ms} ms while draining (backlog still ${during.backlogAfterLoad} after the load; foreign CPU ${during.foreignCpuPct}%)`);
+console.log(
+  `  order p50 ${during.p50Ms} ms, p99 ${during.p99Ms} ms while draining (backlog still ${during.backlogAfterLoad} after the load; foreign CPU ${during.foreignCpuPct}%)`,
+);
 await stop(box.proc);
 await stop(central.proc);
 
 // ---- 3: DEVICES simulated boxes at once against a fresh central.
 pin(0);
 const simFile = join(root, 'dist/bench-sim-device.mjs'); // inside the checkout: its imports resolve from node_modules
-await build({ entryPoints: [join(root, 'test/support/sim-device.ts')], bundle: true, platform: 'node', format: 'esm', outfile: simFile, logLevel: 'warning', external: ['tweetnacl'] });
+await build({
+  entryPoints: [join(root, 'test/support/sim-device.ts')],
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  outfile: simFile,
+  logLevel: 'warning',
+  external: ['tweetnacl'],
+});
 const { SimDevice } = await import(simFile);
 const hqDir = tmp('vb-bench-central-');
 central = await startCentralOn(hqDir);
 console.log(`${DEVICES} simulated boxes, ${BATCHES} batches of 500 events each, all at once...`);
 const sims = [];
 for (let i = 0; i < DEVICES; i += 10) {
-  const codes = await Promise.all(Array.from({ length: Math.min(10, DEVICES - i) }, () => new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ['dist/main.cjs', 'central', 'enrol', '--data-dir', hqDir, '--tenant', demo.id, '--venue', demo.venues[0].id], { cwd: root });
-    let out = '';
-    p.stdout.on('data', (d) => { out += d; });
-    p.on('exit', (c) => (c === 0 ? resolve(out.trim().split('\n').pop()) : reject(new Error(`enrol ${c}`))));
-  })));
+  const codes = await Promise.all(
+    Array.from(
+      { length: Math.min(10, DEVICES - i) },
+      () =>
+        new Promise((resolve, reject) => {
+          const p = spawn(
+            process.execPath,
+            [
+              'dist/main.cjs',
+              'central',
+              'enrol',
+              '--data-dir',
+              hqDir,
+              '--tenant',
+              demo.id,
+              '--venue',
+              demo.venues[0].id,
+            ],
+            { cwd: root },
+          );
+          let out = '';
+          p.stdout.on('data', (d) => {
+            out += d;
+          });
+          p.on('exit', (c) => (c === 0 ? resolve(out.trim().split('\n').pop()) : reject(new Error(`enrol ${c}`))));
+        }),
+    ),
+  );
   for (const c of codes) {
     const d = new SimDevice(central.base);
     await d.enrol(c);
@@ -129,30 +163,44 @@ const batchLatency = [];
 const statuses = new Map();
 const ingest = await withForeignCpu(allPids([central.proc]), async () => {
   const started = performance.now();
-  await Promise.all(sims.map(async (d, i) => {
-    for (let b = 0; b < BATCHES;) {
-      const t0 = performance.now();
-      const a = await d.post(batchesSigned[i][b]);
-      statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
-      if (a.status === 429) {
-        await new Promise((r) => setTimeout(r, Number(a.headers.get('retry-after') ?? '1') * 1000 * Math.random()));
-        continue;
+  await Promise.all(
+    sims.map(async (d, i) => {
+      for (let b = 0; b < BATCHES; ) {
+        const t0 = performance.now();
+        const a = await d.post(batchesSigned[i][b]);
+        statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
+        if (a.status === 429) {
+          await new Promise((r) => setTimeout(r, Number(a.headers.get('retry-after') ?? '1') * 1000 * Math.random()));
+          continue;
+        }
+        if (a.status !== 200) throw new Error(`batch: ${a.status} ${JSON.stringify(a.body)}`);
+        batchLatency.push(performance.now() - t0);
+        b++;
       }
-      if (a.status !== 200) throw new Error(`batch: ${a.status} ${JSON.stringify(a.body)}`);
-      batchLatency.push(performance.now() - t0);
-      b++;
-    }
-  }));
+    }),
+  );
   return { seconds: (performance.now() - started) / 1000 };
 });
 batchLatency.sort((a, b) => a - b);
 const ingestRate = Math.round((DEVICES * BATCHES * 500) / ingest.seconds);
-console.log(`  ${DEVICES * BATCHES * 500} events in ${ingest.seconds.toFixed(1)} s: ${ingestRate} events/s; batch p50 ${quantile(batchLatency, 0.5).toFixed(0)} ms, p99 ${quantile(batchLatency, 0.99).toFixed(0)} ms; answers ${JSON.stringify(Object.fromEntries(statuses))} (foreign CPU ${ingest.foreignCpuPct}%)`);
+console.log(
+  `  ${DEVICES * BATCHES * 500} events in ${ingest.seconds.toFixed(1)} s: ${ingestRate} events/s; batch p50 ${quantile(batchLatency, 0.5).toFixed(0)} ms, p99 ${quantile(batchLatency, 0.99).toFixed(0)} ms; answers ${JSON.stringify(Object.fromEntries(statuses))} (foreign CPU ${ingest.foreignCpuPct}%)`,
+);
 await stop(central.proc);
 
-console.log(JSON.stringify({
-  drainEventsPerSecond: drainRate, backlog, drainSeconds: +drainS.toFixed(1), idleOrderP99Ms: idle.p99Ms, drainingOrderP99Ms: during.p99Ms,
-  idleOrderP50Ms: idle.p50Ms, drainingOrderP50Ms: during.p50Ms, ingestEventsPerSecond: ingestRate,
-  ingestBatchP99Ms: +quantile(batchLatency, 0.99).toFixed(0), devices: DEVICES, answers: Object.fromEntries(statuses),
-  foreignCpuPct: { idle: idle.foreignCpuPct, draining: during.foreignCpuPct, ingest: ingest.foreignCpuPct },
-}));
+console.log(
+  JSON.stringify({
+    drainEventsPerSecond: drainRate,
+    backlog,
+    drainSeconds: +drainS.toFixed(1),
+    idleOrderP99Ms: idle.p99Ms,
+    drainingOrderP99Ms: during.p99Ms,
+    idleOrderP50Ms: idle.p50Ms,
+    drainingOrderP50Ms: during.p50Ms,
+    ingestEventsPerSecond: ingestRate,
+    ingestBatchP99Ms: +quantile(batchLatency, 0.99).toFixed(0),
+    devices: DEVICES,
+    answers: Object.fromEntries(statuses),
+    foreignCpuPct: { idle: idle.foreignCpuPct, draining: during.foreignCpuPct, ingest: ingest.foreignCpuPct },
+  }),
+);

@@ -12,12 +12,15 @@ const warehouse = demo.warehouses[0].id;
 async function staffHeaders(base) {
   const staff = await token(base, demo.users[0].username, demo.users[0].password);
   return {
-    authorization: `Bearer ${staff.access_token}`, 'x-tenant': demo.id, 'x-user': staff.UUID,
+    authorization: `Bearer ${staff.access_token}`,
+    'x-tenant': demo.id,
+    'x-user': staff.UUID,
     'content-type': 'application/json',
   };
 }
 
-const items = (n, qty) => Array.from({ length: n }, (_, i) => ({ id: `bench-${i}`, unit: 'kg', qty, unitPrice: 1.5, total: 1.5 * qty }));
+const items = (n, qty) =>
+  Array.from({ length: n }, (_, i) => ({ id: `bench-${i}`, unit: 'kg', qty, unitPrice: 1.5, total: 1.5 * qty }));
 
 async function measure(name, runs, itemsPerRun, request, expected) {
   for (let i = 0; i < 3; i++) await request(-1 - i); // warm-up
@@ -33,7 +36,14 @@ async function measure(name, runs, itemsPerRun, request, expected) {
   const seconds = (performance.now() - started) / 1000;
   times.sort((a, b) => a - b);
   const r = (x) => Math.round(x * 100) / 100;
-  return { name, runs, items: itemsPerRun, p50Ms: r(quantile(times, 0.5)), p99Ms: r(quantile(times, 0.99)), itemsPerSec: Math.round((runs * itemsPerRun) / seconds) };
+  return {
+    name,
+    runs,
+    items: itemsPerRun,
+    p50Ms: r(quantile(times, 0.5)),
+    p99Ms: r(quantile(times, 0.99)),
+    itemsPerSec: Math.round((runs * itemsPerRun) / seconds),
+  };
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'vb-bench-wh-'));
@@ -53,11 +63,19 @@ try {
     await measure('stock 2048 items', 100, 2048, () => post('/stock', { items: ids }), 200),
   ];
   for (const r of results) {
-    console.log(`${r.name.padEnd(18)} runs ${String(r.runs).padStart(4)}  p50 ${r.p50Ms.toFixed(2).padStart(7)} ms  p99 ${r.p99Ms.toFixed(2).padStart(7)} ms  ${String(r.itemsPerSec).padStart(8)} items/s`);
+    console.log(
+      `${r.name.padEnd(18)} runs ${String(r.runs).padStart(4)}  p50 ${r.p50Ms.toFixed(2).padStart(7)} ms  p99 ${r.p99Ms.toFixed(2).padStart(7)} ms  ${String(r.itemsPerSec).padStart(8)} items/s`,
+    );
   }
-  console.log(JSON.stringify({
-    bench: 'warehouse', node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, results,
-  }));
+  console.log(
+    JSON.stringify({
+      bench: 'warehouse',
+      node: process.version,
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model,
+      results,
+    }),
+  );
 } finally {
   proc.kill('SIGTERM');
   await new Promise((r) => proc.once('exit', r));

@@ -52,8 +52,17 @@ const abi = process.versions.modules;
  */
 const ADDONS = [
   { name: 'better-sqlite3', file: () => betterSqliteFile() },
-  { name: 'uws', file: () => packageFile('uWebSockets.js', `uws_${platform}_${arch}_${abi}.node`), fix: withoutGlibc238 },
-  { name: 'serialport', file: () => (cross ? prebuildFile('@serialport/bindings-cpp') : nodeGypBuildFile('@serialport/bindings-cpp')), replace: { module: 'node-gyp-build', from: '@serialport/bindings-cpp', kind: 'loader' }, optional: true },
+  {
+    name: 'uws',
+    file: () => packageFile('uWebSockets.js', `uws_${platform}_${arch}_${abi}.node`),
+    fix: withoutGlibc238,
+  },
+  {
+    name: 'serialport',
+    file: () => (cross ? prebuildFile('@serialport/bindings-cpp') : nodeGypBuildFile('@serialport/bindings-cpp')),
+    replace: { module: 'node-gyp-build', from: '@serialport/bindings-cpp', kind: 'loader' },
+    optional: true,
+  },
 ];
 
 /**
@@ -63,7 +72,12 @@ const ADDONS = [
  */
 const STUBS = [
   // better-sqlite3 falls back to `bindings` (a computed require of a path) only without nativeBinding.
-  { module: 'bindings', from: 'better-sqlite3', kind: 'stub', message: 'better-sqlite3 gets its addon through nativeBinding in the single binary' },
+  {
+    module: 'bindings',
+    from: 'better-sqlite3',
+    kind: 'stub',
+    message: 'better-sqlite3 gets its addon through nativeBinding in the single binary',
+  },
   { module: 'supports-color', from: 'debug', kind: 'missing' },
 ];
 
@@ -108,10 +122,18 @@ function prebuildFile(pkg) {
   const { parseTags } = createRequire(join(dir, 'package.json'))('node-gyp-build');
   const folder = join(dir, 'prebuilds', `${platform}-${arch}`);
   const armv = { arm64: '8' }[arch];
-  const fits = (tags) => tags && (!tags.runtime || tags.runtime === 'node') && tags.libc !== 'musl' &&
-    (!tags.armv || tags.armv === armv) && (!tags.abi || tags.abi === abi || tags.napi);
-  const best = (existsSync(folder) ? readdirSync(folder) : []).map(parseTags).filter(fits).sort((a, b) => b.specificity - a.specificity)[0];
-  if (!best) throw new BuildError(`${pkg} ships no prebuild for glibc ${platform}-${arch} in ${relative(root, folder)}`);
+  const fits = (tags) =>
+    tags &&
+    (!tags.runtime || tags.runtime === 'node') &&
+    tags.libc !== 'musl' &&
+    (!tags.armv || tags.armv === armv) &&
+    (!tags.abi || tags.abi === abi || tags.napi);
+  const best = (existsSync(folder) ? readdirSync(folder) : [])
+    .map(parseTags)
+    .filter(fits)
+    .sort((a, b) => b.specificity - a.specificity)[0];
+  if (!best)
+    throw new BuildError(`${pkg} ships no prebuild for glibc ${platform}-${arch} in ${relative(root, folder)}`);
   return join(folder, best.file);
 }
 
@@ -173,11 +195,13 @@ function writeAddonAssets(addons) {
 /** esbuild plugin: the redirects of ADDONS and STUBS. */
 function nativePlugin(addons) {
   const addonsTs = join(root, 'src/native/addons.ts');
-  const rules = [
-    ...addons.filter((a) => a.replace).map((a) => ({ ...a.replace, addon: a.name })),
-    ...STUBS,
-  ];
-  const inside = (importer, pkg) => !pkg || importer.split(/[\\/]node_modules[\\/]/).pop().startsWith(`${pkg}/`);
+  const rules = [...addons.filter((a) => a.replace).map((a) => ({ ...a.replace, addon: a.name })), ...STUBS];
+  const inside = (importer, pkg) =>
+    !pkg ||
+    importer
+      .split(/[\\/]node_modules[\\/]/)
+      .pop()
+      .startsWith(`${pkg}/`);
   return {
     name: 'venue-box-native',
     setup(b) {
@@ -185,7 +209,13 @@ function nativePlugin(addons) {
         const filter = new RegExp(`^${module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
         b.onResolve({ filter }, (args) => {
           const rule = rules.find((r) => r.module === module && inside(args.importer, r.from));
-          return rule && { path: `${rule.kind}:${rule.addon ?? rule.module}`, namespace: 'venue-box-native', pluginData: rule };
+          return (
+            rule && {
+              path: `${rule.kind}:${rule.addon ?? rule.module}`,
+              namespace: 'venue-box-native',
+              pluginData: rule,
+            }
+          );
         });
       }
       b.onLoad({ filter: /.*/, namespace: 'venue-box-native' }, ({ pluginData: rule }) => {

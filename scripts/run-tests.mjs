@@ -11,7 +11,10 @@ const vitestArgs = args.filter((a) => a !== '--no-gates');
 const GATES = [
   { name: 'lint and format (biome check)', command: ['node_modules/@biomejs/biome/bin/biome', 'check', '.'] },
   { name: 'type check (tsc --noEmit)', command: ['node_modules/typescript/bin/tsc', '--noEmit'] },
-  { name: 'type check of the screens (tsc -p web)', command: ['node_modules/typescript/bin/tsc', '-p', 'web', '--noEmit'] },
+  {
+    name: 'type check of the screens (tsc -p web)',
+    command: ['node_modules/typescript/bin/tsc', '-p', 'web', '--noEmit'],
+  },
   { name: 'docs citations (scripts/check-doc-citations.mjs)', command: ['scripts/check-doc-citations.mjs'] },
 ];
 
@@ -31,14 +34,23 @@ if (withGates) {
 if (!vitestArgs.some((a) => a.startsWith('--sequence.seed'))) {
   const seed = Math.floor(Math.random() * 1e9);
   vitestArgs.push(`--sequence.seed=${seed}`);
-  console.log(`tests in a random order within each file: seed ${seed} (npm test -- --sequence.seed=${seed} repeats it)`);
+  console.log(
+    `tests in a random order within each file: seed ${seed} (npm test -- --sequence.seed=${seed} repeats it)`,
+  );
 }
 
 const report = '.vitest-results.json';
 rmSync(report, { force: true });
 const run = spawnSync(
   process.execPath,
-  ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...vitestArgs],
+  [
+    'node_modules/vitest/vitest.mjs',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${report}`,
+    ...vitestArgs,
+  ],
   { stdio: 'inherit' },
 );
 try {

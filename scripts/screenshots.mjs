@@ -33,11 +33,37 @@ const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const config = join(dir, 'config.json');
 // A kitchen printer on a path with no device: the manager screen shows it offline, with its last error.
-writeFileSync(config, JSON.stringify({
-  printers: [{ name: 'kuchnia-goraca', venue: VENUE, role: 'kitchen', path: join(dir, 'no-such-printer'), categories: ['soups', 'mains'] }],
-}));
-const box = spawn(process.execPath, ['dist/main.cjs', 'serve', '--demo', '--host', '127.0.0.1', '--port', String(port),
-  '--data-dir', join(dir, 'data'), '--config', config], { stdio: ['ignore', 'pipe', 'inherit'] });
+writeFileSync(
+  config,
+  JSON.stringify({
+    printers: [
+      {
+        name: 'kuchnia-goraca',
+        venue: VENUE,
+        role: 'kitchen',
+        path: join(dir, 'no-such-printer'),
+        categories: ['soups', 'mains'],
+      },
+    ],
+  }),
+);
+const box = spawn(
+  process.execPath,
+  [
+    'dist/main.cjs',
+    'serve',
+    '--demo',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--data-dir',
+    join(dir, 'data'),
+    '--config',
+    config,
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
 let browser;
 try {
   await new Promise((resolveStart, reject) => {
@@ -49,9 +75,19 @@ try {
   await fillTheBox();
   mkdirSync(out, { recursive: true });
   browser = await chromium.launchPersistentContext(join(dir, 'chromium'), {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1280, height: 800 }, locale: 'pl-PL',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    locale: 'pl-PL',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const page = await browser.newPage();
   const shot = async (name, p = page) => {
@@ -95,10 +131,16 @@ try {
   await shot('manager-products');
   await page.getByTestId('manager-printers').click();
   await page.getByTestId('printer').first().waitFor();
-  await page.locator('[data-testid=printer-status]', { hasText: 'Offline' }).waitFor({ timeout: 20_000 }).catch(() => undefined);
+  await page
+    .locator('[data-testid=printer-status]', { hasText: 'Offline' })
+    .waitFor({ timeout: 20_000 })
+    .catch(() => undefined);
   await shot('manager-printers');
   // The items this device follows (the API answers for named items only): what the PZ above brought.
-  await page.evaluate(([key, items]) => localStorage.setItem(key, JSON.stringify(items)), [`vb.items.${WAREHOUSE}`, ['mleko', 'bulka', 'buraki']]);
+  await page.evaluate(
+    ([key, items]) => localStorage.setItem(key, JSON.stringify(items)),
+    [`vb.items.${WAREHOUSE}`, ['mleko', 'bulka', 'buraki']],
+  );
   await page.getByTestId('manager-products').click();
   await page.getByTestId('manager-stock').click();
   await page.locator('[data-testid=stock] tbody tr').first().waitFor();
@@ -149,7 +191,8 @@ async function token(username, password) {
 
 async function call(tok, method, path, body, headers = {}) {
   const res = await fetch(`${base}${path}`, {
-    method, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    body: body === undefined ? undefined : JSON.stringify(body),
     headers: { authorization: `Bearer ${tok}`, 'content-type': 'application/json', ...headers },
   });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
@@ -169,7 +212,10 @@ async function fillTheBox() {
   const ids = [];
   for (const lines of orders) {
     const customer = (await token('anonymous', '')).access_token;
-    const { orderId } = await call(customer, 'POST', '/ordering-api/api/order/new', { orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines }] });
+    const { orderId } = await call(customer, 'POST', '/ordering-api/api/order/new', {
+      orderType: 'TAKE_AWAY',
+      buckets: [{ venue: VENUE, lines }],
+    });
     await call(customer, 'POST', `/ordering-api/api/order/${orderId}/submit`, {});
     ids.push(orderId);
   }
@@ -177,19 +223,40 @@ async function fillTheBox() {
   await call(staff.access_token, 'POST', `/ordering-api/api/order/${ids[0]}/ready`, {});
   // A table's tab: two rounds sent, a third being taken.
   const { orderId: tab } = await call(staff.access_token, 'POST', '/ordering-api/api/order/new', {
-    orderType: 'DINE_IN_OPEN', buckets: [{ venue: VENUE, lines: [line('piwo', 2), line('rosol', 2)] }],
+    orderType: 'DINE_IN_OPEN',
+    buckets: [{ venue: VENUE, lines: [line('piwo', 2), line('rosol', 2)] }],
   });
   await call(staff.access_token, 'POST', `/ordering-api/api/order/${tab}/submit`, {});
   await new Promise((r) => setTimeout(r, 50));
-  await call(staff.access_token, 'POST', `/ordering-api/api/order/${tab}/append`, { venue: VENUE, lines: [line('ges', 1, 'dobrze wypieczona'), line('pierogi-miesne')] });
+  await call(staff.access_token, 'POST', `/ordering-api/api/order/${tab}/append`, {
+    venue: VENUE,
+    lines: [line('ges', 1, 'dobrze wypieczona'), line('pierogi-miesne')],
+  });
   await call(staff.access_token, 'POST', `/ordering-api/api/order/${tab}/submit`, {});
   await new Promise((r) => setTimeout(r, 50));
-  await call(staff.access_token, 'POST', `/ordering-api/api/order/${tab}/append`, { venue: VENUE, lines: [line('szarlotka', 2)] });
-  await call(staff.access_token, 'PUT', `/menu-api/api/menu/${demo.menus[0].id}/locks`, { venue: VENUE, productId: 'kompot', locked: true, reason: 'brak owoców' });
+  await call(staff.access_token, 'POST', `/ordering-api/api/order/${tab}/append`, {
+    venue: VENUE,
+    lines: [line('szarlotka', 2)],
+  });
+  await call(staff.access_token, 'PUT', `/menu-api/api/menu/${demo.menus[0].id}/locks`, {
+    venue: VENUE,
+    productId: 'kompot',
+    locked: true,
+    reason: 'brak owoców',
+  });
   const wh = { 'x-tenant': demo.id, 'x-user': staff.UUID };
-  await call(staff.access_token, 'POST', `/warehouse-api/api/warehouse/${WAREHOUSE}/documents/pz`, {
-    number: 'FV/2026/0412', items: [
-      { id: 'mleko', unit: 'l', qty: 12.5, unitPrice: 3.2 }, { id: 'bulka', unit: 'szt', qty: 40 }, { id: 'buraki', unit: 'kg', qty: 8 },
-    ],
-  }, wh);
+  await call(
+    staff.access_token,
+    'POST',
+    `/warehouse-api/api/warehouse/${WAREHOUSE}/documents/pz`,
+    {
+      number: 'FV/2026/0412',
+      items: [
+        { id: 'mleko', unit: 'l', qty: 12.5, unitPrice: 3.2 },
+        { id: 'bulka', unit: 'szt', qty: 40 },
+        { id: 'buraki', unit: 'kg', qty: 8 },
+      ],
+    },
+    wh,
+  );
 }

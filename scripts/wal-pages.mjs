@@ -16,12 +16,30 @@ for (let off = 32; off + 24 + pageSize <= wal.length; off += 24 + pageSize) {
   const pgno = wal.readUInt32BE(off);
   const commit = wal.readUInt32BE(off + 4);
   cur.push(pgno);
-  if (commit) { txns.push(cur); cur = []; }
+  if (commit) {
+    txns.push(cur);
+    cur = [];
+  }
 }
 const db = new Database(dbFile, { readonly: true });
-const names = new Map(db.prepare('SELECT name, pageno, pagetype FROM dbstat').all().map((r) => [r.pageno, `${r.name}:${r.pagetype}`]));
+const names = new Map(
+  db
+    .prepare('SELECT name, pageno, pagetype FROM dbstat')
+    .all()
+    .map((r) => [r.pageno, `${r.name}:${r.pagetype}`]),
+);
 for (const t of txns.slice(-Number(process.argv[3] ?? 4))) {
   const counts = {};
-  for (const p of t) { const n = p === 1 ? 'page1' : names.get(p) ?? `?${p}`; counts[n] = (counts[n] ?? 0) + 1; }
-  console.log(t.length, 'frames:', Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k}${v > 1 ? `x${v}` : ''}`).join(' '));
+  for (const p of t) {
+    const n = p === 1 ? 'page1' : (names.get(p) ?? `?${p}`);
+    counts[n] = (counts[n] ?? 0) + 1;
+  }
+  console.log(
+    t.length,
+    'frames:',
+    Object.entries(counts)
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k}${v > 1 ? `x${v}` : ''}`)
+      .join(' '),
+  );
 }

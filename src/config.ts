@@ -83,7 +83,10 @@ const ConfigSchema = Type.Object(
       {
         maxBodyBytes: Type.Integer({ default: 1_048_576, minimum: 1024, maximum: 16_777_216 }),
         // Origins (scheme://host[:port], as browsers send Origin) whose pages may call the API (docs/api.md "Browsers on another origin (CORS)").
-        corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 255 }), { default: [], maxItems: 64 }),
+        corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 255 }), {
+          default: [],
+          maxItems: 64,
+        }),
       },
       { default: {}, additionalProperties: false },
     ),
@@ -107,7 +110,11 @@ const ConfigSchema = Type.Object(
         idempotencyHours: Type.Number({ default: 24, minimum: 1, maximum: 168 }),
         // Size limits of orders (src/modules/ordering/bounds.ts).
         maxLines: Type.Integer({ default: DEFAULT_ORDER_BOUNDS.maxLines, minimum: 1, maximum: 10_000 }),
-        maxOpenPerAnonymousUser: Type.Integer({ default: DEFAULT_ORDER_BOUNDS.maxOpenPerAnonymousUser, minimum: 1, maximum: 10_000 }),
+        maxOpenPerAnonymousUser: Type.Integer({
+          default: DEFAULT_ORDER_BOUNDS.maxOpenPerAnonymousUser,
+          minimum: 1,
+          maximum: 10_000,
+        }),
         // Order commands of one customer: `burst` at once, then one per `refillSeconds` (staff not limited).
         customerCommandRate: Type.Object(
           {

@@ -39,36 +39,66 @@ export function createJobs(deps: JobDeps): Service {
   return serviceOf({
     start() {
       jobs = [
-        cron.schedule('17 * * * *', () => {
-          // An idle anonymous user keeps its refresh tokens while any order lists it (the ordering module knows).
-          const removed = deps.auth.sweepExpired((tenantId, userId) => deps.ordering.userHasOrder(tenantId, userId));
-          log.info({ removed }, 'expired refresh tokens and revocations removed');
-        }, { name: 'refresh-token-sweep', noOverlap: true }),
-        cron.schedule('23 * * * *', () => {
-          const at = now();
-          const removed = deps.events.pruneBefore(at - config.events.retentionHours * 3_600_000, at);
-          log.info({ removed }, 'old socket events removed');
-        }, { name: 'event-prune', noOverlap: true }),
-        cron.schedule('29 * * * *', () => {
-          const removed = deps.ordering.pruneIdempotencyKeys(now() - config.ordering.idempotencyHours * 3_600_000);
-          if (removed > 0) log.info({ removed }, 'expired Idempotency-Keys removed');
-        }, { name: 'idempotency-prune', noOverlap: true }),
-        cron.schedule('35 * * * *', () => deps.retention.pruneCommands(), { name: 'command-retention', noOverlap: true }),
+        cron.schedule(
+          '17 * * * *',
+          () => {
+            // An idle anonymous user keeps its refresh tokens while any order lists it (the ordering module knows).
+            const removed = deps.auth.sweepExpired((tenantId, userId) => deps.ordering.userHasOrder(tenantId, userId));
+            log.info({ removed }, 'expired refresh tokens and revocations removed');
+          },
+          { name: 'refresh-token-sweep', noOverlap: true },
+        ),
+        cron.schedule(
+          '23 * * * *',
+          () => {
+            const at = now();
+            const removed = deps.events.pruneBefore(at - config.events.retentionHours * 3_600_000, at);
+            log.info({ removed }, 'old socket events removed');
+          },
+          { name: 'event-prune', noOverlap: true },
+        ),
+        cron.schedule(
+          '29 * * * *',
+          () => {
+            const removed = deps.ordering.pruneIdempotencyKeys(now() - config.ordering.idempotencyHours * 3_600_000);
+            if (removed > 0) log.info({ removed }, 'expired Idempotency-Keys removed');
+          },
+          { name: 'idempotency-prune', noOverlap: true },
+        ),
+        cron.schedule('35 * * * *', () => deps.retention.pruneCommands(), {
+          name: 'command-retention',
+          noOverlap: true,
+        }),
         // Requests look at the disk only when they write; this look makes the low-space warning come on an idle box too.
         cron.schedule('* * * * *', () => deps.disk.full(), { name: 'disk-watch', noOverlap: true }),
-        cron.schedule('*/10 * * * *', () => {
-          const stale = staleWarning(deps.syncStatus(), config.sync.warnAfterHours);
-          if (stale) log.warn(stale, 'unsynced data is older than sync.warnAfterHours');
-        }, { name: 'sync-age-warning', noOverlap: true }),
-        cron.schedule('41 * * * *', () => {
-          const removed = deps.syncRepo.prune(deps.syncRepo.state().ackedSeq, now() - config.sync.retentionDays * 86_400_000);
-          if (removed > 0) log.info({ removed }, 'acknowledged sync events past retention removed');
-        }, { name: 'sync-retention', noOverlap: true }),
+        cron.schedule(
+          '*/10 * * * *',
+          () => {
+            const stale = staleWarning(deps.syncStatus(), config.sync.warnAfterHours);
+            if (stale) log.warn(stale, 'unsynced data is older than sync.warnAfterHours');
+          },
+          { name: 'sync-age-warning', noOverlap: true },
+        ),
+        cron.schedule(
+          '41 * * * *',
+          () => {
+            const removed = deps.syncRepo.prune(
+              deps.syncRepo.state().ackedSeq,
+              now() - config.sync.retentionDays * 86_400_000,
+            );
+            if (removed > 0) log.info({ removed }, 'acknowledged sync events past retention removed');
+          },
+          { name: 'sync-retention', noOverlap: true },
+        ),
         // Expired stock locks already count for nothing; the sweep only keeps the table small.
-        cron.schedule('* * * * *', () => {
-          const removed = deps.warehouse.sweepExpiredLocks();
-          if (removed > 0) log.info({ removed }, 'expired stock locks removed');
-        }, { name: 'lock-sweep', noOverlap: true }),
+        cron.schedule(
+          '* * * * *',
+          () => {
+            const removed = deps.warehouse.sweepExpiredLocks();
+            if (removed > 0) log.info({ removed }, 'expired stock locks removed');
+          },
+          { name: 'lock-sweep', noOverlap: true },
+        ),
       ];
       if (config.backup.enabled) {
         jobs.push(cron.schedule(config.backup.schedule, () => deps.backups.run(), { name: 'backup', noOverlap: true }));

@@ -116,9 +116,11 @@ const BOX: Program<typeof OPTIONS> = {
     { words: ['backup', 'list'], run: (values) => backupList(configOf(values), out) },
     { words: ['backup', 'verify'], args: 1, run: (_values, [file]) => backupVerify(file!, out) },
     {
-      words: ['restore'], args: 1,
+      words: ['restore'],
+      args: 1,
       run(values, [file]) {
-        if (values['data-dir'] === undefined) throw usageError('restore needs --data-dir DIR (the data directory to restore into)');
+        if (values['data-dir'] === undefined)
+          throw usageError('restore needs --data-dir DIR (the data directory to restore into)');
         return restore(file!, values['data-dir'], out);
       },
     },
@@ -180,10 +182,13 @@ async function serveVenueBox(values: CliValues): Promise<number> {
   // A service that failed for good (src/shared/runtime.ts 'fatal'): the box stops, and the failure's error is the
   // exit's (70 for a bug, docs/operations.md "Exit codes"), for systemd to start it again
   // (docs/architecture.md "Wiring and lifecycle").
-  return Promise.race([untilSignal(box, log).then(() => 0), box.failed.then(async (failure) => {
-    await box.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
-    throw failure.err;
-  })]);
+  return Promise.race([
+    untilSignal(box, log).then(() => 0),
+    box.failed.then(async (failure) => {
+      await box.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
+      throw failure.err;
+    }),
+  ]);
 }
 
 /** `stock check` / `stock rebuild` on the data directory's database (safe beside a running box: WAL). */

@@ -33,8 +33,12 @@ export interface HttpListener {
  * Every module's routes and the screens' files on the app, and the contracts made from exactly what is mounted
  * (/openapi.json from these routes, docs/api.md "Contracts: /openapi.json and /asyncapi.json").
  */
-export function mountHttp(app: TemplatedApp, routes: Route[], deps: HttpDeps & { contracts: ApiInfo },
-  webFiles = new Map<string, WebFile>()): HttpListener {
+export function mountHttp(
+  app: TemplatedApp,
+  routes: Route[],
+  deps: HttpDeps & { contracts: ApiInfo },
+  webFiles = new Map<string, WebFile>(),
+): HttpListener {
   // The screens' files (README "Screens"), each at its own path: nothing shadows an API path.
   const webPaths = mountStaticFiles(app, webFiles);
   const mounted: Route[] = [...routes];

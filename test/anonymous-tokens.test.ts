@@ -23,7 +23,8 @@ test('40 anonymous tokens from one address: 429 past the budget; another address
   expect(answers.slice(0, 30).every((a) => a.status === 200)).toBe(true);
   for (const a of answers.slice(granted.length)) {
     expect(a).toMatchObject({
-      status: 429, retryAfter: expect.stringMatching(/^[12]$/),
+      status: 429,
+      retryAfter: expect.stringMatching(/^[12]$/),
       body: { error: 'temporarily_unavailable', error_description: expect.any(String) },
     });
   }
@@ -31,10 +32,12 @@ test('40 anonymous tokens from one address: 429 past the budget; another address
   // Another client of the venue LAN is not affected.
   expect(await tokenFrom(box, '127.0.0.2', ANONYMOUS)).toMatchObject({ status: 200, body: { scope: 'read' } });
   // Neither are staff sign-in nor refresh, from the throttled address itself.
-  expect(await tokenFrom(box, flooder, { grant_type: 'password', username: 'kelner', password: DEMO.staff.password }))
-    .toMatchObject({ status: 200, body: { scope: 'read write' } });
-  expect(await tokenFrom(box, flooder, { grant_type: 'refresh_token', refresh_token: granted[0]!.body.refresh_token! }))
-    .toMatchObject({ status: 200, body: { scope: 'read' } });
+  expect(
+    await tokenFrom(box, flooder, { grant_type: 'password', username: 'kelner', password: DEMO.staff.password }),
+  ).toMatchObject({ status: 200, body: { scope: 'read write' } });
+  expect(
+    await tokenFrom(box, flooder, { grant_type: 'refresh_token', refresh_token: granted[0]!.body.refresh_token! }),
+  ).toMatchObject({ status: 200, body: { scope: 'read' } });
   // And the budget refills: one new anonymous user every 2 s.
   const wait = Number((await tokenFrom(box, flooder, ANONYMOUS)).retryAfter);
   await new Promise((r) => setTimeout(r, wait * 1000 + 100));

@@ -42,7 +42,10 @@ async function expectRevoked(t: TokenBody): Promise<void> {
     () => openSocket(box.wsUrl(`${WS}?access_token=${t.access_token}`)),
   ]) {
     const status = await attempt().then(
-      (ws) => { ws.close(); return 101; },
+      (ws) => {
+        ws.close();
+        return 101;
+      },
       (err: { status?: number }) => err.status,
     );
     expect(status).toBe(401);

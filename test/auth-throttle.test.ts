@@ -19,14 +19,16 @@ const KUCHNIA = { username: 'kuchnia', password: 'kuchnia-demo-1' };
 const password = (username: string, pass: string) => ({ grant_type: 'password', username, password: pass });
 
 const fromFetch = async (res: Response): Promise<TokenAnswer> => ({
-  status: res.status, retryAfter: res.headers.get('retry-after') ?? undefined,
+  status: res.status,
+  retryAfter: res.headers.get('retry-after') ?? undefined,
   body: (await res.json()) as TokenAnswer['body'],
 });
 
 /** 429 in RFC 6749's error shape, with a whole number of seconds in Retry-After. */
 function expectThrottled(answer: TokenAnswer): void {
   expect(answer).toMatchObject({
-    status: 429, retryAfter: expect.stringMatching(/^[1-9]\d*$/),
+    status: 429,
+    retryAfter: expect.stringMatching(/^[1-9]\d*$/),
     body: { error: 'temporarily_unavailable', error_description: expect.any(String) },
   });
 }
@@ -36,7 +38,9 @@ describe('throttled sign-in', () => {
     // A box of its own, just started: the shared one has verified the secret in whichever tests ran before.
     const restarted = await startBox();
     try {
-      const answers = await Promise.all(Array.from({ length: 40 }, () => requestToken(restarted, password('anonymous', ''))));
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () => requestToken(restarted, password('anonymous', ''))),
+      );
       expect(answers.map((a) => a.status)).toEqual(Array(40).fill(200));
     } finally {
       await restarted.stop();
@@ -108,6 +112,8 @@ describe('throttled sign-in', () => {
     expect(attempts.slice(0, 20).map((a) => a.body.error)).toEqual(Array(20).fill('invalid_grant'));
     for (const a of attempts.slice(20)) expectThrottled(a);
     expectThrottled(await tokenFrom(box, sprayer, password(KUCHNIA.username, KUCHNIA.password)));
-    expect(await tokenFrom(box, '127.0.0.7', password(KUCHNIA.username, KUCHNIA.password))).toMatchObject({ status: 200 });
+    expect(await tokenFrom(box, '127.0.0.7', password(KUCHNIA.username, KUCHNIA.password))).toMatchObject({
+      status: 200,
+    });
   });
 });

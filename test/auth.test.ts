@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { basic, DEMO, requestToken, startTestBox, type TestBox, type TokenBody } from './support/box.js';
 import {
-  basicOf, decodeJwt, expectApiError, expectOAuthError, TENANT_B, UUID_RE, writeTenantB,
+  basicOf,
+  decodeJwt,
+  expectApiError,
+  expectOAuthError,
+  TENANT_B,
+  UUID_RE,
+  writeTenantB,
 } from './support/fixtures.js';
 
 // `box` serves the demo tenant and tenant B; `other` is a second box with its own signing key;
@@ -24,7 +30,10 @@ afterAll(async () => {
 
 const NEAREST = '/venue-api/api/nearest?lat=50.06&lng=19.94';
 const password = (username: string, pass: string, extra: Record<string, string> = {}) => ({
-  grant_type: 'password', username, password: pass, ...extra,
+  grant_type: 'password',
+  username,
+  password: pass,
+  ...extra,
 });
 const anonymous = (extra: Record<string, string> = {}) => password('anonymous', '', extra);
 const refresh = (refresh_token: string) => ({ grant_type: 'refresh_token', refresh_token });
@@ -61,7 +70,11 @@ describe('password grant', () => {
     const { header, claims } = decodeJwt(token.access_token);
     expect(header).toStrictEqual({ alg: 'EdDSA', typ: 'JWT', kid: expect.stringMatching(/^\S+$/) });
     expect(claims).toStrictEqual({
-      UUID: token.UUID, TENANT: DEMO.tenant, scope: 'read', jti: token.jti, iat: expect.any(Number),
+      UUID: token.UUID,
+      TENANT: DEMO.tenant,
+      scope: 'read',
+      jti: token.jti,
+      iat: expect.any(Number),
       exp: expect.any(Number),
     });
     expect(claims.iat).toBeGreaterThanOrEqual(before);
@@ -103,7 +116,9 @@ describe('password grant', () => {
 
   test('staff asking for a scope beyond its own is invalid_scope', async () => {
     await expectOAuthError(
-      await requestToken(box, password('kelner', 'kelner-demo-1', { scope: 'read write admin' })), 400, 'invalid_scope',
+      await requestToken(box, password('kelner', 'kelner-demo-1', { scope: 'read write admin' })),
+      400,
+      'invalid_scope',
     );
   });
 
@@ -114,7 +129,7 @@ describe('password grant', () => {
     await expectOAuthError(await requestToken(box, anonymous({ password: 'x' })), 400, 'invalid_grant');
   });
 
-  test('staff users are per tenant: the demo password does not log in as tenant B\'s kelner', async () => {
+  test("staff users are per tenant: the demo password does not log in as tenant B's kelner", async () => {
     await expectOAuthError(await requestToken(box, password('kelner', 'kelner-demo-1'), tenantB), 400, 'invalid_grant');
     const b = await okToken(await requestToken(box, password('kelner', TENANT_B.staff.password), tenantB));
     expect(b).toMatchObject({ scope: 'read write', TENANT: TENANT_B.id });
@@ -131,7 +146,7 @@ describe('client authentication (401 invalid_client with WWW-Authenticate: Basic
     ['a Bearer instead of Basic', { authorization: 'Bearer abc' }],
     ['Basic credentials without a colon', { authorization: `Basic ${Buffer.from('demo-kiosk').toString('base64')}` }],
     ['an unknown tenant', { 'x-tenant': '00000000-0000-4000-8000-000000000000' }],
-    ['another tenant\'s client', { 'x-tenant': TENANT_B.id }],
+    ["another tenant's client", { 'x-tenant': TENANT_B.id }],
   ])('%s', async (_name, headers) => {
     await expectOAuthError(await requestToken(box, anonymous(), headers), 401, 'invalid_client');
   });
@@ -166,7 +181,11 @@ describe('malformed token requests (400)', () => {
     const send = (body: string) =>
       fetch(box.url('/auth-oauth2/oauth/token'), {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': DEMO.tenant, authorization: basic() },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-tenant': DEMO.tenant,
+          authorization: basic(),
+        },
         body,
       });
     for (const body of [
@@ -182,7 +201,11 @@ describe('malformed token requests (400)', () => {
   test.each([['client_credentials'], ['authorization_code'], ['PASSWORD']])(
     'grant_type %s is unsupported_grant_type',
     async (grant) => {
-      await expectOAuthError(await requestToken(box, { ...anonymous(), grant_type: grant }), 400, 'unsupported_grant_type');
+      await expectOAuthError(
+        await requestToken(box, { ...anonymous(), grant_type: grant }),
+        400,
+        'unsupported_grant_type',
+      );
     },
   );
 });
@@ -192,8 +215,14 @@ describe('refresh grant', () => {
     const first = await okToken(await requestToken(box, anonymous()));
     const second = await okToken(await requestToken(box, refresh(first.refresh_token)));
     expect(second).toStrictEqual({
-      access_token: expect.any(String), token_type: 'bearer', refresh_token: expect.any(String), expires_in: 3600,
-      scope: 'read', UUID: first.UUID, TENANT: DEMO.tenant, jti: expect.stringMatching(UUID_RE),
+      access_token: expect.any(String),
+      token_type: 'bearer',
+      refresh_token: expect.any(String),
+      expires_in: 3600,
+      scope: 'read',
+      UUID: first.UUID,
+      TENANT: DEMO.tenant,
+      jti: expect.stringMatching(UUID_RE),
     });
     expect(second.access_token).not.toBe(first.access_token);
     expect(second.refresh_token).not.toBe(first.refresh_token);
@@ -235,7 +264,8 @@ describe('refresh grant', () => {
     const b = await okToken(await requestToken(box, anonymous(), tenantB));
     await expectOAuthError(
       await requestToken(box, refresh(b.refresh_token), { ...tenantB, authorization: basicOf(TENANT_B.otherClient) }),
-      400, 'invalid_grant',
+      400,
+      'invalid_grant',
     );
   });
 
@@ -298,7 +328,9 @@ describe('bearer tokens on the API', () => {
   test('a token with alg none or a truncated signature is 401', async () => {
     const t = await box.token();
     const [h, c, s] = t.access_token.split('.');
-    const none = Buffer.from(JSON.stringify({ ...decodeJwt(t.access_token).header, alg: 'none' })).toString('base64url');
+    const none = Buffer.from(JSON.stringify({ ...decodeJwt(t.access_token).header, alg: 'none' })).toString(
+      'base64url',
+    );
     await expectInvalidToken(await box.get(NEAREST, `${none}.${c}.`));
     await expectInvalidToken(await box.get(NEAREST, `${h}.${c}.`));
     await expectInvalidToken(await box.get(NEAREST, `${h}.${c}.${s!.slice(0, -4)}`));
@@ -322,7 +354,9 @@ describe('bearer tokens on the API', () => {
     expect((await box.get(NEAREST, t.access_token, { 'x-tenant': DEMO.tenant })).status).toBe(200);
     await expectApiError(await box.get(NEAREST, t.access_token, { 'x-tenant': TENANT_B.id }), 403, 'forbidden');
     await expectApiError(
-      await box.get(NEAREST, t.access_token, { 'x-tenant': '00000000-0000-4000-8000-000000000000' }), 403, 'forbidden',
+      await box.get(NEAREST, t.access_token, { 'x-tenant': '00000000-0000-4000-8000-000000000000' }),
+      403,
+      'forbidden',
     );
     const menu = `/menu-api/api/menu/${DEMO.menu}?channel=DINE_IN&instance=${DEMO.openVenue}`;
     await expectApiError(await box.get(menu, t.access_token, { 'x-tenant': TENANT_B.id }), 403, 'forbidden');

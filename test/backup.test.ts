@@ -1,6 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import {
-  copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,13 +26,20 @@ afterEach(async () => {
   for (const box of boxes.splice(0)) await box.stop();
 });
 
-interface Run { status: number | null; stdout: string; stderr: string }
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 const cli = (...args: string[]): Run => {
   const r = spawnSync(process.execPath, ['dist/main.cjs', ...args], { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 };
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'vb-backup-'));
-const backupsIn = (dir: string) => readdirSync(dir).filter((n) => /^venue-box-.*\.backup$/.test(n)).sort();
+const backupsIn = (dir: string) =>
+  readdirSync(dir)
+    .filter((n) => /^venue-box-.*\.backup$/.test(n))
+    .sort();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One line on stderr, `venue-box: ...`, no stack trace. */
@@ -72,7 +88,9 @@ describe('the scheduled backup', () => {
     const t = await box.token();
     await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
     const [firstRun, secondRun] = await waitForLog(box, 'backup written', 2);
-    expect(firstRun).toMatchObject({ file: expect.stringMatching(new RegExp(`^${stick}/venue-box-\\d{8}T\\d{6}\\.\\d{3}Z\\.backup$`)) });
+    expect(firstRun).toMatchObject({
+      file: expect.stringMatching(new RegExp(`^${stick}/venue-box-\\d{8}T\\d{6}\\.\\d{3}Z\\.backup$`)),
+    });
     // Both in the same hour: the second removes the first (48 hourly: the newest of each hour).
     expect(secondRun!.removed).toEqual([(firstRun!.file as string).split('/').at(-1)]);
     expect(backupsIn(stick)).toEqual([(secondRun!.file as string).split('/').at(-1)]);
@@ -125,8 +143,13 @@ describe('backup now, list and retention', () => {
     const real = first.stdout.trim().split('\n').at(-1)!;
     // Older backups (copies of the real one under older names), a file that is not a backup, a temp file of a
     // writer that died (pid 2^22+1 is above Linux's pid_max) and one of a live writer (this test).
-    const older = ['20260101T100000.000Z', '20260101T220000.000Z', '20260102T080000.000Z', '20260102T083000.000Z',
-      '20260103T050000.000Z'].map((t) => `venue-box-${t}.backup`);
+    const older = [
+      '20260101T100000.000Z',
+      '20260101T220000.000Z',
+      '20260102T080000.000Z',
+      '20260102T083000.000Z',
+      '20260103T050000.000Z',
+    ].map((t) => `venue-box-${t}.backup`);
     for (const name of older) copyFileSync(real, join(stick, name));
     rmSync(real);
     const dead = '.venue-box-20260103T060000.000Z.backup.4194305.tmp';
@@ -150,8 +173,9 @@ describe('backup now, list and retention', () => {
     expect(now.status, now.stderr).toBe(0);
     const out = now.stdout.trimEnd().split('\n');
     const newest = out.at(-1)!.split('/').at(-1)!;
-    expect(out.filter((l) => l.startsWith('removed by retention: ')).sort())
-      .toEqual([older[0], older[1], older[2]].map((n) => `removed by retention: ${n}`));
+    expect(out.filter((l) => l.startsWith('removed by retention: ')).sort()).toEqual(
+      [older[0], older[1], older[2]].map((n) => `removed by retention: ${n}`),
+    );
     // Kept: the new one (this hour, today), 01-03 05:00 (the newest of its hour and day), 01-02 08:30 (its day).
     expect(readdirSync(stick).sort()).toEqual([live, newest, older[3], older[4], 'notes.txt'].sort());
   });
@@ -161,13 +185,18 @@ describe('backup now, list and retention', () => {
     await box.stop();
     const stick = tmp();
     const config = configFile({ backup: { dir: stick } });
-    expect(cli('backup', 'list', '--data-dir', box.dataDir, '--config', config).stdout).toBe(`no backups in ${stick}\n`);
+    expect(cli('backup', 'list', '--data-dir', box.dataDir, '--config', config).stdout).toBe(
+      `no backups in ${stick}\n`,
+    );
     const r = cli('backup', 'now', '--data-dir', box.dataDir, '--config', config);
     expect(r.status, r.stderr).toBe(0);
     expect(backupsIn(stick)).toHaveLength(1);
     expectOneLine(cli('backup', 'now', '--data-dir', tmp()), 66, /no database at/);
-    expectOneLine(cli('backup', 'list', '--data-dir', tmp(), '--config', configFile({ backup: { dir: join(stick, 'x') } })), 74,
-      /cannot list backup directory .*ENOENT/);
+    expectOneLine(
+      cli('backup', 'list', '--data-dir', tmp(), '--config', configFile({ backup: { dir: join(stick, 'x') } })),
+      74,
+      /cannot list backup directory .*ENOENT/,
+    );
     expectOneLine(cli('backup', 'later'), 64, /unknown command: backup later/);
   });
 });
@@ -188,12 +217,19 @@ describe('restore refuses', () => {
     const box = await start();
     const before = statSync(join(box.dataDir, 'venue-box.db')).ino;
     const r = cli('restore', file, '--data-dir', box.dataDir);
-    expectOneLine(r, 75, new RegExp(`refusing to restore: a venue-box is running on data directory ${box.dataDir}.*stop it first`));
+    expectOneLine(
+      r,
+      75,
+      new RegExp(`refusing to restore: a venue-box is running on data directory ${box.dataDir}.*stop it first`),
+    );
     expect(statSync(join(box.dataDir, 'venue-box.db')).ino).toBe(before);
     expect(readdirSync(box.dataDir).filter((n) => n.startsWith('replaced-') || n.includes('.restore.'))).toEqual([]);
     expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(200);
-    expectOneLine(cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', box.dataDir), 75,
-      /a venue-box is running on data directory/);
+    expectOneLine(
+      cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', box.dataDir),
+      75,
+      /a venue-box is running on data directory/,
+    );
     // Once it stopped (even killed), the lock is gone with it.
     await box.stop('SIGKILL');
     expect(cli('restore', file, '--data-dir', box.dataDir).status).toBe(0);
@@ -201,46 +237,80 @@ describe('restore refuses', () => {
 
   test.each([
     ['an empty file', () => writeFile(Buffer.alloc(0)), /not an SQLite database/],
-    ['random bytes', () => writeFile(Buffer.from(Array.from({ length: 9000 }, (_, i) => (i * 7919) % 256))), /not an SQLite database/],
+    [
+      'random bytes',
+      () => writeFile(Buffer.from(Array.from({ length: 9000 }, (_, i) => (i * 7919) % 256))),
+      /not an SQLite database/,
+    ],
     ['a text file', () => writeFile(Buffer.from('SQLite format 2\n')), /not an SQLite database/],
     ['a directory', () => tmp(), /not a regular file/],
-    ['a copy of venue-box.db', async () => {
-      const box = await start();
-      await box.stop();
-      return join(box.dataDir, 'venue-box.db');
-    }, /no venue_box_backup table/],
-    ['a truncated backup', async () => writeFile(readFileSync(await source()).subarray(0, 8192)), /damaged|malformed|SQLITE_CORRUPT/i],
-    ['a backup with damaged pages', async () => {
-      const data = Buffer.from(readFileSync(await source()));
-      // Each damaged page's header (b-tree page type, cell count and pointers; a freelist page's links): bytes in a
-      // page's unused middle would not count as damage, so the header is what integrity_check always reads.
-      for (let page = 2; page * 4096 < data.length; page += 3) data.fill(0x5a, page * 4096, page * 4096 + 12);
-      return writeFile(data);
-    }, /damaged|malformed|integrity_check/i],
-    ['a backup that names a file outside the data dir', async () => {
-      const file = writeFile(readFileSync(await source()));
-      const db = new Database(file);
-      db.prepare('UPDATE venue_box_backup SET files = ?').run(JSON.stringify({ '../../escape': Buffer.from('{"secretKey":"x"}').toString('base64') }));
-      db.close();
-      return file;
-    }, /unknown file "\.\.\/\.\.\/escape"/],
-    ['a backup of an unknown format', async () => {
-      const file = writeFile(readFileSync(await source()));
-      const db = new Database(file);
-      db.prepare('UPDATE venue_box_backup SET format = 99').run();
-      db.close();
-      return file;
-    }, /format 99 is unknown/],
+    [
+      'a copy of venue-box.db',
+      async () => {
+        const box = await start();
+        await box.stop();
+        return join(box.dataDir, 'venue-box.db');
+      },
+      /no venue_box_backup table/,
+    ],
+    [
+      'a truncated backup',
+      async () => writeFile(readFileSync(await source()).subarray(0, 8192)),
+      /damaged|malformed|SQLITE_CORRUPT/i,
+    ],
+    [
+      'a backup with damaged pages',
+      async () => {
+        const data = Buffer.from(readFileSync(await source()));
+        // Each damaged page's header (b-tree page type, cell count and pointers; a freelist page's links): bytes in a
+        // page's unused middle would not count as damage, so the header is what integrity_check always reads.
+        for (let page = 2; page * 4096 < data.length; page += 3) data.fill(0x5a, page * 4096, page * 4096 + 12);
+        return writeFile(data);
+      },
+      /damaged|malformed|integrity_check/i,
+    ],
+    [
+      'a backup that names a file outside the data dir',
+      async () => {
+        const file = writeFile(readFileSync(await source()));
+        const db = new Database(file);
+        db.prepare('UPDATE venue_box_backup SET files = ?').run(
+          JSON.stringify({ '../../escape': Buffer.from('{"secretKey":"x"}').toString('base64') }),
+        );
+        db.close();
+        return file;
+      },
+      /unknown file "\.\.\/\.\.\/escape"/,
+    ],
+    [
+      'a backup of an unknown format',
+      async () => {
+        const file = writeFile(readFileSync(await source()));
+        const db = new Database(file);
+        db.prepare('UPDATE venue_box_backup SET format = 99').run();
+        db.close();
+        return file;
+      },
+      /format 99 is unknown/,
+    ],
   ])('%s: exit 65 with one line, the data dir neither created nor touched', async (_name, make, pattern) => {
     const file = await make();
     const target = join(tmp(), 'data');
-    expectOneLine(cli('restore', file, '--data-dir', target), 65, new RegExp(`is not a venue-box backup: .*${pattern.source}`, pattern.flags));
+    expectOneLine(
+      cli('restore', file, '--data-dir', target),
+      65,
+      new RegExp(`is not a venue-box backup: .*${pattern.source}`, pattern.flags),
+    );
     expect(existsSync(target)).toBe(false);
     expect(cli('backup', 'verify', file).status).toBe(65);
   });
 
   test('a missing file: exit 1; no --data-dir: a usage error', async () => {
-    expectOneLine(cli('restore', join(tmp(), 'nope.backup'), '--data-dir', tmp()), 66, /cannot read .*nope\.backup: ENOENT/);
+    expectOneLine(
+      cli('restore', join(tmp(), 'nope.backup'), '--data-dir', tmp()),
+      66,
+      /cannot read .*nope\.backup: ENOENT/,
+    );
     expectOneLine(cli('restore', await source()), 64, /restore needs --data-dir/);
   });
 });
@@ -253,7 +323,9 @@ describe('restore into a data dir that holds data', () => {
     const t = await box.token();
     const later = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
     await box.stop('SIGKILL'); // leaves venue-box.db-wal with the later order
-    const held = readdirSync(box.dataDir).filter((n) => /^venue-box\.db|jwt/.test(n)).sort();
+    const held = readdirSync(box.dataDir)
+      .filter((n) => /^venue-box\.db|jwt/.test(n))
+      .sort();
     expect(held).toContain('venue-box.db-wal');
 
     const restored = cli('restore', file, '--data-dir', box.dataDir);
@@ -291,7 +363,10 @@ function mountTmpfs(options: string): string | undefined {
 const mounts: string[] = [];
 const probe = mountTmpfs('size=1m');
 if (probe) mounts.push(probe);
-else console.warn('test/backup.test.ts: the full and read-only disk tests are skipped: `mount -t tmpfs` failed (it needs root)');
+else
+  console.warn(
+    'test/backup.test.ts: the full and read-only disk tests are skipped: `mount -t tmpfs` failed (it needs root)',
+  );
 afterAll(() => {
   for (const dir of mounts) {
     execFileSync('umount', [dir]);
@@ -313,8 +388,11 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
     const t = await box.token();
     await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
     // The same with the command: exit 74, one line, nothing left.
-    expectOneLine(cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })), 74,
-      /SQLITE_FULL|ENOSPC/);
+    expectOneLine(
+      cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })),
+      74,
+      /SQLITE_FULL|ENOSPC/,
+    );
     expect(readdirSync(stick)).toEqual([]);
     execFileSync('mount', ['-o', 'remount,size=64m', stick]);
     await waitForLog(box, 'backup written');
@@ -325,8 +403,11 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
     const stick = mountTmpfs('size=1m,ro')!;
     mounts.push(stick);
     const box = await start();
-    expectOneLine(cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })), 74,
-      /EROFS/);
+    expectOneLine(
+      cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })),
+      74,
+      /EROFS/,
+    );
     expect(readdirSync(stick)).toEqual([]);
   });
 
@@ -342,8 +423,14 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
     const database = statSync(join(dataDir, 'venue-box.db')).size;
     const warnFreeBytes = bavail * bsize - Math.floor(database / 2);
     expect(warnFreeBytes).toBeGreaterThan(2 * 1024 * 1024);
-    const r = cli('backup', 'now', '--data-dir', dataDir, '--config',
-      configFile({ storage: { minFreeBytes: 1024 * 1024, warnFreeBytes } }));
+    const r = cli(
+      'backup',
+      'now',
+      '--data-dir',
+      dataDir,
+      '--config',
+      configFile({ storage: { minFreeBytes: 1024 * 1024, warnFreeBytes } }),
+    );
     expectOneLine(r, 74, /not enough space for a backup on the data disk: .*storage\.warnFreeBytes/);
     expect(readdirSync(join(dataDir, 'backups'))).toEqual([]);
     expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(200);

@@ -1,5 +1,15 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,10 +68,21 @@ describe('the single binary', () => {
 
   test('serves a token, the nearest venues, a socket and an order', async () => {
     const cache = join(dir, 'cache');
-    const extractedBefore = new Map((existsSync(cache) ? readdirSync(cache) : []).map((f) => [f, statSync(join(cache, f)).ino]));
+    const extractedBefore = new Map(
+      (existsSync(cache) ? readdirSync(cache) : []).map((f) => [f, statSync(join(cache, f)).ino]),
+    );
     copyFileSync(DEFAULT_CONFIG, join(dir, 'venue-box.jsonc'));
     box = await startBinary(dir, env, [
-      'serve', '--demo', '--config', 'venue-box.jsonc', '--data-dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1',
+      'serve',
+      '--demo',
+      '--config',
+      'venue-box.jsonc',
+      '--data-dir',
+      join(dir, 'data'),
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
     ]);
     await servesAnOrder(box.port);
     await checkpointsOnItsWorker(box.port);
@@ -71,7 +92,9 @@ describe('the single binary', () => {
     // box loads it); the ones --version wrote were reused, not rewritten.
     const extracted = readdirSync(cache);
     for (const file of extracted) expect(file).toMatch(/^[\w.-]+-[0-9a-f]{16}\.node$/);
-    expect(extracted.map((f) => f.replace(/-[0-9a-f]{16}\.node$/, ''))).toEqual(expect.arrayContaining(['better-sqlite3', 'uws']));
+    expect(extracted.map((f) => f.replace(/-[0-9a-f]{16}\.node$/, ''))).toEqual(
+      expect.arrayContaining(['better-sqlite3', 'uws']),
+    );
     for (const [file, ino] of extractedBefore) expect(statSync(join(cache, file)).ino).toBe(ino);
 
     expect(await box.stop()).toBe(0);
@@ -99,7 +122,9 @@ describe('the single binary on a machine whose C library is too old', () => {
       writeFileSync(file, image);
       const run = spawnSync('./venue-box', serve, { cwd: dir, env, encoding: 'utf8', timeout: 20_000 });
       expect(run.status).toBe(78);
-      expect(run.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/^venue-box: cannot load native addon uws from .*GLIBC_2\.99' not found/)]);
+      expect(run.stderr.trimEnd().split('\n')).toEqual([
+        expect.stringMatching(/^venue-box: cannot load native addon uws from .*GLIBC_2\.99' not found/),
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -124,7 +149,11 @@ describe('sync from the single binary', () => {
   test('central serve needs --database-url: the embedded PostgreSQL is not in the binary', () => {
     let failure: { status?: number; stderr?: string } = {};
     try {
-      execFileSync('./venue-box', ['central', 'serve', '--data-dir', join(dir, 'central')], { cwd: dir, encoding: 'utf8', stdio: 'pipe' });
+      execFileSync('./venue-box', ['central', 'serve', '--data-dir', join(dir, 'central')], {
+        cwd: dir,
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
     } catch (err) {
       failure = err as typeof failure;
     }
@@ -136,18 +165,40 @@ describe('sync from the single binary', () => {
     central = await startTestCentral();
     const env = { PATH: process.env.PATH, HOME: dir, VENUE_BOX_CACHE: join(dir, 'cache') };
     box = await startBinary(dir, env, [
-      'serve', '--demo', '--data-dir', join(dir, 'data'), '--port', '0', '--host', '127.0.0.1', '--config', writeFastSync(dir),
+      'serve',
+      '--demo',
+      '--data-dir',
+      join(dir, 'data'),
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--config',
+      writeFastSync(dir),
     ]);
     const code = await central.enrolCode(DEMO.openVenue);
-    execFileSync('./venue-box', ['sync', 'enrol', '--data-dir', join(dir, 'data'), '--central', central.url(''), '--code', code], { cwd: dir, env });
+    execFileSync(
+      './venue-box',
+      ['sync', 'enrol', '--data-dir', join(dir, 'data'), '--central', central.url(''), '--code', code],
+      { cwd: dir, env },
+    );
     const url = (path: string) => `http://127.0.0.1:${box!.port}${path}`;
-    const tok = (await (await requestToken({ url }, { grant_type: 'password', username: 'kelner', password: 'kelner-demo-1' })).json()) as { access_token: string };
+    const tok = (await (
+      await requestToken({ url }, { grant_type: 'password', username: 'kelner', password: 'kelner-demo-1' })
+    ).json()) as { access_token: string };
     const res = await fetch(url('/ordering-api/api/order/new'), {
-      method: 'POST', headers: { authorization: `Bearer ${tok.access_token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: DEMO.openVenue, lines: [{ productId: 'zurek', quantity: 1 }] }] }),
+      method: 'POST',
+      headers: { authorization: `Bearer ${tok.access_token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        orderType: 'TAKE_AWAY',
+        buckets: [{ venue: DEMO.openVenue, lines: [{ productId: 'zurek', quantity: 1 }] }],
+      }),
     });
     const { orderId } = (await res.json()) as { orderId: string };
-    await waitFor('the order at the central', async () => (await central!.hq(`/hq-api/api/orders/${orderId}`).catch(() => undefined)) ?? undefined);
+    await waitFor(
+      'the order at the central',
+      async () => (await central!.hq(`/hq-api/api/orders/${orderId}`).catch(() => undefined)) ?? undefined,
+    );
   }, 60_000);
 });
 

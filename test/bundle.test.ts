@@ -10,7 +10,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'vb-bundle-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test('what is left outside ASCII becomes ? for each UTF-16 unit, so a source map\'s columns still hold', () => {
+test("what is left outside ASCII becomes ? for each UTF-16 unit, so a source map's columns still hold", () => {
   const file = join(dir, 'out.cjs');
   const text = '// computes it ONCE \u2014 the previous \ud83d\ude00 way\nconst s = "\\u2014";\n';
   writeFileSync(file, text);

@@ -36,7 +36,11 @@ afterAll(async () => {
 /** An HQ write; the parsed body with the status. */
 async function hq(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const res = await fetch(central.url(`/hq-api/api${path}`), {
-    method, headers: { authorization: `Bearer ${hqToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    method,
+    headers: {
+      authorization: `Bearer ${hqToken}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: JSON.parse(await res.text()) };
@@ -45,19 +49,24 @@ const centralRev = async (): Promise<number> => (await hq('GET', '/catalogue')).
 
 /** Waits until the box has applied the central's current rev (or `rev`). */
 async function caughtUp(box: TestBox, rev?: number): Promise<void> {
-  const want = rev ?? await centralRev().catch(() => 1);
-  await waitFor(`box at catalogue rev ${want}`, async () => ((await syncStatus(box)).catalogue?.rev ?? 0) >= want, 30_000);
+  const want = rev ?? (await centralRev().catch(() => 1));
+  await waitFor(
+    `box at catalogue rev ${want}`,
+    async () => ((await syncStatus(box)).catalogue?.rev ?? 0) >= want,
+    30_000,
+  );
 }
 
 async function priceAt(box: TestBox, productId: string): Promise<string | undefined> {
   const token = (await box.token()).access_token;
   const res = await box.get(`/menu-api/api/menu/${MENU}?channel=TAKE_AWAY&instance=${VENUE}`, token);
-  const find = (n: any): any => (n.id === productId && n.kind === 'svc/product' ? n : (n.items ?? []).map(find).find(Boolean));
+  const find = (n: any): any =>
+    n.id === productId && n.kind === 'svc/product' ? n : (n.items ?? []).map(find).find(Boolean);
   return find(((await res.json()) as any).root)?.price;
 }
 
 describe('the catalogue flows down from the central', () => {
-  test('enrolled boxes take the central\'s catalogue as theirs: same checksum, sync status shows the rev', async () => {
+  test("enrolled boxes take the central's catalogue as theirs: same checksum, sync status shows the rev", async () => {
     const cat = (await hq('GET', '/catalogue')).body;
     expect(cat).toMatchObject({ tenant: DEMO.tenant, mode: 'snapshot' });
     expect(cat.rev).toBeGreaterThan(0);
@@ -71,7 +80,7 @@ describe('the catalogue flows down from the central', () => {
     expect(text.stdout).toMatch(new RegExp(`catalogue\\s+rev ${cat.rev}, applied`));
   });
 
-  test('a price change reaches both boxes\' menus within 2 s; lines already ordered keep their price; staff sockets hear MENU_CHANGED', async () => {
+  test("a price change reaches both boxes' menus within 2 s; lines already ordered keep their price; staff sockets hear MENU_CHANGED", async () => {
     const box = boxes[0]!;
     const staff = (await box.token('kelner', 'kelner-demo-1')).access_token;
     const before = await priceAt(box, 'pierogi-ruskie');
@@ -81,7 +90,9 @@ describe('the catalogue flows down from the central', () => {
     const res = await hq('PATCH', `/menus/${MENU}/products/pierogi-ruskie`, { price: '99.50' });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ changed: true });
-    await Promise.all(boxes.map((b) => waitFor('the new price', async () => (await priceAt(b, 'pierogi-ruskie')) === '99.50', 5000)));
+    await Promise.all(
+      boxes.map((b) => waitFor('the new price', async () => (await priceAt(b, 'pierogi-ruskie')) === '99.50', 5000)),
+    );
     const elapsed = Date.now() - started;
     expect(elapsed).toBeLessThan(2000);
     expect(await ws.next('MENU_CHANGED')).toMatchObject({ payload: { venue: VENUE, menu: MENU, rev: res.body.rev } });
@@ -102,18 +113,22 @@ describe('the catalogue flows down from the central', () => {
     console.log(`price change at the central to both boxes' menus: ${elapsed} ms`);
   });
 
-  test('headquarters\' sold-out flag makes a product unavailable on the box; clearing it makes it available again', async () => {
+  test("headquarters' sold-out flag makes a product unavailable on the box; clearing it makes it available again", async () => {
     const box = boxes[1]!;
     const set = await hq('PUT', `/sold-out/${VENUE}/zurek`, { reason: 'recall' });
     expect(set.status).toBe(200);
     await caughtUp(box, set.body.rev);
     const token = (await box.token()).access_token;
-    const menu = (await (await box.get(`/menu-api/api/menu/${MENU}?channel=TAKE_AWAY&instance=${VENUE}`, token)).json()) as any;
+    const menu = (await (
+      await box.get(`/menu-api/api/menu/${MENU}?channel=TAKE_AWAY&instance=${VENUE}`, token)
+    ).json()) as any;
     expect(menu.locks).toContainEqual(expect.objectContaining({ productId: 'zurek', venue: VENUE, reason: 'recall' }));
     const cleared = await hq('DELETE', `/sold-out/${VENUE}/zurek`);
     expect(cleared.status).toBe(200);
     await caughtUp(box, cleared.body.rev);
-    const after = (await (await box.get(`/menu-api/api/menu/${MENU}?channel=TAKE_AWAY&instance=${VENUE}`, token)).json()) as any;
+    const after = (await (
+      await box.get(`/menu-api/api/menu/${MENU}?channel=TAKE_AWAY&instance=${VENUE}`, token)
+    ).json()) as any;
     expect(after.locks.map((l: { productId: string }) => l.productId)).not.toContain('zurek');
   });
 
@@ -123,7 +138,11 @@ describe('the catalogue flows down from the central', () => {
     const res = await hq('DELETE', '/staff-users/kuchnia');
     expect(res.status).toBe(200);
     await caughtUp(box, res.body.rev);
-    const password = await requestToken(box, { grant_type: 'password', username: 'kuchnia', password: 'kuchnia-demo-1' });
+    const password = await requestToken(box, {
+      grant_type: 'password',
+      username: 'kuchnia',
+      password: 'kuchnia-demo-1',
+    });
     expect(password.status).toBe(400);
     expect(await password.json()).toMatchObject({ error: 'invalid_grant' });
     const refresh = await requestToken(box, { grant_type: 'refresh_token', refresh_token: before.refresh_token });
@@ -134,17 +153,26 @@ describe('the catalogue flows down from the central', () => {
     expect((await box.token('kelner', 'kelner-demo-1')).scope).toBe('read write');
   });
 
-  test('bad headquarters input gets 400 with the field\'s JSON pointer, and writes nothing', async () => {
+  test("bad headquarters input gets 400 with the field's JSON pointer, and writes nothing", async () => {
     const rev = await centralRev();
     const venue = demo.tenants[0]!.venues[0]!;
     const cases: [string, string, unknown, string][] = [
       ['PUT', `/venues/${venue.id}`, { ...venue, geoPosition: { lat: 123, lng: 19 } }, '/geoPosition/lat'],
       ['PUT', `/venues/${venue.id}`, { ...venue, menu: 'no-such-menu' }, '/menu'],
       ['PUT', `/venues/${venue.id}`, { ...venue, id: demo.tenants[0]!.venues[1]!.id }, '/id'],
-      ['PUT', `/venues/${venue.id}`, { ...venue, channelConstraints: { TAKE_AWAY: { active: true, minDeliveryTime: '1h', week: {} } } },
-        '/channelConstraints/TAKE_AWAY/minDeliveryTime'],
+      [
+        'PUT',
+        `/venues/${venue.id}`,
+        { ...venue, channelConstraints: { TAKE_AWAY: { active: true, minDeliveryTime: '1h', week: {} } } },
+        '/channelConstraints/TAKE_AWAY/minDeliveryTime',
+      ],
       ['PATCH', `/menus/${MENU}/products/zurek`, { price: '12.345' }, '/price'],
-      ['PUT', `/menus/${MENU}`, { root: { kind: 'svc/group/category', id: 'r', details: { literals: {} }, items: [{ kind: 'oops' }] } }, '/root/items/0'],
+      [
+        'PUT',
+        `/menus/${MENU}`,
+        { root: { kind: 'svc/group/category', id: 'r', details: { literals: {} }, items: [{ kind: 'oops' }] } },
+        '/root/items/0',
+      ],
       ['PUT', '/staff-users/nowy', { scope: 'read write' }, '/password'],
       ['PUT', '/staff-users/nowy', { password: 'short', scope: 'read write' }, '/password'],
       ['PUT', '/staff-users/nowy', { password: 'long-enough-1', scope: 'admin' }, '/scope'],
@@ -153,10 +181,14 @@ describe('the catalogue flows down from the central', () => {
     for (const [method, path, body, pointer] of cases) {
       const res = await hq(method, path, body);
       expect(res.status, `${method} ${path}`).toBe(400);
-      expect(res.body.codes.map((c: { args: string[] }) => c.args[0]), `${method} ${path}`).toContain(pointer);
+      expect(
+        res.body.codes.map((c: { args: string[] }) => c.args[0]),
+        `${method} ${path}`,
+      ).toContain(pointer);
     }
     // A product listed twice: the pointer names the second.
-    const menu = (await hq('GET', '/catalogue')).body.items.find((i: any) => i.type === 'menu' && i.id === MENU).data.root;
+    const menu = (await hq('GET', '/catalogue')).body.items.find((i: any) => i.type === 'menu' && i.id === MENU).data
+      .root;
     const dup = { root: { ...menu, items: [...menu.items, menu.items[0]] } };
     const res = await hq('PUT', `/menus/${MENU}`, dup);
     expect(res.status).toBe(400);
@@ -169,17 +201,31 @@ describe('the catalogue flows down from the central', () => {
 
   test('a change set the box cannot apply leaves it on its last good catalogue, status says why, and the next good one mends it', async () => {
     const box = boxes[1]!;
-    const good = (await hq('GET', '/catalogue')).body.items.find((i: any) => i.type === 'menu' && i.id === MENU).data.root;
+    const good = (await hq('GET', '/catalogue')).body.items.find((i: any) => i.type === 'menu' && i.id === MENU).data
+      .root;
     const goodRev = (await syncStatus(box)).catalogue!.rev;
     const price = await priceAt(box, 'pierogi-ruskie');
     // Headquarters' API refuses such a tree; a central bug or a hand edit in PostgreSQL does not.
-    const facts = JSON.parse(readFileSync(join(central.dataDir, 'central-db.json'), 'utf8')) as { port: number; user: string; password: string };
-    const db = new pg.Client({ host: '127.0.0.1', port: facts.port, user: facts.user, password: facts.password, database: 'postgres' });
+    const facts = JSON.parse(readFileSync(join(central.dataDir, 'central-db.json'), 'utf8')) as {
+      port: number;
+      user: string;
+      password: string;
+    };
+    const db = new pg.Client({
+      host: '127.0.0.1',
+      port: facts.port,
+      user: facts.user,
+      password: facts.password,
+      database: 'postgres',
+    });
     await db.connect();
     try {
-      await db.query(`WITH r AS (UPDATE catalogue_revs SET rev = rev + 1 WHERE tenant_id = $1 RETURNING rev)
+      await db.query(
+        `WITH r AS (UPDATE catalogue_revs SET rev = rev + 1 WHERE tenant_id = $1 RETURNING rev)
         UPDATE menus SET root = jsonb_set(root, '{items,0,kind}', '"svc/bogus"'), rev = (SELECT rev FROM r)
-        WHERE tenant_id = $1 AND menu_id = $2`, [DEMO.tenant, MENU]);
+        WHERE tenant_id = $1 AND menu_id = $2`,
+        [DEMO.tenant, MENU],
+      );
       await db.query("SELECT pg_notify('catalogue', $1)", [DEMO.tenant]);
     } finally {
       await db.end();
@@ -227,12 +273,16 @@ describe('the catalogue flows down from the central', () => {
     boxes[1] = await startTestBox({ dataDir: stale.dataDir, config: CONFIG });
     await caughtUp(boxes[1]!, retired.body.rev);
     expect(boxes[1]!.logs.some((l) => l.includes('"mode":"snapshot"'))).toBe(true);
-    const refused = await requestToken(boxes[1]!, { grant_type: 'password', username: 'kelner2', password: 'kelner2-demo-1' });
+    const refused = await requestToken(boxes[1]!, {
+      grant_type: 'password',
+      username: 'kelner2',
+      password: 'kelner2-demo-1',
+    });
     expect(refused.status).toBe(400);
     expect((await syncStatus(boxes[1]!)).catalogue!.checksum).toBe((await hq('GET', '/catalogue')).body.checksum);
   });
 
-  test('a box of tenant A never receives tenant B\'s data', async () => {
+  test("a box of tenant A never receives tenant B's data", async () => {
     const revA = await centralRev();
     const b = structuredClone(demo);
     const tenantB = '9d0c7a1e-1111-4c2d-8e3f-000000000b0b';
@@ -260,7 +310,10 @@ describe('the catalogue flows down from the central', () => {
       try {
         for (const table of ['tenants', 'venues', 'warehouses', 'staff_users', 'menus']) {
           const col = table === 'tenants' ? 'id' : 'tenant_id';
-          expect((db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${col} = ?`).get(tenantB) as { n: number }).n, table).toBe(0);
+          expect(
+            (db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE ${col} = ?`).get(tenantB) as { n: number }).n,
+            table,
+          ).toBe(0);
         }
         expect(JSON.stringify(db.prepare('SELECT venue_json FROM venues').all())).not.toContain('B Pod Wawelem');
       } finally {
@@ -268,11 +321,24 @@ describe('the catalogue flows down from the central', () => {
       }
     }
     // A's device asking in B's name is refused: the signature names the tenant, the device is A's.
-    const device = JSON.parse(readFileSync(join(boxes[0]!.dataDir, 'sync-device.json'), 'utf8')) as { deviceId: string; secretKey: string; tenant: string };
+    const device = JSON.parse(readFileSync(join(boxes[0]!.dataDir, 'sync-device.json'), 'utf8')) as {
+      deviceId: string;
+      secretKey: string;
+      tenant: string;
+    };
     const ask = (tenant: string) => {
       const path = `${PATHS.catalogue}?after=0&wait=0`;
-      const sig = nacl.sign.detached(Buffer.from(requestSigningText('GET', path, tenant, device.deviceId, ''), 'utf8'), Buffer.from(device.secretKey, 'base64'));
-      return fetch(central.url(path), { headers: { 'x-tenant': tenant, 'x-device': device.deviceId, 'x-signature': Buffer.from(sig).toString('base64') } });
+      const sig = nacl.sign.detached(
+        Buffer.from(requestSigningText('GET', path, tenant, device.deviceId, ''), 'utf8'),
+        Buffer.from(device.secretKey, 'base64'),
+      );
+      return fetch(central.url(path), {
+        headers: {
+          'x-tenant': tenant,
+          'x-device': device.deviceId,
+          'x-signature': Buffer.from(sig).toString('base64'),
+        },
+      });
     };
     expect((await ask(tenantB)).status).toBe(401);
     const own = await ask(device.tenant);

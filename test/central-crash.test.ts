@@ -53,11 +53,17 @@ test('kill -9 during a stream of batches, restart on the same data dir, resend e
   expect(tail).toEqual(Array.from({ length: total }, (_, i) => i + 1));
   let orders = 0;
   for (let after: string | null = null, first = true; first || after; first = false) {
-    const page: { items: unknown[]; next: string | null } = await central.hq(`/hq-api/api/orders?deviceId=${d.deviceId}&limit=200${after ? `&after=${after}` : ''}`);
+    const page: { items: unknown[]; next: string | null } = await central.hq(
+      `/hq-api/api/orders?deviceId=${d.deviceId}&limit=200${after ? `&after=${after}` : ''}`,
+    );
     orders += page.items.length;
     after = page.next;
   }
   expect(orders).toBe(total);
   const devices = await central.hq('/hq-api/api/devices');
-  expect(devices[0]).toMatchObject({ id: d.deviceId, head: { seq: total, hash: d.events[total - 1]!.hash }, deadLetters: 0 });
+  expect(devices[0]).toMatchObject({
+    id: d.deviceId,
+    head: { seq: total, hash: d.events[total - 1]!.hash },
+    deadLetters: 0,
+  });
 }, 55_000);

@@ -77,7 +77,10 @@ describe('batch framing', () => {
     const order = JSON.parse(d.order().envelope).body;
     d.events.pop();
     d.append('order.changed', order.order.id, { ...order, order: { ...order.order, note: 'a\u0000b' } }); // jsonb refuses \u0000
-    d.append('order.changed', 'x', { ...order, order: { ...order.order, id: crypto.randomUUID(), status: 'NE\u0000W' } }); // text column
+    d.append('order.changed', 'x', {
+      ...order,
+      order: { ...order.order, id: crypto.randomUUID(), status: 'NE\u0000W' },
+    }); // text column
     d.append('kind\u0000with-nul', 'agg\u0000', {}); // the raw event's own columns
     d.order();
     const res = await d.send(1, 5);
@@ -130,7 +133,13 @@ describe('the tail: byte-bounded pages and the proof of the head', () => {
       expect(body.head).toMatchObject({ seq, hash: d.events[seq - 1]!.hash });
       const header = JSON.parse(body.proof.header);
       expect(header).toMatchObject({ deviceId: d.deviceId, lastSeq: seq, lastHash: body.head.hash });
-      expect(verifyDetached(Buffer.from(body.proof.header, 'utf8'), Buffer.from(body.proof.signature, 'base64'), d.keys.publicKey)).toBe(true);
+      expect(
+        verifyDetached(
+          Buffer.from(body.proof.header, 'utf8'),
+          Buffer.from(body.proof.signature, 'base64'),
+          d.keys.publicKey,
+        ),
+      ).toBe(true);
     };
     await check(5);
     d.clockMs += 1000; // a resend has another sentAt, so other header bytes
@@ -143,8 +152,16 @@ describe('the tail: byte-bounded pages and the proof of the head', () => {
 describe('headquarters cursors and dates', () => {
   test('a forged cursor with an impossible date is a 400 invalidField after, on both lists', async () => {
     const wh = CENTRAL_DEMO.warehouses[0]!;
-    for (const at of ['2024-02-30 00:00:00+00', '2023-02-29 00:00:00+00', '2024-13-01 00:00:00+00', '2024-01-01 24:00:00+00',
-      '2024-01-01 00:00:00+99', '0000-01-01 00:00:00+00', '10000-01-01 00:00:00+00', '2024-01-01 00:00:00+00 BC']) {
+    for (const at of [
+      '2024-02-30 00:00:00+00',
+      '2023-02-29 00:00:00+00',
+      '2024-13-01 00:00:00+00',
+      '2024-01-01 24:00:00+00',
+      '2024-01-01 00:00:00+99',
+      '0000-01-01 00:00:00+00',
+      '10000-01-01 00:00:00+00',
+      '2024-01-01 00:00:00+00 BC',
+    ]) {
       for (const path of ['/hq-api/api/orders?after=', `/hq-api/api/stock-documents?warehouseId=${wh}&after=`]) {
         const res = await hqGet(`${path}${cursor(at)}`);
         expect(res.status, `${path} ${at}`).toBe(400);
@@ -163,15 +180,22 @@ describe('headquarters cursors and dates', () => {
     const doc = d.stockDocument(CENTRAL_DEMO.warehouses[1]!, [['flour', 'kg', 1]]);
     const body = JSON.parse(doc.envelope).body;
     d.events.pop();
-    d.append('stock.document', 'd', { ...body, document: { ...body.document, id: crypto.randomUUID(), created: '0900-01-01T00:00:00Z' } });
+    d.append('stock.document', 'd', {
+      ...body,
+      document: { ...body.document, id: crypto.randomUUID(), created: '0900-01-01T00:00:00Z' },
+    });
     const res = await d.send(1, 5);
     expect(res.body.deadLetters.map((x: any) => [x.seq, x.reason])).toEqual([
-      [1, expect.stringMatching(/years 2000-9999/)], [2, expect.stringMatching(/years 2000-9999/)], [5, expect.stringMatching(/years 2000-9999/)],
+      [1, expect.stringMatching(/years 2000-9999/)],
+      [2, expect.stringMatching(/years 2000-9999/)],
+      [5, expect.stringMatching(/years 2000-9999/)],
     ]);
     let next: string | null = null;
     let seen = 0;
     do {
-      const page: { status: number; body: any } = await hqGet(`/hq-api/api/orders?deviceId=${d.deviceId}&limit=1${next ? `&after=${next}` : ''}`);
+      const page: { status: number; body: any } = await hqGet(
+        `/hq-api/api/orders?deviceId=${d.deviceId}&limit=1${next ? `&after=${next}` : ''}`,
+      );
       expect(page.status).toBe(200);
       seen += page.body.items.length;
       next = page.body.next;
@@ -226,7 +250,10 @@ describe('enrolment keys', () => {
       const d = new SimDevice(central.url(''));
       (d.keys as { publicKey: Uint8Array }).publicKey = key;
       const res = await d.enrol(code);
-      expect(res, key.toString('hex')).toMatchObject({ status: 400, body: { codes: [{ code: 'invalidField', args: ['/publicKey'] }] } });
+      expect(res, key.toString('hex')).toMatchObject({
+        status: 400,
+        body: { codes: [{ code: 'invalidField', args: ['/publicKey'] }] },
+      });
     }
     expect((await new SimDevice(central.url('')).enrol(code)).status).toBe(201);
   });
@@ -234,21 +261,39 @@ describe('enrolment keys', () => {
 
 describe('enrolment codes', () => {
   /** An enrolment from a chosen loopback address: the limit is per client address. */
-  const enrolFrom = (localAddress: string, code: string) => new Promise<{ status: number; retryAfter?: string; codes: string[] }>((resolve, reject) => {
-    const body = JSON.stringify({ code, publicKey: Buffer.from(new SimDevice('').keys.publicKey).toString('base64') });
-    const url = new URL(central.url('/sync-api/api/enrol'));
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => { text += chunk; });
-      res.on('end', () => resolve({
-        status: res.statusCode!, retryAfter: res.headers['retry-after'],
-        codes: ((JSON.parse(text) as { codes?: { code: string }[] }).codes ?? []).map((c) => c.code),
-      }));
+  const enrolFrom = (localAddress: string, code: string) =>
+    new Promise<{ status: number; retryAfter?: string; codes: string[] }>((resolve, reject) => {
+      const body = JSON.stringify({
+        code,
+        publicKey: Buffer.from(new SimDevice('').keys.publicKey).toString('base64'),
+      });
+      const url = new URL(central.url('/sync-api/api/enrol'));
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          localAddress,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => {
+            text += chunk;
+          });
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode!,
+              retryAfter: res.headers['retry-after'],
+              codes: ((JSON.parse(text) as { codes?: { code: string }[] }).codes ?? []).map((c) => c.code),
+            }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
     });
-    req.on('error', reject);
-    req.end(body);
-  });
 
   test('past 10 wrong codes from one address: 429 with Retry-After, even for a right one; other addresses go on', async () => {
     for (let i = 0; i < 10; i++) expect((await enrolFrom('127.0.0.3', `WRONG-${i}`)).status).toBe(401);
@@ -272,8 +317,14 @@ describe('order ownership', () => {
     b.order(id, 1, 'NEW');
     b.order(undefined, 1, 'NEW', undefined, CENTRAL_DEMO.venues[2]!); // a venue of the tenant, not b's own
     const res = await b.send(1, 2);
-    expect(res.body.deadLetters).toEqual([{ seq: 1, eventId: expect.any(String), reason: `order belongs to device ${a.deviceId}` }]);
-    expect((await hqGet(`/hq-api/api/orders/${id}`)).body).toMatchObject({ status: 'COMPLETED', version: 2, deviceId: a.deviceId });
+    expect(res.body.deadLetters).toEqual([
+      { seq: 1, eventId: expect.any(String), reason: `order belongs to device ${a.deviceId}` },
+    ]);
+    expect((await hqGet(`/hq-api/api/orders/${id}`)).body).toMatchObject({
+      status: 'COMPLETED',
+      version: 2,
+      deviceId: a.deviceId,
+    });
     const versions = (await hqGet(`/hq-api/api/orders/${id}/versions`)).body;
     expect(versions.map((v: any) => v.deviceId)).toEqual([a.deviceId, a.deviceId]);
   });

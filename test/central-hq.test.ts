@@ -16,7 +16,11 @@ function refresh(token: string): Promise<Response> {
   const basic = Buffer.from(`${CENTRAL_DEMO.client.clientId}:${CENTRAL_DEMO.client.clientSecret}`).toString('base64');
   return fetch(central.url('/auth-oauth2/oauth/token'), {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': CENTRAL_DEMO.tenant, authorization: `Basic ${basic}` },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-tenant': CENTRAL_DEMO.tenant,
+      authorization: `Basic ${basic}`,
+    },
     body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString(),
   });
 }
@@ -25,7 +29,12 @@ test('centrala gets a token in the box token shape; a wrong password and anonymo
   const res = await hqTokenRequest(central, 'centrala', 'centrala-demo-1');
   expect(res.status).toBe(200);
   const body = (await res.json()) as any;
-  expect(body).toMatchObject({ token_type: 'bearer', scope: 'read write', TENANT: CENTRAL_DEMO.tenant, expires_in: 3600 });
+  expect(body).toMatchObject({
+    token_type: 'bearer',
+    scope: 'read write',
+    TENANT: CENTRAL_DEMO.tenant,
+    expires_in: 3600,
+  });
   expect(body.UUID).toMatch(/^[0-9a-f-]{36}$/);
   const wrong = await hqTokenRequest(central, 'centrala', 'nope');
   expect(wrong.status).toBe(400);
@@ -48,7 +57,10 @@ test('HQ routes need a central token of the tenant', async () => {
   expect((await get('/hq-api/api/orders')).status).toBe(401);
   expect((await get('/hq-api/api/devices', { authorization: 'Bearer nonsense' })).status).toBe(401);
   const token = await central.hqToken();
-  const other = await get('/hq-api/api/devices', { authorization: `Bearer ${token}`, 'x-tenant': '00000000-0000-4000-8000-000000000000' });
+  const other = await get('/hq-api/api/devices', {
+    authorization: `Bearer ${token}`,
+    'x-tenant': '00000000-0000-4000-8000-000000000000',
+  });
   expect(other.status).toBe(403);
   expect((await get('/hq-api/api/devices', { authorization: `Bearer ${token}` })).status).toBe(200);
 });

@@ -13,7 +13,8 @@ afterAll(async () => {
 
 const enrolled = (venue?: string): Promise<SimDevice> => enrolledDevice(central, venue);
 
-const ordersOf = async (d: SimDevice) => (await central.hq(`/hq-api/api/orders?deviceId=${d.deviceId}&limit=200`)).items as any[];
+const ordersOf = async (d: SimDevice) =>
+  (await central.hq(`/hq-api/api/orders?deviceId=${d.deviceId}&limit=200`)).items as any[];
 
 describe('a batch', () => {
   test('is acknowledged after commit and its orders are visible to headquarters with deviceId and version', async () => {
@@ -30,7 +31,10 @@ describe('a batch', () => {
     const one = await central.hq(`/hq-api/api/orders/${orderId}`);
     expect(one).toMatchObject({ id: orderId, status: 'CONFIRMED', deviceId: d.deviceId, version: 2 });
     const versions = await central.hq(`/hq-api/api/orders/${orderId}/versions`);
-    expect(versions.map((v: any) => [v.version, v.order.status])).toEqual([[1, 'NEW'], [2, 'CONFIRMED']]);
+    expect(versions.map((v: any) => [v.version, v.order.status])).toEqual([
+      [1, 'NEW'],
+      [2, 'CONFIRMED'],
+    ]);
   });
 
   test('sent twice gets the same answer, and nothing is doubled', async () => {
@@ -75,7 +79,10 @@ describe('a batch', () => {
     d.events.splice(1);
     for (let i = 0; i < 3; i++) d.order();
     const overlap = await d.send(2, 4);
-    expect(overlap).toMatchObject({ status: 409, body: { codes: [{ code: 'syncDiverged' }], expectedSeq: 3, head: { seq: 2 } } });
+    expect(overlap).toMatchObject({
+      status: 409,
+      body: { codes: [{ code: 'syncDiverged' }], expectedSeq: 3, head: { seq: 2 } },
+    });
     const after = await d.send(3, 4);
     expect(after).toMatchObject({ status: 409, body: { codes: [{ code: 'syncDiverged' }], expectedSeq: 3 } });
     expect(await ordersOf(d)).toHaveLength(2);
@@ -107,7 +114,9 @@ describe('a batch', () => {
     expect((await d.post(d.batch(1, 1, { secretKey: other.keys.secretKey }))).status).toBe(401);
     expect((await d.post(d.batch(1, 1, { header: { keyId: other.keyId } }))).status).toBe(401);
     expect((await d.post(d.batch(1, 1, { header: { deviceId: other.deviceId } }))).status).toBe(401);
-    expect((await d.post(d.batch(1, 1, { header: { tenant: '00000000-0000-4000-8000-000000000000' } }))).body.codes[0].code).toBe('unauthorized');
+    expect(
+      (await d.post(d.batch(1, 1, { header: { tenant: '00000000-0000-4000-8000-000000000000' } }))).body.codes[0].code,
+    ).toBe('unauthorized');
   });
 
   test('of a revoked device is a 401, and so are its hello and tail', async () => {
@@ -120,13 +129,17 @@ describe('a batch', () => {
     expect((await d.send(2, 2)).status).toBe(401);
     expect((await d.hello()).status).toBe(401);
     expect((await d.tail(0)).status).toBe(401);
-    expect((await centralCli(['revoke', '00000000-0000-4000-8000-00000000beef', '--data-dir', central.dataDir])).code).toBe(1);
+    expect(
+      (await centralCli(['revoke', '00000000-0000-4000-8000-00000000beef', '--data-dir', central.dataDir])).code,
+    ).toBe(1);
   });
 
   test('of an unknown protocol or a newer schema is a 426; nothing applied', async () => {
     const d = await enrolled();
     d.order();
-    expect((await d.post(d.batch(1, 1, { header: { protocol: PROTOCOL + 1 } }))).body.codes[0].code).toBe('unsupportedProtocol');
+    expect((await d.post(d.batch(1, 1, { header: { protocol: PROTOCOL + 1 } }))).body.codes[0].code).toBe(
+      'unsupportedProtocol',
+    );
     expect((await d.post(d.batch(1, 1, { header: { schema: 99 } }))).status).toBe(426);
     expect((await d.hello({ protocol: PROTOCOL + 1 })).status).toBe(426);
     expect(await ordersOf(d)).toHaveLength(0);
@@ -161,7 +174,11 @@ describe('a batch', () => {
     expect((await d.send(7, 7)).body).toEqual({ ackedSeq: 7, ackedHash: d.events[6]!.hash, deadLetters: [] });
     expect((await d.send(1, 6)).body).toEqual(res.body); // a replay reports the same dead letters
     const devices = await central.hq('/hq-api/api/devices');
-    expect(devices.find((x: any) => x.id === d.deviceId)).toMatchObject({ deadLetters: 4, head: { seq: 7 }, lagEvents: 0 });
+    expect(devices.find((x: any) => x.id === d.deviceId)).toMatchObject({
+      deadLetters: 4,
+      head: { seq: 7 },
+      lagEvents: 0,
+    });
   });
 
   test('from a box whose clock is a year off and then jumps back is accepted; the offset is reported', async () => {
@@ -187,7 +204,10 @@ describe('stock', () => {
   test('documents are booked once into balances, listed with their device', async () => {
     const d = await enrolled();
     const wh = CENTRAL_DEMO.warehouses[0]!;
-    const doc = d.stockDocument(wh, [['flour', 'kg', 2_500_000], ['salt', 'kg', 1_000_000]]);
+    const doc = d.stockDocument(wh, [
+      ['flour', 'kg', 2_500_000],
+      ['salt', 'kg', 1_000_000],
+    ]);
     d.stockDocument(wh, [['flour', 'kg', -500_000]]);
     d.stockDocument('no-such-warehouse', [['flour', 'kg', 1]]);
     const res = await d.send(1, 3);
@@ -217,7 +237,13 @@ describe('enrolment', () => {
 
   test('central enrol refuses an unknown tenant and a venue of no or another tenant', async () => {
     const base = ['enrol', '--data-dir', central.dataDir];
-    const unknownTenant = await centralCli([...base, '--tenant', '00000000-0000-4000-8000-000000000009', '--venue', CENTRAL_DEMO.venues[0]!]);
+    const unknownTenant = await centralCli([
+      ...base,
+      '--tenant',
+      '00000000-0000-4000-8000-000000000009',
+      '--venue',
+      CENTRAL_DEMO.venues[0]!,
+    ]);
     expect(unknownTenant.code).toBe(1);
     expect(unknownTenant.stderr.trim().split('\n')).toHaveLength(1);
     expect((await centralCli([...base, '--tenant', CENTRAL_DEMO.tenant, '--venue', 'nowhere'])).code).toBe(1);
@@ -227,7 +253,11 @@ describe('enrolment', () => {
     const d = await enrolled();
     const r = await centralCli(['devices', '--json', '--data-dir', central.dataDir]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).find((x: any) => x.id === d.deviceId)).toMatchObject({ tenant: CENTRAL_DEMO.tenant, status: 'active', keyId: d.keyId });
+    expect(JSON.parse(r.stdout).find((x: any) => x.id === d.deviceId)).toMatchObject({
+      tenant: CENTRAL_DEMO.tenant,
+      status: 'active',
+      keyId: d.keyId,
+    });
     const text = await centralCli(['devices', '--data-dir', central.dataDir]);
     expect(text.stdout).toContain(d.deviceId);
   });

@@ -18,12 +18,14 @@ afterAll(async () => {
 async function pool<T, R>(items: T[], width: number, fn: (t: T) => Promise<R>): Promise<R[]> {
   const out: R[] = [];
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!);
+      }
+    }),
+  );
   return out;
 }
 
@@ -32,22 +34,36 @@ test('100 boxes posting at once get only 200, 409 or 429, and all drain by honou
   // A hundred `central enrol` processes would take most of this test's time: the codes come from the same
   // service call the CLI makes, on the running central's database (central-db.json).
   const facts = JSON.parse(readFileSync(join(central.dataDir, 'central-db.json'), 'utf8'));
-  const db = createPool(`postgres://${facts.user}:${encodeURIComponent(facts.password)}@127.0.0.1:${facts.port}/postgres`, 2);
+  const db = createPool(
+    `postgres://${facts.user}:${encodeURIComponent(facts.password)}@127.0.0.1:${facts.port}/postgres`,
+    2,
+  );
   const service = createDeviceService(db, Date.now);
-  const codes = await pool(Array.from({ length: 100 }, (_, i) => i), 2, (i) => service.createCode(CENTRAL_DEMO.tenant, venues[i % venues.length]!, 1));
+  const codes = await pool(
+    Array.from({ length: 100 }, (_, i) => i),
+    2,
+    (i) => service.createCode(CENTRAL_DEMO.tenant, venues[i % venues.length]!, 1),
+  );
   await db.end();
-  const devices = await pool(Array.from({ length: 100 }, (_, i) => i), 10, async (i) => {
-    const d = new SimDevice(central.url(''));
-    const res = await d.enrol(codes[i]!);
-    expect(res.status).toBe(201);
-    for (let k = 0; k < 60; k++) d.order();
-    return d;
-  });
+  const devices = await pool(
+    Array.from({ length: 100 }, (_, i) => i),
+    10,
+    async (i) => {
+      const d = new SimDevice(central.url(''));
+      const res = await d.enrol(codes[i]!);
+      expect(res.status).toBe(201);
+      for (let k = 0; k < 60; k++) d.order();
+      return d;
+    },
+  );
 
   // Every box at once, each with two batches in flight (one too many): the second must be refused, not queued.
   const burst: Answer[] = (await Promise.all(devices.map((d) => Promise.all([d.send(1, 30), d.send(31, 60)])))).flat();
   const statuses = new Set(burst.map((a) => a.status));
-  expect([...statuses].every((s) => s === 200 || s === 409 || s === 429), [...statuses].join(',')).toBe(true);
+  expect(
+    [...statuses].every((s) => s === 200 || s === 409 || s === 429),
+    [...statuses].join(','),
+  ).toBe(true);
   expect(burst.filter((a) => a.status === 429).length).toBeGreaterThan(0);
   for (const a of burst.filter((x) => x.status === 429)) {
     expect(Number(a.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -59,5 +75,7 @@ test('100 boxes posting at once get only 200, 409 or 429, and all drain by honou
   expect(drained.flat().every((a) => a.status === 200 || a.status === 409 || a.status === 429)).toBe(true);
   const list = await central.hq('/hq-api/api/devices');
   expect(list).toHaveLength(100);
-  expect(list.every((x: { head: { seq: number }; lagEvents: number }) => x.head.seq === 60 && x.lagEvents === 0)).toBe(true);
+  expect(list.every((x: { head: { seq: number }; lagEvents: number }) => x.head.seq === 60 && x.lagEvents === 0)).toBe(
+    true,
+  );
 }, 58_000);

@@ -81,7 +81,9 @@ describe('venue-box CLI', () => {
       expectOneLineFailure(r, new RegExp(`\\b${box.port}\\b`), 69);
       expect(r.stderr).toMatch(/in use/);
       // The first box is untouched.
-      expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(200);
+      expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(
+        200,
+      );
     } finally {
       await box.stop();
     }
@@ -134,7 +136,8 @@ describe('venue-box CLI', () => {
 
     const second = await startTestBox({ dataDir });
     try {
-      const provisioned = second.logs.map((l) => JSON.parse(l) as { msg?: string; result?: string })
+      const provisioned = second.logs
+        .map((l) => JSON.parse(l) as { msg?: string; result?: string })
         .filter((l) => l.msg === 'provisioning checked');
       expect(provisioned).toMatchObject([{ result: 'unchanged' }]);
       // The signing key survived: tokens from before the restart still verify.
@@ -212,7 +215,11 @@ describe('exit codes (docs/operations.md "Exit codes"): each kind of error exits
 
   test('a database newer than the program: 65, not 70 with a stack trace', () => {
     const dir = newerDatabase();
-    expectOneLineFailure(cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir), /schema version 9999 is newer/, 65);
+    expectOneLineFailure(
+      cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dir),
+      /schema version 9999 is newer/,
+      65,
+    );
     expectOneLineFailure(cli('stock', 'check', '--data-dir', dir), /schema version 9999 is newer/, 65);
   });
 
@@ -232,7 +239,11 @@ describe('exit codes (docs/operations.md "Exit codes"): each kind of error exits
   test('a data directory another box holds: 75, retried by systemd', async () => {
     const box = await startTestBox();
     try {
-      expectOneLineFailure(cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', box.dataDir), /a venue-box is running/, 75);
+      expectOneLineFailure(
+        cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', box.dataDir),
+        /a venue-box is running/,
+        75,
+      );
     } finally {
       await box.stop();
     }
@@ -240,20 +251,45 @@ describe('exit codes (docs/operations.md "Exit codes"): each kind of error exits
 
   test('an invalid provisioning file: 65', () => {
     const file = configFile(JSON.stringify({ provisioningFile: configFile('{"tenants": 5}') }));
-    expectOneLineFailure(cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tmp(), '--config', file), /provisioning/, 65);
+    expectOneLineFailure(
+      cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', tmp(), '--config', file),
+      /provisioning/,
+      65,
+    );
   });
 
   test('sync and central share the front end: one usage line naming their --help, exit 64', () => {
-    for (const [program, args] of [['venue-box sync', ['sync', 'frobnicate']], ['venue-box central', ['central', 'frobnicate']]] as const) {
+    for (const [program, args] of [
+      ['venue-box sync', ['sync', 'frobnicate']],
+      ['venue-box central', ['central', 'frobnicate']],
+    ] as const) {
       const r = cli(...args);
       expectOneLineFailure(r, /unknown command: \w+ frobnicate/, 64, program);
       expect(r.stderr).toContain(`(run '${program} --help' for usage)`);
     }
-    expectOneLineFailure(cli('sync', 'enrol', '--data-dir', tmp()), /enrol needs --central URL and --code CODE/, 64, 'venue-box sync');
+    expectOneLineFailure(
+      cli('sync', 'enrol', '--data-dir', tmp()),
+      /enrol needs --central URL and --code CODE/,
+      64,
+      'venue-box sync',
+    );
     expectOneLineFailure(cli('sync', 'status', '--bogus'), /--bogus/, 64, 'venue-box sync');
     expectOneLineFailure(cli('central', 'enrol'), /enrol needs --tenant and --venue/, 64, 'venue-box central');
-    expectOneLineFailure(cli('central', 'serve', '--port', 'x'), /--port must be a port number/, 64, 'venue-box central');
-    expect(cli('sync', '--help')).toMatchObject({ status: 0, stderr: '', stdout: expect.stringContaining('venue-box sync enrol') });
-    expect(cli('central', '-h')).toMatchObject({ status: 0, stderr: '', stdout: expect.stringContaining('venue-box central serve') });
+    expectOneLineFailure(
+      cli('central', 'serve', '--port', 'x'),
+      /--port must be a port number/,
+      64,
+      'venue-box central',
+    );
+    expect(cli('sync', '--help')).toMatchObject({
+      status: 0,
+      stderr: '',
+      stdout: expect.stringContaining('venue-box sync enrol'),
+    });
+    expect(cli('central', '-h')).toMatchObject({
+      status: 0,
+      stderr: '',
+      stdout: expect.stringContaining('venue-box central serve'),
+    });
   });
 });

@@ -16,11 +16,14 @@ const order = () => newOrder(DEMO.openVenue, [{ productId: 'zurek', quantity: 1 
 
 test('past its burst a customer gets 429 tooManyRequests with Retry-After and nothing is queued; others go on', async () => {
   const customer = (await box.token()).access_token;
-  for (let i = 0; i < 5; i++) expect((await box.post('/ordering-api/api/order/new', customer, order())).status).toBe(200);
+  for (let i = 0; i < 5; i++)
+    expect((await box.post('/ordering-api/api/order/new', customer, order())).status).toBe(200);
   const refused = await box.post('/ordering-api/api/order/new', customer, order());
   expect(refused.status).toBe(429);
   expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-  expect(await refused.json()).toMatchObject({ codes: [{ code: 'tooManyRequests', args: ['ordering.customerCommandRate'] }] });
+  expect(await refused.json()).toMatchObject({
+    codes: [{ code: 'tooManyRequests', args: ['ordering.customerCommandRate'] }],
+  });
 
   // Another customer has a bucket of its own; staff are not limited.
   const other = (await box.token()).access_token;
@@ -30,8 +33,14 @@ test('past its burst a customer gets 429 tooManyRequests with Retry-After and no
   // The refused command made no order: once every confirmed one is applied (just after its 200), the staff list
   // holds exactly the confirmed orders.
   const count = async () =>
-    ((await (await box.get(`/ordering-api/api/orders?venue=${DEMO.openVenue}&limit=100`, staff)).json()) as { items: unknown[] }).items.length;
-  const applied = await waitFor('every confirmed order applied', async () => ((await count()) >= 18 ? count() : undefined));
+    (
+      (await (await box.get(`/ordering-api/api/orders?venue=${DEMO.openVenue}&limit=100`, staff)).json()) as {
+        items: unknown[];
+      }
+    ).items.length;
+  const applied = await waitFor('every confirmed order applied', async () =>
+    (await count()) >= 18 ? count() : undefined,
+  );
   await new Promise((r) => setTimeout(r, 200));
   expect(applied).toBe(5 + 1 + 12);
   expect(await count()).toBe(18);

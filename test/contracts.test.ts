@@ -21,13 +21,16 @@ let openapi: { paths: Record<string, Record<string, { summary?: string; response
 let asyncapi: Record<string, unknown>;
 beforeAll(async () => {
   box = await startTestBox();
-  openapi = await (await box.get('/openapi.json')).json() as typeof openapi;
-  asyncapi = await (await box.get('/asyncapi.json')).json() as typeof asyncapi;
+  openapi = (await (await box.get('/openapi.json')).json()) as typeof openapi;
+  asyncapi = (await (await box.get('/asyncapi.json')).json()) as typeof asyncapi;
 });
 afterAll(() => box?.stop());
 
 const SOME_UUID = '00000000-0000-4000-8000-000000000000';
-const operations = () => Object.entries(openapi.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ path, method, op })));
+const operations = () =>
+  Object.entries(openapi.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+  );
 
 describe('/openapi.json', () => {
   test('is a valid OpenAPI 3.1 document', async () => {
@@ -35,7 +38,9 @@ describe('/openapi.json', () => {
     await expect(SwaggerParser.validate(structuredClone(openapi) as never)).resolves.toBeTruthy();
     // The validator does refuse a broken one: a parameter in no place OpenAPI knows.
     const broken = structuredClone(openapi) as typeof openapi;
-    Object.assign(broken.paths['/healthz']!.get!, { parameters: [{ name: 'x', in: 'nowhere', schema: { type: 'string' } }] });
+    Object.assign(broken.paths['/healthz']!.get!, {
+      parameters: [{ name: 'x', in: 'nowhere', schema: { type: 'string' } }],
+    });
     await expect(SwaggerParser.validate(broken as never)).rejects.toThrow();
   });
 
@@ -49,12 +54,26 @@ describe('/openapi.json', () => {
   test('documents the routes clients use, every order command among them', () => {
     const documented = new Set(operations().map((o) => `${o.method} ${o.path}`));
     for (const name of COMMAND_NAMES) {
-      expect(documented).toContain(name === 'new' ? 'post /ordering-api/api/order/new' : `post /ordering-api/api/order/{id}/${name}`);
+      expect(documented).toContain(
+        name === 'new' ? 'post /ordering-api/api/order/new' : `post /ordering-api/api/order/{id}/${name}`,
+      );
     }
-    for (const op of ['post /auth-oauth2/oauth/token', 'get /venue-api/api/nearest', 'get /menu-api/api/menu/{menu}',
-      'put /menu-api/api/menu/{menu}/locks', 'get /ordering-api/api/order/{id}', 'get /ordering-api/api/orders',
-      'post /warehouse-api/api/warehouse/{warehouse}/documents/{kind}', 'get /printing-api/api/printers',
-      'get /sync-api/api/status', 'get /healthz', 'get /readyz', 'get /metrics', 'get /openapi.json', 'get /asyncapi.json']) {
+    for (const op of [
+      'post /auth-oauth2/oauth/token',
+      'get /venue-api/api/nearest',
+      'get /menu-api/api/menu/{menu}',
+      'put /menu-api/api/menu/{menu}/locks',
+      'get /ordering-api/api/order/{id}',
+      'get /ordering-api/api/orders',
+      'post /warehouse-api/api/warehouse/{warehouse}/documents/{kind}',
+      'get /printing-api/api/printers',
+      'get /sync-api/api/status',
+      'get /healthz',
+      'get /readyz',
+      'get /metrics',
+      'get /openapi.json',
+      'get /asyncapi.json',
+    ]) {
       expect(documented).toContain(op);
     }
   });
@@ -62,8 +81,11 @@ describe('/openapi.json', () => {
   test('every documented operation is mounted: none is answered as an unknown path or a wrong method', async () => {
     for (const { path, method } of operations()) {
       const url = path.replace(/\{kind\}/, 'pz').replace(/\{[^}]+\}/g, SOME_UUID);
-      const res = await fetch(box.url(url), { method: method.toUpperCase(), headers: { 'content-type': 'application/json' },
-        ...(method === 'get' ? {} : { body: '{}' }) });
+      const res = await fetch(box.url(url), {
+        method: method.toUpperCase(),
+        headers: { 'content-type': 'application/json' },
+        ...(method === 'get' ? {} : { body: '{}' }),
+      });
       const text = await res.text();
       expect({ method, path, status: res.status, text }).not.toMatchObject({ status: 405 });
       expect({ method, path, text }).not.toMatchObject({ text: expect.stringContaining('no route for') });
@@ -94,7 +116,7 @@ describe('/asyncapi.json', () => {
     expect(Object.keys(messages).sort()).toEqual(Object.keys(FRAMES).sort());
   });
 
-  test("frames of a real socket match it: HELLO, ORDER_CHANGE, NOTIFICATION", async () => {
+  test('frames of a real socket match it: HELLO, ORDER_CHANGE, NOTIFICATION', async () => {
     const contracts = await contractsOf(box);
     const token = (await box.token()).access_token;
     const ws = await openSocket(box.wsUrl('/ordering-api/ws'), token);
@@ -114,7 +136,10 @@ describe('/asyncapi.json', () => {
 
 describe('the pages', () => {
   test('/docs/api and /docs/socket are HTML made by the box, with nothing fetched from elsewhere', async () => {
-    for (const [path, must] of [['/docs/api', ['/ordering-api/api/order/{id}/submit', 'Idempotency-Key']], ['/docs/socket', Object.keys(FRAMES)]] as const) {
+    for (const [path, must] of [
+      ['/docs/api', ['/ordering-api/api/order/{id}/submit', 'Idempotency-Key']],
+      ['/docs/socket', Object.keys(FRAMES)],
+    ] as const) {
       const res = await box.get(path);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
@@ -129,7 +154,9 @@ describe('what the documents say is what the box accepts', () => {
   const documentsOp = 'post /warehouse-api/api/warehouse/{warehouse}/documents/{kind}';
   const requestSchema = (op: string) => {
     const [method, path] = op.split(' ') as [string, string];
-    const body = (openapi.paths[path]![method] as unknown as { requestBody: { content: Record<string, { schema: object }> } }).requestBody;
+    const body = (
+      openapi.paths[path]![method] as unknown as { requestBody: { content: Record<string, { schema: object }> } }
+    ).requestBody;
     return body.content['application/json']!.schema;
   };
 
@@ -139,18 +166,22 @@ describe('what the documents say is what the box accepts', () => {
     const documented = ajv.compile(requestSchema(documentsOp));
     const kelner = await staff(box);
     const post = async (kind: string, qty: number) =>
-      (await call(box, kelner, 'POST', wpath(W1, `/documents/${kind}`), { items: [{ id: 'maka', unit: 'kg', qty }] })).status;
+      (await call(box, kelner, 'POST', wpath(W1, `/documents/${kind}`), { items: [{ id: 'maka', unit: 'kg', qty }] }))
+        .status;
     // Six decimals at most (a micro-unit): more is a rule of the number, not of its range.
     const qty = fc.oneof(
       fc.constantFrom(0, -0, 0.000001, -0.000001, MAX_QTY, MAX_QTY + 1),
       fc.integer({ min: -1_000_000, max: 2_000_000_000 }).map((micro) => micro / 1_000_000),
     );
-    await fc.assert(fc.asyncProperty(qty, async (q) => {
-      const body = { items: [{ id: 'maka', unit: 'kg', qty: q }] };
-      const valid = documented(body);
-      expect({ q, status: await post('inventory', q) }).toEqual({ q, status: valid ? 201 : 400 });
-      // Every other kind refuses 0 too, as the operation's description says.
-      if (q === 0) expect(await post('pz', q)).toBe(400);
-    }), { numRuns: 40 });
+    await fc.assert(
+      fc.asyncProperty(qty, async (q) => {
+        const body = { items: [{ id: 'maka', unit: 'kg', qty: q }] };
+        const valid = documented(body);
+        expect({ q, status: await post('inventory', q) }).toEqual({ q, status: valid ? 201 : 400 });
+        // Every other kind refuses 0 too, as the operation's description says.
+        if (q === 0) expect(await post('pz', q)).toBe(400);
+      }),
+      { numRuns: 40 },
+    );
   });
 });

@@ -11,7 +11,11 @@ test('kill -9 while commands are being confirmed: after restart every confirmed 
   const box = await startTestBox({ config: UNLIMITED_CUSTOMER });
   const t = await box.token();
   const created = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
-  for (let i = 0; i < 50 && (await box.get(`/ordering-api/api/order/${created.orderId}`, t.access_token)).status !== 200; i++) {
+  for (
+    let i = 0;
+    i < 50 && (await box.get(`/ordering-api/api/order/${created.orderId}`, t.access_token)).status !== 200;
+    i++
+  ) {
     await new Promise((r) => setTimeout(r, 10));
   }
 
@@ -21,7 +25,8 @@ test('kill -9 while commands are being confirmed: after restart every confirmed 
     while (!killed) {
       try {
         const res = await box.post(`/ordering-api/api/order/${created.orderId}/append`, t.access_token, {
-          venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }],
+          venue: DEMO.openVenue,
+          lines: [{ productId: 'woda', quantity: 1 }],
         });
         if (res.status === 200) confirmed.push(((await res.json()) as { lines: string[] }).lines[0]!);
       } catch {

@@ -62,13 +62,19 @@ const afterNextLook = () => sleep(1100);
 async function start(name: string, minFreeBytes: number, warnFreeBytes: number): Promise<TestBox> {
   const dataDir = join(disk!, name);
   mkdirSync(dataDir);
-  const box = await startTestBox({ dataDir, config: { ...UNLIMITED_CUSTOMER, storage: { minFreeBytes, warnFreeBytes } } });
+  const box = await startTestBox({
+    dataDir,
+    config: { ...UNLIMITED_CUSTOMER, storage: { minFreeBytes, warnFreeBytes } },
+  });
   boxes.push(box);
   return box;
 }
 
 const append = (box: TestBox, token: string, orderId: string) =>
-  box.post(`/ordering-api/api/order/${orderId}/append`, token, { venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }] });
+  box.post(`/ordering-api/api/order/${orderId}/append`, token, {
+    venue: DEMO.openVenue,
+    lines: [{ productId: 'woda', quantity: 1 }],
+  });
 
 /** Waits until the order holds every line in `ids` (commands are applied just after their 200). */
 async function expectApplied(box: TestBox, token: string, orderId: string, ids: string[]): Promise<void> {
@@ -91,9 +97,15 @@ describe.skipIf(!disk)('a full data disk (40 MiB tmpfs)', () => {
     const t = await box.token();
     const order = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
     const confirmed: string[] = [];
-    for (let i = 0; i < 5; i++) confirmed.push((await command(box, t.access_token, `${order.orderId}/append`, {
-      venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }],
-    })).lines[0]!);
+    for (let i = 0; i < 5; i++)
+      confirmed.push(
+        (
+          await command(box, t.access_token, `${order.orderId}/append`, {
+            venue: DEMO.openVenue,
+            lines: [{ productId: 'woda', quantity: 1 }],
+          })
+        ).lines[0]!,
+      );
 
     // Between the warning and the floor: still served, and the log warns.
     fill(disk!, 'floor-filler-1', 12 * MiB);
@@ -120,9 +132,14 @@ describe.skipIf(!disk)('a full data disk (40 MiB tmpfs)', () => {
     rmSync(join(disk!, 'floor-filler-1'));
     rmSync(join(disk!, 'floor-filler-2'));
     await afterNextLook();
-    confirmed.push((await command(box, t.access_token, `${order.orderId}/append`, {
-      venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }],
-    })).lines[0]!);
+    confirmed.push(
+      (
+        await command(box, t.access_token, `${order.orderId}/append`, {
+          venue: DEMO.openVenue,
+          lines: [{ productId: 'woda', quantity: 1 }],
+        })
+      ).lines[0]!,
+    );
     expect((await requestToken(box, { grant_type: 'password', username: 'anonymous', password: '' })).status).toBe(200);
     await expectApplied(box, t.access_token, order.orderId, confirmed);
   });
@@ -141,7 +158,9 @@ describe.skipIf(!disk)('a full data disk (40 MiB tmpfs)', () => {
       else refused = res;
     }
     expect(refused?.status).toBe(503);
-    expect(((await refused!.json()) as { codes: { code: string }[] }).codes.map((c) => c.code)).toEqual(['storageFull']);
+    expect(((await refused!.json()) as { codes: { code: string }[] }).codes.map((c) => c.code)).toEqual([
+      'storageFull',
+    ]);
     // The next write is refused by the guard at once, without asking SQLite.
     expect((await append(box, t.access_token, order.orderId)).status).toBe(503);
     expect((await box.get(`/ordering-api/api/order/${order.orderId}`, t.access_token)).status).toBe(200);
@@ -149,9 +168,14 @@ describe.skipIf(!disk)('a full data disk (40 MiB tmpfs)', () => {
 
     rmSync(join(disk!, 'no-floor-filler'));
     await afterNextLook();
-    confirmed.push((await command(box, t.access_token, `${order.orderId}/append`, {
-      venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }],
-    })).lines[0]!);
+    confirmed.push(
+      (
+        await command(box, t.access_token, `${order.orderId}/append`, {
+          venue: DEMO.openVenue,
+          lines: [{ productId: 'woda', quantity: 1 }],
+        })
+      ).lines[0]!,
+    );
     await expectApplied(box, t.access_token, order.orderId, confirmed);
   });
 });

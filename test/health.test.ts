@@ -55,7 +55,10 @@ describe('GET /metrics', () => {
     }
     await command(box, staff, `${orders[0]!.orderId}/cancel`, {});
     // An append to an unknown product is confirmed, then rejected with a NOTIFICATION.
-    await command(box, guest.access_token, `${orders[1]!.orderId}/append`, { venue: DEMO.openVenue, lines: [{ productId: 'no-such-product', quantity: 1 }] });
+    await command(box, guest.access_token, `${orders[1]!.orderId}/append`, {
+      venue: DEMO.openVenue,
+      lines: [{ productId: 'no-such-product', quantity: 1 }],
+    });
     for (let i = 0; i < 7; i++) await ws.next('ORDER_CHANGE');
     await ws.next('NOTIFICATION');
     await sleep(1100); // a WAL checkpoint or more
@@ -66,25 +69,54 @@ describe('GET /metrics', () => {
     const f = parseMetrics(text);
     const typeOf = (name: string) => f.get(name)?.type;
     expect({
-      confirmed: typeOf('venue_box_commands_confirmed_total'), processed: typeOf('venue_box_commands_processed_total'),
-      latency: typeOf('venue_box_command_push_latency_seconds'), depth: typeOf('venue_box_command_queue_depth'),
-      commit: typeOf('venue_box_queue_commit_duration_seconds'), transaction: typeOf('venue_box_queue_transaction_duration_seconds'),
-      checkpoint: typeOf('venue_box_wal_checkpoint_duration_seconds'), loop: typeOf('venue_box_event_loop_delay_max_seconds'),
-      sockets: typeOf('venue_box_sockets_open'), printQueue: typeOf('venue_box_print_queue_depth'),
-      printer: typeOf('venue_box_printer_status'), backlog: typeOf('venue_box_sync_backlog_events'),
-      lag: typeOf('venue_box_sync_oldest_unsynced_age_seconds'), free: typeOf('venue_box_disk_free_bytes'),
-      low: typeOf('venue_box_disk_low'), full: typeOf('venue_box_disk_full'), rss: typeOf('process_resident_memory_bytes'),
+      confirmed: typeOf('venue_box_commands_confirmed_total'),
+      processed: typeOf('venue_box_commands_processed_total'),
+      latency: typeOf('venue_box_command_push_latency_seconds'),
+      depth: typeOf('venue_box_command_queue_depth'),
+      commit: typeOf('venue_box_queue_commit_duration_seconds'),
+      transaction: typeOf('venue_box_queue_transaction_duration_seconds'),
+      checkpoint: typeOf('venue_box_wal_checkpoint_duration_seconds'),
+      loop: typeOf('venue_box_event_loop_delay_max_seconds'),
+      sockets: typeOf('venue_box_sockets_open'),
+      printQueue: typeOf('venue_box_print_queue_depth'),
+      printer: typeOf('venue_box_printer_status'),
+      backlog: typeOf('venue_box_sync_backlog_events'),
+      lag: typeOf('venue_box_sync_oldest_unsynced_age_seconds'),
+      free: typeOf('venue_box_disk_free_bytes'),
+      low: typeOf('venue_box_disk_low'),
+      full: typeOf('venue_box_disk_full'),
+      rss: typeOf('process_resident_memory_bytes'),
       nodeLoop: typeOf('nodejs_eventloop_lag_p99_seconds'),
     }).toEqual({
-      confirmed: 'COUNTER', processed: 'COUNTER', latency: 'HISTOGRAM', depth: 'GAUGE', commit: 'HISTOGRAM',
-      transaction: 'HISTOGRAM', checkpoint: 'HISTOGRAM', loop: 'GAUGE', sockets: 'GAUGE', printQueue: 'GAUGE',
-      printer: 'GAUGE', backlog: 'GAUGE', lag: 'GAUGE', free: 'GAUGE', low: 'GAUGE', full: 'GAUGE', rss: 'GAUGE',
+      confirmed: 'COUNTER',
+      processed: 'COUNTER',
+      latency: 'HISTOGRAM',
+      depth: 'GAUGE',
+      commit: 'HISTOGRAM',
+      transaction: 'HISTOGRAM',
+      checkpoint: 'HISTOGRAM',
+      loop: 'GAUGE',
+      sockets: 'GAUGE',
+      printQueue: 'GAUGE',
+      printer: 'GAUGE',
+      backlog: 'GAUGE',
+      lag: 'GAUGE',
+      free: 'GAUGE',
+      low: 'GAUGE',
+      full: 'GAUGE',
+      rss: 'GAUGE',
       nodeLoop: 'GAUGE',
     });
 
-    const kind = (name: string, k: string, outcome?: string) => sampleValue(f, name, { kind: k, ...(outcome ? { outcome } : {}) });
-    expect([3, 4, 1].map((n, i) => [n, kind('venue_box_commands_confirmed_total', ['new', 'append', 'cancel'][i]!)]))
-      .toEqual([[3, 3], [4, 4], [1, 1]]);
+    const kind = (name: string, k: string, outcome?: string) =>
+      sampleValue(f, name, { kind: k, ...(outcome ? { outcome } : {}) });
+    expect(
+      [3, 4, 1].map((n, i) => [n, kind('venue_box_commands_confirmed_total', ['new', 'append', 'cancel'][i]!)]),
+    ).toEqual([
+      [3, 3],
+      [4, 4],
+      [1, 1],
+    ]);
     expect(kind('venue_box_commands_processed_total', 'new', 'applied')).toBe(3);
     expect(kind('venue_box_commands_processed_total', 'append', 'applied')).toBe(3);
     expect(kind('venue_box_commands_processed_total', 'append', 'rejected')).toBe(1);
@@ -95,8 +127,12 @@ describe('GET /metrics', () => {
     expect(Number(latency.sum)).toBeGreaterThan(0);
     expect(Number(latency.buckets!['+Inf'])).toBe(8);
     // One group commit per confirmation at this pace, one processing batch per command.
-    expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_count{phase="confirm"}')).toBeGreaterThanOrEqual(1);
-    expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_count{phase="process"}')).toBeGreaterThanOrEqual(1);
+    expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_count{phase="confirm"}')).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_count{phase="process"}')).toBeGreaterThanOrEqual(
+      1,
+    );
     expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_sum{phase="confirm"}')).toBeGreaterThan(0);
     expect(Number(f.get('venue_box_wal_checkpoint_duration_seconds')!.metrics[0]!.count)).toBeGreaterThanOrEqual(1);
     // The WAL's fsyncs: at least one for the tokens and one for each command at this pace (one at a time).
@@ -105,7 +141,9 @@ describe('GET /metrics', () => {
     expect(sampleValue(f, 'venue_box_command_queue_depth')).toBe(0);
     expect(sampleValue(f, 'venue_box_sockets_open')).toBe(2);
     expect(sampleValue(f, 'venue_box_disk_free_bytes')).toBeGreaterThan(0);
-    expect([sampleValue(f, 'venue_box_disk_full'), sampleValue(f, 'venue_box_disk_min_free_bytes')]).toEqual([0, 67_108_864]);
+    expect([sampleValue(f, 'venue_box_disk_full'), sampleValue(f, 'venue_box_disk_min_free_bytes')]).toEqual([
+      0, 67_108_864,
+    ]);
     // Not enrolled: every order waits in the outbox.
     expect(sampleValue(f, 'venue_box_sync_enrolled')).toBe(0);
     expect(sampleValue(f, 'venue_box_sync_backlog_events')).toBeGreaterThanOrEqual(3);
@@ -131,7 +169,12 @@ describe('GET /metrics', () => {
     const anonymous = await box.get('/metrics', (await box.token()).access_token);
     expect(anonymous.status).toBe(403);
     expect((await codesOf(anonymous)).map((c) => c.code)).toEqual(['forbidden']);
-    const readOnly = await requestToken(box, { grant_type: 'password', username: DEMO.staff.username, password: DEMO.staff.password, scope: 'read' });
+    const readOnly = await requestToken(box, {
+      grant_type: 'password',
+      username: DEMO.staff.username,
+      password: DEMO.staff.password,
+      scope: 'read',
+    });
     const readOnlyToken = ((await readOnly.json()) as { access_token: string }).access_token;
     expect((await box.get('/metrics', readOnlyToken)).status).toBe(403);
 
@@ -157,8 +200,9 @@ describe('GET /metrics', () => {
     expect((await codesOf(res)).map((c) => c.code)).toEqual(['notFound']);
     expect((await off.get('/healthz')).status).toBe(200);
 
-    await expect(startTestBox({ config: { metrics: { allowAddresses: ['localhost'] } } }))
-      .rejects.toThrow(/\/metrics\/allowAddresses\/0: not an IP address or CIDR range: localhost/);
+    await expect(startTestBox({ config: { metrics: { allowAddresses: ['localhost'] } } })).rejects.toThrow(
+      /\/metrics\/allowAddresses\/0: not an IP address or CIDR range: localhost/,
+    );
   });
 });
 
@@ -172,15 +216,18 @@ describe('GET /healthz and /readyz', () => {
 
     // Stopping closes the listening socket at once; a connection already open is still answered until the end.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const get = (path: string) => new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: box.port, path, agent }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => { body += c.toString(); });
-        res.on('end', () => resolve({ status: res.statusCode!, body }));
+    const get = (path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: box.port, path, agent }, (res) => {
+          let body = '';
+          res.on('data', (c: Buffer) => {
+            body += c.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
     expect((await get('/readyz')).status).toBe(200);
     void box.stop();
     const answers: { path: string; status: number; body: string }[] = [];
@@ -200,7 +247,12 @@ describe('GET /healthz and /readyz', () => {
     });
     // Never ready again once it said it was stopping, and never "down" while up.
     const firstNotReady = answers.indexOf(notReady[0]!);
-    expect(answers.slice(firstNotReady).filter((a) => a.path === '/readyz').every((a) => a.status === 503)).toBe(true);
+    expect(
+      answers
+        .slice(firstNotReady)
+        .filter((a) => a.path === '/readyz')
+        .every((a) => a.status === 503),
+    ).toBe(true);
     expect(answers.filter((a) => a.path === '/healthz').every((a) => a.status === 200)).toBe(true);
   });
 });
@@ -227,37 +279,47 @@ describe('a data disk below storage.minFreeBytes', () => {
     rmSync(disk, { recursive: true, force: true });
   });
 
-  test.skipIf(!disk)('/readyz is 503 storageFull and the metrics say low and full; both recover when space returns', async () => {
-    const MiB = 1024 * 1024;
-    const dataDir = join(disk!, 'box');
-    mkdirSync(dataDir);
-    const box = await start({ storage: { minFreeBytes: 8 * MiB, warnFreeBytes: 16 * MiB }, metrics: { allowAddresses: ['127.0.0.1'] } }, dataDir);
-    expect((await box.get('/readyz')).status).toBe(200);
+  test.skipIf(!disk)(
+    '/readyz is 503 storageFull and the metrics say low and full; both recover when space returns',
+    async () => {
+      const MiB = 1024 * 1024;
+      const dataDir = join(disk!, 'box');
+      mkdirSync(dataDir);
+      const box = await start(
+        { storage: { minFreeBytes: 8 * MiB, warnFreeBytes: 16 * MiB }, metrics: { allowAddresses: ['127.0.0.1'] } },
+        dataDir,
+      );
+      expect((await box.get('/readyz')).status).toBe(200);
 
-    const filler = join(disk!, 'filler');
-    const fd = openSync(filler, 'w');
-    const s = statfsSync(disk!);
-    try {
-      writeSync(fd, Buffer.alloc(Math.max(0, s.bavail * s.bsize - 4 * MiB), 1));
-    } finally {
-      closeSync(fd);
-    }
-    await sleep(1100); // the guard trusts one look at the disk for a second
-    const refused = await box.get('/readyz');
-    expect(refused.status).toBe(503);
-    expect(await codesOf(refused)).toEqual([{
-      code: 'storageFull', message: 'the data disk is below storage.minFreeBytes: writes are refused', args: ['storageFull'],
-    }]);
-    const f = parseMetrics(await (await box.get('/metrics')).text());
-    expect([sampleValue(f, 'venue_box_disk_low'), sampleValue(f, 'venue_box_disk_full')]).toEqual([1, 1]);
-    expect(sampleValue(f, 'venue_box_disk_free_bytes')).toBeGreaterThan(0);
-    expect(sampleValue(f, 'venue_box_disk_free_bytes')).toBeLessThan(8 * MiB);
-    expect((await box.get('/healthz')).status).toBe(200);
+      const filler = join(disk!, 'filler');
+      const fd = openSync(filler, 'w');
+      const s = statfsSync(disk!);
+      try {
+        writeSync(fd, Buffer.alloc(Math.max(0, s.bavail * s.bsize - 4 * MiB), 1));
+      } finally {
+        closeSync(fd);
+      }
+      await sleep(1100); // the guard trusts one look at the disk for a second
+      const refused = await box.get('/readyz');
+      expect(refused.status).toBe(503);
+      expect(await codesOf(refused)).toEqual([
+        {
+          code: 'storageFull',
+          message: 'the data disk is below storage.minFreeBytes: writes are refused',
+          args: ['storageFull'],
+        },
+      ]);
+      const f = parseMetrics(await (await box.get('/metrics')).text());
+      expect([sampleValue(f, 'venue_box_disk_low'), sampleValue(f, 'venue_box_disk_full')]).toEqual([1, 1]);
+      expect(sampleValue(f, 'venue_box_disk_free_bytes')).toBeGreaterThan(0);
+      expect(sampleValue(f, 'venue_box_disk_free_bytes')).toBeLessThan(8 * MiB);
+      expect((await box.get('/healthz')).status).toBe(200);
 
-    rmSync(filler);
-    await sleep(1100);
-    expect((await box.get('/readyz')).status).toBe(200);
-    const after = parseMetrics(await (await box.get('/metrics')).text());
-    expect([sampleValue(after, 'venue_box_disk_low'), sampleValue(after, 'venue_box_disk_full')]).toEqual([0, 0]);
-  });
+      rmSync(filler);
+      await sleep(1100);
+      expect((await box.get('/readyz')).status).toBe(200);
+      const after = parseMetrics(await (await box.get('/metrics')).text());
+      expect([sampleValue(after, 'venue_box_disk_low'), sampleValue(after, 'venue_box_disk_full')]).toEqual([0, 0]);
+    },
+  );
 });

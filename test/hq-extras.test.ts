@@ -57,15 +57,21 @@ afterAll(async () => {
 });
 
 /** A call to the central's HQ API as centrala (scope read write); JSON bodies are sent as JSON, Buffers as they are. */
-async function hq(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+async function hq(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const isBytes = Buffer.isBuffer(body);
   return fetch(central.url(`/hq-api/api${path}`), {
     method,
     headers: {
-      authorization: `Bearer ${hqToken}`, ...(body === undefined ? {} : { 'content-type': isBytes ? 'application/octet-stream' : 'application/json' }),
+      authorization: `Bearer ${hqToken}`,
+      ...(body === undefined ? {} : { 'content-type': isBytes ? 'application/octet-stream' : 'application/json' }),
       ...headers,
     },
-    body: body === undefined ? undefined : isBytes ? body as Buffer : JSON.stringify(body),
+    body: body === undefined ? undefined : isBytes ? (body as Buffer) : JSON.stringify(body),
   });
 }
 async function hqJson(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -74,8 +80,12 @@ async function hqJson(method: string, path: string, body?: unknown): Promise<{ s
 }
 const centralRev = async (): Promise<number> => (await hqJson('GET', '/catalogue')).body.rev;
 async function caughtUp(rev?: number): Promise<void> {
-  const want = rev ?? await centralRev();
-  await waitFor(`box at catalogue rev ${want}`, async () => ((await syncStatus(box)).catalogue?.rev ?? 0) >= want, 30_000);
+  const want = rev ?? (await centralRev());
+  await waitFor(
+    `box at catalogue rev ${want}`,
+    async () => ((await syncStatus(box)).catalogue?.rev ?? 0) >= want,
+    30_000,
+  );
 }
 
 /** A real PNG (signature, IHDR, IDAT, IEND with their CRCs) of w x h pixels of one colour. */
@@ -102,16 +112,27 @@ function png(w: number, h: number, rgb: [number, number, number]): Buffer {
   ihdr.writeUInt32BE(w, 0);
   ihdr.writeUInt32BE(h, 4);
   ihdr.set([8, 2, 0, 0, 0], 8);
-  const rows = Buffer.concat(Array.from({ length: h }, () => Buffer.from([0, ...Array.from({ length: w }, () => rgb).flat()])));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  const rows = Buffer.concat(
+    Array.from({ length: h }, () => Buffer.from([0, ...Array.from({ length: w }, () => rgb).flat()])),
+  );
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** The demo menu's tree at the central with `productId`'s MAIN_IMG set to `url`. */
 async function menuWithImage(productId: string, url: string): Promise<unknown> {
   const cat = (await hqJson('GET', '/catalogue')).body;
   const menu = structuredClone(cat.items.find((i: any) => i.type === 'menu' && i.id === DEMO.menu).data.root);
-  const find = (n: any): any => (n.id === productId && n.kind === 'svc/product' ? n : (n.items ?? []).map(find).find(Boolean));
-  find(menu).details.media = [{ url, name: 'MAIN_IMG' }, { url: '', name: 'DETAILS_IMG' }];
+  const find = (n: any): any =>
+    n.id === productId && n.kind === 'svc/product' ? n : (n.items ?? []).map(find).find(Boolean);
+  find(menu).details.media = [
+    { url, name: 'MAIN_IMG' },
+    { url: '', name: 'DETAILS_IMG' },
+  ];
   return menu;
 }
 
@@ -146,7 +167,13 @@ let renamed = false;
 async function loseNextAnswer(): Promise<number> {
   proxy.set('loseAck', { pathPrefix: '/sync-api/api/catalogue', times: 1 });
   renamed = !renamed;
-  expect((await hqJson('PUT', `/warehouses/${CENTRAL_WAREHOUSE}`, { name: renamed ? 'Magazyn centralny (Kraków)' : 'Magazyn centralny' })).status).toBe(200);
+  expect(
+    (
+      await hqJson('PUT', `/warehouses/${CENTRAL_WAREHOUSE}`, {
+        name: renamed ? 'Magazyn centralny (Kraków)' : 'Magazyn centralny',
+      })
+    ).status,
+  ).toBe(200);
   await caughtUp();
   await new Promise((r) => setTimeout(r, 300));
   return proxy.seen.get('/sync-api/api/catalogue answer-dropped') ?? 0;
@@ -154,8 +181,12 @@ async function loseNextAnswer(): Promise<number> {
 
 async function stockOf(warehouse: string, item: string): Promise<number> {
   const staff = await box.token('kelner', 'kelner-demo-1');
-  const res = await box.post(`/warehouse-api/api/warehouse/${warehouse}/stock`, staff.access_token, { items: [item] },
-    { 'x-tenant': DEMO.tenant, 'x-user': staff.UUID });
+  const res = await box.post(
+    `/warehouse-api/api/warehouse/${warehouse}/stock`,
+    staff.access_token,
+    { items: [item] },
+    { 'x-tenant': DEMO.tenant, 'x-user': staff.UUID },
+  );
   expect(res.status).toBe(200);
   return ((await res.json()) as { items: { qty: number }[] }).items[0]!.qty;
 }
@@ -196,8 +227,12 @@ describe.skipIf(skip)('menu images', STORY, () => {
 
     // The menu the kiosk loads names the image at the box's own path.
     const anon = (await box.token()).access_token;
-    const menu = await (await box.get(`/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY&instance=${VENUE}`, anon)).json() as any;
-    const zurek = (function find(n: any): any { return n.id === 'zurek' ? n : (n.items ?? []).map(find).find(Boolean); })(menu.root);
+    const menu = (await (
+      await box.get(`/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY&instance=${VENUE}`, anon)
+    ).json()) as any;
+    const zurek = (function find(n: any): any {
+      return n.id === 'zurek' ? n : (n.items ?? []).map(find).find(Boolean);
+    })(menu.root);
     expect(zurek.details.media[0]).toEqual({ url, name: 'MAIN_IMG' });
     // A URL the central did not make, and an unknown image: 404 in the API's error shape.
     await expectApiError(await fetch(box.url('/media/zurek.jpg')), 404, 'notFound');
@@ -206,7 +241,11 @@ describe.skipIf(skip)('menu images', STORY, () => {
 
   test('bad uploads are refused by their bytes (not the content type), over the size limit, or empty; nothing is stored', async () => {
     const text = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>');
-    await expectApiError(await hq('POST', '/media', text, { 'content-type': 'image/png' }), 415, 'unsupportedMediaType');
+    await expectApiError(
+      await hq('POST', '/media', text, { 'content-type': 'image/png' }),
+      415,
+      'unsupportedMediaType',
+    );
     const gif = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1');
     await expectApiError(await hq('POST', '/media', gif, { 'content-type': 'image/gif' }), 415, 'unsupportedMediaType');
     // A PNG signature alone, without its IHDR chunk, is not an image.
@@ -229,7 +268,9 @@ describe.skipIf(skip)('menu images', STORY, () => {
     const second = png(2, 2, [10, 200, 10]);
     const up = (await hqJson('POST', '/media', second)).body;
     proxy.set('down', { pathPrefix: '/sync-api/api/media', times: 3 });
-    expect((await hqJson('PUT', `/menus/${DEMO.menu}`, { root: await menuWithImage('rosol', up.url) })).status).toBe(200);
+    expect((await hqJson('PUT', `/menus/${DEMO.menu}`, { root: await menuWithImage('rosol', up.url) })).status).toBe(
+      200,
+    );
     await caughtUp();
     const res = await waitFor('the second image after the outage', async () => {
       const r = await fetch(box.url(up.url));
@@ -255,22 +296,46 @@ describe.skipIf(skip)('documents from headquarters', STORY, () => {
     const before = await stockOf(VENUE_WAREHOUSE, 'mleko');
     const id = randomUUID();
     const mm = {
-      id, kind: 'MM', warehouse: CENTRAL_WAREHOUSE, targetWarehouse: VENUE_WAREHOUSE, number: `HQ/MM/${id.slice(0, 8)}`,
-      items: [{ id: 'mleko', unit: 'l', qty: 10.5 }], extra: { driver: 'Jan' },
+      id,
+      kind: 'MM',
+      warehouse: CENTRAL_WAREHOUSE,
+      targetWarehouse: VENUE_WAREHOUSE,
+      number: `HQ/MM/${id.slice(0, 8)}`,
+      items: [{ id: 'mleko', unit: 'l', qty: 10.5 }],
+      extra: { driver: 'Jan' },
     };
 
     // Bad documents are refused as the box's warehouse API would refuse them, and nothing is sent.
     const revAtStart = await centralRev();
-    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, items: [{ id: 'mleko', unit: 'l', qty: -1 }] }),
-      400, 'invalidField', ['/items/0/qty']);
-    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, targetWarehouse: DEMO.venues[1]!.warehouse }),
-      400, 'invalidField', ['/targetWarehouse']);
-    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, kind: 'PZ' }), 400, 'invalidField', ['/targetWarehouse']);
+    await expectApiError(
+      await hq('POST', `/venues/${VENUE}/documents`, { ...mm, items: [{ id: 'mleko', unit: 'l', qty: -1 }] }),
+      400,
+      'invalidField',
+      ['/items/0/qty'],
+    );
+    await expectApiError(
+      await hq('POST', `/venues/${VENUE}/documents`, { ...mm, targetWarehouse: DEMO.venues[1]!.warehouse }),
+      400,
+      'invalidField',
+      ['/targetWarehouse'],
+    );
+    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, kind: 'PZ' }), 400, 'invalidField', [
+      '/targetWarehouse',
+    ]);
     await expectApiError(await hq('POST', `/venues/${randomUUID()}/documents`, mm), 404, 'notFound');
     await expectApiError(await hq('POST', '/venues/not-a-venue/documents', mm), 400, 'invalidField', ['venueId']);
     await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, kind: 'XX' }), 400, 'invalidField');
-    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, id: 'not-a-uuid' }), 400, 'invalidField', ['/id']);
-    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, Buffer.from('{"id":')), 415, 'unsupportedMediaType');
+    await expectApiError(
+      await hq('POST', `/venues/${VENUE}/documents`, { ...mm, id: 'not-a-uuid' }),
+      400,
+      'invalidField',
+      ['/id'],
+    );
+    await expectApiError(
+      await hq('POST', `/venues/${VENUE}/documents`, Buffer.from('{"id":')),
+      415,
+      'unsupportedMediaType',
+    );
     await expectApiError(await hq('GET', `/inbox/${randomUUID()}`), 404, 'notFound');
     expect(await centralRev()).toBe(revAtStart);
     const dropped = await loseNextAnswer();
@@ -278,19 +343,36 @@ describe.skipIf(skip)('documents from headquarters', STORY, () => {
 
     // Delivery 1 is lost: the box's poll is answered by the central but the answer never reaches the box.
     const first = await hqJson('POST', `/venues/${VENUE}/documents`, mm);
-    expect(first).toMatchObject({ status: 202, body: { id, kind: 'document', venue: VENUE, status: expect.stringMatching(/pending|delivered/) } });
+    expect(first).toMatchObject({
+      status: 202,
+      body: { id, kind: 'document', venue: VENUE, status: expect.stringMatching(/pending|delivered/) },
+    });
     // Headquarters sends it again (a retry): the same entry, no new rev.
-    expect(await hqJson('POST', `/venues/${VENUE}/documents`, mm)).toMatchObject({ status: 200, body: { id, rev: first.body.rev } });
-    await expectApiError(await hq('POST', `/venues/${VENUE}/documents`, { ...mm, extra: { driver: 'Ewa' } }), 409, 'conflict');
-    await waitFor('the lost answer', () => (proxy.seen.get('/sync-api/api/catalogue answer-dropped') ?? 0) === dropped + 1);
+    expect(await hqJson('POST', `/venues/${VENUE}/documents`, mm)).toMatchObject({
+      status: 200,
+      body: { id, rev: first.body.rev },
+    });
+    await expectApiError(
+      await hq('POST', `/venues/${VENUE}/documents`, { ...mm, extra: { driver: 'Ewa' } }),
+      409,
+      'conflict',
+    );
+    await waitFor(
+      'the lost answer',
+      () => (proxy.seen.get('/sync-api/api/catalogue answer-dropped') ?? 0) === dropped + 1,
+    );
     await caughtUp(first.body.rev);
     expect(await stockOf(VENUE_WAREHOUSE, 'mleko')).toBeCloseTo(before + 10.5, 6);
 
     // Delivery 3: the box restarts with its cursor before the entry (restored from an older copy).
     await redeliverAfter(revBefore);
     expect(await stockOf(VENUE_WAREHOUSE, 'mleko')).toBeCloseTo(before + 10.5, 6);
-    expect(boxDb((db) => db.prepare('SELECT count(*) AS n FROM stock_documents WHERE id = ?').get(id))).toEqual({ n: 1 });
-    const outbox = boxDb((db) => db.prepare("SELECT kind FROM sync_outbox WHERE aggregate_id = ? ORDER BY seq").all(id));
+    expect(boxDb((db) => db.prepare('SELECT count(*) AS n FROM stock_documents WHERE id = ?').get(id))).toEqual({
+      n: 1,
+    });
+    const outbox = boxDb((db) =>
+      db.prepare('SELECT kind FROM sync_outbox WHERE aggregate_id = ? ORDER BY seq').all(id),
+    );
     expect(outbox).toEqual([{ kind: 'stock.document' }, { kind: 'inbox.result' }]);
 
     // At the central: a box document like any other, the stock moved once, the entry applied.
@@ -299,7 +381,13 @@ describe.skipIf(skip)('documents from headquarters', STORY, () => {
       return page.items.some((d: any) => d.id === id) ? page.items.filter((d: any) => d.id === id) : undefined;
     });
     expect(docs).toHaveLength(1);
-    expect(docs[0]).toMatchObject({ kind: 'MM', warehouse: CENTRAL_WAREHOUSE, targetWarehouse: VENUE_WAREHOUSE, number: mm.number, extra: { driver: 'Jan' } });
+    expect(docs[0]).toMatchObject({
+      kind: 'MM',
+      warehouse: CENTRAL_WAREHOUSE,
+      targetWarehouse: VENUE_WAREHOUSE,
+      number: mm.number,
+      extra: { driver: 'Jan' },
+    });
     const entry = await waitFor('the entry applied', async () => {
       const e = await central.hq(`/hq-api/api/inbox/${id}`);
       return e.status === 'applied' ? e : undefined;
@@ -312,17 +400,24 @@ describe.skipIf(skip)('documents from headquarters', STORY, () => {
     expect(centralStock.items.find((i: any) => i.id === 'mleko')).toBeUndefined();
   }, 90_000);
 
-  test('a count sheet (Inventory) the box refuses is reported back with the warehouse API\'s codes', async () => {
+  test("a count sheet (Inventory) the box refuses is reported back with the warehouse API's codes", async () => {
     const id = randomUUID();
     // Counted in kilograms, but the venue keeps milk in litres: the box's unitMismatch.
-    const res = await hqJson('POST', `/venues/${VENUE}/documents`, { id, kind: 'Inventory', warehouse: VENUE_WAREHOUSE, items: [{ id: 'mleko', unit: 'kg', qty: 3 }] });
+    const res = await hqJson('POST', `/venues/${VENUE}/documents`, {
+      id,
+      kind: 'Inventory',
+      warehouse: VENUE_WAREHOUSE,
+      items: [{ id: 'mleko', unit: 'kg', qty: 3 }],
+    });
     expect(res.status).toBe(202);
     const entry = await waitFor('the count sheet refused', async () => {
       const e = await central.hq(`/hq-api/api/inbox/${id}`);
       return e.status === 'rejected' ? e : undefined;
     });
     expect(entry.codes).toEqual([expect.objectContaining({ code: 'unitMismatch', args: ['mleko', 'l', 'kg'] })]);
-    expect(boxDb((db) => db.prepare('SELECT count(*) AS n FROM stock_documents WHERE id = ?').get(id))).toEqual({ n: 0 });
+    expect(boxDb((db) => db.prepare('SELECT count(*) AS n FROM stock_documents WHERE id = ?').get(id))).toEqual({
+      n: 0,
+    });
   }, 60_000);
 });
 
@@ -336,14 +431,34 @@ describe.skipIf(skip)('orders created at the central', STORY, () => {
     await staffWs.next('HELLO');
     orderId = randomUUID();
     const order = {
-      id: orderId, orderType: 'TAKE_AWAY', contact: { name: 'Anna', phone: '+48 600 100 200' }, extra: { platform: 'call-centre' },
-      buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 2, price: 1 }, { productId: 'kompot', quantity: 1, extra: { note: 'bez lodu' } }] }],
+      id: orderId,
+      orderType: 'TAKE_AWAY',
+      contact: { name: 'Anna', phone: '+48 600 100 200' },
+      extra: { platform: 'call-centre' },
+      buckets: [
+        {
+          venue: VENUE,
+          lines: [
+            { productId: 'zurek', quantity: 2, price: 1 },
+            { productId: 'kompot', quantity: 1, extra: { note: 'bez lodu' } },
+          ],
+        },
+      ],
     };
-    await expectApiError(await hq('POST', '/orders', { ...order, buckets: [{ venue: VENUE }, { venue: DEMO.venues[1]!.id }] }), 400, 'invalidField', ['/buckets']);
+    await expectApiError(
+      await hq('POST', '/orders', { ...order, buckets: [{ venue: VENUE }, { venue: DEMO.venues[1]!.id }] }),
+      400,
+      'invalidField',
+      ['/buckets'],
+    );
     await expectApiError(await hq('POST', '/orders', { ...order, orderType: 'PICNIC' }), 400, 'invalidField');
     const dropped = await loseNextAnswer();
     const revBefore = await centralRev();
-    const sent = [await hqJson('POST', '/orders', order), await hqJson('POST', '/orders', order), await hqJson('POST', '/orders', order)];
+    const sent = [
+      await hqJson('POST', '/orders', order),
+      await hqJson('POST', '/orders', order),
+      await hqJson('POST', '/orders', order),
+    ];
     expect(sent.map((s) => s.status)).toEqual([202, 200, 200]);
     expect(new Set(sent.map((s) => s.body.rev)).size).toBe(1);
 
@@ -357,7 +472,10 @@ describe.skipIf(skip)('orders created at the central', STORY, () => {
     const ordered = changes[1];
     // Priced by the box's menu (the price the central sent is ignored), source central.
     expect(ordered).toMatchObject({ id: orderId, status: 'ORDERED', total: '43.00', source: 'central' });
-    expect(ordered.buckets[0].lines.map((l: any) => [l.productId, l.quantity, l.price])).toEqual([['zurek', 2, '18.00'], ['kompot', 1, '7.00']]);
+    expect(ordered.buckets[0].lines.map((l: any) => [l.productId, l.quantity, l.price])).toEqual([
+      ['zurek', 2, '18.00'],
+      ['kompot', 1, '7.00'],
+    ]);
     await caughtUp(sent[0]!.body.rev);
     expect(proxy.seen.get('/sync-api/api/catalogue answer-dropped')).toBe(dropped + 1);
 
@@ -365,8 +483,14 @@ describe.skipIf(skip)('orders created at the central', STORY, () => {
     await redeliverAfter(revBefore);
     staffWs.close();
     expect(boxDb((db) => db.prepare('SELECT count(*) AS n FROM orders WHERE id = ?').get(orderId))).toEqual({ n: 1 });
-    expect(boxDb((db) => db.prepare("SELECT kind, outcome FROM order_commands WHERE order_id = ? ORDER BY seq").all(orderId)))
-      .toEqual([{ kind: 'new', outcome: 'applied' }, { kind: 'submit', outcome: 'applied' }]);
+    expect(
+      boxDb((db) =>
+        db.prepare('SELECT kind, outcome FROM order_commands WHERE order_id = ? ORDER BY seq').all(orderId),
+      ),
+    ).toEqual([
+      { kind: 'new', outcome: 'applied' },
+      { kind: 'submit', outcome: 'applied' },
+    ]);
     const jobs = printJobs(box, orderId);
     // One kitchen ticket and one claim slip (the kitchen printer also takes the counter's share here).
     expect(jobs.map((j) => j.kind)).toEqual(['kitchen', 'claim']);
@@ -376,11 +500,15 @@ describe.skipIf(skip)('orders created at the central', STORY, () => {
     expect(kitchen.tickets().filter((t) => ticketText(t).includes('bez lodu'))).toHaveLength(1);
   }, 90_000);
 
-  test('its later changes on the box (ready, complete) come back up to the central\'s HQ API', async () => {
+  test("its later changes on the box (ready, complete) come back up to the central's HQ API", async () => {
     const staff = (await box.token('kelner', 'kelner-demo-1')).access_token;
-    const order = await (await box.get(`/ordering-api/api/order/${orderId}`, staff)).json() as any;
+    const order = (await (await box.get(`/ordering-api/api/order/${orderId}`, staff)).json()) as any;
     expect((await box.post(`/ordering-api/api/order/${orderId}/ready`, staff, {})).status).toBe(200);
-    await waitFor('READY on the box', async () => ((await (await box.get(`/ordering-api/api/order/${orderId}`, staff)).json()) as any).status === 'READY');
+    await waitFor(
+      'READY on the box',
+      async () =>
+        ((await (await box.get(`/ordering-api/api/order/${orderId}`, staff)).json()) as any).status === 'READY',
+    );
     const claimCode = order.claimCode;
     expect((await box.post(`/ordering-api/api/order/${orderId}/complete`, staff, { claimCode })).status).toBe(200);
     const atCentral = await waitFor('COMPLETED at the central', async () => {
@@ -402,17 +530,29 @@ describe.skipIf(skip)('orders created at the central', STORY, () => {
     await caughtUp();
     const revBefore = await centralRev();
     const id = randomUUID();
-    expect((await hqJson('POST', '/orders', { id, orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] }] })).status).toBe(202);
+    expect(
+      (
+        await hqJson('POST', '/orders', {
+          id,
+          orderType: 'TAKE_AWAY',
+          buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] }],
+        })
+      ).status,
+    ).toBe(202);
     const entry = await waitFor('the refusal at the central', async () => {
       const e = await central.hq(`/hq-api/api/inbox/${id}`);
       return e.status === 'rejected' ? e : undefined;
     });
     expect(entry.codes).toEqual([{ code: 'venueClosed', message: expect.any(String), args: [VENUE, 'TAKE_AWAY'] }]);
-    const res = await fetch(central.url(`/hq-api/api/orders/${id}`), { headers: { authorization: `Bearer ${hqToken}` } });
+    const res = await fetch(central.url(`/hq-api/api/orders/${id}`), {
+      headers: { authorization: `Bearer ${hqToken}` },
+    });
     expect(res.status).toBe(404);
     expect(boxDb((db) => db.prepare('SELECT count(*) AS n FROM orders WHERE id = ?').get(id))).toEqual({ n: 0 });
     expect(printJobs(box, id)).toEqual([]);
-    const refused = boxDb((db) => db.prepare('SELECT kind, outcome FROM order_commands WHERE order_id = ? ORDER BY seq').all(id));
+    const refused = boxDb((db) =>
+      db.prepare('SELECT kind, outcome FROM order_commands WHERE order_id = ? ORDER BY seq').all(id),
+    );
     expect(refused).toContainEqual({ kind: 'new', outcome: 'rejected' });
     expect((await hqJson('PUT', `/venues/${VENUE}`, open)).status).toBe(200);
 
@@ -420,13 +560,20 @@ describe.skipIf(skip)('orders created at the central', STORY, () => {
     // table, so it is not queued a second time. A customer's order queued after it shows the queue got past it.
     await redeliverAfter(revBefore);
     const customer = await box.token();
-    const res2 = await box.post('/ordering-api/api/order/new', customer.access_token,
-      { orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] }] });
+    const res2 = await box.post('/ordering-api/api/order/new', customer.access_token, {
+      orderType: 'TAKE_AWAY',
+      buckets: [{ venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] }],
+    });
     expect(res2.status).toBe(200);
-    const { orderId: marker } = await res2.json() as { orderId: string };
-    await waitFor('the order queued after the redelivery', async () =>
-      (await box.get(`/ordering-api/api/order/${marker}`, customer.access_token)).status === 200, 20_000);
+    const { orderId: marker } = (await res2.json()) as { orderId: string };
+    await waitFor(
+      'the order queued after the redelivery',
+      async () => (await box.get(`/ordering-api/api/order/${marker}`, customer.access_token)).status === 200,
+      20_000,
+    );
     expect(boxDb((db) => db.prepare('SELECT count(*) AS n FROM orders WHERE id = ?').get(id))).toEqual({ n: 0 });
-    expect(boxDb((db) => db.prepare('SELECT kind, outcome FROM order_commands WHERE order_id = ? ORDER BY seq').all(id))).toEqual(refused);
+    expect(
+      boxDb((db) => db.prepare('SELECT kind, outcome FROM order_commands WHERE order_id = ? ORDER BY seq').all(id)),
+    ).toEqual(refused);
   }, 90_000);
 });

@@ -98,7 +98,11 @@ describe('bodies of JSON commands', () => {
     ['form-urlencoded', 'application/x-www-form-urlencoded'],
     ['a JSON look-alike', 'application/jsonx'],
   ])('a %s body is 415 unsupportedMediaType', async (_name, type) => {
-    await expectApiError(await post(JSON.stringify(validOrder()), { 'content-type': type }), 415, 'unsupportedMediaType');
+    await expectApiError(
+      await post(JSON.stringify(validOrder()), { 'content-type': type }),
+      415,
+      'unsupportedMediaType',
+    );
   });
 
   test('application/json with a charset, and +json types, are accepted', async () => {
@@ -229,7 +233,8 @@ describe('bodies of JSON commands', () => {
     ['price is a string', '/buckets/0/lines/0/price', withLine({ price: '18.00' })],
     ['status is not NEW', '/buckets/0/lines/0/status', withLine({ status: 'DONE' })],
     [
-      'lines is not an array', '/buckets/0/lines',
+      'lines is not an array',
+      '/buckets/0/lines',
       { orderType: 'TAKE_AWAY', buckets: [{ venue: DEMO.openVenue, lines: 'zurek' }] },
     ],
     ['contact.name is a number', '/contact/name', { ...validOrder(), contact: { name: 1 } }],
@@ -245,7 +250,13 @@ describe('bodies of JSON commands', () => {
       orderType: 'TAKE_AWAY',
       buckets: [
         { venue: DEMO.openVenue },
-        { venue: DEMO.venues[1]!.id, lines: [{ productId: 'zurek', quantity: 1 }, { productId: 'rosol', quantity: 0 }] },
+        {
+          venue: DEMO.venues[1]!.id,
+          lines: [
+            { productId: 'zurek', quantity: 1 },
+            { productId: 'rosol', quantity: 0 },
+          ],
+        },
       ],
     };
     await expectApiError(await post(body), 400, 'invalidField', ['/buckets/1/lines/1/quantity']);

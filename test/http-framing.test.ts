@@ -59,7 +59,7 @@ function exchange(bytes: string, waitMs = 1500): Promise<Exchange> {
  */
 function responses(text: string): { status: number; body: { codes?: { code: string }[] } }[] {
   const out = [];
-  for (let rest = text; rest.length > 0;) {
+  for (let rest = text; rest.length > 0; ) {
     const end = rest.indexOf('\r\n\r\n');
     const head = rest.slice(0, end);
     const status = Number(head.slice(9, 12));
@@ -69,14 +69,23 @@ function responses(text: string): { status: number; body: { codes?: { code: stri
       out.push({ status, body: {} });
       break;
     }
-    out.push({ status, body: JSON.parse(rest.slice(end + 4, end + 4 + Number(length[1]))) as { codes?: { code: string }[] } });
+    out.push({
+      status,
+      body: JSON.parse(rest.slice(end + 4, end + 4 + Number(length[1]))) as { codes?: { code: string }[] },
+    });
     rest = rest.slice(end + 4 + Number(length[1]));
   }
   return out;
 }
 
-const head = (lines: string[], path = NEW) => `${[`POST ${path} HTTP/1.1`, 'Host: x', `Authorization: Bearer ${token}`,
-  'Content-Type: application/json', ...lines].join('\r\n')}\r\n\r\n`;
+const head = (lines: string[], path = NEW) =>
+  `${[
+    `POST ${path} HTTP/1.1`,
+    'Host: x',
+    `Authorization: Bearer ${token}`,
+    'Content-Type: application/json',
+    ...lines,
+  ].join('\r\n')}\r\n\r\n`;
 
 /** At least one response, every one a 400 invalidBody, and the connection closed. */
 function expectRefused(ex: Exchange): void {
@@ -103,11 +112,19 @@ async function expectAlive(): Promise<void> {
 describe('conflicting Content-Length', () => {
   const long = ORDER.length;
   test.each([
-    ['two lines, the shorter first (the body as long as the first)', ['Content-Length: 5', `Content-Length: ${long}`], ORDER.slice(0, 5)],
+    [
+      'two lines, the shorter first (the body as long as the first)',
+      ['Content-Length: 5', `Content-Length: ${long}`],
+      ORDER.slice(0, 5),
+    ],
     ['two lines, the longer first', [`Content-Length: ${long}`, 'Content-Length: 5'], ORDER],
     ['a second line with a comma list', [`Content-Length: ${long}`, `Content-Length: ${long}, 5`], ORDER],
     ['a second line that is not a number', [`Content-Length: ${long}`, 'Content-Length: many'], ORDER],
-    ['three lines, the last one different', [`Content-Length: ${long}`, `Content-Length: ${long}`, 'Content-Length: 5'], ORDER],
+    [
+      'three lines, the last one different',
+      [`Content-Length: ${long}`, `Content-Length: ${long}`, 'Content-Length: 5'],
+      ORDER,
+    ],
   ])('%s: 400 invalidBody and the connection closed', async (_name, lines, body) => {
     expectRefused(await exchange(head(lines) + body));
     await expectAlive();
@@ -117,14 +134,21 @@ describe('conflicting Content-Length', () => {
     // uWS frames by the first line: the order, then two more requests; a proxy reading the second line would
     // have seen a single request.
     const smuggled = SMUGGLED + head([`Content-Length: ${long}`]) + ORDER;
-    const ex = await exchange(head([`Content-Length: ${long}`, `Content-Length: ${long + smuggled.length}`]) + ORDER + smuggled);
+    const ex = await exchange(
+      head([`Content-Length: ${long}`, `Content-Length: ${long + smuggled.length}`]) + ORDER + smuggled,
+    );
     expectRefused(ex);
     await expectAlive();
   });
 
   test('a GET with two different Content-Length lines is refused too', async () => {
-    const req = `${['GET /venue-api/api/nearest?lat=50&lng=20 HTTP/1.1', 'Host: x', `Authorization: Bearer ${token}`,
-      'Content-Length: 3', 'Content-Length: 0'].join('\r\n')}\r\n\r\nabc`;
+    const req = `${[
+      'GET /venue-api/api/nearest?lat=50&lng=20 HTTP/1.1',
+      'Host: x',
+      `Authorization: Bearer ${token}`,
+      'Content-Length: 3',
+      'Content-Length: 0',
+    ].join('\r\n')}\r\n\r\nabc`;
     expectRefused(await exchange(req));
   });
 

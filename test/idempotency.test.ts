@@ -31,7 +31,13 @@ const ORDER_AGAIN = `{ "buckets" : [ { "lines": [ {"quantity": 2, "productId": "
 let keys = 0;
 const newKey = () => `key-${process.pid}-${++keys}-${Date.now()}`;
 
-async function send(target: TestBox, path: string, token: string, body: unknown, key?: string): Promise<{ status: number; text: string }> {
+async function send(
+  target: TestBox,
+  path: string,
+  token: string,
+  body: unknown,
+  key?: string,
+): Promise<{ status: number; text: string }> {
   const res = await target.post(path, token, body, key === undefined ? {} : { 'idempotency-key': key });
   return { status: res.status, text: await res.text() };
 }
@@ -101,7 +107,8 @@ describe('a retry with the same key', () => {
     // A second submit would have been refused (emptyOrder) with a NOTIFICATION; there is none.
     expect(c.ws.frames.filter((f) => f.type === 'NOTIFICATION')).toEqual([]);
     const order = (await (await box.get(`/ordering-api/api/order/${orderId}`, c.token)).json()) as {
-      status: string; buckets: { lines: { id: string }[] }[];
+      status: string;
+      buckets: { lines: { id: string }[] }[];
     };
     expect(order.status).toBe('ORDERED');
     expect(order.buckets[0]!.lines.map((l) => l.id)).toEqual((JSON.parse(a1.text) as Confirmation).lines);
@@ -187,24 +194,32 @@ describe('a malformed key', () => {
 
 /** One raw HTTP/1.1 request per connection, their bodies written in the same tick once every connection is open. */
 async function sameTick(requests: string[]): Promise<{ status: number; body: string }[]> {
-  const sockets = await Promise.all(requests.map(() => new Promise<ReturnType<typeof connect>>((resolve, reject) => {
-    const s = connect(box.port, '127.0.0.1', () => resolve(s));
-    s.on('error', reject);
-  })));
-  const replies = sockets.map((s) => new Promise<{ status: number; body: string }>((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error(`no reply: ${text}`)), 5000);
-    s.setEncoding('utf8');
-    s.on('data', (chunk: string) => {
-      text += chunk;
-      const end = text.indexOf('\r\n\r\n');
-      const length = /\r\ncontent-length: (\d+)/i.exec(text.slice(0, end))?.[1];
-      if (end < 0 || length === undefined || text.length < end + 4 + Number(length)) return;
-      clearTimeout(timer);
-      s.destroy();
-      resolve({ status: Number(text.slice(9, 12)), body: text.slice(end + 4, end + 4 + Number(length)) });
-    });
-  }));
+  const sockets = await Promise.all(
+    requests.map(
+      () =>
+        new Promise<ReturnType<typeof connect>>((resolve, reject) => {
+          const s = connect(box.port, '127.0.0.1', () => resolve(s));
+          s.on('error', reject);
+        }),
+    ),
+  );
+  const replies = sockets.map(
+    (s) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        let text = '';
+        const timer = setTimeout(() => reject(new Error(`no reply: ${text}`)), 5000);
+        s.setEncoding('utf8');
+        s.on('data', (chunk: string) => {
+          text += chunk;
+          const end = text.indexOf('\r\n\r\n');
+          const length = /\r\ncontent-length: (\d+)/i.exec(text.slice(0, end))?.[1];
+          if (end < 0 || length === undefined || text.length < end + 4 + Number(length)) return;
+          clearTimeout(timer);
+          s.destroy();
+          resolve({ status: Number(text.slice(9, 12)), body: text.slice(end + 4, end + 4 + Number(length)) });
+        });
+      }),
+  );
   // Heads first, so the box has every request parsed and waiting for its body; then every body in one go.
   const split = requests.map((r) => r.indexOf('\r\n\r\n') + 4);
   for (const [i, s] of sockets.entries()) s.write(requests[i]!.slice(0, split[i]));
@@ -214,8 +229,14 @@ async function sameTick(requests: string[]): Promise<{ status: number; body: str
 }
 
 const rawPost = (token: string, key: string, body: string) =>
-  `${[`POST ${NEW} HTTP/1.1`, 'Host: x', `Authorization: Bearer ${token}`, 'Content-Type: application/json',
-    `Idempotency-Key: ${key}`, `Content-Length: ${Buffer.byteLength(body)}`].join('\r\n')}\r\n\r\n${body}`;
+  `${[
+    `POST ${NEW} HTTP/1.1`,
+    'Host: x',
+    `Authorization: Bearer ${token}`,
+    'Content-Type: application/json',
+    `Idempotency-Key: ${key}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+  ].join('\r\n')}\r\n\r\n${body}`;
 
 describe('concurrent requests with the same key', () => {
   // Whether two requests reach the box in the same turn of its loop (before the first commits) is up to the
@@ -317,8 +338,14 @@ describe('kill -9', () => {
       expect(retry).toEqual(first);
       const { orderId, lines } = JSON.parse(first.text) as Confirmation;
       expect(await waitForLines(again, orderId, t.access_token, 1)).toEqual(lines);
-      const list = (await (await again.get(`/ordering-api/api/orders?venue=${VENUE}`,
-        (await again.token(DEMO.staff.username, DEMO.staff.password)).access_token)).json()) as { items: { id: string }[] };
+      const list = (await (
+        await again.get(
+          `/ordering-api/api/orders?venue=${VENUE}`,
+          (
+            await again.token(DEMO.staff.username, DEMO.staff.password)
+          ).access_token,
+        )
+      ).json()) as { items: { id: string }[] };
       expect(list.items.map((o) => o.id)).toEqual([orderId]);
     } finally {
       await again?.stop();
@@ -342,5 +369,7 @@ async function waitForLines(target: TestBox, orderId: string, token: string, cou
   // Give a duplicate, if there were one, the time to show up.
   await new Promise((r) => setTimeout(r, 100));
   const res = await target.get(`/ordering-api/api/order/${orderId}`, token);
-  return ((await res.json()) as { buckets: { lines: { id: string }[] }[] }).buckets.flatMap((b) => b.lines.map((l) => l.id));
+  return ((await res.json()) as { buckets: { lines: { id: string }[] }[] }).buckets.flatMap((b) =>
+    b.lines.map((l) => l.id),
+  );
 }

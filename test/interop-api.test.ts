@@ -33,13 +33,18 @@ describe('contact', () => {
     const ws = await openSocket(box.wsUrl('/ordering-api/ws'), customer.access_token);
     const venueWs = await openSocket(box.wsUrl(`/ordering-api/ws?venue=${VENUE}`), staff);
     await Promise.all([ws.next('HELLO'), venueWs.next('HELLO')]);
-    const c = await command(box, customer.access_token, 'new', { ...newOrder(VENUE, [{ productId: 'zurek', quantity: 1 }], 'DELIVERY'), contact });
+    const c = await command(box, customer.access_token, 'new', {
+      ...newOrder(VENUE, [{ productId: 'zurek', quantity: 1 }], 'DELIVERY'),
+      contact,
+    });
 
     expect((await change(ws, c.orderId)).contact).toEqual(contact);
     expect((await change(venueWs, c.orderId)).contact).toEqual(contact);
     const mine = await box.get(`/ordering-api/api/order/${c.orderId}`, customer.access_token);
     expect(((await mine.json()) as { contact: unknown }).contact).toEqual(contact);
-    const list = (await (await box.get(`/ordering-api/api/orders?venue=${VENUE}&limit=5`, staff)).json()) as { items: { id: string; contact?: unknown }[] };
+    const list = (await (await box.get(`/ordering-api/api/orders?venue=${VENUE}&limit=5`, staff)).json()) as {
+      items: { id: string; contact?: unknown }[];
+    };
     expect(list.items.find((o) => o.id === c.orderId)!.contact).toEqual(contact);
     // Another customer does not see the order at all.
     const other = await box.token();
@@ -47,7 +52,9 @@ describe('contact', () => {
     // The central's copy carries the contact in its detail only, not twice.
     const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true });
     try {
-      const rows = db.prepare("SELECT envelope FROM sync_outbox WHERE kind = 'order.changed' AND aggregate_id = ?").all(c.orderId) as { envelope: string }[];
+      const rows = db
+        .prepare("SELECT envelope FROM sync_outbox WHERE kind = 'order.changed' AND aggregate_id = ?")
+        .all(c.orderId) as { envelope: string }[];
       expect(rows.length).toBeGreaterThan(0);
       for (const r of rows) expect(r.envelope.split('+48 600 100 200').length - 1).toBe(1);
     } finally {
@@ -61,7 +68,9 @@ describe('contact', () => {
     const customer = await box.token();
     const c = await command(box, customer.access_token, 'new', newOrder(VENUE));
     await new Promise((r) => setTimeout(r, 100));
-    const order = (await (await box.get(`/ordering-api/api/order/${c.orderId}`, customer.access_token)).json()) as Record<string, unknown>;
+    const order = (await (
+      await box.get(`/ordering-api/api/order/${c.orderId}`, customer.access_token)
+    ).json()) as Record<string, unknown>;
     expect(order).not.toHaveProperty('contact');
   });
 });
@@ -71,12 +80,16 @@ describe('sold out in the menu tree', () => {
   const products = (n: Node): Node[] => (n.kind === 'svc/product' ? [n] : n.items!.flatMap(products));
   const menuOf = async (venue: string) => {
     const t = await box.token();
-    return (await (await box.get(`/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY&instance=${venue}`, t.access_token)).json()) as { root: Node; locks: { productId: string }[] };
+    return (await (
+      await box.get(`/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY&instance=${venue}`, t.access_token)
+    ).json()) as { root: Node; locks: { productId: string }[] };
   };
-  const lock = (venue: string, locked: boolean) => fetch(box.url(`/menu-api/api/menu/${DEMO.menu}/locks`), {
-    method: 'PUT', headers: { authorization: `Bearer ${staff}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ venue, productId: 'barszcz', locked, reason: 'no beetroot' }),
-  });
+  const lock = (venue: string, locked: boolean) =>
+    fetch(box.url(`/menu-api/api/menu/${DEMO.menu}/locks`), {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${staff}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ venue, productId: 'barszcz', locked, reason: 'no beetroot' }),
+    });
 
   test('a sold-out product carries soldOut: true in the tree (and stays in locks); others carry nothing', async () => {
     expect((await lock(VENUE, true)).status).toBe(200);
@@ -113,15 +126,20 @@ describe('coordinates', () => {
     const plain = (await (await nearest('lat=50.0614&lng=19.9366')).json()) as { id: string }[];
     expect(((await res.json()) as { id: string }[]).map((v) => v.id)).toEqual(plain.map((v) => v.id));
   });
-  test.each([['lat=9.1e1&lng=0', 'lat'], ['lat=0&lng=1e309', 'lng'], ['lat=1e&lng=0', 'lat'], ['lat=e1&lng=0', 'lat'], ['lat=1.2.3&lng=0', 'lat']])(
-    '%s is refused naming the field', async (query, field) => {
-      const res = await nearest(query);
-      expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({ codes: [{ code: 'invalidField', args: [field] }] });
-    });
+  test.each([
+    ['lat=9.1e1&lng=0', 'lat'],
+    ['lat=0&lng=1e309', 'lng'],
+    ['lat=1e&lng=0', 'lat'],
+    ['lat=e1&lng=0', 'lat'],
+    ['lat=1.2.3&lng=0', 'lat'],
+  ])('%s is refused naming the field', async (query, field) => {
+    const res = await nearest(query);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ codes: [{ code: 'invalidField', args: [field] }] });
+  });
 });
 
-describe('kitchen notes (a line\'s extra.note)', () => {
+describe("kitchen notes (a line's extra.note)", () => {
   const line = (note: string) => ({ productId: 'zurek', quantity: 1, extra: { note } });
 
   test('shown in the Order and carried to the kitchen ticket', async () => {
@@ -129,23 +147,37 @@ describe('kitchen notes (a line\'s extra.note)', () => {
     const ws = await openSocket(box.wsUrl('/ordering-api/ws'), customer.access_token);
     await ws.next('HELLO');
     const note = `${'bez śmietany 🌶'.padEnd(139, '!')}🍋`; // 140 characters, two of them outside the BMP
-    const c = await command(box, customer.access_token, 'new', newOrder(VENUE, [line(note), { productId: 'kompot', quantity: 1 }]));
-    const order = await change(ws, c.orderId) as { buckets: { lines: { id: string; extra?: unknown }[] }[] };
+    const c = await command(
+      box,
+      customer.access_token,
+      'new',
+      newOrder(VENUE, [line(note), { productId: 'kompot', quantity: 1 }]),
+    );
+    const order = (await change(ws, c.orderId)) as { buckets: { lines: { id: string; extra?: unknown }[] }[] };
     expect(order.buckets[0]!.lines.map((l) => l.extra)).toEqual([{ note }, undefined]);
     expect(order.buckets[0]!.lines[1]).not.toHaveProperty('extra');
     await command(box, customer.access_token, `${c.orderId}/append`, { venue: VENUE, lines: [line('na wynos')] });
-    const appended = await change(ws, c.orderId) as typeof order;
+    const appended = (await change(ws, c.orderId)) as typeof order;
     expect(appended.buckets[0]!.lines[2]!.extra).toEqual({ note: 'na wynos' });
     await command(box, customer.access_token, `${c.orderId}/submit`, {});
     await change(ws, c.orderId);
     // The kitchen ticket's print job holds each line's note (printed under the line: src/modules/printing/tickets.ts).
-    await expect.poll(async () => {
-      const jobs = (await (await box.get(`/printing-api/api/jobs?venue=${VENUE}&limit=50`, staff)).json()) as { items?: { orderId: string; kind: string }[] };
-      return (jobs.items ?? []).filter((j) => j.orderId === c.orderId).map((j) => j.kind).sort();
-    }).toContain('kitchen');
+    await expect
+      .poll(async () => {
+        const jobs = (await (await box.get(`/printing-api/api/jobs?venue=${VENUE}&limit=50`, staff)).json()) as {
+          items?: { orderId: string; kind: string }[];
+        };
+        return (jobs.items ?? [])
+          .filter((j) => j.orderId === c.orderId)
+          .map((j) => j.kind)
+          .sort();
+      })
+      .toContain('kitchen');
     const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true });
     try {
-      const row = db.prepare("SELECT payload_json FROM print_jobs WHERE order_id = ? AND kind = 'kitchen'").get(c.orderId) as { payload_json: string };
+      const row = db
+        .prepare("SELECT payload_json FROM print_jobs WHERE order_id = ? AND kind = 'kitchen'")
+        .get(c.orderId) as { payload_json: string };
       const lines = (JSON.parse(row.payload_json) as { lines: { name: string; note?: string }[] }).lines;
       expect(lines.map((l) => l.note)).toEqual([note, undefined, 'na wynos']);
     } finally {
@@ -161,17 +193,30 @@ describe('kitchen notes (a line\'s extra.note)', () => {
     ['an empty note', ''],
   ])('%s is 400 invalidField naming the note', async (_name, note) => {
     const t = await box.token();
-    const res = await box.post('/ordering-api/api/order/new', t.access_token, newOrder(VENUE, [{ productId: 'kompot', quantity: 1 }, line(note)]));
+    const res = await box.post(
+      '/ordering-api/api/order/new',
+      t.access_token,
+      newOrder(VENUE, [{ productId: 'kompot', quantity: 1 }, line(note)]),
+    );
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ codes: [{ code: 'invalidField', args: ['/buckets/0/lines/1/extra/note'] }] });
+    expect(await res.json()).toMatchObject({
+      codes: [{ code: 'invalidField', args: ['/buckets/0/lines/1/extra/note'] }],
+    });
   });
 
-  test('another key in a line\'s extra is 400 too; append checks the same', async () => {
+  test("another key in a line's extra is 400 too; append checks the same", async () => {
     const t = await box.token();
-    const res = await box.post('/ordering-api/api/order/new', t.access_token, newOrder(VENUE, [{ productId: 'kompot', quantity: 1, extra: { colour: 'red' } } as never]));
+    const res = await box.post(
+      '/ordering-api/api/order/new',
+      t.access_token,
+      newOrder(VENUE, [{ productId: 'kompot', quantity: 1, extra: { colour: 'red' } } as never]),
+    );
     expect(res.status).toBe(400);
     const c = await command(box, t.access_token, 'new', newOrder(VENUE));
-    const append = await box.post(`/ordering-api/api/order/${c.orderId}/append`, t.access_token, { venue: VENUE, lines: [line('y'.repeat(141))] });
+    const append = await box.post(`/ordering-api/api/order/${c.orderId}/append`, t.access_token, {
+      venue: VENUE,
+      lines: [line('y'.repeat(141))],
+    });
     expect(append.status).toBe(400);
     expect(await append.json()).toMatchObject({ codes: [{ code: 'invalidField', args: ['/lines/0/extra/note'] }] });
   });

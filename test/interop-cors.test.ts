@@ -37,8 +37,15 @@ describe.skipIf(skip)('CORS in Chromium', () => {
     browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'vb-chromium-')), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
   afterAll(async () => {
@@ -53,24 +60,50 @@ describe.skipIf(skip)('CORS in Chromium', () => {
     const page = await browser.newPage();
     try {
       await page.goto(`${origin}/`);
-      return await page.evaluate(async ({ base, tenant, client, secret, venue }) => {
-        try {
-          const tokenRes = await fetch(`${base}/auth-oauth2/oauth/token`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': tenant, authorization: `Basic ${btoa(`${client}:${secret}`)}` },
-            body: 'grant_type=password&username=anonymous&password=',
-          });
-          const token = (await tokenRes.json()) as { access_token: string };
-          const orderRes = await fetch(`${base}/ordering-api/api/order/new`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', authorization: `Bearer ${token.access_token}`, 'Idempotency-Key': crypto.randomUUID() },
-            body: JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue, lines: [{ productId: 'zurek', quantity: 1 }] }] }),
-          });
-          return { ok: true, tokenStatus: tokenRes.status, orderStatus: orderRes.status, order: await orderRes.json(), requestId: orderRes.headers.get('x-request-id') };
-        } catch (err) {
-          return { ok: false, error: String(err) };
-        }
-      }, { base: box.url(''), tenant: DEMO.tenant, client: DEMO.client.clientId, secret: DEMO.client.clientSecret, venue: DEMO.openVenue });
+      return await page.evaluate(
+        async ({ base, tenant, client, secret, venue }) => {
+          try {
+            const tokenRes = await fetch(`${base}/auth-oauth2/oauth/token`, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/x-www-form-urlencoded',
+                'x-tenant': tenant,
+                authorization: `Basic ${btoa(`${client}:${secret}`)}`,
+              },
+              body: 'grant_type=password&username=anonymous&password=',
+            });
+            const token = (await tokenRes.json()) as { access_token: string };
+            const orderRes = await fetch(`${base}/ordering-api/api/order/new`, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                authorization: `Bearer ${token.access_token}`,
+                'Idempotency-Key': crypto.randomUUID(),
+              },
+              body: JSON.stringify({
+                orderType: 'TAKE_AWAY',
+                buckets: [{ venue, lines: [{ productId: 'zurek', quantity: 1 }] }],
+              }),
+            });
+            return {
+              ok: true,
+              tokenStatus: tokenRes.status,
+              orderStatus: orderRes.status,
+              order: await orderRes.json(),
+              requestId: orderRes.headers.get('x-request-id'),
+            };
+          } catch (err) {
+            return { ok: false, error: String(err) };
+          }
+        },
+        {
+          base: box.url(''),
+          tenant: DEMO.tenant,
+          client: DEMO.client.clientId,
+          secret: DEMO.client.clientSecret,
+          venue: DEMO.openVenue,
+        },
+      );
     } finally {
       await page.close();
     }
@@ -78,7 +111,12 @@ describe.skipIf(skip)('CORS in Chromium', () => {
 
   test('a page of an allowed origin gets a token and places an order', async () => {
     const result = await kioskFlow(allowed.origin);
-    expect(result).toMatchObject({ ok: true, tokenStatus: 200, orderStatus: 200, order: { orderId: expect.any(String), lines: [expect.any(String)] } });
+    expect(result).toMatchObject({
+      ok: true,
+      tokenStatus: 200,
+      orderStatus: 200,
+      order: { orderId: expect.any(String), lines: [expect.any(String)] },
+    });
     // An exposed header is readable by the page.
     expect((result as { requestId: string }).requestId).toMatch(/^[0-9a-f-]{36}$/);
   });
@@ -88,13 +126,20 @@ describe.skipIf(skip)('CORS in Chromium', () => {
   });
 
   test('the preflight: methods, headers and max age for an allowed origin; nothing for another', async () => {
-    const ask = (origin: string) => fetch(box.url('/ordering-api/api/order/new'), {
-      method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, idempotency-key' },
-    });
+    const ask = (origin: string) =>
+      fetch(box.url('/ordering-api/api/order/new'), {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type, idempotency-key',
+        },
+      });
     const yes = await ask(allowed.origin);
     expect(yes.status).toBe(204);
-    expect(Object.fromEntries([...yes.headers].filter(([k]) => k.startsWith('access-control') || k === 'vary'))).toEqual({
+    expect(
+      Object.fromEntries([...yes.headers].filter(([k]) => k.startsWith('access-control') || k === 'vary')),
+    ).toEqual({
       'access-control-allow-origin': allowed.origin,
       'access-control-allow-methods': 'POST, GET, HEAD, OPTIONS',
       'access-control-allow-headers': 'Authorization, Content-Type, Idempotency-Key, x-tenant, x-user',
@@ -104,7 +149,8 @@ describe.skipIf(skip)('CORS in Chromium', () => {
     const no = await ask(other.origin);
     expect([...no.headers.keys()].filter((k) => k.startsWith('access-control'))).toEqual([]);
     // Plain answers too: marked for the allowed origin, unmarked for another and without Origin.
-    const get = (origin?: string) => fetch(box.url('/venue-api/api/nearest?lat=50&lng=20'), { headers: origin ? { origin } : {} });
+    const get = (origin?: string) =>
+      fetch(box.url('/venue-api/api/nearest?lat=50&lng=20'), { headers: origin ? { origin } : {} });
     expect((await get(allowed.origin)).headers.get('access-control-allow-origin')).toBe(allowed.origin);
     expect((await get(other.origin)).headers.get('access-control-allow-origin')).toBeNull();
     expect((await get()).headers.get('access-control-allow-origin')).toBeNull();
@@ -115,7 +161,10 @@ describe('without http.corsOrigins', () => {
   test('no answer carries CORS headers (the default: no other origin)', async () => {
     const box = await startTestBox();
     try {
-      const res = await fetch(box.url('/ordering-api/api/order/new'), { method: 'OPTIONS', headers: { origin: 'http://127.0.0.1:1', 'access-control-request-method': 'POST' } });
+      const res = await fetch(box.url('/ordering-api/api/order/new'), {
+        method: 'OPTIONS',
+        headers: { origin: 'http://127.0.0.1:1', 'access-control-request-method': 'POST' },
+      });
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
     } finally {

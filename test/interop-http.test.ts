@@ -18,10 +18,18 @@ function raw(request: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(box.port, '127.0.0.1');
     let got = '';
-    const done = () => { socket.destroy(); resolve(got); };
+    const done = () => {
+      socket.destroy();
+      resolve(got);
+    };
     const timer = setTimeout(done, 1000);
-    socket.on('data', (d) => { got += d.toString('latin1'); });
-    socket.on('close', () => { clearTimeout(timer); resolve(got); });
+    socket.on('data', (d) => {
+      got += d.toString('latin1');
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(got);
+    });
     socket.on('error', reject);
     socket.write(request);
   });
@@ -30,9 +38,13 @@ const head = (text: string) => text.slice(0, text.indexOf('\r\n\r\n'));
 const NEAREST = '/venue-api/api/nearest?lat=50.06&lng=19.94';
 
 describe('HEAD', () => {
-  test('HEAD on a GET route answers the GET\'s status and headers, Content-Length included, without a body', async () => {
-    const get = await raw(`GET ${NEAREST} HTTP/1.1\r\nHost: box\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
-    const res = await raw(`HEAD ${NEAREST} HTTP/1.1\r\nHost: box\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`);
+  test("HEAD on a GET route answers the GET's status and headers, Content-Length included, without a body", async () => {
+    const get = await raw(
+      `GET ${NEAREST} HTTP/1.1\r\nHost: box\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    );
+    const res = await raw(
+      `HEAD ${NEAREST} HTTP/1.1\r\nHost: box\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`,
+    );
     expect(res).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     const length = /content-length: (\d+)/i.exec(head(res))![1];
     expect(Number(length)).toBe(get.length - head(get).length - 4);
@@ -40,7 +52,7 @@ describe('HEAD', () => {
     expect(res.endsWith('\r\n\r\n')).toBe(true); // nothing after the headers
   });
 
-  test('HEAD without a token is the GET\'s 401, without a body; fetch agrees', async () => {
+  test("HEAD without a token is the GET's 401, without a body; fetch agrees", async () => {
     const res = await fetch(box.url(NEAREST), { method: 'HEAD' });
     expect(res.status).toBe(401);
     expect(await res.text()).toBe('');
@@ -95,7 +107,9 @@ describe('HTTP/1.0 (curl --http1.0, ApacheBench, nginx without proxy_http_versio
   });
 
   test('the same request as HTTP/1.1 is answered (what a proxy must send: proxy_http_version 1.1)', async () => {
-    const res = await raw('GET /venue-api/api/nearest?lat=50&lng=20 HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n');
+    const res = await raw(
+      'GET /venue-api/api/nearest?lat=50&lng=20 HTTP/1.1\r\nHost: box\r\nConnection: close\r\n\r\n',
+    );
     expect(res).toMatch(/^HTTP\/1\.1 401 /);
   });
 

@@ -15,7 +15,10 @@ afterAll(async () => {
 });
 
 const run = promisify(execFile);
-const as = (): oauth.AuthorizationServer => ({ issuer: box.url('/'), token_endpoint: box.url('/auth-oauth2/oauth/token') });
+const as = (): oauth.AuthorizationServer => ({
+  issuer: box.url('/'),
+  token_endpoint: box.url('/auth-oauth2/oauth/token'),
+});
 const client: oauth.Client = { client_id: DEMO.client.clientId };
 const options = () => ({ [oauth.allowInsecureRequests]: true, headers: { 'x-tenant': DEMO.tenant } });
 const anonymous = { username: 'anonymous', password: '', scope: 'read' };
@@ -25,26 +28,55 @@ describe('oauth4webapi', () => {
     ['client_secret_basic (form-urlencoded, then Base64)', oauth.ClientSecretBasic],
     ['client_secret_post', oauth.ClientSecretPost],
   ])('%s: a password grant, then a refresh, as the interface uses them', async (_name, auth) => {
-    const res = await oauth.genericTokenEndpointRequest(as(), client, auth(DEMO.client.clientSecret), 'password', anonymous, options());
+    const res = await oauth.genericTokenEndpointRequest(
+      as(),
+      client,
+      auth(DEMO.client.clientSecret),
+      'password',
+      anonymous,
+      options(),
+    );
     const tokens = await oauth.processGenericTokenEndpointResponse(as(), client, res);
     expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'read', expires_in: 3600, TENANT: DEMO.tenant });
     expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', tokens.access_token)).status).toBe(200);
 
-    const renewed = await oauth.processRefreshTokenResponse(as(), client,
-      await oauth.refreshTokenGrantRequest(as(), client, auth(DEMO.client.clientSecret), tokens.refresh_token!, options()));
+    const renewed = await oauth.processRefreshTokenResponse(
+      as(),
+      client,
+      await oauth.refreshTokenGrantRequest(
+        as(),
+        client,
+        auth(DEMO.client.clientSecret),
+        tokens.refresh_token!,
+        options(),
+      ),
+    );
     expect(renewed.UUID).toBe(tokens.UUID);
     expect(renewed.refresh_token).not.toBe(tokens.refresh_token);
   });
 
   test('a staff password grant', async () => {
-    const res = await oauth.genericTokenEndpointRequest(as(), client, oauth.ClientSecretBasic(DEMO.client.clientSecret), 'password',
-      { username: DEMO.staff.username, password: DEMO.staff.password }, options());
+    const res = await oauth.genericTokenEndpointRequest(
+      as(),
+      client,
+      oauth.ClientSecretBasic(DEMO.client.clientSecret),
+      'password',
+      { username: DEMO.staff.username, password: DEMO.staff.password },
+      options(),
+    );
     expect((await oauth.processGenericTokenEndpointResponse(as(), client, res)).scope).toBe('read write');
   });
 
   test('a wrong secret is invalid_client (401) through either method', async () => {
     for (const auth of [oauth.ClientSecretBasic, oauth.ClientSecretPost]) {
-      const res = await oauth.genericTokenEndpointRequest(as(), client, auth('not-the-secret'), 'password', anonymous, options());
+      const res = await oauth.genericTokenEndpointRequest(
+        as(),
+        client,
+        auth('not-the-secret'),
+        'password',
+        anonymous,
+        options(),
+      );
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ error: 'invalid_client' });
     }
@@ -53,27 +85,50 @@ describe('oauth4webapi', () => {
 
 describe('curl', () => {
   const curl = async (args: string[]) => {
-    const { stdout } = await run('curl', ['-s', '-w', '\n%{http_code}', '-H', `x-tenant: ${DEMO.tenant}`, ...args, box.url('/auth-oauth2/oauth/token')]);
+    const { stdout } = await run('curl', [
+      '-s',
+      '-w',
+      '\n%{http_code}',
+      '-H',
+      `x-tenant: ${DEMO.tenant}`,
+      ...args,
+      box.url('/auth-oauth2/oauth/token'),
+    ]);
     const [body, status] = [stdout.slice(0, stdout.lastIndexOf('\n')), stdout.slice(stdout.lastIndexOf('\n') + 1)];
     return { status: Number(status), body: JSON.parse(body) as Record<string, unknown> };
   };
 
   test('-u id:secret (raw Basic, as the README shows) still works', async () => {
-    const res = await curl(['-u', `${DEMO.client.clientId}:${DEMO.client.clientSecret}`, '-d', 'grant_type=password&scope=read&username=anonymous&password=']);
+    const res = await curl([
+      '-u',
+      `${DEMO.client.clientId}:${DEMO.client.clientSecret}`,
+      '-d',
+      'grant_type=password&scope=read&username=anonymous&password=',
+    ]);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ token_type: 'bearer', scope: 'read' });
   });
 
   test('client_id and client_secret in the form (client_secret_post)', async () => {
-    const res = await curl(['--data-urlencode', `client_id=${DEMO.client.clientId}`, '--data-urlencode', `client_secret=${DEMO.client.clientSecret}`,
-      '-d', 'grant_type=password&username=anonymous&password=']);
+    const res = await curl([
+      '--data-urlencode',
+      `client_id=${DEMO.client.clientId}`,
+      '--data-urlencode',
+      `client_secret=${DEMO.client.clientSecret}`,
+      '-d',
+      'grant_type=password&username=anonymous&password=',
+    ]);
     expect(res.status).toBe(200);
     expect(res.body.scope).toBe('read');
   });
 
   test('both methods at once is invalid_request (RFC 6749 2.3)', async () => {
-    const res = await curl(['-u', `${DEMO.client.clientId}:${DEMO.client.clientSecret}`,
-      '-d', `client_id=${DEMO.client.clientId}&client_secret=${DEMO.client.clientSecret}&grant_type=password&username=anonymous&password=`]);
+    const res = await curl([
+      '-u',
+      `${DEMO.client.clientId}:${DEMO.client.clientSecret}`,
+      '-d',
+      `client_id=${DEMO.client.clientId}&client_secret=${DEMO.client.clientSecret}&grant_type=password&username=anonymous&password=`,
+    ]);
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
   });
@@ -81,7 +136,9 @@ describe('curl', () => {
 
 describe('token endpoint details', () => {
   test('a malformed %-escape in Basic credentials is invalid_client', async () => {
-    const res = await requestToken(box, anonymous, { authorization: `Basic ${Buffer.from('demo%2-kiosk:x').toString('base64')}` });
+    const res = await requestToken(box, anonymous, {
+      authorization: `Basic ${Buffer.from('demo%2-kiosk:x').toString('base64')}`,
+    });
     expect(res.status).toBe(401);
     expect(((await res.json()) as { error: string }).error).toBe('invalid_client');
   });
@@ -104,7 +161,8 @@ describe('token endpoint details', () => {
 });
 
 describe('a retried refresh (auth.refreshRetryGraceSeconds)', () => {
-  const refreshWith = (token: string) => oauth.refreshTokenGrantRequest(as(), client, oauth.ClientSecretBasic(DEMO.client.clientSecret), token, options());
+  const refreshWith = (token: string) =>
+    oauth.refreshTokenGrantRequest(as(), client, oauth.ClientSecretBasic(DEMO.client.clientSecret), token, options());
   const nearest = (token: string) => box.get('/venue-api/api/nearest?lat=50&lng=20', token).then((r) => r.status);
 
   test('the same refresh token again within the grace gets the identical answer; the family stays usable', async () => {
@@ -116,7 +174,11 @@ describe('a retried refresh (auth.refreshRetryGraceSeconds)', () => {
     const retried = await refreshWith(first.refresh_token);
     expect(retried.status).toBe(200);
     expect(await retried.text()).toBe(text);
-    const pair = await oauth.processRefreshTokenResponse(as(), client, new Response(text, { headers: { 'content-type': 'application/json' } }));
+    const pair = await oauth.processRefreshTokenResponse(
+      as(),
+      client,
+      new Response(text, { headers: { 'content-type': 'application/json' } }),
+    );
     expect(await nearest(pair.access_token)).toBe(200);
     expect(await nearest(first.access_token)).toBe(200);
     const next = await oauth.processRefreshTokenResponse(as(), client, await refreshWith(pair.refresh_token!));
@@ -125,7 +187,9 @@ describe('a retried refresh (auth.refreshRetryGraceSeconds)', () => {
 
   test('refreshes racing with one token all get the one pair', async () => {
     const first = await box.token();
-    const answers = await Promise.all([1, 2, 3].map(() => requestToken(box, { grant_type: 'refresh_token', refresh_token: first.refresh_token })));
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => requestToken(box, { grant_type: 'refresh_token', refresh_token: first.refresh_token })),
+    );
     const bodies = await Promise.all(answers.map((r) => r.text()));
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(new Set(bodies).size).toBe(1);
@@ -145,8 +209,13 @@ describe('a retried refresh (auth.refreshRetryGraceSeconds)', () => {
   test('a retry asking for another scope is not a retry: reuse', async () => {
     const staff = await box.token(DEMO.staff.username, DEMO.staff.password);
     const renewed = await oauth.processRefreshTokenResponse(as(), client, await refreshWith(staff.refresh_token));
-    const narrowed = await oauth.refreshTokenGrantRequest(as(), client, oauth.ClientSecretBasic(DEMO.client.clientSecret),
-      staff.refresh_token, { ...options(), additionalParameters: { scope: 'read' } });
+    const narrowed = await oauth.refreshTokenGrantRequest(
+      as(),
+      client,
+      oauth.ClientSecretBasic(DEMO.client.clientSecret),
+      staff.refresh_token,
+      { ...options(), additionalParameters: { scope: 'read' } },
+    );
     expect(narrowed.status).toBe(400);
     expect(await nearest(renewed.access_token)).toBe(401);
   });

@@ -28,7 +28,10 @@ describe('seq is strictly increasing on the wire', () => {
     await first.closed;
     // Missed while offline: two changes and a refused command.
     await command(box, t.access_token, `${c.orderId}/append`, zurek);
-    await command(box, t.access_token, `${c.orderId}/append`, { venue: DEMO.openVenue, lines: [{ productId: 'nope', quantity: 1 }] });
+    await command(box, t.access_token, `${c.orderId}/append`, {
+      venue: DEMO.openVenue,
+      lines: [{ productId: 'nope', quantity: 1 }],
+    });
     await command(box, t.access_token, `${c.orderId}/append`, zurek);
     await new Promise((r) => setTimeout(r, 200));
 
@@ -79,7 +82,9 @@ describe('seq is strictly increasing on the wire', () => {
 describe('subprotocols and pings', () => {
   test('an offered subprotocol is not echoed: the box speaks none (RFC 6455 4.2.2)', async () => {
     const t = await box.token();
-    const ws = new WebSocket(box.wsUrl(WS), ['chat', 'mqtt'], { headers: { authorization: `Bearer ${t.access_token}` } });
+    const ws = new WebSocket(box.wsUrl(WS), ['chat', 'mqtt'], {
+      headers: { authorization: `Bearer ${t.access_token}` },
+    });
     const outcome = await new Promise<string>((resolve) => {
       ws.once('upgrade', (res) => resolve(`protocol header: ${String(res.headers['sec-websocket-protocol'])}`));
       ws.once('error', (err) => resolve(`error: ${err.message}`));
@@ -104,14 +109,18 @@ describe('pings', () => {
     const quick = await startTestBox({ config: { sockets: { idleTimeoutSeconds: 8 } } });
     try {
       const t = await quick.token();
-      const open = (autoPong: boolean) => new Promise<{ ws: WebSocket; pings: number[]; closed: Promise<number> }>((resolve, reject) => {
-        const ws = new WebSocket(quick.wsUrl(WS), { autoPong, headers: { authorization: `Bearer ${t.access_token}` } });
-        const pings: number[] = [];
-        ws.on('ping', () => pings.push(Date.now()));
-        const closed = new Promise<number>((r) => ws.on('close', () => r(Date.now())));
-        ws.once('open', () => resolve({ ws, pings, closed }));
-        ws.once('error', reject);
-      });
+      const open = (autoPong: boolean) =>
+        new Promise<{ ws: WebSocket; pings: number[]; closed: Promise<number> }>((resolve, reject) => {
+          const ws = new WebSocket(quick.wsUrl(WS), {
+            autoPong,
+            headers: { authorization: `Bearer ${t.access_token}` },
+          });
+          const pings: number[] = [];
+          ws.on('ping', () => pings.push(Date.now()));
+          const closed = new Promise<number>((r) => ws.on('close', () => r(Date.now())));
+          ws.once('open', () => resolve({ ws, pings, closed }));
+          ws.once('error', reject);
+        });
       const started = Date.now();
       const [silent, answering] = await Promise.all([open(false), open(true)]);
       const droppedAt = await silent.closed;

@@ -14,7 +14,11 @@ test('venueClosed at submit: the venue stopped taking the channel between basket
   let ws = await openSocket(box.wsUrl('/ordering-api/ws'), t.access_token);
   await ws.next('HELLO');
   // The order may have been pushed before the socket opened; wait until it exists.
-  for (let i = 0; i < 50 && (await box.get(`/ordering-api/api/order/${c.orderId}`, t.access_token)).status !== 200; i++) {
+  for (
+    let i = 0;
+    i < 50 && (await box.get(`/ordering-api/api/order/${c.orderId}`, t.access_token)).status !== 200;
+    i++
+  ) {
     await new Promise((r) => setTimeout(r, 10));
   }
   ws.close();
@@ -34,7 +38,10 @@ test('venueClosed at submit: the venue stopped taking the channel between basket
       { code: 'venueClosed', message: expect.any(String), args: [DEMO.openVenue, 'TAKE_AWAY'] },
     ]);
     // Editing the basket still works; cancelling it too.
-    await orderCommand(again, t.access_token, c.orderId, 'update', { venue: DEMO.openVenue, lines: [{ id: c.lines[0], quantity: 2 }] });
+    await orderCommand(again, t.access_token, c.orderId, 'update', {
+      venue: DEMO.openVenue,
+      lines: [{ id: c.lines[0], quantity: 2 }],
+    });
     expect((await nextChange(ws, c.orderId)).editTotal).toBe('36.00');
     await orderCommand(again, t.access_token, c.orderId, 'cancel');
     expect((await nextChange(ws, c.orderId)).status).toBe('CANCELLED');

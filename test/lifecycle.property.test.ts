@@ -9,7 +9,10 @@ import { claimHeld } from './support/lifecycle.js';
 import { type Db, openDatabase } from '../src/db/open.js';
 import type { Principal } from '../src/http/types.js';
 import { createLogger } from '../src/log.js';
-import { createSoldOutFlags as createProductLocks, type SoldOutFlags as ProductLocks } from '../src/modules/menus/sold-out.js';
+import {
+  createSoldOutFlags as createProductLocks,
+  type SoldOutFlags as ProductLocks,
+} from '../src/modules/menus/sold-out.js';
 import { createOutbox } from '../src/modules/sync/up/outbox.js';
 import { createSyncRepo } from '../src/modules/sync/repo.js';
 import { createMenuRepo } from '../src/modules/menus/repo.js';
@@ -66,14 +69,38 @@ const product = fc.oneof(
 const lineInput = fc.record({ productId: product, quantity: fc.integer({ min: 1, max: 4 }) });
 const picks = fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 3 });
 const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('append' as const), who, lines: fc.array(lineInput, { minLength: 1, maxLength: 3 }) }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('update' as const), who, picks, quantity: fc.integer({ min: 1, max: 5 }) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('append' as const),
+      who,
+      lines: fc.array(lineInput, { minLength: 1, maxLength: 3 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant('update' as const), who, picks, quantity: fc.integer({ min: 1, max: 5 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('remove' as const), who, picks }) },
   { weight: 4, arbitrary: fc.record({ op: fc.constant('submit' as const), who }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('ready' as const), who: staffMostly }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('complete' as const), who: staffMostly, rightCode: fc.constantFrom(true, true, true, false) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('complete' as const),
+      who: staffMostly,
+      rightCode: fc.constantFrom(true, true, true, false),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('cancel' as const), who }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('lock' as const), productId: fc.constantFrom('woda', 'kompot'), locked: fc.boolean() }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant('lock' as const),
+      productId: fc.constantFrom('woda', 'kompot'),
+      locked: fc.boolean(),
+    }),
+  },
 );
 const scenario = fc.record({
   type: fc.constantFrom<OrderType>('DELIVERY', 'TAKE_AWAY', 'DINE_IN_OPEN', 'DINE_IN_OPEN', 'DINE_IN'),
@@ -85,7 +112,9 @@ const scenario = fc.record({
 function expectedNext(type: OrderType, from: string, op: string): string | undefined {
   const tab = type === 'DINE_IN_OPEN';
   switch (op) {
-    case 'append': case 'update': case 'remove':
+    case 'append':
+    case 'update':
+    case 'remove':
       return from === 'NEW' || (tab && (from === 'ORDERED' || from === 'READY')) ? from : undefined;
     case 'submit':
       return from === 'NEW' || from === 'ORDERED' || (tab && from === 'READY') ? 'ORDERED' : undefined;
@@ -101,7 +130,8 @@ function expectedNext(type: OrderType, from: string, op: string): string | undef
 }
 
 const lines = (o: Order) => o.buckets.flatMap((b) => b.lines);
-const value = (ls: { price: string; quantity: number }[]) => ls.reduce((s, l) => s + parseMoney(l.price) * l.quantity, 0);
+const value = (ls: { price: string; quantity: number }[]) =>
+  ls.reduce((s, l) => s + parseMoney(l.price) * l.quantity, 0);
 
 function checkState(db: Db, o: Order): void {
   const ls = lines(o);
@@ -114,7 +144,8 @@ function checkState(db: Db, o: Order): void {
     case 'NEW':
       expect(count('ORDERED') + count('CANCELLED')).toBe(0);
       break;
-    case 'ORDERED': case 'READY':
+    case 'ORDERED':
+    case 'READY':
       expect(count('ORDERED')).toBeGreaterThan(0);
       expect(count('CANCELLED')).toBe(0);
       if (o.orderType !== 'DINE_IN_OPEN') expect(count('NEW')).toBe(0);
@@ -155,11 +186,24 @@ beforeAll(() => {
   const now = () => clock;
   const printing = createPrintingService({ repo: createPrintRepo(db), printers: [], now });
   const orderDeps = {
-    repo, venues, menus: createMenuService(menuRepo, venues, locks), soldOut: locks, printJobs: createPrintJobs(printing),
-    events: createEventStore(db), outbox, source: 'property', now,
+    repo,
+    venues,
+    menus: createMenuService(menuRepo, venues, locks),
+    soldOut: locks,
+    printJobs: createPrintJobs(printing),
+    events: createEventStore(db),
+    outbox,
+    source: 'property',
+    now,
   };
   const publisher = createPublisher(noWalSync, { hold: () => {}, push: () => {} });
-  queue = createCommandQueue({ repo, handler: createOrderHandler(orderDeps), publisher, log: createLogger('silent'), now });
+  queue = createCommandQueue({
+    repo,
+    handler: createOrderHandler(orderDeps),
+    publisher,
+    log: createLogger('silent'),
+    now,
+  });
   ordering = createOrderingService({ ...orderDeps, queue });
 });
 afterAll(() => {
@@ -169,13 +213,19 @@ afterAll(() => {
 });
 
 const principal = (userId: string, staff: boolean): Principal => ({
-  tenantId: T, userId, scope: staff ? ['read', 'write'] : ['read'], staff, expMs: clock + 3_600_000, jti: 'p',
+  tenantId: T,
+  userId,
+  scope: staff ? ['read', 'write'] : ['read'],
+  staff,
+  expMs: clock + 3_600_000,
+  jti: 'p',
 });
 const lastOutcome = (): string =>
   (db.prepare('SELECT outcome FROM order_commands ORDER BY seq DESC LIMIT 1').get() as { outcome: string }).outcome;
 const jobs = (orderId: string) =>
-  db.prepare('SELECT kind, round FROM print_jobs WHERE tenant_id = ? AND order_id = ? ORDER BY rowid').all(T, orderId) as
-    { kind: string; round: number }[];
+  db
+    .prepare('SELECT kind, round FROM print_jobs WHERE tenant_id = ? AND order_id = ? ORDER BY rowid')
+    .all(T, orderId) as { kind: string; round: number }[];
 
 test('random command sequences stay inside the lifecycle table and keep total + editTotal = live lines', async () => {
   let n = 0;
@@ -190,7 +240,10 @@ test('random command sequences stay inside the lifecycle table and keep total + 
         queue.drain();
         clock += 1000;
       };
-      const created = await ordering.newOrder(customer, { orderType: type, buckets: [{ venue: VENUE, lines: initial }] });
+      const created = await ordering.newOrder(customer, {
+        orderType: type,
+        buckets: [{ venue: VENUE, lines: initial }],
+      });
       queue.drain();
       const read = (): Order | undefined => {
         try {
@@ -219,17 +272,36 @@ test('random command sequences stay inside the lifecycle table and keep total + 
         const id = created.orderId;
         const before = order;
         switch (cmd.op) {
-          case 'append': await run(() => ordering.append(actor, id, { venue: VENUE, lines: cmd.lines })); break;
-          case 'update': await run(() => ordering.update(actor, id, {
-            venue: VENUE, lines: [...new Set(cmd.picks.map(pick))].map((lineId) => ({ id: lineId, quantity: cmd.quantity })),
-          })); break;
-          case 'remove': await run(() => ordering.remove(actor, id, { venue: VENUE, lines: [...new Set(cmd.picks.map(pick))] })); break;
-          case 'submit': await run(() => ordering.submit(actor, id)); break;
-          case 'ready': await run(() => ordering.ready(actor, id)); break;
-          case 'cancel': await run(() => ordering.cancel(actor, id, {})); break;
-          case 'complete': await run(() => ordering.complete(actor, id, {
-            claimCode: cmd.rightCode ? before.claimCode : before.claimCode === '999999' ? '000000' : '999999',
-          })); break;
+          case 'append':
+            await run(() => ordering.append(actor, id, { venue: VENUE, lines: cmd.lines }));
+            break;
+          case 'update':
+            await run(() =>
+              ordering.update(actor, id, {
+                venue: VENUE,
+                lines: [...new Set(cmd.picks.map(pick))].map((lineId) => ({ id: lineId, quantity: cmd.quantity })),
+              }),
+            );
+            break;
+          case 'remove':
+            await run(() => ordering.remove(actor, id, { venue: VENUE, lines: [...new Set(cmd.picks.map(pick))] }));
+            break;
+          case 'submit':
+            await run(() => ordering.submit(actor, id));
+            break;
+          case 'ready':
+            await run(() => ordering.ready(actor, id));
+            break;
+          case 'cancel':
+            await run(() => ordering.cancel(actor, id, {}));
+            break;
+          case 'complete':
+            await run(() =>
+              ordering.complete(actor, id, {
+                claimCode: cmd.rightCode ? before.claimCode : before.claimCode === '999999' ? '000000' : '999999',
+              }),
+            );
+            break;
         }
         order = read()!;
         checkState(db, order);
@@ -240,7 +312,9 @@ test('random command sequences stay inside the lifecycle table and keep total + 
           expect(order, `${cmd.op} was rejected yet changed the order`).toEqual(before);
           continue;
         }
-        expect(expectedNext(type, before.status, cmd.op), `${before.status} --${cmd.op}--> ${order.status}`).toBe(order.status);
+        expect(expectedNext(type, before.status, cmd.op), `${before.status} --${cmd.op}--> ${order.status}`).toBe(
+          order.status,
+        );
         if (cmd.op === 'ready' || cmd.op === 'complete') expect(actor.staff).toBe(true);
         if (cmd.op === 'complete') expect(cmd.rightCode).toBe(true);
         if (cmd.op === 'cancel' && lines(before).some((l) => l.status === 'ORDERED')) {
@@ -258,7 +332,9 @@ test('random command sequences stay inside the lifecycle table and keep total + 
       }
       // Print jobs: one kitchen ticket a round, a claim slip with the first, a cancel slip if the kitchen had lines.
       const kinds = jobs(created.orderId);
-      expect(kinds.filter((j) => j.kind === 'kitchen').map((j) => j.round)).toEqual(Array.from({ length: rounds }, (_, i) => i + 1));
+      expect(kinds.filter((j) => j.kind === 'kitchen').map((j) => j.round)).toEqual(
+        Array.from({ length: rounds }, (_, i) => i + 1),
+      );
       expect(kinds.filter((j) => j.kind === 'claim').length).toBe(rounds > 0 ? 1 : 0);
       expect(kinds.filter((j) => j.kind === 'cancel').length).toBe(cancelledWithKitchen ? 1 : 0);
     }),
@@ -271,7 +347,10 @@ test('the happy path applies every step: submit, a staff ready, complete with th
   for (const p of ['woda', 'kompot']) locks.set(T, MENU, { venue: VENUE, productId: p, locked: false }, clock);
   const customer = principal('00000000-0000-4000-8000-ffffffffffff', false);
   const staff = principal('00000000-0000-4000-9000-000000000001', true);
-  const c = await ordering.newOrder(customer, { orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [{ productId: 'woda', quantity: 1 }] }] });
+  const c = await ordering.newOrder(customer, {
+    orderType: 'TAKE_AWAY',
+    buckets: [{ venue: VENUE, lines: [{ productId: 'woda', quantity: 1 }] }],
+  });
   queue.drain();
   for (const step of [
     () => ordering.submit(customer, c.orderId),

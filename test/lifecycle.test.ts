@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import {
-  bucketsOpen, linesOf, nextChange, nextCodes, orderCommand, type OrderPayload, printJobs,
+  bucketsOpen,
+  linesOf,
+  nextChange,
+  nextCodes,
+  orderCommand,
+  type OrderPayload,
+  printJobs,
 } from './support/lifecycle.js';
 import { command, newOrder, UUID } from './support/orders.js';
 import { openSocket, type TestSocket } from './support/socket.js';
@@ -50,7 +56,10 @@ async function submitted(orderId: string): Promise<OrderPayload> {
 
 describe('basket to pick-up', () => {
   test('submit orders the NEW lines, ready is heard by the customer, complete needs the claim code', async () => {
-    const { c, order } = await created([{ productId: 'zurek', quantity: 2 }, { productId: 'kompot', quantity: 1 }]);
+    const { c, order } = await created([
+      { productId: 'zurek', quantity: 2 },
+      { productId: 'kompot', quantity: 1 },
+    ]);
     expect(order).toMatchObject({ status: 'NEW', total: '0.00', editTotal: '43.00' });
 
     // submit with no body at all (the route also takes `{}`)
@@ -72,22 +81,37 @@ describe('basket to pick-up', () => {
     expect(await nextCodes(sws, bad)).toEqual([
       { code: 'invalidClaimCode', message: expect.any(String), args: [c.orderId] },
     ]);
-    expect(((await (await box.get(`/ordering-api/api/order/${c.orderId}`, customer)).json()) as OrderPayload).status).toBe('READY');
+    expect(
+      ((await (await box.get(`/ordering-api/api/order/${c.orderId}`, customer)).json()) as OrderPayload).status,
+    ).toBe('READY');
 
     await orderCommand(box, staff, c.orderId, 'complete', { claimCode: ready.claimCode });
     const done = await nextChange(cws, c.orderId);
-    expect(done).toMatchObject({ status: 'COMPLETED', closed: true, completed: true, total: '43.00', editTotal: '0.00' });
+    expect(done).toMatchObject({
+      status: 'COMPLETED',
+      closed: true,
+      completed: true,
+      total: '43.00',
+      editTotal: '0.00',
+    });
     await nextChange(sws, c.orderId);
     expect(bucketsOpen(box, c.orderId)).toEqual([0]);
 
     // This box has no printers configured: the jobs are kept, unrouted (test/printing*.test.ts print them).
     const jobs = printJobs(box, c.orderId);
     expect(jobs.map((j) => [j.kind, j.round, j.state, j.venue_id])).toEqual([
-      ['kitchen', 1, 'unrouted', VENUE], ['claim', 1, 'unrouted', VENUE],
+      ['kitchen', 1, 'unrouted', VENUE],
+      ['claim', 1, 'unrouted', VENUE],
     ]);
     expect(jobs[0]!.payload).toMatchObject({
-      kind: 'kitchen', venueName: DEMO.venues[0]!.name, orderType: 'TAKE_AWAY', claimCode: ready.claimCode, round: 1,
-      timeZone: 'Europe/Warsaw', localTime: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/), total: '43.00',
+      kind: 'kitchen',
+      venueName: DEMO.venues[0]!.name,
+      orderType: 'TAKE_AWAY',
+      claimCode: ready.claimCode,
+      round: 1,
+      timeZone: 'Europe/Warsaw',
+      localTime: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/),
+      total: '43.00',
       lines: [
         { text: '2 x Żurek', quantity: 2, name: 'Żurek', category: 'soups', price: '18.00', amount: '36.00' },
         { text: '1 x Kompot', quantity: 1, name: 'Kompot', category: 'drinks', price: '7.00', amount: '7.00' },
@@ -95,7 +119,10 @@ describe('basket to pick-up', () => {
     });
 
     // A closed order takes no command at all.
-    const late = await orderCommand(box, customer, c.orderId, 'append', { venue: VENUE, lines: [{ productId: 'woda', quantity: 1 }] });
+    const late = await orderCommand(box, customer, c.orderId, 'append', {
+      venue: VENUE,
+      lines: [{ productId: 'woda', quantity: 1 }],
+    });
     expect(await nextCodes(cws, late)).toEqual([expect.objectContaining({ code: 'orderClosed', args: [c.orderId] })]);
     const again = await orderCommand(box, staff, c.orderId, 'cancel', {});
     expect(await nextCodes(sws, again)).toEqual([expect.objectContaining({ code: 'orderClosed' })]);
@@ -113,12 +140,21 @@ describe('basket to pick-up', () => {
 describe('editing the basket', () => {
   test('update changes quantities and remove deletes NEW lines; editTotal follows', async () => {
     const { c } = await created([
-      { productId: 'zurek', quantity: 1 }, { productId: 'sernik', quantity: 1 }, { productId: 'woda', quantity: 1 },
+      { productId: 'zurek', quantity: 1 },
+      { productId: 'sernik', quantity: 1 },
+      { productId: 'woda', quantity: 1 },
     ]);
-    const u = await orderCommand(box, customer, c.orderId, 'update', { venue: VENUE, lines: [{ id: c.lines[0], quantity: 3 }] });
+    const u = await orderCommand(box, customer, c.orderId, 'update', {
+      venue: VENUE,
+      lines: [{ id: c.lines[0], quantity: 3 }],
+    });
     expect(u).toEqual({ correlationId: expect.stringMatching(UUID), orderId: c.orderId, lines: [c.lines[0]] });
     const updated = await nextChange(cws, c.orderId);
-    expect(linesOf(updated).map((l) => [l.id, l.quantity])).toEqual([[c.lines[0], 3], [c.lines[1], 1], [c.lines[2], 1]]);
+    expect(linesOf(updated).map((l) => [l.id, l.quantity])).toEqual([
+      [c.lines[0], 3],
+      [c.lines[1], 1],
+      [c.lines[2], 1],
+    ]);
     expect(updated.editTotal).toBe('75.00');
 
     await orderCommand(box, customer, c.orderId, 'remove', { venue: VENUE, lines: [c.lines[1]] });
@@ -127,16 +163,27 @@ describe('editing the basket', () => {
     expect(removed.editTotal).toBe('60.00');
 
     // Lines appended after a removal keep their place at the end.
-    const a = await orderCommand(box, customer, c.orderId, 'append', { venue: VENUE, lines: [{ productId: 'kompot', quantity: 1 }] });
+    const a = await orderCommand(box, customer, c.orderId, 'append', {
+      venue: VENUE,
+      lines: [{ productId: 'kompot', quantity: 1 }],
+    });
     expect(linesOf(await nextChange(cws, c.orderId)).map((l) => l.id)).toEqual([c.lines[0], c.lines[2], a.lines[0]]);
   });
 
   test('invalidLine: a line not in the order, removed already, or in another bucket; all offenders are named', async () => {
-    const { c } = await created([{ productId: 'zurek', quantity: 1 }, { productId: 'woda', quantity: 1 }]);
+    const { c } = await created([
+      { productId: 'zurek', quantity: 1 },
+      { productId: 'woda', quantity: 1 },
+    ]);
     const other = await created([{ productId: 'kompot', quantity: 1 }]);
     const stranger = '33333333-3333-4333-8333-333333333333';
     const u = await orderCommand(box, customer, c.orderId, 'update', {
-      venue: VENUE, lines: [{ id: c.lines[0], quantity: 2 }, { id: other.c.lines[0], quantity: 2 }, { id: stranger, quantity: 1 }],
+      venue: VENUE,
+      lines: [
+        { id: c.lines[0], quantity: 2 },
+        { id: other.c.lines[0], quantity: 2 },
+        { id: stranger, quantity: 1 },
+      ],
     });
     expect(await nextCodes(cws, u)).toEqual([
       { code: 'invalidLine', message: expect.any(String), args: [other.c.lines[0]] },
@@ -150,14 +197,22 @@ describe('editing the basket', () => {
     const got = (await (await box.get(`/ordering-api/api/order/${c.orderId}`, customer)).json()) as OrderPayload;
     expect(linesOf(got).map((l) => l.quantity)).toEqual([1]);
     // A venue the order has no bucket for.
-    const v = await orderCommand(box, customer, c.orderId, 'update', { venue: DEMO.venues[1]!.id, lines: [{ id: c.lines[0], quantity: 2 }] });
-    expect(await nextCodes(cws, v)).toEqual([expect.objectContaining({ code: 'invalidVenue', args: [DEMO.venues[1]!.id] })]);
+    const v = await orderCommand(box, customer, c.orderId, 'update', {
+      venue: DEMO.venues[1]!.id,
+      lines: [{ id: c.lines[0], quantity: 2 }],
+    });
+    expect(await nextCodes(cws, v)).toEqual([
+      expect.objectContaining({ code: 'invalidVenue', args: [DEMO.venues[1]!.id] }),
+    ]);
   });
 
   test('invalidLine: an ORDERED line of a tab cannot be updated or removed', async () => {
     const { c } = await created([{ productId: 'piwo', quantity: 1 }], 'DINE_IN_OPEN');
     await submitted(c.orderId);
-    const u = await orderCommand(box, customer, c.orderId, 'update', { venue: VENUE, lines: [{ id: c.lines[0], quantity: 2 }] });
+    const u = await orderCommand(box, customer, c.orderId, 'update', {
+      venue: VENUE,
+      lines: [{ id: c.lines[0], quantity: 2 }],
+    });
     expect(await nextCodes(cws, u)).toEqual([expect.objectContaining({ code: 'invalidLine', args: [c.lines[0]] })]);
     const r = await orderCommand(box, customer, c.orderId, 'remove', { venue: VENUE, lines: [c.lines[0]] });
     expect(await nextCodes(cws, r)).toEqual([expect.objectContaining({ code: 'invalidLine', args: [c.lines[0]] })]);
@@ -182,7 +237,10 @@ describe('business codes', () => {
     expect(await nextCodes(cws, s)).toEqual([
       { code: 'minOrderValue', message: expect.any(String), args: [VENUE, '40.00', '6.00'] },
     ]);
-    await orderCommand(box, customer, c.orderId, 'append', { venue: VENUE, lines: [{ productId: 'schabowy', quantity: 1 }] });
+    await orderCommand(box, customer, c.orderId, 'append', {
+      venue: VENUE,
+      lines: [{ productId: 'schabowy', quantity: 1 }],
+    });
     expect((await nextChange(cws, c.orderId)).editTotal).toBe('40.00');
     expect(await submitted(c.orderId)).toMatchObject({ status: 'ORDERED', total: '40.00' });
   });
@@ -196,18 +254,32 @@ describe('business codes', () => {
     const complete = await orderCommand(box, staff, c.orderId, 'complete', { claimCode: order.claimCode });
     expect(await nextCodes(sws, complete)).toEqual([expect.objectContaining({ args: ['NEW', 'complete'] })]);
     await submitted(c.orderId);
-    const append = await orderCommand(box, customer, c.orderId, 'append', { venue: VENUE, lines: [{ productId: 'woda', quantity: 1 }] });
-    expect(await nextCodes(cws, append)).toEqual([expect.objectContaining({ code: 'invalidTransition', args: ['ORDERED', 'append'] })]);
-    const update = await orderCommand(box, customer, c.orderId, 'update', { venue: VENUE, lines: [{ id: c.lines[0], quantity: 2 }] });
-    expect(await nextCodes(cws, update)).toEqual([expect.objectContaining({ code: 'invalidTransition', args: ['ORDERED', 'update'] })]);
+    const append = await orderCommand(box, customer, c.orderId, 'append', {
+      venue: VENUE,
+      lines: [{ productId: 'woda', quantity: 1 }],
+    });
+    expect(await nextCodes(cws, append)).toEqual([
+      expect.objectContaining({ code: 'invalidTransition', args: ['ORDERED', 'append'] }),
+    ]);
+    const update = await orderCommand(box, customer, c.orderId, 'update', {
+      venue: VENUE,
+      lines: [{ id: c.lines[0], quantity: 2 }],
+    });
+    expect(await nextCodes(cws, update)).toEqual([
+      expect.objectContaining({ code: 'invalidTransition', args: ['ORDERED', 'update'] }),
+    ]);
     await orderCommand(box, staff, c.orderId, 'ready');
     await nextChange(cws, c.orderId);
     await nextChange(sws, c.orderId);
     const twice = await orderCommand(box, staff, c.orderId, 'ready');
-    expect(await nextCodes(sws, twice)).toEqual([expect.objectContaining({ code: 'invalidTransition', args: ['READY', 'ready'] })]);
+    expect(await nextCodes(sws, twice)).toEqual([
+      expect.objectContaining({ code: 'invalidTransition', args: ['READY', 'ready'] }),
+    ]);
     // Only a tab goes back from READY to ORDERED.
     const submit = await orderCommand(box, customer, c.orderId, 'submit');
-    expect(await nextCodes(cws, submit)).toEqual([expect.objectContaining({ code: 'invalidTransition', args: ['READY', 'submit'] })]);
+    expect(await nextCodes(cws, submit)).toEqual([
+      expect.objectContaining({ code: 'invalidTransition', args: ['READY', 'submit'] }),
+    ]);
   });
 
   test('forbidden: staff commands from a customer, and a customer cancelling what the kitchen has', async () => {
@@ -216,7 +288,9 @@ describe('business codes', () => {
     const ready = await orderCommand(box, customer, c.orderId, 'ready');
     expect(await nextCodes(cws, ready)).toEqual([{ code: 'forbidden', message: expect.any(String), args: ['ready'] }]);
     const complete = await orderCommand(box, customer, c.orderId, 'complete', { claimCode: order.claimCode });
-    expect(await nextCodes(cws, complete)).toEqual([expect.objectContaining({ code: 'forbidden', args: ['complete'] })]);
+    expect(await nextCodes(cws, complete)).toEqual([
+      expect.objectContaining({ code: 'forbidden', args: ['complete'] }),
+    ]);
     const cancel = await orderCommand(box, customer, c.orderId, 'cancel', { reason: 'changed my mind' });
     expect(await nextCodes(cws, cancel)).toEqual([expect.objectContaining({ code: 'forbidden', args: ['cancel'] })]);
     // A stranger does not learn the order exists, staff command or not.
@@ -229,18 +303,34 @@ describe('business codes', () => {
   });
 
   test('staff cancel an ORDERED order: lines CANCELLED, totals 0, claim code freed, a cancel slip with the reason', async () => {
-    const { c } = await created([{ productId: 'zurek', quantity: 2 }, { productId: 'woda', quantity: 1 }]);
+    const { c } = await created([
+      { productId: 'zurek', quantity: 2 },
+      { productId: 'woda', quantity: 1 },
+    ]);
     await submitted(c.orderId);
     await orderCommand(box, staff, c.orderId, 'cancel', { reason: 'kitchen fire' });
     const cancelled = await nextChange(cws, c.orderId);
     await nextChange(sws, c.orderId);
-    expect(cancelled).toMatchObject({ status: 'CANCELLED', closed: true, completed: false, total: '0.00', editTotal: '0.00' });
+    expect(cancelled).toMatchObject({
+      status: 'CANCELLED',
+      closed: true,
+      completed: false,
+      total: '0.00',
+      editTotal: '0.00',
+    });
     expect(linesOf(cancelled).map((l) => l.status)).toEqual(['CANCELLED', 'CANCELLED']);
     expect(bucketsOpen(box, c.orderId)).toEqual([0]);
     const jobs = printJobs(box, c.orderId);
-    expect(jobs.map((j) => [j.kind, j.round])).toEqual([['kitchen', 1], ['claim', 1], ['cancel', 1]]);
+    expect(jobs.map((j) => [j.kind, j.round])).toEqual([
+      ['kitchen', 1],
+      ['claim', 1],
+      ['cancel', 1],
+    ]);
     expect(jobs[2]!.payload).toMatchObject({
-      kind: 'cancel', reason: 'kitchen fire', total: '42.00', orderTotal: '0.00',
+      kind: 'cancel',
+      reason: 'kitchen fire',
+      total: '42.00',
+      orderTotal: '0.00',
       lines: [expect.objectContaining({ text: '2 x Żurek' }), expect.objectContaining({ text: '1 x Woda mineralna' })],
     });
   });
@@ -260,10 +350,19 @@ describe('business codes', () => {
 
 describe('DINE_IN_OPEN tab', () => {
   test('three rounds: each submit orders its round and prints its own kitchen ticket; READY goes back to ORDERED', async () => {
-    const { c, order } = await created([{ productId: 'piwo', quantity: 2 }, { productId: 'zurek', quantity: 1 }], 'DINE_IN_OPEN');
+    const { c, order } = await created(
+      [
+        { productId: 'piwo', quantity: 2 },
+        { productId: 'zurek', quantity: 1 },
+      ],
+      'DINE_IN_OPEN',
+    );
     expect(await submitted(c.orderId)).toMatchObject({ status: 'ORDERED', total: '46.00', editTotal: '0.00' });
 
-    const r2 = await orderCommand(box, customer, c.orderId, 'append', { venue: VENUE, lines: [{ productId: 'ges', quantity: 1 }] });
+    const r2 = await orderCommand(box, customer, c.orderId, 'append', {
+      venue: VENUE,
+      lines: [{ productId: 'ges', quantity: 1 }],
+    });
     expect(await nextChange(cws, c.orderId)).toMatchObject({ status: 'ORDERED', total: '46.00', editTotal: '58.00' });
     expect(await submitted(c.orderId)).toMatchObject({ status: 'ORDERED', total: '104.00', editTotal: '0.00' });
 
@@ -272,7 +371,11 @@ describe('DINE_IN_OPEN tab', () => {
     await nextChange(sws, c.orderId);
 
     const r3 = await orderCommand(box, customer, c.orderId, 'append', {
-      venue: VENUE, lines: [{ productId: 'sernik', quantity: 2 }, { productId: 'piwo', quantity: 1 }],
+      venue: VENUE,
+      lines: [
+        { productId: 'sernik', quantity: 2 },
+        { productId: 'piwo', quantity: 1 },
+      ],
     });
     expect(await nextChange(cws, c.orderId)).toMatchObject({ status: 'READY', editTotal: '44.00' });
     await orderCommand(box, customer, c.orderId, 'update', { venue: VENUE, lines: [{ id: r3.lines[0], quantity: 1 }] });
@@ -286,21 +389,33 @@ describe('DINE_IN_OPEN tab', () => {
     await nextChange(sws, c.orderId);
 
     const jobs = printJobs(box, c.orderId);
-    expect(jobs.map((j) => [j.kind, j.round])).toEqual([['kitchen', 1], ['claim', 1], ['kitchen', 2], ['kitchen', 3]]);
+    expect(jobs.map((j) => [j.kind, j.round])).toEqual([
+      ['kitchen', 1],
+      ['claim', 1],
+      ['kitchen', 2],
+      ['kitchen', 3],
+    ]);
     const kitchen = jobs.filter((j) => j.kind === 'kitchen');
     expect(kitchen.map((j) => j.payload.lines.map((l) => l.text))).toEqual([
-      ['2 x Piwo z beczki', '1 x Żurek'], ['1 x Gęś pieczona'], ['1 x Sernik krakowski', '1 x Piwo z beczki'],
+      ['2 x Piwo z beczki', '1 x Żurek'],
+      ['1 x Gęś pieczona'],
+      ['1 x Sernik krakowski', '1 x Piwo z beczki'],
     ]);
     expect(kitchen.map((j) => j.payload.total)).toEqual(['46.00', '58.00', '29.00']);
     expect(kitchen.map((j) => j.payload.round)).toEqual([1, 2, 3]);
-    expect(kitchen.every((j) => j.payload.orderType === 'DINE_IN_OPEN' && j.payload.claimCode === order.claimCode)).toBe(true);
+    expect(
+      kitchen.every((j) => j.payload.orderType === 'DINE_IN_OPEN' && j.payload.claimCode === order.claimCode),
+    ).toBe(true);
     expect(r2.lines).toHaveLength(1);
   });
 
   test('complete drops a round that was never submitted', async () => {
     const { c, order } = await created([{ productId: 'piwo', quantity: 1 }], 'DINE_IN_OPEN');
     await submitted(c.orderId);
-    await orderCommand(box, customer, c.orderId, 'append', { venue: VENUE, lines: [{ productId: 'piwo', quantity: 1 }] });
+    await orderCommand(box, customer, c.orderId, 'append', {
+      venue: VENUE,
+      lines: [{ productId: 'piwo', quantity: 1 }],
+    });
     expect((await nextChange(cws, c.orderId)).editTotal).toBe('14.00');
     await orderCommand(box, staff, c.orderId, 'complete', { claimCode: order.claimCode });
     const done = await nextChange(cws, c.orderId);
@@ -317,7 +432,17 @@ describe('bad bodies are 400 before anything is queued', () => {
     ['update', { venue: VENUE, lines: [{ id: 'x', quantity: 1 }] }, '/lines/0/id'],
     ['update', { venue: VENUE, lines: [{ id, quantity: 0 }] }, '/lines/0/quantity'],
     ['update', { venue: VENUE, lines: [{ id, quantity: 1.5 }] }, '/lines/0/quantity'],
-    ['update', { venue: VENUE, lines: [{ id, quantity: 1 }, { id, quantity: 2 }] }, '/lines/1/id'],
+    [
+      'update',
+      {
+        venue: VENUE,
+        lines: [
+          { id, quantity: 1 },
+          { id, quantity: 2 },
+        ],
+      },
+      '/lines/1/id',
+    ],
     ['update', { lines: [{ id, quantity: 1 }] }, '/venue'],
     ['remove', { venue: VENUE, lines: ['x'] }, '/lines/0'],
     ['remove', { venue: VENUE, lines: [id, id] }, '/lines/1'],
@@ -333,7 +458,9 @@ describe('bad bodies are 400 before anything is queued', () => {
   test.each(cases)('%s %j -> invalidField %s', async (name, body, pointer) => {
     const res = await box.post(`/ordering-api/api/order/${id}/${name}`, staff, JSON.stringify(body));
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ codes: expect.arrayContaining([expect.objectContaining({ code: 'invalidField', args: [pointer] })]) });
+    expect(await res.json()).toMatchObject({
+      codes: expect.arrayContaining([expect.objectContaining({ code: 'invalidField', args: [pointer] })]),
+    });
   });
 
   test('malformed JSON is invalidBody, a non-UUID order id 404, complete without a body 400', async () => {

@@ -27,14 +27,18 @@ afterAll(async () => {
 });
 
 const VENUE = DEMO.openVenue;
-const lines = (n: number, productId = 'zurek', quantity = 1) => Array.from({ length: n }, () => ({ productId, quantity }));
+const lines = (n: number, productId = 'zurek', quantity = 1) =>
+  Array.from({ length: n }, () => ({ productId, quantity }));
 const append = (orderId: string, n: number, productId?: string, quantity?: number) =>
   orderCommand(box, customer, orderId, 'append', { venue: VENUE, lines: lines(n, productId, quantity) });
 const current = async (orderId: string): Promise<OrderPayload> =>
   (await (await box.get(`/ordering-api/api/order/${orderId}`, customer)).json()) as OrderPayload;
 /** The database and its WAL together: what the box has written to disk. */
 const diskBytes = (): number =>
-  ['venue-box.db', 'venue-box.db-wal'].reduce((sum, f) => sum + (statSync(join(box.dataDir, f), { throwIfNoEntry: false })?.size ?? 0), 0);
+  ['venue-box.db', 'venue-box.db-wal'].reduce(
+    (sum, f) => sum + (statSync(join(box.dataDir, f), { throwIfNoEntry: false })?.size ?? 0),
+    0,
+  );
 
 describe('order bounds', () => {
   test('an order stops at 400 lines: appends past it get tooManyLines, change nothing and write little', async () => {
@@ -80,7 +84,10 @@ describe('order bounds', () => {
     await nextChange(cws, c.orderId);
     await append(c.orderId, 1, 'schabowy', 1); // 9,986,038.00
     const last = linesOf(await nextChange(cws, c.orderId)).at(-1)!;
-    const update = await orderCommand(box, customer, c.orderId, 'update', { venue: VENUE, lines: [{ id: last.id, quantity: 999 }] });
+    const update = await orderCommand(box, customer, c.orderId, 'update', {
+      venue: VENUE,
+      lines: [{ id: last.id, quantity: 999 }],
+    });
     expect(await nextCodes(cws, update)).toEqual([tooMuch]);
     expect(await current(c.orderId)).toMatchObject({ editTotal: '9986038.00' });
   });
@@ -96,7 +103,9 @@ describe('order bounds', () => {
       open.push(c.orderId);
     }
     const refused = await command(box, guest.access_token, 'new', newOrder(VENUE, lines(1)));
-    expect(await nextCodes(gws, refused)).toEqual([{ code: 'tooManyOpenOrders', message: expect.any(String), args: ['20'] }]);
+    expect(await nextCodes(gws, refused)).toEqual([
+      { code: 'tooManyOpenOrders', message: expect.any(String), args: ['20'] },
+    ]);
 
     await orderCommand(box, guest.access_token, open[0]!, 'cancel');
     await nextChange(gws, open[0]!);
@@ -115,7 +124,9 @@ describe('order bounds', () => {
 describe('configured bounds (ordering.maxLines 150, ordering.maxOpenPerAnonymousUser 2)', () => {
   let small: TestBox;
   beforeAll(async () => {
-    small = await startTestBox({ config: { ordering: { ...UNLIMITED_CUSTOMER.ordering, maxLines: 150, maxOpenPerAnonymousUser: 2 } } });
+    small = await startTestBox({
+      config: { ordering: { ...UNLIMITED_CUSTOMER.ordering, maxLines: 150, maxOpenPerAnonymousUser: 2 } },
+    });
   });
   afterAll(async () => {
     await small?.stop();
@@ -126,7 +137,9 @@ describe('configured bounds (ordering.maxLines 150, ordering.maxOpenPerAnonymous
     const ws = await openSocket(small.wsUrl('/ordering-api/ws'), token);
     await ws.next('HELLO');
     const big = await command(small, token, 'new', newOrder(VENUE, lines(151)));
-    expect(await nextCodes(ws, big)).toEqual([expect.objectContaining({ code: 'tooManyLines', args: [big.orderId, '150'] })]);
+    expect(await nextCodes(ws, big)).toEqual([
+      expect.objectContaining({ code: 'tooManyLines', args: [big.orderId, '150'] }),
+    ]);
     expect((await small.get(`/ordering-api/api/order/${big.orderId}`, token)).status).toBe(404);
 
     for (let i = 0; i < 2; i++) {

@@ -50,35 +50,54 @@ describe('order/new', () => {
       editTotal: '0.00',
       status: 'NEW',
       claimCode: expect.stringMatching(/^\d{6}$/),
-      buckets: [{
-        venue: VENUE,
-        name: DEMO.venues[0]!.name,
-        menu: DEMO.menu,
-        lines: [],
-        extra: { minDeliveryMinutes: '15', minDeliveryTime: '00:15:00', minOrderValue: '0.00' },
-      }],
+      buckets: [
+        {
+          venue: VENUE,
+          name: DEMO.venues[0]!.name,
+          menu: DEMO.menu,
+          lines: [],
+          extra: { minDeliveryMinutes: '15', minDeliveryTime: '00:15:00', minOrderValue: '0.00' },
+        },
+      ],
       closed: false,
       completed: false,
     });
   });
 
   test('lines are priced from the menu, not by the client, and editTotal sums them', async () => {
-    const c = await command(box, token, 'new', newOrder(VENUE, [
-      { productId: 'zurek', price: 0.01, quantity: 2, status: 'NEW' },
-      { productId: 'kompot', price: 999, quantity: 1, status: 'NEW' },
-    ]));
+    const c = await command(
+      box,
+      token,
+      'new',
+      newOrder(VENUE, [
+        { productId: 'zurek', price: 0.01, quantity: 2, status: 'NEW' },
+        { productId: 'kompot', price: 999, quantity: 1, status: 'NEW' },
+      ]),
+    );
     expect(c.lines).toHaveLength(2);
     const { payload } = await ws.next('ORDER_CHANGE');
     const lines = (payload.buckets as { lines: Record<string, unknown>[] }[])[0]!.lines;
     expect(lines.map((l) => l.id)).toEqual(c.lines);
     expect(lines[0]).toEqual({
-      id: c.lines[0], creator: userId, created: expect.stringMatching(ISO), updated: expect.stringMatching(ISO),
-      source: 'venue-box', quantity: 2, price: '18.00', productId: 'zurek',
+      id: c.lines[0],
+      creator: userId,
+      created: expect.stringMatching(ISO),
+      updated: expect.stringMatching(ISO),
+      source: 'venue-box',
+      quantity: 2,
+      price: '18.00',
+      productId: 'zurek',
       product: {
-        kind: 'product', id: 'zurek', literals: { name: 'Żurek' }, img: '/media/zurek.jpg', quantity: '1',
-        price: '18.00', extra: { category: 'soups' },
+        kind: 'product',
+        id: 'zurek',
+        literals: { name: 'Żurek' },
+        img: '/media/zurek.jpg',
+        quantity: '1',
+        price: '18.00',
+        extra: { category: 'soups' },
       },
-      status: 'NEW', hash: expect.stringMatching(/^[0-9a-f]{16}$/),
+      status: 'NEW',
+      hash: expect.stringMatching(/^[0-9a-f]{16}$/),
     });
     expect(payload.editTotal).toBe('43.00');
   });
@@ -89,14 +108,22 @@ describe('order/new', () => {
   });
 
   test('an unknown product is a NOTIFICATION invalidProduct with the line id and product id; nothing is created', async () => {
-    const c = await command(box, token, 'new', newOrder(VENUE, [
-      { productId: 'zurek', quantity: 1 }, { productId: 'kawior', quantity: 1 },
-    ]));
+    const c = await command(
+      box,
+      token,
+      'new',
+      newOrder(VENUE, [
+        { productId: 'zurek', quantity: 1 },
+        { productId: 'kawior', quantity: 1 },
+      ]),
+    );
     const notification = await ws.next('NOTIFICATION');
     (await contractsOf(box)).frame(notification);
     const { payload } = notification;
     expect(payload).toEqual({
-      type: 'OrderEventError', users: [userId], orderId: c.orderId,
+      type: 'OrderEventError',
+      users: [userId],
+      orderId: c.orderId,
       event: { correlationId: c.correlationId, user: userId, orderId: c.orderId },
       message: expect.stringContaining(c.lines[1]!),
       codes: [{ code: 'invalidProduct', message: expect.any(String), args: [c.lines[1], 'kawior'] }],
@@ -133,7 +160,11 @@ describe('order/{id}/append and GET order/{id}', () => {
     const first = (await ws.next('ORDER_CHANGE')).payload;
     await new Promise((r) => setTimeout(r, 5));
     const c = await command(box, token, `${created.orderId}/append`, {
-      venue: VENUE, lines: [{ productId: 'sernik', quantity: 2, price: 1, status: 'NEW' }, { productId: 'woda', quantity: 1 }],
+      venue: VENUE,
+      lines: [
+        { productId: 'sernik', quantity: 2, price: 1, status: 'NEW' },
+        { productId: 'woda', quantity: 1 },
+      ],
     });
     expect(c.orderId).toBe(created.orderId);
     expect(c.lines).toHaveLength(2);
@@ -150,14 +181,20 @@ describe('order/{id}/append and GET order/{id}', () => {
 
   test('append to an unknown order, or to a venue outside the order, is a NOTIFICATION', async () => {
     const missing = '11111111-1111-4111-8111-111111111111';
-    const c = await command(box, token, `${missing}/append`, { venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] });
+    const c = await command(box, token, `${missing}/append`, {
+      venue: VENUE,
+      lines: [{ productId: 'zurek', quantity: 1 }],
+    });
     const n = await ws.next('NOTIFICATION');
     expect(n.payload.event).toEqual({ correlationId: c.correlationId, user: userId, orderId: missing });
     expect(n.payload.codes).toEqual([expect.objectContaining({ code: 'orderNotFound', args: [missing] })]);
 
     const created = await command(box, token, 'new', newOrder(VENUE));
     await ws.next('ORDER_CHANGE');
-    await command(box, token, `${created.orderId}/append`, { venue: DEMO.venues[1]!.id, lines: [{ productId: 'zurek', quantity: 1 }] });
+    await command(box, token, `${created.orderId}/append`, {
+      venue: DEMO.venues[1]!.id,
+      lines: [{ productId: 'zurek', quantity: 1 }],
+    });
     expect((await ws.next('NOTIFICATION')).payload.codes).toEqual([
       expect.objectContaining({ code: 'invalidVenue', args: [DEMO.venues[1]!.id] }),
     ]);
@@ -172,9 +209,16 @@ describe('order/{id}/append and GET order/{id}', () => {
     const res = await box.get(`/ordering-api/api/order/${created.orderId}`, other.access_token);
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ codes: [{ code: 'notFound' }] });
-    await command(box, other.access_token, `${created.orderId}/append`, { venue: VENUE, lines: [{ productId: 'zurek', quantity: 1 }] });
-    expect((await otherWs.next('NOTIFICATION')).payload.codes).toEqual([expect.objectContaining({ code: 'orderNotFound' })]);
-    const got = (await (await box.get(`/ordering-api/api/order/${created.orderId}`, token)).json()) as { buckets: { lines: unknown[] }[] };
+    await command(box, other.access_token, `${created.orderId}/append`, {
+      venue: VENUE,
+      lines: [{ productId: 'zurek', quantity: 1 }],
+    });
+    expect((await otherWs.next('NOTIFICATION')).payload.codes).toEqual([
+      expect.objectContaining({ code: 'orderNotFound' }),
+    ]);
+    const got = (await (await box.get(`/ordering-api/api/order/${created.orderId}`, token)).json()) as {
+      buckets: { lines: unknown[] }[];
+    };
     expect(got.buckets[0]!.lines).toEqual([]);
     otherWs.close();
   });
@@ -183,13 +227,18 @@ describe('order/{id}/append and GET order/{id}', () => {
     for (const extra of [{ ['k'.repeat(101)]: 'v' }, { '': 'v' }, { k: 1 }]) {
       const res = await box.post('/ordering-api/api/order/new', token, { ...newOrder(VENUE), extra });
       expect(res.status).toBe(400);
-      expect(await res.json()).toMatchObject({ codes: [{ code: 'invalidField', args: [expect.stringMatching(/^\/extra/)] }] });
+      expect(await res.json()).toMatchObject({
+        codes: [{ code: 'invalidField', args: [expect.stringMatching(/^\/extra/)] }],
+      });
     }
   });
 
   test('a path id that is not a UUID is 404; a bad append body is 400 with the field', async () => {
     expect((await box.get('/ordering-api/api/order/not-a-uuid', token)).status).toBe(404);
-    const res = await box.post('/ordering-api/api/order/11111111-1111-4111-8111-111111111111/append', token, { venue: VENUE, lines: [] });
+    const res = await box.post('/ordering-api/api/order/11111111-1111-4111-8111-111111111111/append', token, {
+      venue: VENUE,
+      lines: [],
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ codes: [{ code: 'invalidField', args: ['/lines'] }] });
   });
@@ -200,12 +249,21 @@ describe('order/{id}/append and GET order/{id}', () => {
     // Confirmed one after another without waiting for the pushes: the lines must land in that order.
     const sequential: string[] = [];
     for (let i = 0; i < 10; i++) {
-      const c = await command(box, token, `${created.orderId}/append`, { venue: VENUE, lines: [{ productId: 'woda', quantity: 1 }] });
+      const c = await command(box, token, `${created.orderId}/append`, {
+        venue: VENUE,
+        lines: [{ productId: 'woda', quantity: 1 }],
+      });
       sequential.push(c.lines[0]!);
     }
     // Confirmed concurrently: every one applied once, whatever order the requests raced into.
-    const concurrent = await Promise.all(Array.from({ length: 10 }, () =>
-      command(box, token, `${created.orderId}/append`, { venue: VENUE, lines: [{ productId: 'kompot', quantity: 2 }] })));
+    const concurrent = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        command(box, token, `${created.orderId}/append`, {
+          venue: VENUE,
+          lines: [{ productId: 'kompot', quantity: 2 }],
+        }),
+      ),
+    );
     const counts: number[] = [];
     for (let i = 0; i < 20; i++) {
       const { payload } = await ws.next('ORDER_CHANGE');
@@ -213,7 +271,8 @@ describe('order/{id}/append and GET order/{id}', () => {
     }
     expect(counts).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     const order = (await (await box.get(`/ordering-api/api/order/${created.orderId}`, token)).json()) as {
-      editTotal: string; buckets: { lines: { id: string }[] }[];
+      editTotal: string;
+      buckets: { lines: { id: string }[] }[];
     };
     const ids = order.buckets[0]!.lines.map((l) => l.id);
     expect(ids.slice(0, 10)).toEqual(sequential);

@@ -33,7 +33,12 @@ test('a box upgraded over a database with 4 KiB pages rewrites it with 1 KiB pag
   box = await startTestBox();
   const { dataDir } = box;
   const customer = await box.token();
-  const { orderId } = await command(box, customer.access_token, 'new', newOrder(DEMO.openVenue, [{ productId: 'zurek', quantity: 2 }]));
+  const { orderId } = await command(
+    box,
+    customer.access_token,
+    'new',
+    newOrder(DEMO.openVenue, [{ productId: 'zurek', quantity: 2 }]),
+  );
   expect(await orderStatus(box, orderId, customer.access_token)).toBe(200);
   await box.stop();
   box = undefined;
@@ -55,6 +60,11 @@ test('a box upgraded over a database with 4 KiB pages rewrites it with 1 KiB pag
   expect(rewritten).toMatchObject({ from: 4096, to: 1024 });
   expect(pageSizeOf(file)).toBe(1024);
   expect(await orderStatus(box, orderId, customer.access_token)).toBe(200);
-  const again = await command(box, customer.access_token, 'new', newOrder(DEMO.openVenue, [{ productId: 'zurek', quantity: 1 }]));
+  const again = await command(
+    box,
+    customer.access_token,
+    'new',
+    newOrder(DEMO.openVenue, [{ productId: 'zurek', quantity: 1 }]),
+  );
   expect(await orderStatus(box, again.orderId, customer.access_token)).toBe(200);
 });

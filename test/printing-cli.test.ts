@@ -21,7 +21,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vb-print-cli-'));
   printer = await startFakePrinter(dir, 'bar');
   configFile = join(dir, 'venue-box.jsonc');
-  writeFileSync(configFile, `// printers for the CLI test
+  writeFileSync(
+    configFile,
+    `// printers for the CLI test
 {
   "printers": [
     { "name": "bar", "venue": "${VENUE}", "role": "kitchen", "path": "${printer.boxPath}" },
@@ -29,7 +31,8 @@ beforeAll(async () => {
   ],
   "printing": { "statusTimeoutMs": 300 },
 }
-`);
+`,
+  );
 });
 afterAll(async () => {
   await printer?.stop();
@@ -40,7 +43,9 @@ describe.skipIf(skip)('venue-box printers', () => {
     const { code, stdout, stderr } = await cli('printers', 'list', '--config', configFile);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^serial ports/m);
-    expect(stdout).toMatch(new RegExp(`bar\\s+kitchen\\s+venue ${VENUE}\\s+${printer.boxPath} \\(present, -> /dev/pts/\\d+\\)`));
+    expect(stdout).toMatch(
+      new RegExp(`bar\\s+kitchen\\s+venue ${VENUE}\\s+${printer.boxPath} \\(present, -> /dev/pts/\\d+\\)`),
+    );
     expect(stdout).toMatch(/gone\s+counter.*\(MISSING\)/);
     expect(stderr).not.toMatch(/\n\s+at /); // no stack trace, whatever the machine
     if (stderr !== '') expect(stderr).toMatch(/udevadm is not installed|listing serial ports failed/);
@@ -59,7 +64,10 @@ describe.skipIf(skip)('venue-box printers', () => {
 
   test('test NAME fails with one clear line and exit 1: unknown name, missing port, paper out', async () => {
     const unknown = await cli('printers', 'test', 'grill', '--config', configFile);
-    expect(unknown).toMatchObject({ code: 1, stderr: 'venue-box: no printer named grill in the configuration (configured: bar, gone)\n' });
+    expect(unknown).toMatchObject({
+      code: 1,
+      stderr: 'venue-box: no printer named grill in the configuration (configured: bar, gone)\n',
+    });
     const missing = await cli('printers', 'test', 'gone', '--config', configFile);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^venue-box: gone: cannot open .*nothing-here.*is it plugged in/);

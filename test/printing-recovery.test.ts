@@ -31,13 +31,18 @@ async function printer(name: string, plugged = true): Promise<FakePrinter> {
 
 test.skipIf(skip)('kill -9 with jobs queued: after the restart each is printed once, in order', async () => {
   const k = await printer('kitchen', false);
-  const config = { printers: [{ name: 'kitchen', venue: VENUE, role: 'kitchen', path: k.boxPath }], printing: FAST_PRINTING };
+  const config = {
+    printers: [{ name: 'kitchen', venue: VENUE, role: 'kitchen', path: k.boxPath }],
+    printing: FAST_PRINTING,
+  };
   const first: { box: TestBox; customer: string; staff: string } = await boxWith(config);
   const orders: string[] = [];
   for (const productId of ['zurek', 'rosol', 'barszcz']) {
     orders.push(await submitOrder(first.box, first.staff, first.customer, [{ productId, quantity: 1 }]));
   }
-  await expect.poll(async () => printerOf(first.box, first.staff, 'kitchen')).toMatchObject({ status: 'offline', queueDepth: 3 });
+  await expect
+    .poll(async () => printerOf(first.box, first.staff, 'kitchen'))
+    .toMatchObject({ status: 'offline', queueDepth: 3 });
   const codes = (await jobsOf(first.box, first.staff, '?printer=kitchen')).reverse().map((j) => j.ticket.claimCode);
   expect(await first.box.stop('SIGKILL')).toBeNull();
 
@@ -51,59 +56,67 @@ test.skipIf(skip)('kill -9 with jobs queued: after the restart each is printed o
   expect(orders).toHaveLength(3);
 });
 
-test.skipIf(skip)('a kitchen ticket older than kitchenMaxAgeMinutes is not printed by itself: expired, shown, reprintable', async () => {
-  const k = await printer('kitchen', false);
-  const { box, customer, staff } = await boxWith({
-    printers: [{ name: 'kitchen', venue: VENUE, role: 'kitchen', path: k.boxPath }],
-    printing: { ...FAST_PRINTING, kitchenMaxAgeMinutes: 0.01 }, // 600 ms
-  });
-  const orderId = await submitOrder(box, staff, customer, [{ productId: 'zurek', quantity: 2 }]);
-  await expect.poll(async () => (await jobsOf(box, staff, '?state=expired')).map((j) => j.orderId), { timeout: 5000 })
-    .toEqual([orderId]);
+test.skipIf(skip)(
+  'a kitchen ticket older than kitchenMaxAgeMinutes is not printed by itself: expired, shown, reprintable',
+  async () => {
+    const k = await printer('kitchen', false);
+    const { box, customer, staff } = await boxWith({
+      printers: [{ name: 'kitchen', venue: VENUE, role: 'kitchen', path: k.boxPath }],
+      printing: { ...FAST_PRINTING, kitchenMaxAgeMinutes: 0.01 }, // 600 ms
+    });
+    const orderId = await submitOrder(box, staff, customer, [{ productId: 'zurek', quantity: 2 }]);
+    await expect
+      .poll(async () => (await jobsOf(box, staff, '?state=expired')).map((j) => j.orderId), { timeout: 5000 })
+      .toEqual([orderId]);
 
-  await k.plugIn();
-  await expect.poll(async () => (await printerOf(box, staff, 'kitchen')).status).toBe('ok');
-  await sleep(300);
-  expect(k.tickets()).toEqual([]);
+    await k.plugIn();
+    await expect.poll(async () => (await printerOf(box, staff, 'kitchen')).status).toBe('ok');
+    await sleep(300);
+    expect(k.tickets()).toEqual([]);
 
-  const expired = (await jobsOf(box, staff, '?state=expired'))[0]!;
-  const res = await box.post(`/printing-api/api/jobs/${expired.id}/reprint`, staff, {});
-  expect(res.status).toBe(201);
-  const [copy] = await k.waitForTickets(1);
-  expect(ticketText(copy!)).toContain('KOPIA / COPY');
-  expect(ticketText(copy!)).toContain(expired.ticket.claimCode);
-  expect(ticketText(copy!)).toContain('2 x Żurek');
-});
+    const expired = (await jobsOf(box, staff, '?state=expired'))[0]!;
+    const res = await box.post(`/printing-api/api/jobs/${expired.id}/reprint`, staff, {});
+    expect(res.status).toBe(201);
+    const [copy] = await k.waitForTickets(1);
+    expect(ticketText(copy!)).toContain('KOPIA / COPY');
+    expect(ticketText(copy!)).toContain(expired.ticket.claimCode);
+    expect(ticketText(copy!)).toContain('2 x Żurek');
+  },
+);
 
-test.skipIf(skip)('a printer down longer than backupAfterSeconds: its kitchen tickets print on its backup, headed FOR: it', async () => {
-  const k = await printer('kitchen', false);
-  const c = await printer('counter');
-  const { box, customer, staff } = await boxWith({
-    printers: [
-      { name: 'kitchen', venue: VENUE, role: 'kitchen', path: k.boxPath, backup: 'counter' },
-      { name: 'counter', venue: VENUE, role: 'counter', path: c.boxPath },
-    ],
-    printing: { ...FAST_PRINTING, backupAfterSeconds: 1 },
-  });
-  const orderId = await submitOrder(box, staff, customer, [{ productId: 'pierogi-ruskie', quantity: 1 }]);
-  const [one, two] = await c.waitForTickets(2);
-  const texts = [ticketText(one!), ticketText(two!)];
-  const kitchenTicket = texts.find((t) => t.includes('KUCHNIA / KITCHEN'))!;
-  expect(kitchenTicket).toContain('ZAMIAST / FOR: kitchen');
-  expect(kitchenTicket).toContain('1 x Pierogi ruskie');
-  expect(texts.find((t) => t.includes('ODBIÓR / PICK-UP'))).not.toContain('FOR:');
-  await expect.poll(async () => (await jobsOf(box, staff, '?printer=kitchen')).map((j) => [j.orderId, j.state, j.printedOn]))
-    .toEqual([[orderId, 'printed', 'counter']]);
-  expect(await printerOf(box, staff, 'kitchen')).toMatchObject({ status: 'offline', divertedTo: 'counter' });
+test.skipIf(skip)(
+  'a printer down longer than backupAfterSeconds: its kitchen tickets print on its backup, headed FOR: it',
+  async () => {
+    const k = await printer('kitchen', false);
+    const c = await printer('counter');
+    const { box, customer, staff } = await boxWith({
+      printers: [
+        { name: 'kitchen', venue: VENUE, role: 'kitchen', path: k.boxPath, backup: 'counter' },
+        { name: 'counter', venue: VENUE, role: 'counter', path: c.boxPath },
+      ],
+      printing: { ...FAST_PRINTING, backupAfterSeconds: 1 },
+    });
+    const orderId = await submitOrder(box, staff, customer, [{ productId: 'pierogi-ruskie', quantity: 1 }]);
+    const [one, two] = await c.waitForTickets(2);
+    const texts = [ticketText(one!), ticketText(two!)];
+    const kitchenTicket = texts.find((t) => t.includes('KUCHNIA / KITCHEN'))!;
+    expect(kitchenTicket).toContain('ZAMIAST / FOR: kitchen');
+    expect(kitchenTicket).toContain('1 x Pierogi ruskie');
+    expect(texts.find((t) => t.includes('ODBIÓR / PICK-UP'))).not.toContain('FOR:');
+    await expect
+      .poll(async () => (await jobsOf(box, staff, '?printer=kitchen')).map((j) => [j.orderId, j.state, j.printedOn]))
+      .toEqual([[orderId, 'printed', 'counter']]);
+    expect(await printerOf(box, staff, 'kitchen')).toMatchObject({ status: 'offline', divertedTo: 'counter' });
 
-  // Plugged back in: the kitchen prints its own tickets again, without the header.
-  await k.plugIn();
-  await expect.poll(async () => printerOf(box, staff, 'kitchen')).toMatchObject({ status: 'ok', divertedTo: null });
-  await submitOrder(box, staff, customer, [{ productId: 'schabowy', quantity: 1 }]);
-  const [own] = await k.waitForTickets(1);
-  expect(ticketText(own!)).toContain('1 x Kotlet schabowy');
-  expect(ticketText(own!)).not.toContain('FOR:');
-  await c.waitForTickets(3); // the claim slip of the second order
-  await sleep(300);
-  expect(c.tickets()).toHaveLength(3);
-});
+    // Plugged back in: the kitchen prints its own tickets again, without the header.
+    await k.plugIn();
+    await expect.poll(async () => printerOf(box, staff, 'kitchen')).toMatchObject({ status: 'ok', divertedTo: null });
+    await submitOrder(box, staff, customer, [{ productId: 'schabowy', quantity: 1 }]);
+    const [own] = await k.waitForTickets(1);
+    expect(ticketText(own!)).toContain('1 x Kotlet schabowy');
+    expect(ticketText(own!)).not.toContain('FOR:');
+    await c.waitForTickets(3); // the claim slip of the second order
+    await sleep(300);
+    expect(c.tickets()).toHaveLength(3);
+  },
+);

@@ -26,7 +26,11 @@ let cws: TestSocket;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vb-print-'));
-  [hot, bar, counter] = await Promise.all([startFakePrinter(dir, 'hot'), startFakePrinter(dir, 'bar'), startFakePrinter(dir, 'counter')]);
+  [hot, bar, counter] = await Promise.all([
+    startFakePrinter(dir, 'hot'),
+    startFakePrinter(dir, 'bar'),
+    startFakePrinter(dir, 'counter'),
+  ]);
   box = await startTestBox({
     config: {
       printers: [
@@ -64,9 +68,14 @@ const idle = (): Promise<void> => printersIdle(box, staff, { hot, bar, counter }
 
 describe.skipIf(skip)('tickets on the serial line', () => {
   test('a submit prints each station its share of the round and the claim slip at the counter', async () => {
-    const order = await submittedOrder([{ productId: 'zurek', quantity: 2 }, { productId: 'kompot', quantity: 1 }]);
+    const order = await submittedOrder([
+      { productId: 'zurek', quantity: 2 },
+      { productId: 'kompot', quantity: 1 },
+    ]);
     // This order's tickets, whichever tests printed before it.
-    const [kitchenHot, kitchenBar, claim] = await Promise.all([hot, bar, counter].map((p) => p.waitForTicketWith(order.claimCode)));
+    const [kitchenHot, kitchenBar, claim] = await Promise.all(
+      [hot, bar, counter].map((p) => p.waitForTicketWith(order.claimCode)),
+    );
 
     for (const t of [kitchenHot!, kitchenBar!, claim!]) {
       expect(t.subarray(0, 2)).toEqual(Buffer.from([0x1b, 0x40])); // ESC @
@@ -92,12 +101,19 @@ describe.skipIf(skip)('tickets on the serial line', () => {
     expect(claim!.includes(Buffer.from([0x1d, 0x28, 0x6b]))).toBe(true); // GS ( k: the QR code
     expect(claimText).toContain(order.id);
 
-    await expect.poll(async () => (await jobsOf(`?state=printed`)).filter((j) => j.orderId === order.id).length).toBe(3);
+    await expect
+      .poll(async () => (await jobsOf(`?state=printed`)).filter((j) => j.orderId === order.id).length)
+      .toBe(3);
     const jobs = (await jobsOf('')).filter((j) => j.orderId === order.id);
     expect(jobs.map((j) => [j.kind, j.printer, j.state, j.printedOn]).sort()).toEqual([
-      ['claim', 'counter', 'printed', 'counter'], ['kitchen', 'bar', 'printed', 'bar'], ['kitchen', 'hot', 'printed', 'hot'],
+      ['claim', 'counter', 'printed', 'counter'],
+      ['kitchen', 'bar', 'printed', 'bar'],
+      ['kitchen', 'hot', 'printed', 'hot'],
     ]);
-    expect(jobs.find((j) => j.printer === 'bar')!.ticket).toMatchObject({ lines: [{ text: '1 x Kompot' }], total: '7.00' });
+    expect(jobs.find((j) => j.printer === 'bar')!.ticket).toMatchObject({
+      lines: [{ text: '1 x Kompot' }],
+      total: '7.00',
+    });
   });
 
   test('a station with no line in the round gets no ticket', async () => {
@@ -113,7 +129,10 @@ describe.skipIf(skip)('tickets on the serial line', () => {
   });
 
   test('a staff cancel sends CANCELLED slips to the kitchen printers that had the order, not to the counter', async () => {
-    const order = await submittedOrder([{ productId: 'pierogi-miesne', quantity: 1 }, { productId: 'woda', quantity: 2 }]);
+    const order = await submittedOrder([
+      { productId: 'pierogi-miesne', quantity: 1 },
+      { productId: 'woda', quantity: 2 },
+    ]);
     await Promise.all([hot, bar, counter].map((p) => p.waitForTicketWith(order.claimCode)));
     await idle();
     const before = { hot: hot.tickets().length, bar: bar.tickets().length, counter: counter.tickets().length };
@@ -132,18 +151,32 @@ describe.skipIf(skip)('tickets on the serial line', () => {
 });
 
 describe.skipIf(skip)('staff API /printing-api/api', () => {
-  test('printers: status, queue depth, oldest job age and last error of the tenant\'s printers', async () => {
+  test("printers: status, queue depth, oldest job age and last error of the tenant's printers", async () => {
     await idle(); // no job of another test still queued
-    await expect.poll(async () => {
-      const res = await box.get('/printing-api/api/printers', staff);
-      return ((await res.json()) as { items: { status: string }[] }).items.map((p) => p.status);
-    }).toEqual(['ok', 'ok', 'ok']);
+    await expect
+      .poll(async () => {
+        const res = await box.get('/printing-api/api/printers', staff);
+        return ((await res.json()) as { items: { status: string }[] }).items.map((p) => p.status);
+      })
+      .toEqual(['ok', 'ok', 'ok']);
     const res = await box.get('/printing-api/api/printers', staff);
     expect(res.status).toBe(200);
-    const { items } = (await (await contractsOf(box)).json('GET', '/printing-api/api/printers', res)) as { items: Record<string, unknown>[] };
+    const { items } = (await (await contractsOf(box)).json('GET', '/printing-api/api/printers', res)) as {
+      items: Record<string, unknown>[];
+    };
     expect(items[0]).toStrictEqual({
-      name: 'hot', venue: VENUE, role: 'kitchen', path: hot.boxPath, backup: null, categories: ['soups', 'mains'],
-      status: 'ok', statusSince: expect.any(String), divertedTo: null, queueDepth: 0, oldestJobAgeMs: null, lastError: null,
+      name: 'hot',
+      venue: VENUE,
+      role: 'kitchen',
+      path: hot.boxPath,
+      backup: null,
+      categories: ['soups', 'mains'],
+      status: 'ok',
+      statusSince: expect.any(String),
+      divertedTo: null,
+      queueDepth: 0,
+      oldestJobAgeMs: null,
+      lastError: null,
     });
     expect(items.map((p) => p.name)).toEqual(['hot', 'bar', 'counter']);
   });
@@ -151,7 +184,9 @@ describe.skipIf(skip)('staff API /printing-api/api', () => {
   test('reprint: a new job that prints COPY / KOPIA, on the same printer or another of the venue', async () => {
     const order = await submittedOrder([{ productId: 'barszcz', quantity: 1 }]);
     await hot.waitForTicketWith(order.claimCode);
-    await expect.poll(async () => (await jobsOf('?printer=hot&state=printed')).some((j) => j.orderId === order.id)).toBe(true);
+    await expect
+      .poll(async () => (await jobsOf('?printer=hot&state=printed')).some((j) => j.orderId === order.id))
+      .toBe(true);
     const original = (await jobsOf('?printer=hot')).find((j) => j.orderId === order.id)!;
     await idle();
     const hotBefore = hot.tickets().length;
@@ -182,8 +217,17 @@ describe.skipIf(skip)('staff API /printing-api/api', () => {
     await expectApiError(await box.post('/printing-api/api/jobs/not-a-uuid/reprint', staff, {}), 404, 'notFound');
     const order = await submittedOrder([{ productId: 'zurek', quantity: 1 }]); // a job of this test's own
     const job = (await jobsOf('?printer=hot')).find((j) => j.orderId === order.id)!;
-    await expectApiError(await box.post(`/printing-api/api/jobs/${job.id}/reprint`, staff, { printer: 'elsewhere' }), 400, 'invalidField', ['/printer']);
-    await expectApiError(await box.post(`/printing-api/api/jobs/${job.id}/reprint`, staff, { copies: 2 }), 400, 'invalidField');
+    await expectApiError(
+      await box.post(`/printing-api/api/jobs/${job.id}/reprint`, staff, { printer: 'elsewhere' }),
+      400,
+      'invalidField',
+      ['/printer'],
+    );
+    await expectApiError(
+      await box.post(`/printing-api/api/jobs/${job.id}/reprint`, staff, { copies: 2 }),
+      400,
+      'invalidField',
+    );
     await expectApiError(await box.get('/printing-api/api/printers', customer), 403, 'forbidden');
     await expectApiError(await box.post(`/printing-api/api/jobs/${job.id}/reprint`, customer, {}), 403, 'forbidden');
     await expectApiError(await box.get('/printing-api/api/jobs'), 401, 'unauthorized');

@@ -19,8 +19,17 @@ describe('the screens over HTTP', () => {
     return [...html.matchAll(/(?:src|href)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
   }
 
-  test('index.html at / and at the app\'s pages, revalidated on every load', async () => {
-    for (const path of ['/', '/kitchen', '/pickup', '/tabs', '/orders', '/manager', '/kiosk', `/kiosk?venue=${DEMO.openVenue}`]) {
+  test("index.html at / and at the app's pages, revalidated on every load", async () => {
+    for (const path of [
+      '/',
+      '/kitchen',
+      '/pickup',
+      '/tabs',
+      '/orders',
+      '/manager',
+      '/kiosk',
+      `/kiosk?venue=${DEMO.openVenue}`,
+    ]) {
       const res = await box.get(path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -37,7 +46,9 @@ describe('the screens over HTTP', () => {
     for (const path of assets) {
       const plain = await fetch(box.url(path), { headers: { 'accept-encoding': 'identity' } });
       expect(plain.status).toBe(200);
-      expect(plain.headers.get('content-type')).toBe(path.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8');
+      expect(plain.headers.get('content-type')).toBe(
+        path.endsWith('.js') ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8',
+      );
       expect(plain.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
       expect(plain.headers.get('content-encoding')).toBeNull();
       const body = await plain.arrayBuffer();
@@ -53,8 +64,14 @@ describe('the screens over HTTP', () => {
     }
   });
 
-  test('no API path is shadowed: unknown paths and assets stay the API\'s 404, a wrong method a 405', async () => {
-    for (const path of ['/nope', '/assets/missing.js', '/kitchen/extra', '/media/zurek.jpg', '/ordering-api/api/order/x/y']) {
+  test("no API path is shadowed: unknown paths and assets stay the API's 404, a wrong method a 405", async () => {
+    for (const path of [
+      '/nope',
+      '/assets/missing.js',
+      '/kitchen/extra',
+      '/media/zurek.jpg',
+      '/ordering-api/api/order/x/y',
+    ]) {
       const res = await box.get(path);
       expect(res.status, path).toBe(404);
       expect(((await res.json()) as { codes: { code: string }[] }).codes[0]!.code).toBe('notFound');
@@ -66,12 +83,15 @@ describe('the screens over HTTP', () => {
     expect((await box.get(`/venue-api/api/nearest?lat=50&lng=19`)).status).toBe(401);
   });
 
-  test('GET /screens-api/bootstrap: the demo\'s tenant, client, language and venue', async () => {
+  test("GET /screens-api/bootstrap: the demo's tenant, client, language and venue", async () => {
     const res = await box.get('/screens-api/bootstrap');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
-      tenant: DEMO.tenant, clientId: DEMO.client.clientId, clientSecret: DEMO.client.clientSecret,
-      language: 'pl', venue: DEMO.openVenue,
+      tenant: DEMO.tenant,
+      clientId: DEMO.client.clientId,
+      clientSecret: DEMO.client.clientSecret,
+      language: 'pl',
+      venue: DEMO.openVenue,
     });
   });
 
@@ -92,9 +112,15 @@ describe('the screens over HTTP', () => {
 
   test('config: screens values override the provisioning; a bad language stops the box', async () => {
     await bare?.stop();
-    bare = await startTestBox({ config: { screens: { language: 'en', venue: DEMO.venues[1]!.id, clientId: 'other', clientSecret: 's' } } });
+    bare = await startTestBox({
+      config: { screens: { language: 'en', venue: DEMO.venues[1]!.id, clientId: 'other', clientSecret: 's' } },
+    });
     expect(await (await bare.get('/screens-api/bootstrap')).json()).toEqual({
-      tenant: DEMO.tenant, clientId: 'other', clientSecret: 's', language: 'en', venue: DEMO.venues[1]!.id,
+      tenant: DEMO.tenant,
+      clientId: 'other',
+      clientSecret: 's',
+      language: 'en',
+      venue: DEMO.venues[1]!.id,
     });
     await bare.stop();
     bare = undefined;

@@ -40,14 +40,32 @@ describe.skipIf(skip)('the screens in Chromium', () => {
 
   /** The real box (dist/main.cjs) on `port` (0: a free one), the demo, the data dir and config of this file. */
   async function startBox(atPort: number): Promise<Launched> {
-    const args = ['dist/main.cjs', 'serve', '--demo', '--host', '127.0.0.1', '--port', String(atPort), '--data-dir', dataDir, '--config', configFile];
+    const args = [
+      'dist/main.cjs',
+      'serve',
+      '--demo',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(atPort),
+      '--data-dir',
+      dataDir,
+      '--config',
+      configFile,
+    ];
     for (let attempt = 1; ; attempt++) {
       try {
         return await launch(spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }), 'box');
       } catch (err) {
         // The port may be held for a moment by something else on this busy machine: try again, as systemd would.
         if (attempt >= 20 || !String(err).includes('cannot listen')) throw err;
-        console.warn(`screens: port ${atPort} busy, attempt ${attempt}:`, execFileSync('ss', ['-tanp'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(`:${atPort} `)).join('\n'));
+        console.warn(
+          `screens: port ${atPort} busy, attempt ${attempt}:`,
+          execFileSync('ss', ['-tanp'], { encoding: 'utf8' })
+            .split('\n')
+            .filter((l) => l.includes(`:${atPort} `))
+            .join('\n'),
+        );
         await new Promise((r) => setTimeout(r, 500));
       }
     }
@@ -70,13 +88,20 @@ describe.skipIf(skip)('the screens in Chromium', () => {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const line = { productId, quantity: 1, ...(note ? { extra: { note } } : {}) };
     const created = await fetch(url('/ordering-api/api/order/new'), {
-      method: 'POST', headers, body: JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [line] }] }),
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: VENUE, lines: [line] }] }),
     });
     expect(created.status).toBe(200);
     const { orderId } = (await created.json()) as { orderId: string };
-    expect((await fetch(url(`/ordering-api/api/order/${orderId}/submit`), { method: 'POST', headers, body: '{}' })).status).toBe(200);
+    expect(
+      (await fetch(url(`/ordering-api/api/order/${orderId}/submit`), { method: 'POST', headers, body: '{}' })).status,
+    ).toBe(200);
     for (let i = 0; i < 100; i++) {
-      const order = (await (await fetch(url(`/ordering-api/api/order/${orderId}`), { headers })).json()) as { status: string; claimCode: string };
+      const order = (await (await fetch(url(`/ordering-api/api/order/${orderId}`), { headers })).json()) as {
+        status: string;
+        claimCode: string;
+      };
       if (order.status === 'ORDERED') return { orderId, claimCode: order.claimCode };
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -119,10 +144,13 @@ describe.skipIf(skip)('the screens in Chromium', () => {
     dataDir = join(dir, 'data');
     printer = await startFakePrinter(dir, 'kitchen');
     configFile = join(dir, 'config.json');
-    writeFileSync(configFile, JSON.stringify({
-      printers: [{ name: 'kitchen', venue: VENUE, role: 'kitchen', path: printer.boxPath }],
-      printing: { statusPollSeconds: 0.5, retryMinMs: 100, retryMaxMs: 500 },
-    }));
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        printers: [{ name: 'kitchen', venue: VENUE, role: 'kitchen', path: printer.boxPath }],
+        printing: { statusPollSeconds: 0.5, retryMinMs: 100, retryMaxMs: 500 },
+      }),
+    );
     // An explicit port from the start: Linux does not let a port that bind(0) picked be bound again while the
     // old box's connections linger in TIME_WAIT, even with SO_REUSEADDR (measured here: 10 s of EADDRINUSE).
     box = await startBox(await freePort());
@@ -132,8 +160,15 @@ describe.skipIf(skip)('the screens in Chromium', () => {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1280, height: 800 },
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     kitchen = await browser.newPage();
     kiosk = await browser.newPage();
@@ -146,7 +181,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
     await printer?.stop();
   });
 
-  test('/ shows the sign-in; a wrong password shows the box\'s message; a reload keeps the session', async () => {
+  test("/ shows the sign-in; a wrong password shows the box's message; a reload keeps the session", async () => {
     await signedOut(kitchen);
     await kitchen.goto(url('/'));
     await kitchen.getByTestId('signin').waitFor(WAIT);
@@ -189,7 +224,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
     await kiosk.locator('[data-testid=claim][data-status=COMPLETED]').waitFor(WAIT);
   }, 90_000);
 
-  test('a wrong claim code is not found; a refused PZ shows the box\'s message; a good one shows in the stock', async () => {
+  test("a wrong claim code is not found; a refused PZ shows the box's message; a good one shows in the stock", async () => {
     await signedIn(staffPage, '/pickup');
     await staffPage.getByTestId('claim-input').fill('000000');
     await staffPage.getByTestId('find').click();
@@ -224,14 +259,18 @@ describe.skipIf(skip)('the screens in Chromium', () => {
     const staff = await staffToken();
     const after = [await apiOrder('rosol'), await apiOrder('barszcz'), await apiOrder('placki')];
     const ready = await fetch(url(`/ordering-api/api/order/${before.orderId}/ready`), {
-      method: 'POST', headers: { authorization: `Bearer ${staff.access_token}`, 'content-type': 'application/json' }, body: '{}',
+      method: 'POST',
+      headers: { authorization: `Bearer ${staff.access_token}`, 'content-type': 'application/json' },
+      body: '{}',
     });
     expect(ready.status).toBe(200);
     await cdp.send('Page.setWebLifecycleState', { state: 'active' });
 
     await kitchen.getByTestId('offline').waitFor({ state: 'detached', ...WAIT });
     for (const order of after) await card(order.claimCode).waitFor(WAIT);
-    await kitchen.locator(`[data-testid=kitchen-card][data-claim="${before.claimCode}"][data-status=READY]`).waitFor(WAIT);
+    await kitchen
+      .locator(`[data-testid=kitchen-card][data-claim="${before.claimCode}"][data-status=READY]`)
+      .waitFor(WAIT);
   }, 90_000);
 
   test('a sold-out toggle on the manager screen shows on the kiosk; a basket that still holds it is refused', async () => {
@@ -245,17 +284,21 @@ describe.skipIf(skip)('the screens in Chromium', () => {
     await staffPage.getByTestId('manager-products').click(WAIT);
     const row = staffPage.locator('[data-testid=product-row][data-product=barszcz]');
     await row.getByTestId('sold-out-toggle').click(WAIT);
-    await kiosk.locator('[data-testid=kiosk-product][data-product=barszcz][data-sold-out=true]').waitFor({ timeout: 30_000 });
+    await kiosk
+      .locator('[data-testid=kiosk-product][data-product=barszcz][data-sold-out=true]')
+      .waitFor({ timeout: 30_000 });
     await expect(barszcz.isDisabled()).resolves.toBe(true);
     // The basket still holds it: the box refuses the order (a NOTIFICATION), and the kiosk shows its message.
     await kiosk.getByTestId('place-order').click();
     await expect(kiosk.getByTestId('kiosk-error').textContent(WAIT)).resolves.toContain('barszcz');
 
     await row.getByTestId('sold-out-toggle').click(WAIT);
-    await kiosk.locator('[data-testid=kiosk-product][data-product=barszcz][data-sold-out=false]').waitFor({ timeout: 30_000 });
+    await kiosk
+      .locator('[data-testid=kiosk-product][data-product=barszcz][data-sold-out=false]')
+      .waitFor({ timeout: 30_000 });
   }, 90_000);
 
-  test('a printer\'s paper-out shows on the manager screen, and its return', async () => {
+  test("a printer's paper-out shows on the manager screen, and its return", async () => {
     await signedIn(staffPage, '/manager');
     await staffPage.getByTestId('manager-printers').click(WAIT);
     const kitchenPrinter = staffPage.locator('[data-testid=printer][data-printer=kitchen]');

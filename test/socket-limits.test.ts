@@ -13,7 +13,10 @@ const lines = (n: number) => Array.from({ length: n }, () => ({ productId: 'zure
 const staffToken = async (box: TestBox) => (await box.token('kuchnia', 'kuchnia-demo-1')).access_token;
 const refusal = (url: string, token: string) =>
   openSocket(url, token).then(
-    (ws) => { ws.close(); throw new Error('upgrade was accepted'); },
+    (ws) => {
+      ws.close();
+      throw new Error('upgrade was accepted');
+    },
     (err: { status?: number }) => err.status,
   );
 
@@ -27,7 +30,15 @@ describe('a socket that stops reading', () => {
     box = await startTestBox({
       // 200 sockets at their 256 KiB cap fit in the budget for closing sockets, so every one gets its close frame.
       // The reader's window is several of these tests' ~85 KB frames wide, so only the paused sockets fall behind.
-      config: { sockets: { maxBufferedBytes: 64 * MiB, maxBackpressureBytes: 256 * KiB, maxUnacknowledgedBytes: MiB, maxPerUser: 1000, maxPerToken: 1000 } },
+      config: {
+        sockets: {
+          maxBufferedBytes: 64 * MiB,
+          maxBackpressureBytes: 256 * KiB,
+          maxUnacknowledgedBytes: MiB,
+          maxPerUser: 1000,
+          maxPerToken: 1000,
+        },
+      },
     });
   });
   afterAll(async () => {
@@ -38,7 +49,9 @@ describe('a socket that stops reading', () => {
     const staff = await staffToken(box);
     const paused: TestSocket[] = [];
     for (let i = 0; i < PAUSED; i += 50) {
-      paused.push(...(await Promise.all(Array.from({ length: 50 }, () => openSocket(box.wsUrl(`${WS}?venue=${VENUE}`), staff)))));
+      paused.push(
+        ...(await Promise.all(Array.from({ length: 50 }, () => openSocket(box.wsUrl(`${WS}?venue=${VENUE}`), staff)))),
+      );
     }
     await Promise.all(paused.map((s) => s.next('HELLO')));
     // The socket's underlying TCP stream stops being read: the box's send buffers fill up.
@@ -68,9 +81,13 @@ describe('a socket that stops reading', () => {
     // Reading again, the paused sockets find the close code behind what was buffered for them.
     for (const s of paused) (s.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     const codes = await Promise.all(paused.map((s) => s.closed));
-    expect(new Set(codes.map((c) => `${c.code} ${c.reason}`))).toEqual(new Set(['4008 too slow: reconnect with ?since=']));
+    expect(new Set(codes.map((c) => `${c.code} ${c.reason}`))).toEqual(
+      new Set(['4008 too slow: reconnect with ?since=']),
+    );
     reader.close();
-    console.log(`socket-limits: ${commands} commands, ${PAUSED} paused sockets closed, box peak RSS ${Math.round(peakMb)} MB`);
+    console.log(
+      `socket-limits: ${commands} commands, ${PAUSED} paused sockets closed, box peak RSS ${Math.round(peakMb)} MB`,
+    );
   }, 120_000);
 });
 
@@ -103,7 +120,10 @@ describe('limits on replay, sockets per user and token, frame size', () => {
 
     const tooLong = await openSocket(box.wsUrl(`${WS}?since=${hello.seq}`), t.access_token);
     const closed = await tooLong.closed;
-    expect(closed).toEqual({ code: 4009, reason: 'replay too large: fetch orders by id, reconnect with a newer since' });
+    expect(closed).toEqual({
+      code: 4009,
+      reason: 'replay too large: fetch orders by id, reconnect with a newer since',
+    });
     expect(tooLong.frames.map((f) => f.type)).toEqual(['HELLO']);
     // From a later point the replay fits: everything after lastSeq, in order.
     const later = await openSocket(box.wsUrl(`${WS}?since=${lastSeq}`), t.access_token);
@@ -162,7 +182,12 @@ describe('a reader is measured by its pongs', () => {
   beforeAll(async () => {
     box = await startTestBox({
       config: {
-        sockets: { maxUnacknowledgedBytes: WINDOW, maxBackpressureBytes: 64 * MiB, maxBufferedBytes: 512 * MiB, maxReplayBytes: 64 * MiB },
+        sockets: {
+          maxUnacknowledgedBytes: WINDOW,
+          maxBackpressureBytes: 64 * MiB,
+          maxBufferedBytes: 512 * MiB,
+          maxReplayBytes: 64 * MiB,
+        },
       },
     });
   });

@@ -13,7 +13,9 @@ afterAll(async () => {
 
 const refusal = (url: string, token?: string) =>
   openSocket(url, token).then(
-    () => { throw new Error('upgrade was accepted'); },
+    () => {
+      throw new Error('upgrade was accepted');
+    },
     (err: { status?: number }) => err.status,
   );
 
@@ -84,22 +86,38 @@ describe('pushes', () => {
     first.close();
     await first.closed;
     // While offline: two appends and a rejected command.
-    await command(box, t.access_token, `${c.orderId}/append`, { venue: DEMO.openVenue, lines: [{ productId: 'zurek', quantity: 1 }] });
-    await command(box, t.access_token, `${c.orderId}/append`, { venue: DEMO.openVenue, lines: [{ productId: 'nope', quantity: 1 }] });
-    await command(box, t.access_token, `${c.orderId}/append`, { venue: DEMO.openVenue, lines: [{ productId: 'rosol', quantity: 1 }] });
+    await command(box, t.access_token, `${c.orderId}/append`, {
+      venue: DEMO.openVenue,
+      lines: [{ productId: 'zurek', quantity: 1 }],
+    });
+    await command(box, t.access_token, `${c.orderId}/append`, {
+      venue: DEMO.openVenue,
+      lines: [{ productId: 'nope', quantity: 1 }],
+    });
+    await command(box, t.access_token, `${c.orderId}/append`, {
+      venue: DEMO.openVenue,
+      lines: [{ productId: 'rosol', quantity: 1 }],
+    });
     await new Promise((r) => setTimeout(r, 100));
     const again = await openSocket(box.wsUrl(`/ordering-api/ws?since=${seen.seq}`), t.access_token);
     const hello = await again.next('HELLO');
     expect(again.frames[0]).toBe(hello);
     // The HELLO names where the replay starts; every replayed frame is numbered above it.
     expect(hello.seq).toBe(seen.seq);
-    const replayed = [await again.next('ORDER_CHANGE'), await again.next('NOTIFICATION'), await again.next('ORDER_CHANGE')];
+    const replayed = [
+      await again.next('ORDER_CHANGE'),
+      await again.next('NOTIFICATION'),
+      await again.next('ORDER_CHANGE'),
+    ];
     expect(replayed.map((f) => f.seq)).toEqual([seen.seq + 1, seen.seq + 2, seen.seq + 3]);
     expect(again.frames.map((f) => f.type)).toEqual(['HELLO', 'ORDER_CHANGE', 'NOTIFICATION', 'ORDER_CHANGE']);
     const lines = (replayed[2]!.payload.buckets as { lines: unknown[] }[])[0]!.lines;
     expect(lines).toHaveLength(1 + 1);
     // Live events continue after the HELLO's number.
-    await command(box, t.access_token, `${c.orderId}/append`, { venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1 }] });
+    await command(box, t.access_token, `${c.orderId}/append`, {
+      venue: DEMO.openVenue,
+      lines: [{ productId: 'woda', quantity: 1 }],
+    });
     expect((await again.next('ORDER_CHANGE')).seq).toBeGreaterThan(hello.seq);
     again.close();
   });
@@ -143,8 +161,10 @@ describe('text outside ASCII', () => {
     const live = await openSocket(box.wsUrl('/ordering-api/ws'), t.access_token);
     const hello = await live.next('HELLO');
     const c = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue, [{ productId: 'woda', quantity: 1 }]));
-    await command(box, t.access_token, `${c.orderId}/append`,
-      { venue: DEMO.openVenue, lines: [{ productId: 'woda', quantity: 1, extra: { note: NOTE } }] });
+    await command(box, t.access_token, `${c.orderId}/append`, {
+      venue: DEMO.openVenue,
+      lines: [{ productId: 'woda', quantity: 1, extra: { note: NOTE } }],
+    });
 
     const res = await box.get(`/ordering-api/api/order/${c.orderId}`, t.access_token);
     expect(res.status).toBe(200);

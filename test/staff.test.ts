@@ -26,7 +26,10 @@ const VENUE = DEMO.openVenue;
 const OTHER = DEMO.venues[1]!.id;
 const refusal = (url: string, token?: string) =>
   openSocket(url, token).then(
-    (ws) => { ws.close(); throw new Error('upgrade was accepted'); },
+    (ws) => {
+      ws.close();
+      throw new Error('upgrade was accepted');
+    },
     (err: { status?: number }) => err.status,
   );
 
@@ -85,7 +88,10 @@ describe('staff socket /ordering-api/ws?venue=V', () => {
 });
 
 describe('GET /ordering-api/api/orders', () => {
-  interface Page { items: OrderPayload[]; next: string | null }
+  interface Page {
+    items: OrderPayload[];
+    next: string | null;
+  }
   const list = async (query: string, token = staff): Promise<Page> => {
     const res = await box.get(`/ordering-api/api/orders${query}`, token);
     const text = await res.text();
@@ -133,54 +139,113 @@ describe('GET /ordering-api/api/orders', () => {
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ codes: [{ code: 'forbidden' }] });
     for (const [query, field] of [
-      ['?venue=x', 'venue'], ['?status=DONE', 'status'], ['?status=NEW,', 'status'], ['?since=yesterday', 'since'],
-      ['?limit=0', 'limit'], ['?limit=201', 'limit'], ['?limit=2.5', 'limit'], ['?cursor=abc', 'cursor'],
+      ['?venue=x', 'venue'],
+      ['?status=DONE', 'status'],
+      ['?status=NEW,', 'status'],
+      ['?since=yesterday', 'since'],
+      ['?limit=0', 'limit'],
+      ['?limit=201', 'limit'],
+      ['?limit=2.5', 'limit'],
+      ['?cursor=abc', 'cursor'],
     ] as const) {
       const r = await box.get(`/ordering-api/api/orders${query}`, staff);
       expect(r.status, query).toBe(400);
       expect(await r.json()).toMatchObject({ codes: [{ code: 'invalidField', args: [field] }] });
     }
-    expect((await box.get('/ordering-api/api/orders?venue=55555555-5555-4555-8555-555555555555', staff)).status).toBe(404);
+    expect((await box.get('/ordering-api/api/orders?venue=55555555-5555-4555-8555-555555555555', staff)).status).toBe(
+      404,
+    );
   });
 });
 
 describe('sold-out products', () => {
   const lock = (body: unknown, token = staff, menu = DEMO.menu) =>
     fetch(box.url(`/menu-api/api/menu/${menu}/locks`), {
-      method: 'PUT', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body),
+      method: 'PUT',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
     });
   const menuLocks = async (venue: string) =>
-    ((await (await box.get(`/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY&instance=${venue}`, customer)).json()) as {
-      locks: unknown[];
-    }).locks;
+    (
+      (await (
+        await box.get(`/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY&instance=${venue}`, customer)
+      ).json()) as {
+        locks: unknown[];
+      }
+    ).locks;
 
   test('a locked product is listed in the venue menu and refused with productUnavailable until cleared', async () => {
     // A basket made before the kitchen ran out.
-    const basket = await command(box, customer, 'new', newOrder(VENUE, [{ productId: 'barszcz', quantity: 1 }, { productId: 'woda', quantity: 1 }]));
+    const basket = await command(
+      box,
+      customer,
+      'new',
+      newOrder(VENUE, [
+        { productId: 'barszcz', quantity: 1 },
+        { productId: 'woda', quantity: 1 },
+      ]),
+    );
     await nextChange(cws, basket.orderId);
 
     const res = await lock({ venue: VENUE, productId: 'barszcz', locked: true, reason: 'no beetroot' });
     expect(res.status).toBe(200);
     const state = (await res.json()) as { since: string };
-    expect(state).toEqual({ productId: 'barszcz', venue: VENUE, locked: true, reason: 'no beetroot', since: expect.stringMatching(/Z$/) });
-    expect(await menuLocks(VENUE)).toEqual([{ productId: 'barszcz', venue: VENUE, reason: 'no beetroot', since: state.since }]);
+    expect(state).toEqual({
+      productId: 'barszcz',
+      venue: VENUE,
+      locked: true,
+      reason: 'no beetroot',
+      since: expect.stringMatching(/Z$/),
+    });
+    expect(await menuLocks(VENUE)).toEqual([
+      { productId: 'barszcz', venue: VENUE, reason: 'no beetroot', since: state.since },
+    ]);
     expect(await menuLocks(OTHER)).toEqual([]);
     // Locking again keeps the first `since`.
-    expect(await (await lock({ venue: VENUE, productId: 'barszcz', locked: true })).json()).toMatchObject({ since: state.since, reason: '' });
+    expect(await (await lock({ venue: VENUE, productId: 'barszcz', locked: true })).json()).toMatchObject({
+      since: state.since,
+      reason: '',
+    });
 
-    const refused = await command(box, customer, 'new', newOrder(VENUE, [{ productId: 'woda', quantity: 1 }, { productId: 'barszcz', quantity: 2 }]));
+    const refused = await command(
+      box,
+      customer,
+      'new',
+      newOrder(VENUE, [
+        { productId: 'woda', quantity: 1 },
+        { productId: 'barszcz', quantity: 2 },
+      ]),
+    );
     expect(await nextCodes(cws, refused)).toEqual([
       { code: 'productUnavailable', message: expect.any(String), args: [refused.lines[1], 'barszcz'] },
     ]);
-    const append = await orderCommand(box, customer, basket.orderId, 'append', { venue: VENUE, lines: [{ productId: 'barszcz', quantity: 1 }] });
-    expect(await nextCodes(cws, append)).toEqual([expect.objectContaining({ code: 'productUnavailable', args: [append.lines[0], 'barszcz'] })]);
-    const update = await orderCommand(box, customer, basket.orderId, 'update', { venue: VENUE, lines: [{ id: basket.lines[0], quantity: 2 }] });
-    expect(await nextCodes(cws, update)).toEqual([expect.objectContaining({ code: 'productUnavailable', args: [basket.lines[0], 'barszcz'] })]);
+    const append = await orderCommand(box, customer, basket.orderId, 'append', {
+      venue: VENUE,
+      lines: [{ productId: 'barszcz', quantity: 1 }],
+    });
+    expect(await nextCodes(cws, append)).toEqual([
+      expect.objectContaining({ code: 'productUnavailable', args: [append.lines[0], 'barszcz'] }),
+    ]);
+    const update = await orderCommand(box, customer, basket.orderId, 'update', {
+      venue: VENUE,
+      lines: [{ id: basket.lines[0], quantity: 2 }],
+    });
+    expect(await nextCodes(cws, update)).toEqual([
+      expect.objectContaining({ code: 'productUnavailable', args: [basket.lines[0], 'barszcz'] }),
+    ]);
     const submit = await orderCommand(box, customer, basket.orderId, 'submit');
-    expect(await nextCodes(cws, submit)).toEqual([expect.objectContaining({ code: 'productUnavailable', args: [basket.lines[0], 'barszcz'] })]);
+    expect(await nextCodes(cws, submit)).toEqual([
+      expect.objectContaining({ code: 'productUnavailable', args: [basket.lines[0], 'barszcz'] }),
+    ]);
 
     const cleared = await lock({ venue: VENUE, productId: 'barszcz', locked: false });
-    expect(await cleared.json()).toEqual({ productId: 'barszcz', venue: VENUE, locked: false, reason: null, since: null });
+    expect(await cleared.json()).toEqual({
+      productId: 'barszcz',
+      venue: VENUE,
+      locked: false,
+      reason: null,
+      since: null,
+    });
     expect(await menuLocks(VENUE)).toEqual([]);
     await orderCommand(box, customer, basket.orderId, 'submit');
     expect(await nextChange(cws, basket.orderId)).toMatchObject({ status: 'ORDERED', total: '22.00' });
@@ -197,7 +262,9 @@ describe('sold-out products', () => {
     ] as const) {
       const r = await lock(body);
       expect(r.status, JSON.stringify(body)).toBe(400);
-      expect(await r.json()).toMatchObject({ codes: expect.arrayContaining([expect.objectContaining({ code: 'invalidField', args: [field] })]) });
+      expect(await r.json()).toMatchObject({
+        codes: expect.arrayContaining([expect.objectContaining({ code: 'invalidField', args: [field] })]),
+      });
     }
     expect((await lock({ venue: VENUE, productId: 'kawior', locked: true })).status).toBe(404);
     expect((await lock({ venue: VENUE, productId: 'zurek', locked: true }, staff, 'menu-other')).status).toBe(404);

@@ -12,8 +12,16 @@ function setup() {
   migrate(db);
   const repo = createOrderRepo(db);
   const add = (id: string, processedMs: number | null) => {
-    repo.insertCommand({ correlationId: id, tenantId: 't', userId: 'u', staff: false, orderId: 'o', kind: 'append',
-      body: { lines: [{ productId: 'woda', quantity: 1 }] }, confirmedMs: processedMs ?? 0 });
+    repo.insertCommand({
+      correlationId: id,
+      tenantId: 't',
+      userId: 'u',
+      staff: false,
+      orderId: 'o',
+      kind: 'append',
+      body: { lines: [{ productId: 'woda', quantity: 1 }] },
+      confirmedMs: processedMs ?? 0,
+    });
     const seq = db.prepare('SELECT seq FROM order_commands WHERE correlation_id = ?').pluck().get(id) as number;
     if (processedMs !== null) repo.markProcessed(seq, 'applied', processedMs);
   };
@@ -22,7 +30,12 @@ function setup() {
 }
 
 const retentionAt = (repo: ReturnType<typeof createOrderRepo>, nowMs: number) =>
-  createRetention({ pruneCommands: repo.pruneProcessedCommands, commandRetentionMs: 7 * DAY, log: pino({ level: 'silent' }), now: () => nowMs });
+  createRetention({
+    pruneCommands: repo.pruneProcessedCommands,
+    commandRetentionMs: 7 * DAY,
+    log: pino({ level: 'silent' }),
+    now: () => nowMs,
+  });
 
 test('processed commands older than the retention go, newer ones and pending ones stay', async () => {
   const { repo, add, left } = setup();
@@ -54,8 +67,15 @@ test('the log is pruned as a prefix: nothing after a pending command goes until 
 test('more than one batch goes in one sweep, and an Idempotency-Key keeps answering without its command', async () => {
   const { repo, add, left } = setup();
   for (let i = 0; i < 2500; i++) add(`c${i}`, DAY);
-  repo.idempotency.insert({ tenantId: 't', userId: 'u', key: 'k', fingerprint: 'f', correlationId: 'c0',
-    response: '{"correlationId":"c0"}', createdMs: DAY });
+  repo.idempotency.insert({
+    tenantId: 't',
+    userId: 'u',
+    key: 'k',
+    fingerprint: 'f',
+    correlationId: 'c0',
+    response: '{"correlationId":"c0"}',
+    createdMs: DAY,
+  });
   expect(await retentionAt(repo, 30 * DAY).pruneCommands()).toBe(2500);
   expect(left()).toEqual([]);
   expect(repo.idempotency.find('t', 'u', 'k')).toEqual({ fingerprint: 'f', response: '{"correlationId":"c0"}' });

@@ -20,9 +20,13 @@ test('a box upgraded with history puts it into the outbox once, and the central 
   const s = await staff(box);
   const order = await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'zurek', quantity: 2 }]));
   await command(box, s.token, `${order.orderId}/submit`, {});
-  expect((await box.post(wpath(W1, '/documents/pz'), s.token, { items: [{ id: 'jaja', unit: 'szt', qty: 30 }] }, s.headers)).status).toBe(201);
+  expect(
+    (await box.post(wpath(W1, '/documents/pz'), s.token, { items: [{ id: 'jaja', unit: 'szt', qty: 30 }] }, s.headers))
+      .status,
+  ).toBe(201);
   const lock = await fetch(box.url(`/menu-api/api/menu/${DEMO.menu}/locks`), {
-    method: 'PUT', headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+    method: 'PUT',
+    headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ venue: DEMO.openVenue, productId: 'ges', locked: true }),
   });
   expect(lock.status).toBe(200);
@@ -35,9 +39,16 @@ test('a box upgraded with history puts it into the outbox once, and the central 
   db.close();
 
   box = await startTestBox({ dataDir, config: FAST_SYNC });
-  expect(box.logs.filter((l) => l.includes('put into the outbox once'))[0]).toMatch(/"orders":1,"documents":1,"soldOut":1/);
+  expect(box.logs.filter((l) => l.includes('put into the outbox once'))[0]).toMatch(
+    /"orders":1,"documents":1,"soldOut":1/,
+  );
   const rows = outboxOf(box);
-  expect(rows.map((r) => [r.seq, r.kind])).toEqual([[1, 'order.changed'], [2, 'warehouse.changed'], [3, 'stock.document'], [4, 'soldout.changed']]);
+  expect(rows.map((r) => [r.seq, r.kind])).toEqual([
+    [1, 'order.changed'],
+    [2, 'warehouse.changed'],
+    [3, 'stock.document'],
+    [4, 'soldout.changed'],
+  ]);
 
   central = await startTestCentral();
   await enrol(box, central.url(''), await central.enrolCode(DEMO.openVenue));

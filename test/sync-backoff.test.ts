@@ -23,7 +23,9 @@ afterAll(async () => {
 test('during an outage new orders do not cut the backoff short: attempts thin out, not one per order', async () => {
   central = await startTestCentral();
   proxy = await startFaultProxy(central.port);
-  box = await startTestBox({ config: { sync: { flushDelayMs: 20, retryMinMs: 500, retryMaxMs: 4000, heartbeatSeconds: 1 } } });
+  box = await startTestBox({
+    config: { sync: { flushDelayMs: 20, retryMinMs: 500, retryMaxMs: 4000, heartbeatSeconds: 1 } },
+  });
   await enrol(box, proxy.url, await central.enrolCode(DEMO.openVenue));
   await waitFor('the first hello', () => (proxy!.seen.get('/sync-api/api/hello 200') ?? 0) > 0);
   proxy.set('down');
@@ -47,14 +49,20 @@ test('a 503 or 429 without Retry-After falls back to the backoff instead of retr
   let requests = 0;
   hostile = createServer((req, res) => {
     let body = '';
-    req.on('data', (c: Buffer) => { body += c; });
+    req.on('data', (c: Buffer) => {
+      body += c;
+    });
     req.on('end', () => {
       if (req.url === PATHS.enrol) {
         const { publicKey } = JSON.parse(body) as { publicKey: string };
-        res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({
-          deviceId: '11111111-2222-4333-8444-555555555555', tenant: DEMO.tenant, venue: DEMO.openVenue,
-          keyId: keyIdOf(Buffer.from(publicKey, 'base64')),
-        }));
+        res.writeHead(201, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            deviceId: '11111111-2222-4333-8444-555555555555',
+            tenant: DEMO.tenant,
+            venue: DEMO.openVenue,
+            keyId: keyIdOf(Buffer.from(publicKey, 'base64')),
+          }),
+        );
         return;
       }
       requests++;
@@ -63,7 +71,9 @@ test('a 503 or 429 without Retry-After falls back to the backoff instead of retr
   });
   await new Promise<void>((resolve) => hostile!.listen(0, '127.0.0.1', resolve));
   await box?.stop();
-  box = await startTestBox({ config: { sync: { flushDelayMs: 20, retryMinMs: 500, retryMaxMs: 4000, heartbeatSeconds: 1 } } });
+  box = await startTestBox({
+    config: { sync: { flushDelayMs: 20, retryMinMs: 500, retryMaxMs: 4000, heartbeatSeconds: 1 } },
+  });
   await enrol(box, `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`, 'ANY');
   await waitFor('the first attempt', () => requests > 0);
   const from = requests;

@@ -27,7 +27,10 @@ describe.skipIf(skip)('clock skew', () => {
     await enrol(box, central.url(''), await central.enrolCode(DEMO.openVenue));
     const ahead: string[] = [];
     let s = await staff(box);
-    for (let i = 0; i < 2; i++) ahead.push((await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'zurek', quantity: 1 }]))).orderId);
+    for (let i = 0; i < 2; i++)
+      ahead.push(
+        (await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'zurek', quantity: 1 }]))).orderId,
+      );
     await drained(box);
     let device = (await central.hq('/hq-api/api/devices'))[0];
     expect(device.clockOffsetMs).toBeGreaterThan(364 * DAY);
@@ -40,7 +43,10 @@ describe.skipIf(skip)('clock skew', () => {
     box = await startTestBox({ dataDir, config: FAST_SYNC, env: fake('-1d') });
     s = await staff(box);
     const behind: string[] = [];
-    for (let i = 0; i < 2; i++) behind.push((await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'rosol', quantity: 1 }]))).orderId);
+    for (let i = 0; i < 2; i++)
+      behind.push(
+        (await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'rosol', quantity: 1 }]))).orderId,
+      );
     const status = await drained(box);
     device = (await central.hq('/hq-api/api/devices'))[0];
     expect(device.clockOffsetMs).toBeLessThan(-0.9 * DAY);
@@ -49,7 +55,8 @@ describe.skipIf(skip)('clock skew', () => {
     const all = await hqOrders(central, DEMO.openVenue);
     for (const id of [...ahead, ...behind]) expect(all.filter((o) => o.id === id)).toHaveLength(1);
     // Order is the sequence: the events from the earlier clock come after the later ones.
-    const seqOf = async (id: string) => ((await central!.hq(`/hq-api/api/orders/${id}/versions`)) as { seq: number }[])[0]!.seq;
+    const seqOf = async (id: string) =>
+      ((await central!.hq(`/hq-api/api/orders/${id}/versions`)) as { seq: number }[])[0]!.seq;
     expect(await seqOf(behind[0]!)).toBeGreaterThan(await seqOf(ahead[1]!));
   }, 60_000);
 });

@@ -27,23 +27,31 @@ async function backlog(): Promise<{ orderIds: Set<string>; newest: number }> {
   await driveVenueDay(box.url(''), { orders: 90, documents: 20, warehouses: [W1, W2] });
   const status = await syncStatus(box);
   expect(status.backlog).toBeGreaterThan(900);
-  const orderIds = new Set(outboxOf(box).filter((r) => r.kind === 'order.changed').map((r) => r.aggregate_id));
+  const orderIds = new Set(
+    outboxOf(box)
+      .filter((r) => r.kind === 'order.changed')
+      .map((r) => r.aggregate_id),
+  );
   return { orderIds, newest: status.newestSeq };
 }
 
 /** The central has every order once, its head is the box's newest event, and nothing was set aside. */
 async function exactlyOnce(c: TestCentral, orderIds: Set<string>, newest: number): Promise<void> {
-  const device = await waitFor('the central to reach the box', async () => {
-    const d = (await c.hq('/hq-api/api/devices'))[0];
-    return d.head.seq === newest ? d : undefined;
-  }, 90_000);
+  const device = await waitFor(
+    'the central to reach the box',
+    async () => {
+      const d = (await c.hq('/hq-api/api/devices'))[0];
+      return d.head.seq === newest ? d : undefined;
+    },
+    90_000,
+  );
   expect(device.deadLetters).toBe(0);
   const list = await hqOrders(c, DEMO.openVenue);
   expect(list).toHaveLength(orderIds.size);
   expect(new Set(list.map((o) => o.id))).toEqual(orderIds);
 }
 
-test('kill -9 of the box mid-drain: after the restart it goes on from the central\'s head, nothing doubled', async () => {
+test("kill -9 of the box mid-drain: after the restart it goes on from the central's head, nothing doubled", async () => {
   const { orderIds, newest } = await backlog();
   proxy!.set('slow', { delayMs: 150 });
   await waitFor('a part of the backlog to drain', async () => {

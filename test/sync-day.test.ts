@@ -5,7 +5,7 @@ import { driveVenueDay } from '../scripts/lib/venue-day.mjs';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { startTestCentral, type TestCentral } from './support/central.js';
 import { type FaultProxy, startFaultProxy } from './support/fault-proxy.js';
-import { drained, enrol, FAST_SYNC, hqOrders, syncStatus, } from './support/sync.js';
+import { drained, enrol, FAST_SYNC, hqOrders, syncStatus } from './support/sync.js';
 import { staff, W1, W2, wpath } from './warehouse-client.js';
 
 // A day offline: the central is down while a busy venue works through a day (3,000 orders with their
@@ -68,12 +68,18 @@ test('a day offline drains with nothing lost, nothing doubled, in order, and the
   // The central's stock per warehouse equals the box's, item by item.
   const s = await staff(box);
   for (const w of [W1, W2]) {
-    const hq: { items: { id: string; unit: string; qty: number }[] } = await central.hq(`/hq-api/api/stock?warehouseId=${w}`);
-    const items = boxRows<{ item_id: string }>(box, `SELECT item_id FROM stock_balances WHERE warehouse_id = '${w}'`).map((r) => r.item_id);
+    const hq: { items: { id: string; unit: string; qty: number }[] } = await central.hq(
+      `/hq-api/api/stock?warehouseId=${w}`,
+    );
+    const items = boxRows<{ item_id: string }>(
+      box,
+      `SELECT item_id FROM stock_balances WHERE warehouse_id = '${w}'`,
+    ).map((r) => r.item_id);
     expect(hq.items.map((i) => i.id).sort()).toEqual([...items].sort());
     const res = await box.post(wpath(w, '/stock'), s.token, { items }, s.headers);
     const atBox = (await res.json()) as { items: { id: string; unit: string; qty: number }[] };
     const theirsById = new Map(hq.items.map((i) => [i.id, i]));
-    for (const i of atBox.items) expect(theirsById.get(i.id), `${w}/${i.id}`).toMatchObject({ unit: i.unit, qty: i.qty });
+    for (const i of atBox.items)
+      expect(theirsById.get(i.id), `${w}/${i.id}`).toMatchObject({ unit: i.unit, qty: i.qty });
   }
 }, 600_000);

@@ -23,7 +23,8 @@ afterEach(async () => {
 async function orders(b: TestBox, n: number, productId = 'zurek'): Promise<string[]> {
   const s = await staff(b);
   const ids: string[] = [];
-  for (let i = 0; i < n; i++) ids.push((await command(b, s.token, 'new', newOrder(DEMO.openVenue, [{ productId, quantity: i + 1 }]))).orderId);
+  for (let i = 0; i < n; i++)
+    ids.push((await command(b, s.token, 'new', newOrder(DEMO.openVenue, [{ productId, quantity: i + 1 }]))).orderId);
   return ids;
 }
 
@@ -34,7 +35,11 @@ async function pz(b: TestBox, item: string, qty: number): Promise<void> {
 }
 
 const once = (list: { id: string }[], ids: string[]) => {
-  for (const id of ids) expect(list.filter((o) => o.id === id), id).toHaveLength(1);
+  for (const id of ids)
+    expect(
+      list.filter((o) => o.id === id),
+      id,
+    ).toHaveLength(1);
 };
 
 test('a box restored from an old copy of its database gets back what it lost, and its new events follow in a new epoch', async () => {
@@ -65,10 +70,14 @@ test('a box restored from an old copy of its database gets back what it lost, an
   const fresh = await orders(box, 2, 'sernik');
   expect((await syncStatus(box)).newestSeq).toBeLessThanOrEqual(lostStatus.newestSeq);
   proxy.set('pass');
-  const status = await waitFor('the restore and the drain', async () => {
-    const s = await syncStatus(box!);
-    return s.epoch === 2 && s.backlog === 0 ? s : undefined;
-  }, 60_000);
+  const status = await waitFor(
+    'the restore and the drain',
+    async () => {
+      const s = await syncStatus(box!);
+      return s.epoch === 2 && s.backlog === 0 ? s : undefined;
+    },
+    60_000,
+  );
   expect(status).toMatchObject({ lastError: null, deadLetters: 0, newestSeq: lostStatus.newestSeq + 2 });
 
   // The central: every order once; its head is the box's newest event.
@@ -78,7 +87,9 @@ test('a box restored from an old copy of its database gets back what it lost, an
   // The box got back the orders and the document it had lost.
   const s = await staff(box);
   for (const id of lost) expect((await box.get(`/ordering-api/api/order/${id}`, s.token)).status).toBe(200);
-  const stock = (await (await box.post(wpath(W1, '/stock'), s.token, { items: ['maka'] }, s.headers)).json()) as { items: unknown[] };
+  const stock = (await (await box.post(wpath(W1, '/stock'), s.token, { items: ['maka'] }, s.headers)).json()) as {
+    items: unknown[];
+  };
   expect(stock.items[0]).toMatchObject({ qty: 7.5, unit: 'kg' });
   const hqStock = await central.hq(`/hq-api/api/stock?warehouseId=${W1}`);
   expect(hqStock.items.find((i: { id: string }) => i.id === 'maka')).toMatchObject({ qty: 7.5 });
@@ -114,10 +125,14 @@ test('a central restored from an older backup is sent again what it lost', async
   proxy.target(central.port);
   const after = await orders(box, 1, 'sernik');
   const status = await syncStatus(box);
-  await waitFor('the central to catch up', async () => {
-    const d = (await central!.hq('/hq-api/api/devices'))[0];
-    return d.head.seq === status.newestSeq ? d : undefined;
-  }, 60_000);
+  await waitFor(
+    'the central to catch up',
+    async () => {
+      const d = (await central!.hq('/hq-api/api/devices'))[0];
+      return d.head.seq === status.newestSeq ? d : undefined;
+    },
+    60_000,
+  );
   once(await hqOrders(central, DEMO.openVenue), [...before, ...between, ...after]);
   expect(box.logs.some((l) => l.includes('the central is behind this box'))).toBe(true);
 }, 120_000);

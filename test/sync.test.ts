@@ -53,10 +53,26 @@ describe('a box enrolled at a central', STORY, () => {
   });
 
   test('a wrong or used code is refused with a one-line reason, and nothing is written', async () => {
-    const bad = await syncCli(['enrol', '--data-dir', box.dataDir, '--central', proxy.url, '--code', 'AAAA-BBBB-CCCC-DDDD']);
+    const bad = await syncCli([
+      'enrol',
+      '--data-dir',
+      box.dataDir,
+      '--central',
+      proxy.url,
+      '--code',
+      'AAAA-BBBB-CCCC-DDDD',
+    ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^venue-box sync: central answered 401/);
-    const unreachable = await syncCli(['enrol', '--data-dir', box.dataDir, '--central', 'http://127.0.0.1:1', '--code', 'X']);
+    const unreachable = await syncCli([
+      'enrol',
+      '--data-dir',
+      box.dataDir,
+      '--central',
+      'http://127.0.0.1:1',
+      '--code',
+      'X',
+    ]);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toMatch(/central unreachable/);
     expect((await syncStatus(box)).deviceId).toBeNull();
@@ -64,21 +80,44 @@ describe('a box enrolled at a central', STORY, () => {
 
   test('after enrolment the running box sends what it held and every new change: orders, documents, sold-out', async () => {
     await enrol(box, proxy.url, await central.enrolCode(DEMO.openVenue));
-    const again = await syncCli(['enrol', '--data-dir', box.dataDir, '--central', proxy.url, '--code', 'AAAA-BBBB-CCCC-DDDD']);
+    const again = await syncCli([
+      'enrol',
+      '--data-dir',
+      box.dataDir,
+      '--central',
+      proxy.url,
+      '--code',
+      'AAAA-BBBB-CCCC-DDDD',
+    ]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/enrolled already/);
 
     const s = await staff(box);
-    const order = await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'pierogi-ruskie', quantity: 2 }]));
+    const order = await command(
+      box,
+      s.token,
+      'new',
+      newOrder(DEMO.openVenue, [{ productId: 'pierogi-ruskie', quantity: 2 }]),
+    );
     await command(box, s.token, `${order.orderId}/submit`, {});
     await command(box, s.token, `${order.orderId}/ready`, {});
-    const pz = await box.post(wpath(W1, '/documents/pz'), s.token, { items: [{ id: 'mleko', unit: 'l', qty: 12.5 }] }, s.headers);
+    const pz = await box.post(
+      wpath(W1, '/documents/pz'),
+      s.token,
+      { items: [{ id: 'mleko', unit: 'l', qty: 12.5 }] },
+      s.headers,
+    );
     expect(pz.status).toBe(201);
-    const mm = await box.post(wpath(W1, '/documents/mm'), s.token,
-      { targetWarehouse: W2, items: [{ id: 'mleko', unit: 'l', qty: 2.25 }] }, s.headers);
+    const mm = await box.post(
+      wpath(W1, '/documents/mm'),
+      s.token,
+      { targetWarehouse: W2, items: [{ id: 'mleko', unit: 'l', qty: 2.25 }] },
+      s.headers,
+    );
     expect(mm.status).toBe(201);
     const lock = await fetch(box.url(`/menu-api/api/menu/${DEMO.menu}/locks`), {
-      method: 'PUT', headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+      method: 'PUT',
+      headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ venue: DEMO.openVenue, productId: 'barszcz', locked: true, reason: 'brak buraków' }),
     });
     expect(lock.status).toBe(200);
@@ -89,7 +128,10 @@ describe('a box enrolled at a central', STORY, () => {
     expect(status.oldestUnsyncedAgeS).toBeNull();
 
     // The central has the order as the box has it now, with its version (new, submit, ready).
-    const atBox = (await (await box.get(`/ordering-api/api/order/${order.orderId}`, s.token)).json()) as Record<string, unknown>;
+    const atBox = (await (await box.get(`/ordering-api/api/order/${order.orderId}`, s.token)).json()) as Record<
+      string,
+      unknown
+    >;
     const atCentral = await central.hq(`/hq-api/api/orders/${order.orderId}`);
     expect(atCentral).toMatchObject({ ...atBox, deviceId: status.deviceId, version: 3 });
     const list = await hqOrders(central, DEMO.openVenue);
@@ -98,7 +140,10 @@ describe('a box enrolled at a central', STORY, () => {
     for (const w of [W1, W2]) {
       const hq = await central.hq(`/hq-api/api/stock?warehouseId=${w}`);
       const mine = await stockAtBox(w, ['mleko']);
-      expect(hq.items.find((i: { id: string }) => i.id === 'mleko')).toMatchObject({ qty: mine.items[0]!.qty, unit: 'l' });
+      expect(hq.items.find((i: { id: string }) => i.id === 'mleko')).toMatchObject({
+        qty: mine.items[0]!.qty,
+        unit: 'l',
+      });
     }
     // The device, at the central: its head is the box's newest event, no lag, a fresh contact.
     const devices = await central.hq('/hq-api/api/devices');
@@ -107,7 +152,9 @@ describe('a box enrolled at a central', STORY, () => {
     expect(Date.now() - Date.parse(device.lastContactAt)).toBeLessThan(30_000);
     expect(Math.abs(device.clockOffsetMs)).toBeLessThan(5_000);
     // Every event reached the central once, in the box's order: the kinds the outbox holds.
-    expect(new Set(outboxOf(box).map((r) => r.kind))).toEqual(new Set(['order.changed', 'stock.document', 'soldout.changed']));
+    expect(new Set(outboxOf(box).map((r) => r.kind))).toEqual(
+      new Set(['order.changed', 'stock.document', 'soldout.changed']),
+    );
   });
 
   test('while the central is unreachable the box keeps taking orders; they drain when it is back', async () => {
@@ -115,7 +162,9 @@ describe('a box enrolled at a central', STORY, () => {
     const s = await staff(box);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
-      ids.push((await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'kompot', quantity: 1 }]))).orderId);
+      ids.push(
+        (await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'kompot', quantity: 1 }]))).orderId,
+      );
     }
     const stuck = await waitFor('an error in the status', async () => {
       const st = await syncStatus(box);
@@ -129,7 +178,9 @@ describe('a box enrolled at a central', STORY, () => {
 
     // An outage with nothing to send: the next hello that gets through clears the error (a success too).
     proxy.set('down');
-    const failed = await waitFor('a failed hello', async () => ((await syncStatus(box)).lastError ? syncStatus(box) : undefined));
+    const failed = await waitFor('a failed hello', async () =>
+      (await syncStatus(box)).lastError ? syncStatus(box) : undefined,
+    );
     proxy.set('pass');
     const healed = await waitFor('a successful hello', async () => {
       const st = await syncStatus(box);
@@ -159,17 +210,46 @@ describe('a box enrolled at a central', STORY, () => {
     expect(proxy.seen.get('/sync-api/api/batches injected-500')).toBe(3);
   });
 
-  test('an event that breaks the central\'s rules is set aside there and counted here; later events go on', async () => {
+  test("an event that breaks the central's rules is set aside there and counted here; later events go on", async () => {
     // A box of an older version wrote an order for a venue the central does not know (added to the outbox
     // as the box would: the next seq, chained).
     const db = new Database(join(box.dataDir, 'venue-box.db'), { fileMustExist: true });
-    const last = db.prepare('SELECT seq, chain_hash FROM sync_outbox ORDER BY seq DESC LIMIT 1').get() as { seq: number; chain_hash: string };
+    const last = db.prepare('SELECT seq, chain_hash FROM sync_outbox ORDER BY seq DESC LIMIT 1').get() as {
+      seq: number;
+      chain_hash: string;
+    };
     const orderId = randomUUID();
-    const envelope = envelopeText({ eventId: randomUUID(), tenant: DEMO.tenant, aggregate: orderId, kind: 'order.changed', boxTime: new Date().toISOString() },
-      JSON.stringify({ version: 1, command: {}, order: { id: orderId, tenant: DEMO.tenant, status: 'NEW', created: new Date().toISOString(), buckets: [{ venue: randomUUID() }] }, detail: {} }));
+    const envelope = envelopeText(
+      {
+        eventId: randomUUID(),
+        tenant: DEMO.tenant,
+        aggregate: orderId,
+        kind: 'order.changed',
+        boxTime: new Date().toISOString(),
+      },
+      JSON.stringify({
+        version: 1,
+        command: {},
+        order: {
+          id: orderId,
+          tenant: DEMO.tenant,
+          status: 'NEW',
+          created: new Date().toISOString(),
+          buckets: [{ venue: randomUUID() }],
+        },
+        detail: {},
+      }),
+    );
     db.prepare(`INSERT INTO sync_outbox (seq, event_id, tenant_id, kind, aggregate_id, envelope, chain_hash, created_ms)
-      VALUES (?, ?, ?, 'order.changed', ?, ?, ?, ?)`).run(last.seq + 1, JSON.parse(envelope).eventId, DEMO.tenant, orderId, envelope,
-      chainHash(last.chain_hash, envelope), Date.now());
+      VALUES (?, ?, ?, 'order.changed', ?, ?, ?, ?)`).run(
+      last.seq + 1,
+      JSON.parse(envelope).eventId,
+      DEMO.tenant,
+      orderId,
+      envelope,
+      chainHash(last.chain_hash, envelope),
+      Date.now(),
+    );
     db.close();
     const s = await staff(box);
     const after = await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'rosol', quantity: 1 }]));

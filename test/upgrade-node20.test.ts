@@ -32,7 +32,9 @@ const cli = (...args: string[]) => runCli(args);
 const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 /** Starts this build on `dataDir` and reads the Node 20 box's order back as kelner. */
-async function orderOn(dataDir: string): Promise<{ box: TestBox; order: { id: string; buckets: { lines: { extra?: { note: string } }[] }[] } }> {
+async function orderOn(
+  dataDir: string,
+): Promise<{ box: TestBox; order: { id: string; buckets: { lines: { extra?: { note: string } }[] }[] } }> {
   const box = await startTestBox({ dataDir });
   boxes.push(box);
   const staff = await box.token('kelner', 'kelner-demo-1');

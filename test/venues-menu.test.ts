@@ -55,7 +55,13 @@ describe('nearest venues', () => {
   });
 
   test('the poles, the antimeridian and integer coordinates are valid points', async () => {
-    for (const [lat, lng] of [[90, 180], [-90, -180], [0, 0], [-45.5, 179.999], [50, 20]]) {
+    for (const [lat, lng] of [
+      [90, 180],
+      [-90, -180],
+      [0, 0],
+      [-45.5, 179.999],
+      [50, 20],
+    ]) {
       expect(await venuesAt(lat!, lng!)).toHaveLength(3);
     }
   });
@@ -109,17 +115,24 @@ const productIds = (node: Node): string[] =>
   node.kind === 'svc/product' ? [node.id] : node.items!.flatMap(productIds);
 
 describe('menu', () => {
-  test.each([['DINE_IN'], ['TAKE_AWAY'], ['DELIVERY']])('%s: the whole tree, every field, locks []', async (channel) => {
-    const res = await menu(`channel=${channel}&instance=${DEMO.openVenue}`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const text = await res.text();
-    expect(text).not.toContain('"channels"');
-    const body = JSON.parse(text) as { root: Node; locks: unknown[] };
-    expect(body).toStrictEqual({ root: expectedRoot(channel), locks: [] });
-    expect(body.root).toMatchObject({ kind: 'svc/group/category', id: 'rootcat', details: { literals: { name: 'Menu' } } });
-    expect(body.root.items!.map((c) => c.id)).toEqual(['soups', 'mains', 'desserts', 'drinks']);
-  });
+  test.each([['DINE_IN'], ['TAKE_AWAY'], ['DELIVERY']])(
+    '%s: the whole tree, every field, locks []',
+    async (channel) => {
+      const res = await menu(`channel=${channel}&instance=${DEMO.openVenue}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const text = await res.text();
+      expect(text).not.toContain('"channels"');
+      const body = JSON.parse(text) as { root: Node; locks: unknown[] };
+      expect(body).toStrictEqual({ root: expectedRoot(channel), locks: [] });
+      expect(body.root).toMatchObject({
+        kind: 'svc/group/category',
+        id: 'rootcat',
+        details: { literals: { name: 'Menu' } },
+      });
+      expect(body.root.items!.map((c) => c.id)).toEqual(['soups', 'mains', 'desserts', 'drinks']);
+    },
+  );
 
   test('every node has every field of the interface, with the right types', async () => {
     const res = await menu(`channel=DINE_IN&instance=${DEMO.openVenue}`);
@@ -197,9 +210,7 @@ describe('menu', () => {
   });
 
   test('an unknown venue UUID is 404 notFound', async () => {
-    await expectApiError(
-      await menu('channel=DINE_IN&instance=6f1c2f43-5a3e-4c55-9d51-1f7b2f0c9aff'), 404, 'notFound',
-    );
+    await expectApiError(await menu('channel=DINE_IN&instance=6f1c2f43-5a3e-4c55-9d51-1f7b2f0c9aff'), 404, 'notFound');
   });
 
   test('a venue that uses another menu is 404 notFound', async () => {

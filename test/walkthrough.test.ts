@@ -20,7 +20,10 @@ test('token, nearest venues, menu, socket and a new order pushed as ORDER_CHANGE
   }[];
   expect(venues.map((v) => v.id)).toEqual([DEMO.venues[0]!.id, DEMO.venues[1]!.id, DEMO.venues[2]!.id]);
 
-  const menuRes = await box.get(`/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY&instance=${DEMO.openVenue}`, token.access_token);
+  const menuRes = await box.get(
+    `/menu-api/api/menu/${DEMO.menu}?channel=TAKE_AWAY&instance=${DEMO.openVenue}`,
+    token.access_token,
+  );
   expect(menuRes.status).toBe(200);
 
   const ws = await openSocket(box.wsUrl('/ordering-api/ws'), token.access_token);

@@ -21,12 +21,17 @@ test('stock check reports a cache that differs from the ledger; stock rebuild re
 
   const check = stockCli(box.dataDir, 'check');
   expect(check.status).toBe(1);
-  expect(check.stdout).toContain(`warehouse ${W1} item cli-a: cached 9 kg, ledger 1.5 kg (cached quantity differs from the ledger)`);
+  expect(check.stdout).toContain(
+    `warehouse ${W1} item cli-a: cached 9 kg, ledger 1.5 kg (cached quantity differs from the ledger)`,
+  );
   expect(check.stdout).toContain('item cli-b: cached none, ledger 1.25 kg (no cached balance)');
   expect(check.stdout).toMatch(/stock check: 2 items, 2 differences\n$/);
 
   const rebuild = stockCli(box.dataDir, 'rebuild');
-  expect([rebuild.status, rebuild.stdout.split('\n').at(-2)]).toEqual([0, 'stock rebuild: 2 items, 2 repaired, 0 not repairable']);
+  expect([rebuild.status, rebuild.stdout.split('\n').at(-2)]).toEqual([
+    0,
+    'stock rebuild: 2 items, 2 repaired, 0 not repairable',
+  ]);
   expect(stockCli(box.dataDir, 'check')).toMatchObject({ status: 0, stdout: 'stock check: 2 items, 0 differences\n' });
 
   // The repaired cache serves the API again.

@@ -25,15 +25,20 @@ export async function staff(box: TestBox, username = 'kelner', password = 'kelne
 }
 
 export const asStaff = (token: string, userId: string, tenantId: string): Staff => ({
-  token, userId, tenantId,
+  token,
+  userId,
+  tenantId,
   headers: { authorization: `Bearer ${token}`, 'x-tenant': tenantId, 'x-user': userId },
 });
 
 /** A token of another tenant, provisioned by `otherTenantProvisioning`. */
 export async function otherStaff(box: TestBox): Promise<Staff> {
   const basic = `Basic ${Buffer.from(`${OTHER.client}:${OTHER.secret}`).toString('base64')}`;
-  const res = await requestToken(box, { grant_type: 'password', username: 'szef', password: OTHER.password },
-    { 'x-tenant': OTHER.tenant, authorization: basic });
+  const res = await requestToken(
+    box,
+    { grant_type: 'password', username: 'szef', password: OTHER.password },
+    { 'x-tenant': OTHER.tenant, authorization: basic },
+  );
   const t = (await res.json()) as { access_token: string; UUID: string; TENANT: string };
   return asStaff(t.access_token, t.UUID, t.TENANT);
 }
@@ -48,16 +53,25 @@ export const OTHER = {
 
 /** A provisioning document with a second tenant, for the cross-tenant checks. */
 export const otherTenantProvisioning = {
-  tenants: [{
-    id: OTHER.tenant, name: 'Other',
-    clients: [{ clientId: OTHER.client, clientSecret: OTHER.secret }],
-    users: [{ username: 'szef', password: OTHER.password, scope: 'read write' }],
-    venues: [], menus: [], warehouses: [{ id: OTHER.warehouse, name: 'Other store' }],
-  }],
+  tenants: [
+    {
+      id: OTHER.tenant,
+      name: 'Other',
+      clients: [{ clientId: OTHER.client, clientSecret: OTHER.secret }],
+      users: [{ username: 'szef', password: OTHER.password, scope: 'read write' }],
+      venues: [],
+      menus: [],
+      warehouses: [{ id: OTHER.warehouse, name: 'Other store' }],
+    },
+  ],
 };
 
 export async function call(
-  box: TestBox, who: Staff | undefined, method: string, path: string, body?: unknown,
+  box: TestBox,
+  who: Staff | undefined,
+  method: string,
+  path: string,
+  body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: any }> {
   const res = await fetch(box.url(path), {
@@ -72,11 +86,17 @@ export async function call(
   const text = await res.text();
   const parsed = text === '' ? undefined : JSON.parse(text);
   // Every answer a warehouse test sees is also checked against /openapi.json (test/support/contracts.ts).
-  if (parsed !== undefined && path.startsWith('/warehouse-api/')) (await contractsOf(box)).matching(method, path, res.status, parsed);
+  if (parsed !== undefined && path.startsWith('/warehouse-api/'))
+    (await contractsOf(box)).matching(method, path, res.status, parsed);
   return { status: res.status, body: parsed };
 }
 
-export const item = (id: string, qty: number, unit = 'kg', more: Record<string, unknown> = {}) => ({ id, unit, qty, ...more });
+export const item = (id: string, qty: number, unit = 'kg', more: Record<string, unknown> = {}) => ({
+  id,
+  unit,
+  qty,
+  ...more,
+});
 
 /** The codes of an error body as [code, ...args] tuples. */
 export const codes = (body: { codes?: { code: string; args: string[] }[] }): string[][] =>

@@ -62,7 +62,8 @@ test('parallel WZ documents, PZ retries and locks never drive stock below zero n
     expect(s.available).toBeGreaterThanOrEqual(0);
     expect(s.locked).toBeLessThanOrEqual(s.qty);
   }
-  const final = (await call(box, users[0], 'POST', wpath(W1, '/stock'), { items: ITEMS })).body.items as typeof snapshots;
+  const final = (await call(box, users[0], 'POST', wpath(W1, '/stock'), { items: ITEMS })).body
+    .items as typeof snapshots;
   ITEMS.forEach((id, k) => {
     expect(final[k]!.qty).toBe(START + received.get(id)! - issued.get(id)!);
     expect(final[k]!.available).toBeGreaterThanOrEqual(0);
@@ -75,7 +76,9 @@ test('parallel WZ documents, PZ retries and locks never drive stock below zero n
   await box.stop();
   expect(stockCli(box.dataDir, 'check').status).toBe(0);
   const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true });
-  const pz = db.prepare("SELECT COUNT(*) AS n FROM stock_documents WHERE kind = 'PZ' AND number LIKE 'PZ-RACE-%'").get() as { n: number };
+  const pz = db
+    .prepare("SELECT COUNT(*) AS n FROM stock_documents WHERE kind = 'PZ' AND number LIKE 'PZ-RACE-%'")
+    .get() as { n: number };
   db.close();
   expect(pz.n).toBe(pzCreated);
 });

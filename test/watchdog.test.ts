@@ -30,7 +30,10 @@ while True:
 
 const skip = skipWithout(import.meta.url, 'python3', 'systemd');
 
-interface Message { t: number; msg: string }
+interface Message {
+  t: number;
+  msg: string;
+}
 
 const children: ChildProcess[] = [];
 const boxes: TestBox[] = [];
@@ -65,7 +68,9 @@ describe.skipIf(skip)('sd_notify through systemd-notify (Type=notify, WatchdogSe
     // WatchdogSec=1s: a ping every 500 ms.
     const box = await startTestBox({ env: { NOTIFY_SOCKET: notifySocket, WATCHDOG_USEC: '1000000' } });
     boxes.push(box);
-    const listeningAt = Date.parse((JSON.parse(box.logs.find((l) => l.includes('venue-box listening'))!) as { time: string }).time);
+    const listeningAt = Date.parse(
+      (JSON.parse(box.logs.find((l) => l.includes('venue-box listening'))!) as { time: string }).time,
+    );
     const pings = () => messages.filter((m) => m.msg === 'WATCHDOG=1').map((m) => m.t);
 
     await sleep(2600);
@@ -85,7 +90,11 @@ describe.skipIf(skip)('sd_notify through systemd-notify (Type=notify, WatchdogSe
     const db = new Database(join(box.dataDir, 'venue-box.db'));
     db.exec('BEGIN IMMEDIATE');
     const blockedFrom = Date.now();
-    const order = box.post('/ordering-api/api/order/new', token, newOrder(DEMO.openVenue, [{ productId: 'woda', quantity: 1 }]));
+    const order = box.post(
+      '/ordering-api/api/order/new',
+      token,
+      newOrder(DEMO.openVenue, [{ productId: 'woda', quantity: 1 }]),
+    );
     await sleep(3000);
     db.exec('COMMIT');
     const blockedUntil = Date.now();
@@ -118,7 +127,9 @@ describe.skipIf(skip)('sd_notify through systemd-notify (Type=notify, WatchdogSe
     await sleep(1200);
     expect(await plain.stop()).toBe(0);
     await sleep(100);
-    expect(messages.map((m) => m.msg).filter((m) => m !== 'BARRIER=1'))
-      .toEqual([`READY=1\nSTATUS=serving on 127.0.0.1:${plain.port}`, 'STOPPING=1']);
+    expect(messages.map((m) => m.msg).filter((m) => m !== 'BARRIER=1')).toEqual([
+      `READY=1\nSTATUS=serving on 127.0.0.1:${plain.port}`,
+      'STOPPING=1',
+    ]);
   });
 });

@@ -21,7 +21,11 @@ export interface ApiProblem {
 
 /** A refused or failed call: `message` is the box's own (or, without an answer, says the box is unreachable). */
 export class ApiError extends Error {
-  constructor(message: string, readonly status: number, readonly codes: ApiProblem[] = []) {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly codes: ApiProblem[] = [],
+  ) {
     super(message);
   }
 }
@@ -54,7 +58,12 @@ async function send(path: string, init: RequestInit): Promise<Response> {
   let message = `HTTP ${res.status}`;
   let codes: ApiProblem[] = [];
   try {
-    const body = (await res.json()) as { message?: string; codes?: ApiProblem[]; error?: string; error_description?: string };
+    const body = (await res.json()) as {
+      message?: string;
+      codes?: ApiProblem[];
+      error?: string;
+      error_description?: string;
+    };
     message = body.message ?? body.error_description ?? body.error ?? message;
     codes = body.codes ?? (body.error ? [{ code: body.error, message }] : []);
     // The codes name the field or line (`/items/0/qty`): shown with the message when they add to it.
@@ -100,8 +109,12 @@ export interface Tokens {
 }
 
 const toTokens = (t: TokenAnswer, username: string): Tokens => ({
-  accessToken: t.access_token, refreshToken: t.refresh_token, expiresAt: Date.now() + t.expires_in * 1000,
-  userId: t.UUID, scope: t.scope, username,
+  accessToken: t.access_token,
+  refreshToken: t.refresh_token,
+  expiresAt: Date.now() + t.expires_in * 1000,
+  userId: t.UUID,
+  scope: t.scope,
+  username,
 });
 
 /**
@@ -136,7 +149,12 @@ export class Session {
   }
 
   async signInAnonymous(): Promise<void> {
-    this.save(toTokens(await tokenRequest({ grant_type: 'password', scope: 'read', username: 'anonymous', password: '' }), 'anonymous'));
+    this.save(
+      toTokens(
+        await tokenRequest({ grant_type: 'password', scope: 'read', username: 'anonymous', password: '' }),
+        'anonymous',
+      ),
+    );
   }
 
   signOut(): void {
@@ -156,7 +174,10 @@ export class Session {
 
   private async refresh(tokens: Tokens): Promise<string> {
     try {
-      const next = toTokens(await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken }), tokens.username);
+      const next = toTokens(
+        await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken }),
+        tokens.username,
+      );
       this.save(next);
       return next.accessToken;
     } catch (err) {
@@ -168,15 +189,16 @@ export class Session {
 
   /** An API call with this session's bearer token; a 401 refreshes the token once and retries. */
   async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    const attempt = async (token: string) => send(path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...headers,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const attempt = async (token: string) =>
+      send(path, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     let res: Response;
     try {
       res = await attempt(await this.accessToken());

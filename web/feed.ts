@@ -25,9 +25,13 @@ export class VenueFeed {
   readonly socket: LiveSocket;
   private duringResync: Order[] | null = null;
 
-  constructor(private readonly session: Session, readonly venue: string) {
+  constructor(
+    private readonly session: Session,
+    readonly venue: string,
+  ) {
     this.socket = new LiveSocket({
-      session, query: `venue=${encodeURIComponent(venue)}`,
+      session,
+      query: `venue=${encodeURIComponent(venue)}`,
       onFrame: (frame) => this.onFrame(frame),
       resync: () => this.resync(),
     });
@@ -76,7 +80,10 @@ export class VenueFeed {
       let cursor: string | null = null;
       for (let page = 0; page < 20; page++) {
         const query: string = `venue=${encodeURIComponent(this.venue)}&status=NEW,ORDERED,READY&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-        const answer: { items: Order[]; next: string | null } = await this.session.call('GET', `/ordering-api/api/orders?${query}`);
+        const answer: { items: Order[]; next: string | null } = await this.session.call(
+          'GET',
+          `/ordering-api/api/orders?${query}`,
+        );
         for (const order of answer.items) fetched.set(order.id, order);
         cursor = answer.next;
         if (!cursor) break;

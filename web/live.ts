@@ -60,7 +60,9 @@ export class LiveSocket {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
     const since = this.position === null ? '' : `&since=${this.position}`;
     const query = this.options.query ? `${this.options.query}&` : '';
-    const ws = new WebSocket(`${scheme}://${location.host}/ordering-api/ws?${query}access_token=${encodeURIComponent(token)}${since}`);
+    const ws = new WebSocket(
+      `${scheme}://${location.host}/ordering-api/ws?${query}access_token=${encodeURIComponent(token)}${since}`,
+    );
     this.ws = ws;
     let opened = false;
     ws.onmessage = (ev) => {

@@ -62,7 +62,9 @@ function StaffApp(props: { defaultVenue: string | null }) {
   useEffect(() => {
     // The user's own stream: NOTIFICATIONs of this user's commands (a wrong claim code), and the orders they touched.
     const own = new LiveSocket({
-      session: staff, query: '', resync: async () => undefined,
+      session: staff,
+      query: '',
+      resync: async () => undefined,
       onFrame(frame) {
         if (frame.type === 'NOTIFICATION') showToast('error', notificationText(frame.payload as Notification));
         else if (frame.type === 'ORDER_CHANGE') {
@@ -76,29 +78,66 @@ function StaffApp(props: { defaultVenue: string | null }) {
   }, [tokens?.userId]);
 
   const online = useStore(feed?.socket.online ?? offlineStore);
-  if (error) return <Shell><LoadError error={error} retry={load} /></Shell>;
-  if (!venue || !feed) return <Shell><p class="muted">{t('loading')}</p></Shell>;
+  if (error)
+    return (
+      <Shell>
+        <LoadError error={error} retry={load} />
+      </Shell>
+    );
+  if (!venue || !feed)
+    return (
+      <Shell>
+        <p class="muted">{t('loading')}</p>
+      </Shell>
+    );
   const screen = STAFF_SCREENS.find((s) => s.path === path) ? path : '/kitchen';
   return (
-    <Shell nav={
-      <>
-        <nav class="tabs-nav">
-          {STAFF_SCREENS.map((s) => (
-            <a key={s.path} href={s.path} class={screen === s.path ? 'active' : ''} onClick={(e) => { e.preventDefault(); navigate(s.path); }}>{t(s.label)}</a>
-          ))}
-        </nav>
-        <select class="venue-select" aria-label={t('venue')} value={venue.id} onChange={(e) => {
-          const id = (e.currentTarget as HTMLSelectElement).value;
-          localStorage.setItem('vb.venue', id);
-          venueId.set(id);
-        }}>
-          {list.map((v) => <option key={v.id} value={v.id}>{v.name}</option>)}
-        </select>
-        <span class="user">{tokens?.username}</span>
-        <button type="button" class="btn ghost" data-testid="sign-out" onClick={() => staff.signOut()}>{t('signOut')}</button>
-      </>
-    }>
-      {!online && <div class="offline-banner" data-testid="offline">{t('offline')}</div>}
+    <Shell
+      nav={
+        <>
+          <nav class="tabs-nav">
+            {STAFF_SCREENS.map((s) => (
+              <a
+                key={s.path}
+                href={s.path}
+                class={screen === s.path ? 'active' : ''}
+                onClick={(e) => {
+                  e.preventDefault();
+                  navigate(s.path);
+                }}
+              >
+                {t(s.label)}
+              </a>
+            ))}
+          </nav>
+          <select
+            class="venue-select"
+            aria-label={t('venue')}
+            value={venue.id}
+            onChange={(e) => {
+              const id = (e.currentTarget as HTMLSelectElement).value;
+              localStorage.setItem('vb.venue', id);
+              venueId.set(id);
+            }}
+          >
+            {list.map((v) => (
+              <option key={v.id} value={v.id}>
+                {v.name}
+              </option>
+            ))}
+          </select>
+          <span class="user">{tokens?.username}</span>
+          <button type="button" class="btn ghost" data-testid="sign-out" onClick={() => staff.signOut()}>
+            {t('signOut')}
+          </button>
+        </>
+      }
+    >
+      {!online && (
+        <div class="offline-banner" data-testid="offline">
+          {t('offline')}
+        </div>
+      )}
       {screen === '/kitchen' && <Kitchen feed={feed} venue={venue} />}
       {screen === '/pickup' && <Pickup feed={feed} venue={venue} />}
       {screen === '/tabs' && <Tabs feed={feed} venue={venue} />}
@@ -139,10 +178,25 @@ function App() {
     }, setError);
   };
   useEffect(load, []);
-  if (error) return <Shell><LoadError error={error} retry={load} /></Shell>;
-  if (!boot) return <Shell><p class="muted">{t('loading')}</p></Shell>;
+  if (error)
+    return (
+      <Shell>
+        <LoadError error={error} retry={load} />
+      </Shell>
+    );
+  if (!boot)
+    return (
+      <Shell>
+        <p class="muted">{t('loading')}</p>
+      </Shell>
+    );
   if (path === '/kiosk') return <Kiosk />;
-  if (!tokens) return <Shell><SignIn /></Shell>;
+  if (!tokens)
+    return (
+      <Shell>
+        <SignIn />
+      </Shell>
+    );
   return <StaffApp defaultVenue={boot.venue} />;
 }
 

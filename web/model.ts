@@ -77,8 +77,11 @@ export function roundsOf(order: Order): OrderLine[][] {
 /** Money as the box sends it ("18.00"), in the language's notation. */
 export function money(value: string | undefined, lang: string): string {
   const n = Number(value ?? '0');
-  return Number.isFinite(n) ? n.toLocaleString(lang === 'pl' ? 'pl-PL' : 'en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : String(value);
+  return Number.isFinite(n)
+    ? n.toLocaleString(lang === 'pl' ? 'pl-PL' : 'en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 })
+    : String(value);
 }
 
 /** What a NOTIFICATION says: each code's own message (they name the line and product), else its message. */
-export const notificationText = (n: Notification): string => (n.codes ?? []).map((c) => c.message).join('; ') || n.message;
+export const notificationText = (n: Notification): string =>
+  (n.codes ?? []).map((c) => c.message).join('; ') || n.message;

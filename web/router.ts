@@ -9,4 +9,6 @@ export function navigate(to: string): void {
   route.set({ path: url.pathname, query: url.searchParams });
 }
 
-window.addEventListener('popstate', () => route.set({ path: location.pathname, query: new URLSearchParams(location.search) }));
+window.addEventListener('popstate', () =>
+  route.set({ path: location.pathname, query: new URLSearchParams(location.search) }),
+);

@@ -33,22 +33,44 @@ export function Toasts() {
     <div class="toasts" role="status" aria-live="polite">
       {list.map((x) => (
         // biome-ignore lint/a11y/useKeyWithClickEvents lint/a11y/noStaticElementInteractions: a toast goes by itself (5 or 12 s) and is announced (role status); a tap only dismisses it early.
-        <div key={x.id} class={`toast ${x.kind}`} data-testid={x.kind === 'error' ? 'error' : 'info'}
-          onClick={() => toasts.update((l) => l.filter((y) => y.id !== x.id))}>{x.text}</div>
+        <div
+          key={x.id}
+          class={`toast ${x.kind}`}
+          data-testid={x.kind === 'error' ? 'error' : 'info'}
+          onClick={() => toasts.update((l) => l.filter((y) => y.id !== x.id))}
+        >
+          {x.text}
+        </div>
       ))}
     </div>
   );
 }
 
 /** A button whose action runs once at a time; a failure shows the box's message. */
-export function Action(props: { onRun: () => Promise<unknown>; class?: string; children: ComponentChildren; disabled?: boolean; testid?: string; title?: string }) {
+export function Action(props: {
+  onRun: () => Promise<unknown>;
+  class?: string;
+  children: ComponentChildren;
+  disabled?: boolean;
+  testid?: string;
+  title?: string;
+}) {
   const [busy, setBusy] = useState(false);
   return (
-    <button type="button" class={props.class ?? 'btn'} disabled={busy || props.disabled} data-testid={props.testid} title={props.title}
+    <button
+      type="button"
+      class={props.class ?? 'btn'}
+      disabled={busy || props.disabled}
+      data-testid={props.testid}
+      title={props.title}
       onClick={() => {
         setBusy(true);
-        props.onRun().catch(showError).finally(() => setBusy(false));
-      }}>
+        props
+          .onRun()
+          .catch(showError)
+          .finally(() => setBusy(false));
+      }}
+    >
       {props.children}
     </button>
   );
@@ -59,7 +81,11 @@ export function LoadError(props: { error: unknown; retry?: () => void }) {
   return (
     <div class="load-error" data-testid="load-error">
       <p>{errorText(props.error)}</p>
-      {props.retry && <button type="button" class="btn" onClick={props.retry}>{t('retry')}</button>}
+      {props.retry && (
+        <button type="button" class="btn" onClick={props.retry}>
+          {t('retry')}
+        </button>
+      )}
     </div>
   );
 }

@@ -13,7 +13,11 @@ import Fastify from 'fastify';
 import { WebSocketServer } from 'ws';
 
 const { values: opts } = parseArgs({
-  options: { port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' }, 'data-dir': { type: 'string' } },
+  options: {
+    port: { type: 'string', default: '0' },
+    host: { type: 'string', default: '127.0.0.1' },
+    'data-dir': { type: 'string' },
+  },
 });
 if (!opts['data-dir']) throw new Error('--data-dir is required');
 const demo = JSON.parse(readFileSync(new URL('../../native-config/demo.json', import.meta.url), 'utf8')).tenants[0];
@@ -80,64 +84,83 @@ CREATE TABLE IF NOT EXISTS sync_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, e
 const venue = demo.venues[0];
 const productsOf = (node) => (node.kind === 'svc/product' ? [node] : node.items.flatMap(productsOf));
 db.transaction(() => {
-  db.prepare('INSERT OR REPLACE INTO venues (tenant_id, id, menu_id, lat, lng, venue_json) VALUES (?, ?, ?, ?, ?, ?)')
-    .run(TENANT, venue.id, venue.menu, venue.geoPosition.lat, venue.geoPosition.lng, JSON.stringify(venue));
+  db.prepare(
+    'INSERT OR REPLACE INTO venues (tenant_id, id, menu_id, lat, lng, venue_json) VALUES (?, ?, ?, ?, ?, ?)',
+  ).run(TENANT, venue.id, venue.menu, venue.geoPosition.lat, venue.geoPosition.lng, JSON.stringify(venue));
   const insert = db.prepare('INSERT OR REPLACE INTO products VALUES (?, ?, ?, ?, ?, ?, ?)');
   for (const p of productsOf(demo.menus.find((m) => m.id === venue.menu).root)) {
     const name = p.details.literals.name ?? p.id;
     const img = p.details.media.find((m) => m.name === 'MAIN_IMG')?.url ?? '';
-    const snapshot = { kind: 'product', id: p.id, literals: { name }, img, quantity: '1', price: p.price, extra: { ...p._ } };
+    const snapshot = {
+      kind: 'product',
+      id: p.id,
+      literals: { name },
+      img,
+      quantity: '1',
+      price: p.price,
+      extra: { ...p._ },
+    };
     const priceMinor = Math.round(Number(p.price) * 100);
     insert.run(TENANT, venue.menu, p.id, name, priceMinor, p.channels?.join(',') ?? null, JSON.stringify(snapshot));
   }
 })();
 
 // The box's statements (src/modules/ordering/repo.ts, events/event-store.ts, sync/repo.ts, venues/, menus/).
-const s = Object.fromEntries(Object.entries({
-  insertUser: 'INSERT INTO users (id, tenant_id, created_ms) VALUES (?, ?, ?)',
-  insertToken: 'INSERT INTO access_tokens (token_hash, user_id, expires_ms) VALUES (?, ?, ?)',
-  token: 'SELECT user_id, expires_ms FROM access_tokens WHERE token_hash = ?',
-  insertCommand: `INSERT INTO order_commands (correlation_id, tenant_id, user_id, staff, order_id, kind, body_json, confirmed_ms)
+const s = Object.fromEntries(
+  Object.entries({
+    insertUser: 'INSERT INTO users (id, tenant_id, created_ms) VALUES (?, ?, ?)',
+    insertToken: 'INSERT INTO access_tokens (token_hash, user_id, expires_ms) VALUES (?, ?, ?)',
+    token: 'SELECT user_id, expires_ms FROM access_tokens WHERE token_hash = ?',
+    insertCommand: `INSERT INTO order_commands (correlation_id, tenant_id, user_id, staff, order_id, kind, body_json, confirmed_ms)
     VALUES (?, ?, ?, 0, ?, 'new', ?, ?)`,
-  pending: 'SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?',
-  processed: `UPDATE order_commands SET processed_ms = @now, outcome = @outcome,
+    pending: 'SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?',
+    processed: `UPDATE order_commands SET processed_ms = @now, outcome = @outcome,
     body_json = CASE WHEN @outcome = 'rejected' THEN '{}' ELSE body_json END WHERE seq = @seq`,
-  venue: 'SELECT venue_json FROM venues WHERE tenant_id = ? AND id = ?',
-  product: 'SELECT id, name, price_minor, channels, snapshot_json FROM products WHERE tenant_id = ? AND menu_id = ? AND id = ?',
-  lock: 'SELECT 1 FROM product_locks WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
-  hqLock: 'SELECT 1 FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
-  openOrdersOf: 'SELECT COUNT(*) AS n FROM order_users WHERE tenant_id = ? AND user_id = ? AND open = 1',
-  claimTaken: 'SELECT 1 AS one FROM order_buckets WHERE tenant_id = ? AND venue_id = ? AND claim_code = ? AND open = 1',
-  insertOrder: `INSERT INTO orders (tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed, completed,
+    venue: 'SELECT venue_json FROM venues WHERE tenant_id = ? AND id = ?',
+    product:
+      'SELECT id, name, price_minor, channels, snapshot_json FROM products WHERE tenant_id = ? AND menu_id = ? AND id = ?',
+    lock: 'SELECT 1 FROM product_locks WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
+    hqLock: 'SELECT 1 FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? AND product_id = ?',
+    openOrdersOf: 'SELECT COUNT(*) AS n FROM order_users WHERE tenant_id = ? AND user_id = ? AND open = 1',
+    claimTaken:
+      'SELECT 1 AS one FROM order_buckets WHERE tenant_id = ? AND venue_id = ? AND claim_code = ? AND open = 1',
+    insertOrder: `INSERT INTO orders (tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed, completed,
     source, contact_json, extra_json, created_ms, changed_ms) VALUES (?, ?, ?, 'NEW', ?, 0, 0, 0, 0, 'venue-box', NULL, NULL, ?, ?)`,
-  insertBucket: 'INSERT INTO order_buckets (tenant_id, order_id, venue_id, position, claim_code, open) VALUES (?, ?, ?, ?, ?, 1)',
-  insertOrderUser: 'INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES (?, ?, ?, ?)',
-  insertLine: `INSERT INTO order_lines (tenant_id, order_id, id, venue_id, position, creator, product_id, quantity, price_minor,
+    insertBucket:
+      'INSERT INTO order_buckets (tenant_id, order_id, venue_id, position, claim_code, open) VALUES (?, ?, ?, ?, ?, 1)',
+    insertOrderUser: 'INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES (?, ?, ?, ?)',
+    insertLine: `INSERT INTO order_lines (tenant_id, order_id, id, venue_id, position, creator, product_id, quantity, price_minor,
     status, product_json, created_ms, updated_ms, note) VALUES (?, ?, ?, ?,
     (SELECT COALESCE(MAX(position) + 1, 0) FROM order_lines WHERE tenant_id = ? AND order_id = ?), ?, ?, ?, ?, 'NEW', ?, ?, ?, NULL)`,
-  touchOrder: 'UPDATE orders SET edit_total_minor = ?, total_minor = ?, changed_ms = ? WHERE tenant_id = ? AND id = ?',
-  order: 'SELECT * FROM orders WHERE tenant_id = ? AND id = ?',
-  lines: `SELECT id, venue_id, creator, product_id, quantity, price_minor, status, product_json, created_ms, updated_ms, round, note
+    touchOrder:
+      'UPDATE orders SET edit_total_minor = ?, total_minor = ?, changed_ms = ? WHERE tenant_id = ? AND id = ?',
+    order: 'SELECT * FROM orders WHERE tenant_id = ? AND id = ?',
+    lines: `SELECT id, venue_id, creator, product_id, quantity, price_minor, status, product_json, created_ms, updated_ms, round, note
     FROM order_lines WHERE tenant_id = ? AND order_id = ? ORDER BY position`,
-  buckets: 'SELECT venue_id FROM order_buckets WHERE tenant_id = ? AND order_id = ? ORDER BY position',
-  users: 'SELECT user_id, roles FROM order_users WHERE tenant_id = ? AND order_id = ? ORDER BY rowid',
-  bumpVersion: 'UPDATE orders SET version = version + 1 WHERE tenant_id = ? AND id = ? RETURNING version',
-  lineRounds: 'SELECT id, round FROM order_lines WHERE tenant_id = ? AND order_id = ? ORDER BY position',
-  outboxLast: 'SELECT seq, chain_hash FROM sync_outbox ORDER BY seq DESC LIMIT 1',
-  outboxInsert: `INSERT INTO sync_outbox (seq, event_id, tenant_id, kind, aggregate_id, envelope, chain_hash, created_ms)
+    buckets: 'SELECT venue_id FROM order_buckets WHERE tenant_id = ? AND order_id = ? ORDER BY position',
+    users: 'SELECT user_id, roles FROM order_users WHERE tenant_id = ? AND order_id = ? ORDER BY rowid',
+    bumpVersion: 'UPDATE orders SET version = version + 1 WHERE tenant_id = ? AND id = ? RETURNING version',
+    lineRounds: 'SELECT id, round FROM order_lines WHERE tenant_id = ? AND order_id = ? ORDER BY position',
+    outboxLast: 'SELECT seq, chain_hash FROM sync_outbox ORDER BY seq DESC LIMIT 1',
+    outboxInsert: `INSERT INTO sync_outbox (seq, event_id, tenant_id, kind, aggregate_id, envelope, chain_hash, created_ms)
     VALUES (NULL, ?, ?, 'order.changed', ?, ?, ?, ?)`,
-  bumpStream: `INSERT INTO user_streams (tenant_id, user_id, last_seq) VALUES (?, ?, 1)
+    bumpStream: `INSERT INTO user_streams (tenant_id, user_id, last_seq) VALUES (?, ?, 1)
     ON CONFLICT (tenant_id, user_id) DO UPDATE SET last_seq = last_seq + 1 RETURNING last_seq`,
-  insertEvent: 'INSERT INTO user_events (tenant_id, user_id, seq, type, payload_json, created_ms) VALUES (?, ?, ?, ?, ?, ?)',
-  position: 'SELECT last_seq FROM user_streams WHERE tenant_id = ? AND user_id = ?',
-}).map(([name, sql]) => [name, db.prepare(sql)]));
+    insertEvent:
+      'INSERT INTO user_events (tenant_id, user_id, seq, type, payload_json, created_ms) VALUES (?, ?, ?, ?, ?, ?)',
+    position: 'SELECT last_seq FROM user_streams WHERE tenant_id = ? AND user_id = ?',
+  }).map(([name, sql]) => [name, db.prepare(sql)]),
+);
 
 const iso = (ms) => new Date(ms).toISOString();
 const money = (m) => `${Math.trunc(m / 100)}.${String(m % 100).padStart(2, '0')}`; // no negative amounts here
 const sha256 = (text) => createHash('sha256').update(text).digest('hex');
 const channelOf = (type) => (type === 'DELIVERY' || type === 'TAKE_AWAY' ? type : 'DINE_IN');
 const frame = (type, seq, payloadJson) => `{"type":"${type}","seq":${seq},"payload":${payloadJson}}`;
-const getVenue = (id) => { const r = s.venue.get(TENANT, id); return r && JSON.parse(r.venue_json); };
+const getVenue = (id) => {
+  const r = s.venue.get(TENANT, id);
+  return r && JSON.parse(r.venue_json);
+};
 const problem = (code, message, args) => ({ code, message, args });
 
 /** A UUIDv7 like the box's outbox event ids (src/shared/ids.ts newId7): its unique index grows at the end. */
@@ -151,7 +174,10 @@ function uuid7(ms) {
 
 /** A business rule refused the command: it is marked rejected and its user gets a NOTIFICATION. */
 class Rejected extends Error {
-  constructor(...codes) { super(codes.map((c) => c.message).join('; ')); this.codes = codes; }
+  constructor(...codes) {
+    super(codes.map((c) => c.message).join('; '));
+    this.codes = codes;
+  }
 }
 
 /** The bearer's user, or undefined (unknown or expired token): one indexed lookup per request and upgrade. */
@@ -170,21 +196,46 @@ function buildOrder(orderId) {
     const c = v?.channelConstraints[channelOf(row.order_type)];
     const [h = '0', m = '0'] = (c?.minDeliveryTime ?? '00:00:00').split(':');
     return {
-      venue: venueId, name: v?.name ?? '', menu: v?.menu ?? '',
-      lines: lines.filter((l) => l.venue_id === venueId).map((l) => ({
-        id: l.id, creator: l.creator, created: iso(l.created_ms), updated: iso(l.updated_ms), source: row.source,
-        quantity: l.quantity, price: money(l.price_minor), productId: l.product_id, product: JSON.parse(l.product_json),
-        status: l.status, hash: sha256(`${l.product_id}\0${l.quantity}\0${l.price_minor}\0${l.status}`).slice(0, 16),
-      })),
-      extra: { minDeliveryMinutes: String(Number(h) * 60 + Number(m)), minDeliveryTime: c?.minDeliveryTime ?? '00:00:00',
-        minOrderValue: c?.minOrderValue ?? '0.00' },
+      venue: venueId,
+      name: v?.name ?? '',
+      menu: v?.menu ?? '',
+      lines: lines
+        .filter((l) => l.venue_id === venueId)
+        .map((l) => ({
+          id: l.id,
+          creator: l.creator,
+          created: iso(l.created_ms),
+          updated: iso(l.updated_ms),
+          source: row.source,
+          quantity: l.quantity,
+          price: money(l.price_minor),
+          productId: l.product_id,
+          product: JSON.parse(l.product_json),
+          status: l.status,
+          hash: sha256(`${l.product_id}\0${l.quantity}\0${l.price_minor}\0${l.status}`).slice(0, 16),
+        })),
+      extra: {
+        minDeliveryMinutes: String(Number(h) * 60 + Number(m)),
+        minDeliveryTime: c?.minDeliveryTime ?? '00:00:00',
+        minOrderValue: c?.minOrderValue ?? '0.00',
+      },
     };
   });
   return {
-    tenant: TENANT, id: row.id, created: iso(row.created_ms), lastChanged: iso(row.changed_ms), source: row.source,
+    tenant: TENANT,
+    id: row.id,
+    created: iso(row.created_ms),
+    lastChanged: iso(row.changed_ms),
+    source: row.source,
     users: s.users.all(TENANT, orderId).map((u) => ({ userId: u.user_id, roles: u.roles.split(',') })),
-    orderType: row.order_type, total: money(row.total_minor), editTotal: money(row.edit_total_minor), status: row.status,
-    claimCode: row.claim_code, buckets, closed: row.closed === 1, completed: row.completed === 1,
+    orderType: row.order_type,
+    total: money(row.total_minor),
+    editTotal: money(row.edit_total_minor),
+    status: row.status,
+    claimCode: row.claim_code,
+    buckets,
+    closed: row.closed === 1,
+    completed: row.completed === 1,
   };
 }
 
@@ -200,12 +251,24 @@ function recordForSync(cmd, orderJson, now) {
   const version = s.bumpVersion.get(TENANT, cmd.order_id).version;
   const { rounds } = s.order.get(TENANT, cmd.order_id);
   const lineRounds = Object.fromEntries(s.lineRounds.all(TENANT, cmd.order_id).map((l) => [l.id, l.round]));
-  const command = JSON.stringify({ correlationId: cmd.correlation_id, kind: cmd.kind, userId: cmd.user_id, staff: false,
-    confirmedAt: iso(cmd.confirmed_ms) });
+  const command = JSON.stringify({
+    correlationId: cmd.correlation_id,
+    kind: cmd.kind,
+    userId: cmd.user_id,
+    staff: false,
+    confirmedAt: iso(cmd.confirmed_ms),
+  });
   const detail = JSON.stringify({ contact: null, extra: null, rounds, lineRounds });
   const eventId = uuid7(now);
-  const head = JSON.stringify({ eventId, tenant: TENANT, stream: 'order', aggregate: cmd.order_id, kind: 'order.changed', schema: 1,
-    boxTime: iso(now) });
+  const head = JSON.stringify({
+    eventId,
+    tenant: TENANT,
+    stream: 'order',
+    aggregate: cmd.order_id,
+    kind: 'order.changed',
+    schema: 1,
+    boxTime: iso(now),
+  });
   const body = `{"version":${version},"command":${command},"order":${orderJson},"detail":${detail}}`;
   const envelope = `${head.slice(0, -1)},"body":${body}}`;
   const prev = s.outboxLast.get()?.chain_hash ?? '0'.repeat(64);
@@ -216,7 +279,9 @@ function recordForSync(cmd, orderJson, now) {
 /** `new` as the box applies it (commands/new.ts, rules.ts, service.ts): the rows, totals, outbox and stream events. */
 function applyNew(cmd, body, now) {
   if (s.openOrdersOf.get(TENANT, cmd.user_id).n >= MAX_OPEN) {
-    throw new Rejected(problem('tooManyOpenOrders', `a customer may have at most ${MAX_OPEN} open orders`, [String(MAX_OPEN)]));
+    throw new Rejected(
+      problem('tooManyOpenOrders', `a customer may have at most ${MAX_OPEN} open orders`, [String(MAX_OPEN)]),
+    );
   }
   const channel = channelOf(body.orderType);
   const venues = body.buckets.map((b) => {
@@ -224,22 +289,28 @@ function applyNew(cmd, body, now) {
     if (!v?.active) throw new Rejected(problem('invalidVenue', `venue ${b.venue} is unknown or inactive`, [b.venue]));
     // The box checks the opening hours too; the demo's first venue is open round the clock.
     if (!v.channelConstraints[channel]?.active) {
-      throw new Rejected(problem('venueClosed', `venue ${v.name} does not take ${body.orderType} orders now`, [b.venue, channel]));
+      throw new Rejected(
+        problem('venueClosed', `venue ${v.name} does not take ${body.orderType} orders now`, [b.venue, channel]),
+      );
     }
     return v;
   });
   const problems = [];
-  const lines = body.buckets.flatMap((b, i) => b.lines.flatMap((l) => {
-    const v = venues[i];
-    const p = s.product.get(TENANT, v.menu, l.productId);
-    if (!p || (p.channels && !p.channels.split(',').includes(channel))) {
-      const message = `line ${l.id}: product ${l.productId} is not on the menu for ${channel}`;
-      problems.push(problem('invalidProduct', message, [l.id, l.productId]));
-    } else if (s.lock.get(TENANT, v.id, p.id) || s.hqLock.get(TENANT, v.id, p.id)) {
-      problems.push(problem('productUnavailable', `line ${l.id}: product ${p.id} is sold out at ${v.name}`, [l.id, p.id]));
-    } else return [{ ...l, venueId: v.id, priceMinor: p.price_minor, productJson: p.snapshot_json }];
-    return [];
-  }));
+  const lines = body.buckets.flatMap((b, i) =>
+    b.lines.flatMap((l) => {
+      const v = venues[i];
+      const p = s.product.get(TENANT, v.menu, l.productId);
+      if (!p || (p.channels && !p.channels.split(',').includes(channel))) {
+        const message = `line ${l.id}: product ${l.productId} is not on the menu for ${channel}`;
+        problems.push(problem('invalidProduct', message, [l.id, l.productId]));
+      } else if (s.lock.get(TENANT, v.id, p.id) || s.hqLock.get(TENANT, v.id, p.id)) {
+        problems.push(
+          problem('productUnavailable', `line ${l.id}: product ${p.id} is sold out at ${v.name}`, [l.id, p.id]),
+        );
+      } else return [{ ...l, venueId: v.id, priceMinor: p.price_minor, productJson: p.snapshot_json }];
+      return [];
+    }),
+  );
   if (problems.length > 0) throw new Rejected(...problems);
   let claim;
   do claim = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -248,8 +319,21 @@ function applyNew(cmd, body, now) {
   for (const [i, v] of venues.entries()) s.insertBucket.run(TENANT, cmd.order_id, v.id, i, claim);
   s.insertOrderUser.run(TENANT, cmd.order_id, cmd.user_id, 'CREATOR,CUSTOMER');
   for (const l of lines) {
-    s.insertLine.run(TENANT, cmd.order_id, l.id, l.venueId, TENANT, cmd.order_id, cmd.user_id, l.productId, l.quantity, l.priceMinor,
-      l.productJson, now, now);
+    s.insertLine.run(
+      TENANT,
+      cmd.order_id,
+      l.id,
+      l.venueId,
+      TENANT,
+      cmd.order_id,
+      cmd.user_id,
+      l.productId,
+      l.quantity,
+      l.priceMinor,
+      l.productJson,
+      now,
+      now,
+    );
   }
   // Totals from the stored lines, as the box's recomputeTotals: editTotal sums NEW lines, total ORDERED ones.
   let edit = 0;
@@ -262,7 +346,11 @@ function applyNew(cmd, body, now) {
   const order = buildOrder(cmd.order_id);
   const payload = JSON.stringify(order);
   recordForSync(cmd, payload, now);
-  const streams = new Set([...order.users.map((u) => u.userId), cmd.user_id, ...order.buckets.map((b) => `venue:${b.venue}`)]);
+  const streams = new Set([
+    ...order.users.map((u) => u.userId),
+    cmd.user_id,
+    ...order.buckets.map((b) => `venue:${b.venue}`),
+  ]);
   return [...streams].map((stream) => appendEvent(stream, 'ORDER_CHANGE', payload, now));
 }
 
@@ -281,9 +369,14 @@ const applyBatch = db.transaction(() => {
       if (!(err instanceof Rejected) && code.startsWith('SQLITE_') && !code.startsWith('SQLITE_CONSTRAINT')) throw err;
       const codes = err instanceof Rejected ? err.codes : [problem('internal', 'internal error', [cmd.correlation_id])];
       s.processed.run({ now, outcome: err instanceof Rejected ? 'rejected' : 'failed', seq: cmd.seq });
-      const note = { type: 'OrderEventError', users: [cmd.user_id], orderId: cmd.order_id,
+      const note = {
+        type: 'OrderEventError',
+        users: [cmd.user_id],
+        orderId: cmd.order_id,
         event: { correlationId: cmd.correlation_id, user: cmd.user_id, orderId: cmd.order_id },
-        message: codes.map((c) => c.message).join('; '), codes };
+        message: codes.map((c) => c.message).join('; '),
+        codes,
+      };
       frames.push(appendEvent(cmd.user_id, 'NOTIFICATION', JSON.stringify(note), now));
     }
   }
@@ -311,7 +404,9 @@ function scheduleApply() {
 
 const app = Fastify({ logger: false });
 // The token endpoint takes any form (the box's reads grant_type, the client and the username); it is not read here.
-app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) =>
+  done(null, body),
+);
 
 // A user and its token in one transaction, fsynced before the answer, as the box's refresh-token insert is.
 const createUser = db.transaction((tokenHash, userId, now) => {
@@ -336,15 +431,23 @@ const schema = {
   }),
   response: { 200: object([], { correlationId: string, orderId: string, lines: { type: 'array', items: string } }) },
 };
-const UNAUTHORIZED = { message: 'a valid bearer token is required', codes: [problem('unauthorized', 'unauthorized', [])] };
+const UNAUTHORIZED = {
+  message: 'a valid bearer token is required',
+  codes: [problem('unauthorized', 'unauthorized', [])],
+};
 async function authenticate(req, reply) {
   req.principal = principalOf(req.headers.authorization);
   if (!req.principal) return reply.code(401).send(UNAUTHORIZED);
 }
 const confirm = db.transaction((...row) => s.insertCommand.run(...row));
 app.post('/ordering-api/api/order/new', { schema, onRequest: authenticate }, async (req) => {
-  const stored = { orderType: req.body.orderType, buckets: req.body.buckets.map((b) => ({
-    venue: b.venue, lines: (b.lines ?? []).map((l) => ({ id: randomUUID(), productId: l.productId, quantity: l.quantity })) })) };
+  const stored = {
+    orderType: req.body.orderType,
+    buckets: req.body.buckets.map((b) => ({
+      venue: b.venue,
+      lines: (b.lines ?? []).map((l) => ({ id: randomUUID(), productId: l.productId, quantity: l.quantity })),
+    })),
+  };
   const correlationId = randomUUID();
   const orderId = randomUUID();
   // Transaction 1: the command is on the disk before its 200, one commit (one fsync) per request: no group commit.
@@ -388,7 +491,9 @@ app.server.on('upgrade', (req, socket, head) => {
 
 process.once('SIGTERM', async () => {
   for (const ws of wss.clients) ws.close(1001, 'peer is stopping');
-  const force = setTimeout(() => { for (const ws of wss.clients) ws.terminate(); }, 500); // a client that never answers
+  const force = setTimeout(() => {
+    for (const ws of wss.clients) ws.terminate();
+  }, 500); // a client that never answers
   wss.close();
   await app.close();
   clearTimeout(force);

@@ -4,7 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import WebSocket from 'ws';
 
-export const demo = JSON.parse(readFileSync(new URL('../../native-config/demo.json', import.meta.url), 'utf8')).tenants[0];
+export const demo = JSON.parse(readFileSync(new URL('../../native-config/demo.json', import.meta.url), 'utf8'))
+  .tenants[0];
 const root = new URL('../..', import.meta.url).pathname;
 
 /**
@@ -15,11 +16,24 @@ const root = new URL('../..', import.meta.url).pathname;
  */
 export async function startBox(dataDir, extraArgs = [], { core } = {}) {
   const nodeArgs = (process.env.BOX_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const args = [...nodeArgs, 'dist/main.cjs', 'serve', '--demo', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir, ...extraArgs];
+  const args = [
+    ...nodeArgs,
+    'dist/main.cjs',
+    'serve',
+    '--demo',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--data-dir',
+    dataDir,
+    ...extraArgs,
+  ];
   // Measured as shipped: the systemd unit (native-config/venue-box.service) fixes glibc's mmap threshold, which
   // decides whether freed socket buffers go back to the system (docs/printing.md "Known gotchas").
   const env = { ...process.env, GLIBC_TUNABLES: process.env.GLIBC_TUNABLES ?? 'glibc.malloc.mmap_threshold=131072' };
-  const [command, argv] = core === undefined ? [process.execPath, args] : ['taskset', ['-c', String(core), process.execPath, ...args]];
+  const [command, argv] =
+    core === undefined ? [process.execPath, args] : ['taskset', ['-c', String(core), process.execPath, ...args]];
   const proc = spawn(command, argv, { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`box exited with ${code}`)));
@@ -61,7 +75,10 @@ export const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.f
  * latency in ms, from its due time to its confirmation, sorted ascending.
  */
 export async function orderLoad(base, accessToken, rate, seconds) {
-  const body = JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue: demo.venues[0].id, lines: [{ productId: 'zurek', quantity: 1 }] }] });
+  const body = JSON.stringify({
+    orderType: 'TAKE_AWAY',
+    buckets: [{ venue: demo.venues[0].id, lines: [{ productId: 'zurek', quantity: 1 }] }],
+  });
   const latencies = [];
   const inflight = [];
   const started = performance.now();
@@ -69,23 +86,28 @@ export async function orderLoad(base, accessToken, rate, seconds) {
     const due = started + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    inflight.push(fetch(`${base}/ordering-api/api/order/new`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` }, body,
-    }).then(async (res) => {
-      await res.text();
-      latencies.push(performance.now() - due);
-    }));
+    inflight.push(
+      fetch(`${base}/ordering-api/api/order/new`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${accessToken}` },
+        body,
+      }).then(async (res) => {
+        await res.text();
+        latencies.push(performance.now() - due);
+      }),
+    );
   }
   await Promise.all(inflight);
   return latencies.sort((a, b) => a - b);
 }
 
 /** A socket of the box, opened with a bearer token; resolves once open. */
-export const openSocket = (url, accessToken) => new Promise((resolve, reject) => {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${accessToken}` } });
-  ws.once('open', () => resolve(ws));
-  ws.once('error', reject);
-});
+export const openSocket = (url, accessToken) =>
+  new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${accessToken}` } });
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
 
 /** A new anonymous customer with its socket open; `onOrderChange(orderId, at)` hears each ORDER_CHANGE. */
 export async function customerSocket(base, port, onOrderChange) {

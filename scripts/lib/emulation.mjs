@@ -9,7 +9,11 @@ const ELF_MACHINE = { x64: 0x3e, arm64: 0xb7, arm: 0x28 };
 
 /** Debian's qemu-user-static emulators and cross runtimes (libc6-*-cross, libstdc++6-*-cross). */
 const EMULATORS = {
-  arm64: { command: 'qemu-aarch64-static', sysroot: '/usr/aarch64-linux-gnu', packages: 'qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross' },
+  arm64: {
+    command: 'qemu-aarch64-static',
+    sysroot: '/usr/aarch64-linux-gnu',
+    packages: 'qemu-user-static libc6-arm64-cross libstdc++6-arm64-cross',
+  },
 };
 
 /** 'x64', 'arm64', 'arm', or a description of what the file is when it is none of them. */
@@ -23,7 +27,9 @@ export function binaryArch(file) {
   }
   if (header.readUInt32BE(0) !== 0x7f454c46) return 'not an ELF file';
   const machine = header.readUInt16LE(18);
-  return Object.keys(ELF_MACHINE).find((arch) => ELF_MACHINE[arch] === machine) ?? `ELF machine 0x${machine.toString(16)}`;
+  return (
+    Object.keys(ELF_MACHINE).find((arch) => ELF_MACHINE[arch] === machine) ?? `ELF machine 0x${machine.toString(16)}`
+  );
 }
 
 /**
@@ -35,7 +41,11 @@ export function emulatorFor(arch) {
   if (arch === process.arch) return null;
   const emulator = EMULATORS[arch];
   if (!emulator) return { missing: `this machine (${process.arch}) cannot run ${arch} programs` };
-  const command = (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, emulator.command)).find((f) => existsSync(f));
+  const command = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .map((dir) => join(dir, emulator.command))
+    .find((f) => existsSync(f));
   const missing = !command
     ? `${emulator.command} is not installed (apt-get install ${emulator.packages})`
     : !existsSync(join(emulator.sysroot, 'lib/libstdc++.so.6'))

@@ -93,39 +93,64 @@ async function open({ base, sockets, tokenPath, tenant, clientId, clientSecret }
   const url = new URL(base);
   target = { host: url.hostname, port: Number(url.port), hostHeader: url.host };
   pool = Array.from({ length: CONNECTIONS }, () => httpConnection(target.host, target.port));
-  const tokenRequest = requestBytes(target.hostHeader, 'POST', tokenPath, {
-    'content-type': 'application/x-www-form-urlencoded', 'x-tenant': tenant,
-    authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
-  }, 'grant_type=password&username=anonymous&password=');
+  const tokenRequest = requestBytes(
+    target.hostHeader,
+    'POST',
+    tokenPath,
+    {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-tenant': tenant,
+      authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`,
+    },
+    'grant_type=password&username=anonymous&password=',
+  );
   for (let i = 0; i < sockets; i += 50) {
-    users.push(...(await Promise.all(Array.from({ length: Math.min(50, sockets - i) }, async () => {
-      const res = await connection().request(tokenRequest);
-      if (res.status !== 200) throw new Error(`token: ${res.status} ${res.body}`);
-      const accessToken = JSON.parse(res.body).access_token;
-      const ws = new WebSocket(`ws://${target.hostHeader}/ordering-api/ws`, { headers: { authorization: `Bearer ${accessToken}` } });
-      await new Promise((resolve, reject) => {
-        ws.once('open', resolve);
-        ws.once('error', reject);
-      });
-      ws.on('message', (data) => {
-        const at = performance.now();
-        const frame = JSON.parse(String(data));
-        if (frame.type !== 'ORDER_CHANGE') return;
-        pushedAt.set(frame.payload.id, at);
-        onPush(frame.payload.id);
-      });
-      return { accessToken, ws };
-    }))));
+    users.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(50, sockets - i) }, async () => {
+          const res = await connection().request(tokenRequest);
+          if (res.status !== 200) throw new Error(`token: ${res.status} ${res.body}`);
+          const accessToken = JSON.parse(res.body).access_token;
+          const ws = new WebSocket(`ws://${target.hostHeader}/ordering-api/ws`, {
+            headers: { authorization: `Bearer ${accessToken}` },
+          });
+          await new Promise((resolve, reject) => {
+            ws.once('open', resolve);
+            ws.once('error', reject);
+          });
+          ws.on('message', (data) => {
+            const at = performance.now();
+            const frame = JSON.parse(String(data));
+            if (frame.type !== 'ORDER_CHANGE') return;
+            pushedAt.set(frame.payload.id, at);
+            onPush(frame.payload.id);
+          });
+          return { accessToken, ws };
+        }),
+      )),
+    );
   }
   return { users: users.length };
 }
 
 async function run({ rate, seconds, venue }) {
   pushedAt.clear();
-  const body = JSON.stringify({ orderType: 'TAKE_AWAY', buckets: [{ venue, lines: [{ productId: 'zurek', quantity: 1 }] }] });
-  const requests = users.map((u) => requestBytes(target.hostHeader, 'POST', '/ordering-api/api/order/new', {
-    'content-type': 'application/json', authorization: `Bearer ${u.accessToken}`,
-  }, body));
+  const body = JSON.stringify({
+    orderType: 'TAKE_AWAY',
+    buckets: [{ venue, lines: [{ productId: 'zurek', quantity: 1 }] }],
+  });
+  const requests = users.map((u) =>
+    requestBytes(
+      target.hostHeader,
+      'POST',
+      '/ordering-api/api/order/new',
+      {
+        'content-type': 'application/json',
+        authorization: `Bearer ${u.accessToken}`,
+      },
+      body,
+    ),
+  );
   const total = Math.round(rate * seconds);
   const sentAtOf = new Map(); // orderId -> when its command was written, until its push has arrived
   const pushLatencies = [];
@@ -151,34 +176,48 @@ async function run({ rate, seconds, venue }) {
     const now = performance.now();
     while (issued < total && started + (issued * 1000) / rate <= now) {
       const due = started + (issued * 1000) / rate;
-      inflight.push(connection().request(requests[issued % requests.length]).then(({ status, body: text, sentAt }) => {
-        confirmLatencies.push(performance.now() - sentAt);
-        sendLags.push(sentAt - due);
-        if (status !== 200) {
-          errors++;
-          firstError ??= `${status} ${text}`;
-          return;
-        }
-        const { orderId } = JSON.parse(text);
-        sentAtOf.set(orderId, sentAt);
-        settle(orderId);
-      }, (err) => {
-        errors++;
-        firstError ??= String(err);
-      }));
+      inflight.push(
+        connection()
+          .request(requests[issued % requests.length])
+          .then(
+            ({ status, body: text, sentAt }) => {
+              confirmLatencies.push(performance.now() - sentAt);
+              sendLags.push(sentAt - due);
+              if (status !== 200) {
+                errors++;
+                firstError ??= `${status} ${text}`;
+                return;
+              }
+              const { orderId } = JSON.parse(text);
+              sentAtOf.set(orderId, sentAt);
+              settle(orderId);
+            },
+            (err) => {
+              errors++;
+              firstError ??= String(err);
+            },
+          ),
+      );
       issued++;
     }
     await new Promise((r) => setTimeout(r, 1));
   }
   const lastDue = started + ((total - 1) * 1000) / rate;
   await Promise.all(inflight);
-  while (pushLatencies.length + errors < total && performance.now() < lastDue + GRACE_MS) await new Promise((r) => setTimeout(r, 10));
+  while (pushLatencies.length + errors < total && performance.now() < lastDue + GRACE_MS)
+    await new Promise((r) => setTimeout(r, 10));
   onPush = () => undefined;
   const sort = (a) => a.sort((x, y) => x - y);
   return {
-    sent: total, confirmed: confirmLatencies.length - errors, pushed: pushLatencies.length, errors, firstError,
+    sent: total,
+    confirmed: confirmLatencies.length - errors,
+    pushed: pushLatencies.length,
+    errors,
+    firstError,
     spanSeconds: ((lastPush || lastDue) - started) / 1000,
-    push: sort(pushLatencies), confirm: sort(confirmLatencies), sendLag: sort(sendLags),
+    push: sort(pushLatencies),
+    confirm: sort(confirmLatencies),
+    sendLag: sort(sendLags),
   };
 }
 

@@ -34,20 +34,28 @@ export function benchRun() {
 }
 
 /** Runs `dist/main.cjs ARGS` and returns its last line of output. */
-export const cli = (args) => execFileSync(process.execPath, ['dist/main.cjs', ...args], { cwd: root, encoding: 'utf8' }).trim().split('\n').pop();
+export const cli = (args) =>
+  execFileSync(process.execPath, ['dist/main.cjs', ...args], { cwd: root, encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .pop();
 
 /** SIGTERM, resolved once the process has exited. */
-export const stop = (p) => new Promise((r) => {
-  if (p.exitCode !== null) return r();
-  p.once('exit', r);
-  p.kill('SIGTERM');
-});
+export const stop = (p) =>
+  new Promise((r) => {
+    if (p.exitCode !== null) return r();
+    p.once('exit', r);
+    p.kill('SIGTERM');
+  });
 
 /** A process and all its descendants (the central's PostgreSQL backends are its grandchildren). */
 export function treeOf(pid) {
   let children = [];
   try {
-    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     // no children
   }
@@ -56,14 +64,36 @@ export function treeOf(pid) {
 
 /** `central serve --demo` niced on core 1 (beside the load generator), added to `started`; resolves once listening. */
 export function startCentral(started, dataDir, { port = 0, args = [] } = {}) {
-  const proc = spawn('nice', ['-n', '10', 'taskset', '-c', '1', process.execPath, 'dist/main.cjs', 'central', 'serve', '--demo', ...args,
-    '--port', String(port), '--host', '127.0.0.1', '--data-dir', dataDir], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(
+    'nice',
+    [
+      '-n',
+      '10',
+      'taskset',
+      '-c',
+      '1',
+      process.execPath,
+      'dist/main.cjs',
+      'central',
+      'serve',
+      '--demo',
+      ...args,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      dataDir,
+    ],
+    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   started.push(proc);
   return new Promise((resolve, reject) => {
     proc.once('exit', (code) => reject(new Error(`central exited with ${code}`)));
     createInterface({ input: proc.stdout }).on('line', (line) => {
       const entry = JSON.parse(line);
-      if (entry.msg === 'central listening') resolve({ proc, port: entry.port, base: `http://127.0.0.1:${entry.port}` });
+      if (entry.msg === 'central listening')
+        resolve({ proc, port: entry.port, base: `http://127.0.0.1:${entry.port}` });
     });
   });
 }

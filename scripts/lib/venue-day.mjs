@@ -11,7 +11,11 @@ export async function staffToken(baseUrl) {
   const basic = Buffer.from('demo-kiosk:demo-kiosk-secret').toString('base64');
   const res = await fetch(`${baseUrl}/auth-oauth2/oauth/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': TENANT, authorization: `Basic ${basic}` },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-tenant': TENANT,
+      authorization: `Basic ${basic}`,
+    },
     body: 'grant_type=password&username=kelner&password=kelner-demo-1',
   });
   if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
@@ -31,7 +35,9 @@ async function post(baseUrl, token, path, body, headers = {}) {
 
 async function claimCode(baseUrl, token, orderId) {
   for (let i = 0; i < 200; i++) {
-    const res = await fetch(`${baseUrl}/ordering-api/api/order/${orderId}`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${baseUrl}/ordering-api/api/order/${orderId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     if (res.status === 200) {
       const order = await res.json();
       if (order.status === 'READY') return order.claimCode;
@@ -48,7 +54,15 @@ async function orderLife(baseUrl, token, n) {
   const tab = n % 2 === 0;
   const first = await post(baseUrl, token, '/ordering-api/api/order/new', {
     orderType: tab ? 'DINE_IN_OPEN' : 'TAKE_AWAY',
-    buckets: [{ venue: VENUE, lines: [{ productId: p(0), quantity: 1 }, { productId: p(1), quantity: 2 }] }],
+    buckets: [
+      {
+        venue: VENUE,
+        lines: [
+          { productId: p(0), quantity: 1 },
+          { productId: p(1), quantity: 2 },
+        ],
+      },
+    ],
   });
   const id = first.orderId;
   let commands = 1;
@@ -81,7 +95,8 @@ async function orderLife(baseUrl, token, n) {
  */
 async function documents(baseUrl, tok, [warehouse, other], n) {
   const headers = { 'x-tenant': TENANT, 'x-user': tok.UUID };
-  const doc = (kind, body) => post(baseUrl, tok.access_token, `/warehouse-api/api/warehouse/${warehouse}/documents/${kind}`, body, headers);
+  const doc = (kind, body) =>
+    post(baseUrl, tok.access_token, `/warehouse-api/api/warehouse/${warehouse}/documents/${kind}`, body, headers);
   const id = `towar-${n % 40}`;
   await doc('pz', { items: [{ id, unit: 'kg', qty: 10.5 }], extra: { supplier: `Dostawca ${n % 7}` } });
   const follow = ['wz', 'rw', 'mm', 'inventory', null][n % 5];

@@ -30,7 +30,9 @@ export async function buildWeb(root, outDir) {
     legalComments: 'none',
     logLevel: 'warning',
   });
-  const outputs = Object.keys(result.metafile.outputs).map((file) => relative(out, resolve(root, file)).split(sep).join('/'));
+  const outputs = Object.keys(result.metafile.outputs).map((file) =>
+    relative(out, resolve(root, file)).split(sep).join('/'),
+  );
   const js = outputs.find((f) => f.endsWith('.js'));
   const css = outputs.find((f) => f.endsWith('.css'));
   writeFileSync(join(out, 'index.html'), indexHtml(js, css));
@@ -39,7 +41,8 @@ export async function buildWeb(root, outDir) {
 
 function indexHtml(js, css) {
   // The icon is inline, so a browser's /favicon.ico request never reaches the API's 404.
-  const icon = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%23b3261e'/%3E%3C/svg%3E";
+  const icon =
+    "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%23b3261e'/%3E%3C/svg%3E";
   return `<!doctype html>
 <html lang="pl">
 <head>
@@ -59,8 +62,10 @@ ${css ? `<link rel="stylesheet" href="/${css}">` : ''}
 }
 
 function listFiles(dir, base = dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? listFiles(path, base) : [relative(base, path).split(sep).join('/')];
-  }).filter((f) => basename(f) !== '.DS_Store');
+  return readdirSync(dir)
+    .flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? listFiles(path, base) : [relative(base, path).split(sep).join('/')];
+    })
+    .filter((f) => basename(f) !== '.DS_Store');
 }

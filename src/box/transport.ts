@@ -36,7 +36,6 @@ const API_DESCRIPTION =
   "The venue box's API: OAuth tokens, venues, menus, orders as queued commands whose results are " +
   'pushed on the socket, the order lifecycle, staff views, the warehouse, printers and sync status (docs/api.md "The API").';
 
-
 export interface SocketDeps {
   config: Config;
   log: Logger;

@@ -65,7 +65,13 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
   let reportFailure!: (failure: ServiceFailure) => void;
   const failed = new Promise<ServiceFailure>((resolve) => (reportFailure = resolve));
   const runtime = createRuntime({ log, onFatal: reportFailure });
-  const db = await openCentralDatabase({ dataDir, databaseUrl: o.databaseUrl, mode: 'serve', log, poolSize: POOL_SIZE });
+  const db = await openCentralDatabase({
+    dataDir,
+    databaseUrl: o.databaseUrl,
+    mode: 'serve',
+    log,
+    poolSize: POOL_SIZE,
+  });
   let closing: Promise<void> | undefined;
   const closeDb = () => (closing ??= db.close());
   try {
@@ -73,12 +79,22 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const { pool } = db;
     await ensurePartitions(pool, now());
     for (const p of o.provisioning) {
-      log.info({ provisioning: p.name, result: await provision(pool, p.name, p.document, { demo: p.demo }) }, 'provisioning checked');
+      log.info(
+        { provisioning: p.name, result: await provision(pool, p.name, p.document, { demo: p.demo }) },
+        'provisioning checked',
+      );
       // The demo's whole catalogue (staff, menus, full venues), once: a restart keeps headquarters' later changes.
-      if (p.demo) log.info({ catalogue: await importCatalogue(pool, p.name, p.document, { onlyNew: true }) }, 'demo catalogue checked');
+      if (p.demo)
+        log.info(
+          { catalogue: await importCatalogue(pool, p.name, p.document, { onlyNew: true }) },
+          'demo catalogue checked',
+        );
     }
     const auth = createCentralAuth(pool, loadOrCreateKey(dataDir), {
-      ...CENTRAL_AUTH_DEFAULTS, accessTtlSeconds: ACCESS_TTL_SECONDS, refreshTtlMs: REFRESH_TTL_MS, now,
+      ...CENTRAL_AUTH_DEFAULTS,
+      accessTtlSeconds: ACCESS_TTL_SECONDS,
+      refreshTtlMs: REFRESH_TTL_MS,
+      now,
       refreshRetryGraceMs: o.refreshRetryGraceMs ?? CENTRAL_AUTH_DEFAULTS.refreshRetryGraceMs,
     });
     const devices = createDeviceService(pool, now);
@@ -90,11 +106,20 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const feed = createCatalogueFeed(pool, notifier);
 
     const http = createCentralHttp({
-      host: o.host, port: o.port, dataDir, log, authenticate: (req) => auth.verify(bearerOf(req)),
+      host: o.host,
+      port: o.port,
+      dataDir,
+      log,
+      authenticate: (req) => auth.verify(bearerOf(req)),
       routes: [
-        ...authRoutes(auth), ...deviceRoutes(devices), ...ingestRoutes(ingest), ...hqRoutes(hq),
-        ...catalogueFeedRoutes(devices, feed, pool), ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
-        ...mediaRoutes(pool, devices), ...inboxRoutes(createInboxService(pool)),
+        ...authRoutes(auth),
+        ...deviceRoutes(devices),
+        ...ingestRoutes(ingest),
+        ...hqRoutes(hq),
+        ...catalogueFeedRoutes(devices, feed, pool),
+        ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
+        ...mediaRoutes(pool, devices),
+        ...inboxRoutes(createInboxService(pool)),
       ],
     });
 
@@ -103,8 +128,12 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     await runtime.start([
       { name: 'database', service: serviceOf({ stop: closeDb }), policy: 'fatal' },
       // A batch in flight commits (and is acknowledged) or rolls back; never cut off mid-transaction.
-      { name: 'batches in flight', service: serviceOf({ drain: () => Promise.all([limiter.idle(), feed.idle()]).then(() => {}) }),
-        policy: 'fatal', deadlineMs: DRAIN_TIMEOUT_MS },
+      {
+        name: 'batches in flight',
+        service: serviceOf({ drain: () => Promise.all([limiter.idle(), feed.idle()]).then(() => {}) }),
+        policy: 'fatal',
+        deadlineMs: DRAIN_TIMEOUT_MS,
+      },
       // Closed before the batches are waited for: waiting long polls answer now ("no change").
       { name: 'catalogue notifier', service: catalogueListener, policy: 'fatal', ready: catalogueListener.started },
       { name: 'hourly sweeps', service: hourlySweeps(auth, pool, log, now), policy: 'fatal' },
@@ -132,11 +161,18 @@ function hourlySweeps(auth: ReturnType<typeof createCentralAuth>, pool: Pool, lo
   return serviceOf({
     start() {
       hourly = setInterval(() => {
-        auth.sweepExpired().then((removed) => log.info({ removed }, 'expired refresh tokens removed'),
-          (err: unknown) => log.error({ err }, 'refresh token sweep failed'));
-        createCatalogueRepo(pool).purge(new Date(now() - TOMBSTONE_RETENTION_MS)).then((removed) => {
-          if (removed > 0) log.info({ removed }, 'catalogue tombstones past retention removed');
-        }, (err: unknown) => log.error({ err }, 'catalogue tombstone purge failed'));
+        auth.sweepExpired().then(
+          (removed) => log.info({ removed }, 'expired refresh tokens removed'),
+          (err: unknown) => log.error({ err }, 'refresh token sweep failed'),
+        );
+        createCatalogueRepo(pool)
+          .purge(new Date(now() - TOMBSTONE_RETENTION_MS))
+          .then(
+            (removed) => {
+              if (removed > 0) log.info({ removed }, 'catalogue tombstones past retention removed');
+            },
+            (err: unknown) => log.error({ err }, 'catalogue tombstone purge failed'),
+          );
       }, HOUR_MS);
       hourly.unref();
     },

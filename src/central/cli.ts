@@ -58,23 +58,33 @@ const commands: Command<Options>[] = [
 export const CENTRAL: Program<Options> = { name: 'venue-box central', help: USAGE, options: OPTIONS, commands };
 
 async function serveCentral(values: Values): Promise<number> {
-  if (!/^\d{1,5}$/.test(values.port!) || Number(values.port) > 65535) throw usageError(`--port must be a port number, got ${values.port}`);
+  if (!/^\d{1,5}$/.test(values.port!) || Number(values.port) > 65535)
+    throw usageError(`--port must be a port number, got ${values.port}`);
   const grace = Number(values['refresh-retry-grace-seconds']);
-  if (!(grace >= 0 && grace <= 300)) throw usageError(`--refresh-retry-grace-seconds must be 0 to 300, got ${values['refresh-retry-grace-seconds']}`);
+  if (!(grace >= 0 && grace <= 300))
+    throw usageError(`--refresh-retry-grace-seconds must be 0 to 300, got ${values['refresh-retry-grace-seconds']}`);
   const log = createCentralLogger(process.env.LOG_LEVEL ?? 'info');
   const provisioning: { name: string; document: unknown; demo?: boolean }[] = [];
   if (values.demo) provisioning.push({ name: 'demo', document: demo, demo: true });
   if (values.provisioning) provisioning.push({ name: values.provisioning, document: readJson(values.provisioning) });
   const central = await startCentral({
-    host: values.host!, port: Number(values.port), dataDir: values['data-dir']!, databaseUrl: values['database-url'], log, provisioning,
+    host: values.host!,
+    port: Number(values.port),
+    dataDir: values['data-dir']!,
+    databaseUrl: values['database-url'],
+    log,
+    provisioning,
     refreshRetryGraceMs: grace * 1000,
   });
   // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and its error is the exit's (70 for a
   // bug, docs/operations.md "Exit codes") for the supervisor to start the central again.
-  return Promise.race([untilSignal(central, log).then(() => 0), central.failed.then(async (failure) => {
-    await central.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
-    throw failure.err;
-  })]);
+  return Promise.race([
+    untilSignal(central, log).then(() => 0),
+    central.failed.then(async (failure) => {
+      await central.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
+      throw failure.err;
+    }),
+  ]);
 }
 
 function readJson(file: string): unknown {
@@ -87,7 +97,12 @@ function readJson(file: string): unknown {
 
 /** Runs `fn` on the central's database (the running central's cluster, or one started for the command). */
 async function withPool<T>(values: Values, fn: (pool: Pool) => Promise<T>): Promise<T> {
-  const db = await openCentralDatabase({ dataDir: resolve(values['data-dir']!), databaseUrl: values['database-url'], mode: 'client', poolSize: 2 });
+  const db = await openCentralDatabase({
+    dataDir: resolve(values['data-dir']!),
+    databaseUrl: values['database-url'],
+    mode: 'client',
+    poolSize: 2,
+  });
   try {
     return await fn(db.pool);
   } finally {
@@ -99,21 +114,35 @@ async function withPool<T>(values: Values, fn: (pool: Pool) => Promise<T>): Prom
 async function importFile(values: Values, file: string): Promise<number> {
   const document = readJson(file);
   const results = await withPool(values, (pool) => importCatalogue(pool, file, document));
-  for (const r of results) process.stdout.write(`tenant ${r.tenant}: ${r.changed ? `imported at rev ${r.rev}` : `unchanged (rev ${r.rev})`}\n`);
+  for (const r of results)
+    process.stdout.write(
+      `tenant ${r.tenant}: ${r.changed ? `imported at rev ${r.rev}` : `unchanged (rev ${r.rev})`}\n`,
+    );
   return 0;
 }
 
 async function purgeTombstones(values: Values): Promise<number> {
   const days = Number(values['older-than-days']);
-  if (!(days >= 0 && days <= 36_500)) throw usageError(`--older-than-days must be a number of days, got ${values['older-than-days']}`);
-  const removed = await withPool(values, (pool) => createCatalogueRepo(pool).purge(new Date(Date.now() - days * 86_400_000)));
+  if (!(days >= 0 && days <= 36_500))
+    throw usageError(`--older-than-days must be a number of days, got ${values['older-than-days']}`);
+  const removed = await withPool(values, (pool) =>
+    createCatalogueRepo(pool).purge(new Date(Date.now() - days * 86_400_000)),
+  );
   process.stdout.write(`${removed} tombstone(s) removed\n`);
   return 0;
 }
 
 /** Runs `fn` with the device service on the central's database, then closes it (stopping a cluster it started). */
-async function withDevices<T>(values: Values, fn: (d: ReturnType<typeof createDeviceService>) => Promise<T>): Promise<T> {
-  const db = await openCentralDatabase({ dataDir: resolve(values['data-dir']!), databaseUrl: values['database-url'], mode: 'client', poolSize: 2 });
+async function withDevices<T>(
+  values: Values,
+  fn: (d: ReturnType<typeof createDeviceService>) => Promise<T>,
+): Promise<T> {
+  const db = await openCentralDatabase({
+    dataDir: resolve(values['data-dir']!),
+    databaseUrl: values['database-url'],
+    mode: 'client',
+    poolSize: 2,
+  });
   try {
     return await fn(createDeviceService(db.pool, () => Date.now()));
   } finally {
@@ -124,7 +153,8 @@ async function withDevices<T>(values: Values, fn: (d: ReturnType<typeof createDe
 async function enrol(values: Values): Promise<number> {
   if (!values.tenant || !values.venue) throw usageError('enrol needs --tenant and --venue');
   const ttl = Number(values['ttl-hours']);
-  if (!(ttl > 0 && ttl <= 24 * 365)) throw usageError(`--ttl-hours must be a positive number of hours, got ${values['ttl-hours']}`);
+  if (!(ttl > 0 && ttl <= 24 * 365))
+    throw usageError(`--ttl-hours must be a positive number of hours, got ${values['ttl-hours']}`);
   const code = await withDevices(values, (d) => d.createCode(values.tenant!, values.venue!, ttl));
   // The code alone on the last line, for scripts: `venue-box central enrol ... | tail -1`.
   process.stdout.write(`one-time enrolment code for venue ${values.venue} (valid ${ttl} h):\n${code}\n`);
@@ -140,16 +170,34 @@ async function devices(values: Values): Promise<number> {
 function table(list: DeviceView[]): string {
   if (list.length === 0) return 'no devices enrolled\n';
   const rows = list.map((d) => [
-    d.id, d.tenant, d.venue, d.status, d.keyId, `${d.head.epoch}/${d.head.seq}`, String(d.lagEvents), d.lastContactAt ?? '-',
+    d.id,
+    d.tenant,
+    d.venue,
+    d.status,
+    d.keyId,
+    `${d.head.epoch}/${d.head.seq}`,
+    String(d.lagEvents),
+    d.lastContactAt ?? '-',
     d.clockOffsetMs === null ? '-' : `${d.clockOffsetMs} ms`,
   ]);
-  const all = [['DEVICE', 'TENANT', 'VENUE', 'STATUS', 'KEY', 'EPOCH/SEQ', 'LAG', 'LAST CONTACT', 'CLOCK OFFSET'], ...rows];
+  const all = [
+    ['DEVICE', 'TENANT', 'VENUE', 'STATUS', 'KEY', 'EPOCH/SEQ', 'LAG', 'LAST CONTACT', 'CLOCK OFFSET'],
+    ...rows,
+  ];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
-  return `${all.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`;
+  return `${all
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }
 
 async function revoke(values: Values, deviceId: string): Promise<number> {
-  if (!(await withDevices(values, (d) => d.revoke(deviceId)))) throw new ProcessError('refused', `no device ${deviceId}`);
+  if (!(await withDevices(values, (d) => d.revoke(deviceId))))
+    throw new ProcessError('refused', `no device ${deviceId}`);
   process.stdout.write(`device ${deviceId} revoked\n`);
   return 0;
 }

@@ -18,8 +18,9 @@ describe('bound LIMITs (docs/performance.md "What a `new` reads")', () => {
     // The whole text, not line by line: a LIMIT and its parameter may stand on two lines.
     const bare = boxSources(SRC).flatMap((file) => {
       const text = readFileSync(file, 'utf8');
-      return [...text.matchAll(/\bLIMIT\s+[?@:$]/g)].map((m) =>
-        `${relative(SRC, file)}:${text.slice(0, m.index).split('\n').length}: ${m[0].replace(/\s+/g, ' ')}`);
+      return [...text.matchAll(/\bLIMIT\s+[?@:$]/g)].map(
+        (m) => `${relative(SRC, file)}:${text.slice(0, m.index).split('\n').length}: ${m[0].replace(/\s+/g, ' ')}`,
+      );
     });
     expect(bare).toEqual([]);
   });
@@ -27,8 +28,8 @@ describe('bound LIMITs (docs/performance.md "What a `new` reads")', () => {
   it('finds the statements it looks for', () => {
     // The scan above passes on an empty list too: the sources it reads hold the statements that bind a LIMIT.
     const plus = boxSources(SRC).filter((file) => /\bLIMIT \+[?@]/.test(readFileSync(file, 'utf8')));
-    expect(plus.map((f) => relative(SRC, f)).sort()).toEqual(expect.arrayContaining([
-      'modules/events/event-store.ts', 'modules/ordering/repo.ts', 'modules/sync/repo.ts',
-    ]));
+    expect(plus.map((f) => relative(SRC, f)).sort()).toEqual(
+      expect.arrayContaining(['modules/events/event-store.ts', 'modules/ordering/repo.ts', 'modules/sync/repo.ts']),
+    );
   });
 });

@@ -83,7 +83,9 @@ async function checkpoint(): Promise<void> {
     if ((caughtUp || behind) && !stopped) {
       if (behind) lastQuiet = start;
       // The serving thread holds its next commits (src/db/checkpointer.ts) until this reports.
-      const granted = new Promise<void>((resolve) => { quiet = resolve; });
+      const granted = new Promise<void>((resolve) => {
+        quiet = resolve;
+      });
       parentPort!.postMessage({ quiet: true } satisfies CheckpointMessage);
       await granted;
       if (!stopped) {

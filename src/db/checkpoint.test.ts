@@ -3,7 +3,14 @@ import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { checkpointCatchingUp, checkpointDue, readWalIndex, restartWal, walCheckpointSchedule, type WalIndex } from './checkpoint.js';
+import {
+  checkpointCatchingUp,
+  checkpointDue,
+  readWalIndex,
+  restartWal,
+  walCheckpointSchedule,
+  type WalIndex,
+} from './checkpoint.js';
 import { openDatabase, PAGE_SIZE, type Db } from './open.js';
 import { walSalts } from '../../test/support/wal.js';
 
@@ -19,7 +26,12 @@ function tempDb(): { db: Db; file: string } {
   db.exec('CREATE TABLE t (x BLOB)');
   return { db, file };
 }
-const index = (frames: number, backfilled: number, change: number): WalIndex => ({ frames, backfilled, change, pageSize: 4096 });
+const index = (frames: number, backfilled: number, change: number): WalIndex => ({
+  frames,
+  backfilled,
+  change,
+  pageSize: 4096,
+});
 
 test('a checkpoint is due once the frames not copied back reach the bytes given, or when nothing was committed since the last look', () => {
   const mb = 1024 * 1024;
@@ -94,12 +106,13 @@ test('without its -shm file the schedule always checkpoints', () => {
 /** The POSIX locks this process holds on a file, from /proc/locks (Linux). */
 function locksOn(file: string): string[] {
   const { ino } = statSync(file);
-  return readFileSync('/proc/locks', 'utf8').split('\n')
+  return readFileSync('/proc/locks', 'utf8')
+    .split('\n')
     .filter((l) => l.includes(` ${process.pid} `) && l.split(/\s+/)[5]?.endsWith(`:${ino}`))
     .map((l) => l.split(/\s+/).slice(1).join(' '));
 }
 
-test('looking at the WAL index keeps SQLite\'s locks on it; a -shm made anew after the last connection closed is followed', () => {
+test("looking at the WAL index keeps SQLite's locks on it; a -shm made anew after the last connection closed is followed", () => {
   const { db, file } = tempDb();
   const schedule = walCheckpointSchedule(file, 1024 * 1024);
   const held = locksOn(`${file}-shm`);
@@ -145,17 +158,29 @@ test('passes catch up with the writers; a reader on an old snapshot ends them as
 /** A database whose PASSIVE checkpoints report these (log, checkpointed) pairs in turn. */
 const reporting = (...passes: [number, number][]): Db => {
   let at = 0;
-  return { pragma: () => [{ busy: passes[at]![0] < 0 ? 1 : 0, log: passes[at]![0], checkpointed: passes[at++]![1] }] } as unknown as Db;
+  return {
+    pragma: () => [{ busy: passes[at]![0] < 0 ? 1 : 0, log: passes[at]![0], checkpointed: passes[at++]![1] }],
+  } as unknown as Db;
 };
 
 test('under steady commits a reader holding the copy back still ends the passes as blocked; another checkpoint holding the lock too', () => {
   // Frames keep coming (log grows) while the copy stays at 100: a reader's snapshot, whatever the writers do.
-  expect(checkpointCatchingUp(reporting([120, 100], [140, 100], [160, 100], [180, 100]), 4))
-    .toEqual({ walFrames: 140, caughtUp: false, blocked: true });
+  expect(checkpointCatchingUp(reporting([120, 100], [140, 100], [160, 100], [180, 100]), 4)).toEqual({
+    walFrames: 140,
+    caughtUp: false,
+    blocked: true,
+  });
   // Frames keep coming and each pass copies them: not blocked, the writers are just fast (a quiet moment helps).
-  expect(checkpointCatchingUp(reporting([120, 120], [140, 140], [160, 160], [180, 180]), 4))
-    .toEqual({ walFrames: 180, caughtUp: false, blocked: false });
-  expect(checkpointCatchingUp(reporting([120, 120], [120, 120]), 4)).toEqual({ walFrames: 120, caughtUp: true, blocked: false });
+  expect(checkpointCatchingUp(reporting([120, 120], [140, 140], [160, 160], [180, 180]), 4)).toEqual({
+    walFrames: 180,
+    caughtUp: false,
+    blocked: false,
+  });
+  expect(checkpointCatchingUp(reporting([120, 120], [120, 120]), 4)).toEqual({
+    walFrames: 120,
+    caughtUp: true,
+    blocked: false,
+  });
   // SQLITE_BUSY: another process's checkpoint holds the lock; SQLite reports -1 and nothing is known.
   expect(checkpointCatchingUp(reporting([-1, -1]), 4)).toEqual({ walFrames: -1, caughtUp: false, blocked: true });
 });
@@ -169,7 +194,7 @@ function checkpointerConnection(file: string): Db {
   return db;
 }
 
-test('after a checkpoint that caught up, the checkpointer restarts the WAL and the serving connection\'s next commit only appends', () => {
+test("after a checkpoint that caught up, the checkpointer restarts the WAL and the serving connection's next commit only appends", () => {
   const { db, file } = tempDb();
   const insert = (rows: number): void => {
     db.transaction(() => {
@@ -208,7 +233,7 @@ test('after a checkpoint that caught up, the checkpointer restarts the WAL and t
   closeSync(shm);
 });
 
-test('the restart never waits for a writer: it gives way, and that writer\'s commit restarts the WAL', () => {
+test("the restart never waits for a writer: it gives way, and that writer's commit restarts the WAL", () => {
   const { db, file } = tempDb();
   const checkpointer = checkpointerConnection(file);
   db.prepare('INSERT INTO t VALUES (?)').run(Buffer.alloc(3000));

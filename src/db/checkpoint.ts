@@ -14,7 +14,10 @@ import type { Db } from './open.js';
  * or another process's checkpoint holding the lock (SQLite then reports -1 frames).
  * Throws what SQLite throws (SQLITE_FULL on a full card, an I/O error).
  */
-export function checkpointCatchingUp(db: Db, maxPasses: number): { walFrames: number; caughtUp: boolean; blocked: boolean } {
+export function checkpointCatchingUp(
+  db: Db,
+  maxPasses: number,
+): { walFrames: number; caughtUp: boolean; blocked: boolean } {
   let frames = -1;
   let copied = -1;
   for (let pass = 0; pass < maxPasses; pass++) {

@@ -7,7 +7,14 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 // @ts-expect-error: a build script in plain JavaScript, without typings
 import { workerSource } from '../../scripts/lib/worker-source.mjs';
-import { claimRestart, QUIET_GRANTED, QUIET_NONE, QUIET_RESTARTING, readWalIndex, withdrawQuiet } from './checkpoint.js';
+import {
+  claimRestart,
+  QUIET_GRANTED,
+  QUIET_NONE,
+  QUIET_RESTARTING,
+  readWalIndex,
+  withdrawQuiet,
+} from './checkpoint.js';
 import { createCheckpointer } from './checkpointer.js';
 import type { CheckpointDone } from './open.js';
 import { openDatabase } from './open.js';
@@ -52,7 +59,7 @@ test('the grant is used or taken back, never both: the worker restarts only whil
   expect(withdrawQuiet(state)).toBe(false);
 });
 
-test('the worker restarts the WAL in a quiet moment: the serving thread\'s writes are held until the restart is committed', async () => {
+test("the worker restarts the WAL in a quiet moment: the serving thread's writes are held until the restart is committed", async () => {
   const { file, db, insert } = walOfRows('box.db', 50);
   const before = walSalts(file);
   // Open for the whole test: closing a descriptor of -shm would drop the SQLite locks this process holds on it.
@@ -63,7 +70,9 @@ test('the worker restarts the WAL in a quiet moment: the serving thread\'s write
   const seen: string[] = [];
   const errors: unknown[] = [];
   let reported: () => void;
-  const report = new Promise<void>((resolve) => { reported = resolve; });
+  const report = new Promise<void>((resolve) => {
+    reported = resolve;
+  });
   const checkpointer = createCheckpointer(db, file, {
     intervalMs: 20,
     walBytes: 1024 * 1024 * 1024, // due only once the WAL goes idle (here: at the second look)
@@ -100,7 +109,12 @@ test('the worker restarts the WAL in a quiet moment: the serving thread\'s write
  * claims the grant as the real one does (QUIET_GRANTED -> QUIET_RESTARTING), holds the write lock `holdMs` if it
  * got it, and reports `reportAfterMs` later (with `restartError` if given).
  */
-function fakeWorker(o: { claimAfterMs: number; holdMs: number; reportAfterMs?: number; restartError?: string }): string {
+function fakeWorker(o: {
+  claimAfterMs: number;
+  holdMs: number;
+  reportAfterMs?: number;
+  restartError?: string;
+}): string {
   const betterSqlite = createRequire(import.meta.url).resolve('better-sqlite3');
   return `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -146,11 +160,16 @@ async function handshake(worker: string, stopAfterMs?: number, slowHoldMs?: numb
   const slowMs: number[] = [];
   let heldAt = 0;
   let released!: () => void;
-  const release = new Promise<void>((resolve) => { released = resolve; });
+  const release = new Promise<void>((resolve) => {
+    released = resolve;
+  });
   let held!: () => void;
-  const hold = new Promise<void>((resolve) => { held = resolve; });
+  const hold = new Promise<void>((resolve) => {
+    held = resolve;
+  });
   const checkpointer = createCheckpointer(db, file, {
-    intervalMs: 20, walBytes: 1024 * 1024 * 1024,
+    intervalMs: 20,
+    walBytes: 1024 * 1024 * 1024,
     onError: (err) => errors.push(`error: ${(err as Error).message}`),
     onRestartError: (err) => errors.push(`restart: ${err.message}`),
     onCheckpoint: (done) => seen.push(`report ok=${done.ok}`),
@@ -194,11 +213,22 @@ async function handshake(worker: string, stopAfterMs?: number, slowHoldMs?: numb
     probe.close();
     db.close();
   }
-  return { seen, errors, heldMs, heldSlow, slowMs, releasedAfter: Number(/after (\d+) ms/.exec(seen.find((s) => s.startsWith('release'))!)![1]) };
+  return {
+    seen,
+    errors,
+    heldMs,
+    heldSlow,
+    slowMs,
+    releasedAfter: Number(/after (\d+) ms/.exec(seen.find((s) => s.startsWith('release'))!)![1]),
+  };
 }
 
-test('a restart the worker claimed in time holds the writes past the grant\'s 100 ms, until it is committed', async () => {
-  const { seen, releasedAfter, heldMs, heldSlow, slowMs } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 300 }), undefined, 150);
+test("a restart the worker claimed in time holds the writes past the grant's 100 ms, until it is committed", async () => {
+  const { seen, releasedAfter, heldMs, heldSlow, slowMs } = await handshake(
+    fakeWorker({ claimAfterMs: 0, holdMs: 300 }),
+    undefined,
+    150,
+  );
   expect(seen[0]).toMatch(/^release after \d+ ms, lock free$/);
   expect(seen[1]).toBe('report ok=true');
   expect(releasedAfter).toBeGreaterThanOrEqual(290);
@@ -212,7 +242,11 @@ test('a restart the worker claimed in time holds the writes past the grant\'s 10
 });
 
 test('a quick restart is measured and not told as slow', async () => {
-  const { seen, heldMs, heldSlow, slowMs } = await handshake(fakeWorker({ claimAfterMs: 0, holdMs: 0, reportAfterMs: 0 }), undefined, 150);
+  const { seen, heldMs, heldSlow, slowMs } = await handshake(
+    fakeWorker({ claimAfterMs: 0, holdMs: 0, reportAfterMs: 0 }),
+    undefined,
+    150,
+  );
   expect(seen[0]).toMatch(/^release after \d+ ms, lock free$/);
   // Past the threshold the timer would have fired by now: the release cleared it.
   await new Promise((resolve) => setTimeout(resolve, 200));
@@ -258,7 +292,9 @@ test('the worker goes once the WAL has stayed copied back for workerIdleMs, and 
   const errors: unknown[] = [];
   const seen = (what: string): number => events.filter((e) => e.what === what).length;
   const checkpointer = createCheckpointer(db, file, {
-    intervalMs: 20, walBytes: 1024 * 1024 * 1024, workerIdleMs: 300,
+    intervalMs: 20,
+    walBytes: 1024 * 1024 * 1024,
+    workerIdleMs: 300,
     onError: (err) => errors.push(err),
     onCheckpoint: () => events.push({ what: 'report', at: performance.now() }),
     onWorker: (running) => events.push({ what: running ? 'start' : 'gone', at: performance.now() }),
@@ -301,9 +337,13 @@ test('a worker that dies unasked is reported and replaced after workerRespawnMs,
   const starts: number[] = [];
   const errors: string[] = [];
   const checkpointer = createCheckpointer(db, file, {
-    intervalMs: 20, walBytes: 1024 * 1024 * 1024, workerRespawnMs: 400,
+    intervalMs: 20,
+    walBytes: 1024 * 1024 * 1024,
+    workerRespawnMs: 400,
     onError: (err) => errors.push((err as Error).message),
-    onWorker: (running) => { if (running) starts.push(performance.now()); },
+    onWorker: (running) => {
+      if (running) starts.push(performance.now());
+    },
   });
   try {
     void checkpointer.run();
@@ -327,10 +367,14 @@ test('a worker that cannot be started is reported, and one is started again afte
   const starts: number[] = [];
   const reports: number[] = [];
   const checkpointer = createCheckpointer(db, file, {
-    intervalMs: 20, walBytes: 1024 * 1024 * 1024, workerRespawnMs: 300,
+    intervalMs: 20,
+    walBytes: 1024 * 1024 * 1024,
+    workerRespawnMs: 300,
     onError: (err) => errors.push((err as Error).message),
     onCheckpoint: () => reports.push(performance.now()),
-    onWorker: (running) => { if (running) starts.push(performance.now()); },
+    onWorker: (running) => {
+      if (running) starts.push(performance.now());
+    },
   });
   try {
     void checkpointer.run();

@@ -110,7 +110,9 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
   };
   const spawn = (): Worker => {
     const workerData: CheckpointWorkerData = {
-      file, addonFile: betterSqliteAddonFile(), quietState: quietGrant.buffer as SharedArrayBuffer,
+      file,
+      addonFile: betterSqliteAddonFile(),
+      quietState: quietGrant.buffer as SharedArrayBuffer,
     };
     const w = new Worker(CHECKPOINT_WORKER_SOURCE!, { eval: true, workerData });
     w.unref();
@@ -131,26 +133,29 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
       checkpointing = false;
       release();
       if (!m.ok) options.onError(new Error(m.error));
-      else if (m.restartError) (options.onRestartError ?? options.onError)(new Error(`WAL restart failed: ${m.restartError}`));
+      else if (m.restartError)
+        (options.onRestartError ?? options.onError)(new Error(`WAL restart failed: ${m.restartError}`));
       options.onCheckpoint?.({ seconds: m.seconds, ok: m.ok, walFrames: m.walFrames });
     });
     // A worker that dies (it never should) is reported; the WAL keeps every commit, and another worker takes
     // over after workerRespawnMs.
     w.on('error', (err) => options.onError(err));
     // A worker gone in the middle of a quiet moment sends no report: the writes go on.
-    exited = new Promise((resolve) => w.once('exit', () => {
-      if (!leaving) respawnAt = performance.now() + workerRespawnMs;
-      worker = undefined;
-      checkpointing = false;
-      leaving = false;
-      idleSince = undefined;
-      try {
-        release();
-        options.onWorker?.(false);
-      } finally {
-        resolve();
-      }
-    }));
+    exited = new Promise((resolve) =>
+      w.once('exit', () => {
+        if (!leaving) respawnAt = performance.now() + workerRespawnMs;
+        worker = undefined;
+        checkpointing = false;
+        leaving = false;
+        idleSince = undefined;
+        try {
+          release();
+          options.onWorker?.(false);
+        } finally {
+          resolve();
+        }
+      }),
+    );
     return w;
   };
   // Every intervalMs: a checkpoint when one is due and none is under way, by a worker started for it if there is

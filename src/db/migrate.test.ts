@@ -28,7 +28,11 @@ describe('migrate', () => {
     const db = new Database(':memory:');
     migrate(db, MIGRATIONS.slice(0, 1));
     db.prepare("INSERT INTO tenants (id, name) VALUES ('t', 'Tenant')").run();
-    const broken: Migration = { version: 2, name: 'broken', up: 'CREATE TABLE half (x INTEGER); SELECT * FROM missing;' };
+    const broken: Migration = {
+      version: 2,
+      name: 'broken',
+      up: 'CREATE TABLE half (x INTEGER); SELECT * FROM missing;',
+    };
     expect(() => migrate(db, [MIGRATIONS[0]!, broken])).toThrow();
     expect(db.pragma('user_version', { simple: true })).toBe(1);
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half'").get()).toBeUndefined();

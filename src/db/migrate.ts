@@ -20,9 +20,20 @@ export interface Migration {
 }
 
 /** Numbered migrations, in order. Never edit a shipped one: add the next number. */
-export const MIGRATIONS: Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005,
-  migration0006, migration0007, migration0008, migration0009, migration0010, migration0011,
-  migration0012];
+export const MIGRATIONS: Migration[] = [
+  migration0001,
+  migration0002,
+  migration0003,
+  migration0004,
+  migration0005,
+  migration0006,
+  migration0007,
+  migration0008,
+  migration0009,
+  migration0010,
+  migration0011,
+  migration0012,
+];
 
 /** Applies pending migrations in one transaction; refuses a database newer than this code. */
 export function migrate(db: Db, migrations: Migration[] = MIGRATIONS): number {
@@ -30,7 +41,10 @@ export function migrate(db: Db, migrations: Migration[] = MIGRATIONS): number {
   const latest = migrations.at(-1)?.version ?? 0;
   if (current > latest) {
     // Exit 65, which systemd does not restart (docs/operations.md "Exit codes"): only a newer program helps.
-    throw new ProcessError('data', `database schema version ${current} is newer than this venue-box (${latest}); upgrade the program`);
+    throw new ProcessError(
+      'data',
+      `database schema version ${current} is newer than this venue-box (${latest}); upgrade the program`,
+    );
   }
   const pending = migrations.filter((m) => m.version > current);
   db.transaction(() => {

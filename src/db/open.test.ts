@@ -5,7 +5,11 @@ import { type Db, startCheckpointer } from './open.js';
 // timer, that would end the process; the next tick tries again, and the WAL keeps every commit meanwhile.
 test('a failing checkpoint is reported, never thrown out of its timer', async () => {
   const errors: unknown[] = [];
-  const db = { pragma: () => { throw new Error('database or disk is full'); } } as unknown as Db;
+  const db = {
+    pragma: () => {
+      throw new Error('database or disk is full');
+    },
+  } as unknown as Db;
   const stop = startCheckpointer(db, 5, (err) => errors.push(err));
   await new Promise((r) => setTimeout(r, 40));
   stop();
@@ -40,8 +44,17 @@ test('each checkpoint is reported with its duration and the WAL frames, or as a 
   let stop = startCheckpointer(fine, 5, undefined, (d) => done.push(d));
   await new Promise((r) => setTimeout(r, 40));
   stop();
-  const failing = { pragma: () => { throw new Error('disk I/O error'); } } as unknown as Db;
-  stop = startCheckpointer(failing, 5, () => undefined, (d) => done.push(d));
+  const failing = {
+    pragma: () => {
+      throw new Error('disk I/O error');
+    },
+  } as unknown as Db;
+  stop = startCheckpointer(
+    failing,
+    5,
+    () => undefined,
+    (d) => done.push(d),
+  );
   await new Promise((r) => setTimeout(r, 40));
   stop();
   expect(done[0]).toMatchObject({ ok: true, walFrames: 12 });
@@ -66,7 +79,8 @@ test.each([
   const file = join(dir, 'x.db');
   const db = openDatabase(file);
   db.exec('CREATE TABLE t (x BLOB)');
-  const writer = new Worker(`
+  const writer = new Worker(
+    `
     const Database = require('better-sqlite3');
     const { workerData, parentPort } = require('node:worker_threads');
     const db = new Database(workerData, { fileMustExist: true });
@@ -77,7 +91,9 @@ test.each([
     const commit = db.transaction(() => { for (let i = 0; i < 30; i++) insert.run(Buffer.alloc(3000)); });
     const timer = setInterval(commit, 2);
     parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
-  `, { eval: true, workerData: file });
+  `,
+    { eval: true, workerData: file },
+  );
   const frames: number[] = [];
   const stop = startCheckpointer(db, 100, undefined, (d) => frames.push(d.walFrames), due);
   await new Promise((r) => setTimeout(r, 2500));

@@ -77,10 +77,14 @@ export interface CheckpointDone {
  * the process, and the WAL keeps every commit meanwhile. The box runs these on a worker thread (src/db/checkpointer.ts).
  */
 export function startCheckpointer(
-  db: Db, intervalMs = 1000, onError: (err: unknown) => void = () => undefined, onCheckpoint?: (done: CheckpointDone) => void,
+  db: Db,
+  intervalMs = 1000,
+  onError: (err: unknown) => void = () => undefined,
+  onCheckpoint?: (done: CheckpointDone) => void,
   walBytes?: number,
 ): () => void {
-  const schedule = walBytes !== undefined && typeof db.name === 'string' ? walCheckpointSchedule(db.name, walBytes) : undefined;
+  const schedule =
+    walBytes !== undefined && typeof db.name === 'string' ? walCheckpointSchedule(db.name, walBytes) : undefined;
   const timer = setInterval(() => {
     if (schedule && !schedule.due()) return;
     const start = performance.now();

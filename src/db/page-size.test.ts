@@ -1,4 +1,16 @@
-import { chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -25,7 +37,7 @@ function oldBoxDatabase(name: string): string {
   writer.pragma('journal_mode = WAL');
   writer.pragma('wal_autocheckpoint = 0');
   migrate(writer);
-  const put = writer.prepare("INSERT INTO meta (key, value) VALUES (?, hex(randomblob(100)))");
+  const put = writer.prepare('INSERT INTO meta (key, value) VALUES (?, hex(randomblob(100)))');
   writer.transaction(() => {
     for (let i = 0; i < ROWS; i++) put.run(`k${i}`);
   })();
@@ -77,7 +89,10 @@ test('without twice its size free, or when SQLite cannot read it, the database k
   const file = oldBoxDatabase('full.db');
   const log = quietLog();
   expect(convertPageSize(file, log as unknown as Logger, () => 100 * 1024)).toBe(false);
-  expect(log.warn).toHaveBeenCalledWith(expect.objectContaining({ pageSize: 4096, freeBytes: 100 * 1024 }), expect.any(String));
+  expect(log.warn).toHaveBeenCalledWith(
+    expect.objectContaining({ pageSize: 4096, freeBytes: 100 * 1024 }),
+    expect.any(String),
+  );
   const db = new Database(file);
   expect(db.pragma('page_size', { simple: true })).toBe(4096);
   expect(db.prepare("SELECT value FROM meta WHERE key = 'only-in-the-wal'").pluck().get()).toBe('yes');
@@ -104,7 +119,10 @@ test('with another connection open (a command-line tool beside the starting box)
   reading.next(); // a read transaction held open
   const log = quietLog();
   expect(convertPageSize(file, log as unknown as Logger)).toBe(false);
-  expect(log.warn).toHaveBeenCalledWith(expect.objectContaining({ err: expect.objectContaining({ code: 'SQLITE_BUSY' }) }), expect.any(String));
+  expect(log.warn).toHaveBeenCalledWith(
+    expect.objectContaining({ err: expect.objectContaining({ code: 'SQLITE_BUSY' }) }),
+    expect.any(String),
+  );
   expect(existsSync(`${file}.page-size`)).toBe(false);
   reading.return?.();
   other.close();

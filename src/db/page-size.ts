@@ -53,11 +53,16 @@ export function convertPageSize(file: string, log: Logger, freeBytes: (dir: stri
     // Taken now and kept (EXCLUSIVE): no other connection reads or writes until this one closes.
     db.pragma('locking_mode = EXCLUSIVE');
     db.exec('BEGIN EXCLUSIVE; COMMIT');
-    const live = ((db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number)) * from;
+    const live =
+      ((db.pragma('page_count', { simple: true }) as number) -
+        (db.pragma('freelist_count', { simple: true }) as number)) *
+      from;
     const free = freeBytes(dirname(file));
     if (free < 2 * live) {
-      log.warn({ pageSize: from, liveBytes: live, freeBytes: free },
-        `the database keeps its ${from}-byte pages: rewriting it with ${PAGE_SIZE}-byte pages needs twice its size free`);
+      log.warn(
+        { pageSize: from, liveBytes: live, freeBytes: free },
+        `the database keeps its ${from}-byte pages: rewriting it with ${PAGE_SIZE}-byte pages needs twice its size free`,
+      );
       return false;
     }
     db.pragma(`page_size = ${PAGE_SIZE}`);
@@ -80,6 +85,9 @@ export function convertPageSize(file: string, log: Logger, freeBytes: (dir: stri
   rmSync(`${file}-shm`, { force: true });
   renameSync(copy, file);
   fsyncPath(dirname(file), true);
-  log.info({ from, to: PAGE_SIZE, ms: Math.round(performance.now() - started) }, 'database rewritten with smaller pages');
+  log.info(
+    { from, to: PAGE_SIZE, ms: Math.round(performance.now() - started) },
+    'database rewritten with smaller pages',
+  );
   return true;
 }

@@ -15,10 +15,11 @@ function heldFsync() {
   const pending: (() => void)[] = [];
   let runs = 0;
   return {
-    fsync: () => new Promise<void>((resolve) => {
-      runs++;
-      pending.push(resolve);
-    }),
+    fsync: () =>
+      new Promise<void>((resolve) => {
+        runs++;
+        pending.push(resolve);
+      }),
     finish: async () => {
       pending.shift()!();
       await new Promise((r) => setImmediate(r));
@@ -53,11 +54,16 @@ test('what is asked for together shares one fsync; what comes while it runs wait
 test('a failed fsync reaches everyone of its round and is final: no later round syncs or succeeds', async () => {
   let fsyncs = 0;
   const failures: Error[] = [];
-  const sync = createSyncRounds(async () => {
-    fsyncs++;
-    throw Object.assign(new Error('EIO'), { code: 'EIO' });
-  }, { failed: (err) => failures.push(err) });
-  const round = await Promise.all([1, 2].map(() => new Promise<Error | undefined>((resolve) => sync.afterSync(resolve))));
+  const sync = createSyncRounds(
+    async () => {
+      fsyncs++;
+      throw Object.assign(new Error('EIO'), { code: 'EIO' });
+    },
+    { failed: (err) => failures.push(err) },
+  );
+  const round = await Promise.all(
+    [1, 2].map(() => new Promise<Error | undefined>((resolve) => sync.afterSync(resolve))),
+  );
   expect(round.map((e) => (e as NodeJS.ErrnoException).code)).toEqual(['EIO', 'EIO']);
   // Linux may report success for the next fsync although the pages of the failed one never reached the disk.
   const later = await new Promise<Error | undefined>((resolve) => sync.afterSync(resolve));
@@ -70,9 +76,21 @@ test('a callback that throws is reported; the others of its round still run and 
   const thrown: unknown[] = [];
   const sync = createSyncRounds(async () => undefined, { callbackThrew: (err) => thrown.push(err) });
   const heard: string[] = [];
-  sync.afterSync(() => { throw new Error('bug'); });
-  await new Promise<void>((resolve) => sync.afterSync(() => { heard.push('second'); resolve(); }));
-  await new Promise<void>((resolve) => sync.afterSync(() => { heard.push('later'); resolve(); }));
+  sync.afterSync(() => {
+    throw new Error('bug');
+  });
+  await new Promise<void>((resolve) =>
+    sync.afterSync(() => {
+      heard.push('second');
+      resolve();
+    }),
+  );
+  await new Promise<void>((resolve) =>
+    sync.afterSync(() => {
+      heard.push('later');
+      resolve();
+    }),
+  );
   expect(heard).toEqual(['second', 'later']);
   expect(thrown).toHaveLength(1);
   expect(sync.idle()).toBe(true);
@@ -82,10 +100,14 @@ test('closed, the rounds finish what was asked and refuse anything new', async (
   const disk = heldFsync();
   const sync = createSyncRounds(disk.fsync);
   let first: Error | undefined | 'pending' = 'pending';
-  sync.afterSync((err) => { first = err; });
+  sync.afterSync((err) => {
+    first = err;
+  });
   await new Promise((r) => setImmediate(r));
   let closed = false;
-  const closing = sync.close().then(() => { closed = true; });
+  const closing = sync.close().then(() => {
+    closed = true;
+  });
   await new Promise((r) => setImmediate(r));
   expect(closed).toBe(false);
   await disk.finish();

@@ -55,7 +55,10 @@ export function createWalSync(walFile: string, hooks: SyncHooks = {}): WalSync &
  * never twice at once. A failed fsync is final: after an fdatasync error Linux may have dropped the pages it
  * could not write and report success for the next one, so nothing may be confirmed after it.
  */
-export function createSyncRounds(fsync: () => Promise<void>, hooks: SyncHooks = {}): WalSync & { close(): Promise<void> } {
+export function createSyncRounds(
+  fsync: () => Promise<void>,
+  hooks: SyncHooks = {},
+): WalSync & { close(): Promise<void> } {
   let next: ((err?: Error) => void)[] = [];
   let syncing = false;
   let failure: Error | undefined;

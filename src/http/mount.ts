@@ -28,8 +28,12 @@ export interface HttpDeps {
  * `otherPaths` are paths served outside these routes (the socket's GET), so that a wrong method there is a 405
  * too.
  */
-export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps,
-  otherPaths: Pick<Route, 'method' | 'path'>[] = []): void {
+export function mountRoutes(
+  app: TemplatedApp,
+  routes: Route[],
+  deps: HttpDeps,
+  otherPaths: Pick<Route, 'method' | 'path'>[] = [],
+): void {
   const framing = createFramingCheck();
   const serveChecked = (res: UwsResponse, input: HttpRequest, route: Route | undefined) => {
     const problem = framing.problem(input);
@@ -44,15 +48,20 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], deps: HttpDeps,
     const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
     app[route.method](route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
     // RFC 9110 9.3.2: HEAD is GET without the body (the same status and headers, Content-Length included).
-    if (route.method === 'get') app.head(route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
+    if (route.method === 'get')
+      app.head(route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
   }
   const allowed = allowedMethods([...routes, ...otherPaths]);
   app.any('/*', (res, req) => {
     const input = copyRequest(req, [], res);
     const allow = allowed(input.path);
     // A method the path is served with that still lands here (a GET of the socket without an upgrade) stays 404.
-    const route = allow === undefined ? undefined
-      : input.method === 'OPTIONS' || !allow.split(', ').includes(input.method) ? methodNotAllowed(allow) : undefined;
+    const route =
+      allow === undefined
+        ? undefined
+        : input.method === 'OPTIONS' || !allow.split(', ').includes(input.method)
+          ? methodNotAllowed(allow)
+          : undefined;
     serveChecked(res, input, route);
   });
 }
@@ -84,13 +93,24 @@ function withCors(reply: Reply, req: HttpRequest, origins: readonly string[] | u
   return { ...reply, headers };
 }
 
-const METHOD_NAMES: Record<Route['method'], string> = { get: 'GET', post: 'POST', put: 'PUT', patch: 'PATCH', del: 'DELETE' };
+const METHOD_NAMES: Record<Route['method'], string> = {
+  get: 'GET',
+  post: 'POST',
+  put: 'PUT',
+  patch: 'PATCH',
+  del: 'DELETE',
+};
 
 /** The methods a path is served with (`Allow`, RFC 9110 10.2.1), or undefined for a path no route knows. */
 function allowedMethods(routes: Pick<Route, 'method' | 'path'>[]): (path: string) => string | undefined {
   const patterns = routes.map((r) => ({
     method: METHOD_NAMES[r.method],
-    pattern: new RegExp(`^${r.path.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`),
+    pattern: new RegExp(
+      `^${r.path
+        .split('/')
+        .map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/')}$`,
+    ),
   }));
   return (path) => {
     const methods = new Set(patterns.filter((p) => p.pattern.test(path)).map((p) => p.method));
@@ -106,7 +126,11 @@ function allowedMethods(routes: Pick<Route, 'method' | 'path'>[]): (path: string
  */
 function methodNotAllowed(allow: string): Route {
   return {
-    method: 'get', path: '', auth: 'none', body: 'none', writes: false,
+    method: 'get',
+    path: '',
+    auth: 'none',
+    body: 'none',
+    writes: false,
     handle: ({ req }) => {
       if (req.method === 'OPTIONS') return { status: 204, headers: { Allow: allow } };
       const message = `${req.method} is not allowed on ${req.path} (allowed: ${allow})`;
@@ -186,7 +210,9 @@ function serveRoute(res: UwsResponse, input: HttpRequest, route: Route | undefin
       deps.log.error({ err, requestId: input.requestId }, 'writing a reply failed');
       if (aborted) return;
       try {
-        res.cork(() => writeReply(res, toErrorReply(new Error('reply not writable'), input, deps.log), input.requestId, true));
+        res.cork(() =>
+          writeReply(res, toErrorReply(new Error('reply not writable'), input, deps.log), input.requestId, true),
+        );
       } catch {
         res.close();
       }
@@ -358,7 +384,9 @@ function writeReply(res: UwsResponse, reply: Reply, requestId: string, close: bo
   const empty = reply.status === 204 || reply.status === 304;
   res.writeStatus(statusLine(reply.status));
   const {
-    'content-type': contentType = 'application/json; charset=utf-8', 'cache-control': cacheControl = 'no-store', ...headers
+    'content-type': contentType = 'application/json; charset=utf-8',
+    'cache-control': cacheControl = 'no-store',
+    ...headers
   } = reply.headers ?? {};
   if (!empty) res.writeHeader('content-type', contentType);
   res.writeHeader('x-request-id', requestId);

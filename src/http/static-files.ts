@@ -6,8 +6,9 @@ export const APP_PATHS = ['/', '/kitchen', '/pickup', '/tabs', '/orders', '/mana
 
 // Only what is served from the box's own origin: scripts, styles and sockets of this box; menu images may come
 // from anywhere (the central, a CDN on the venue's own network).
-const CSP = "default-src 'self'; img-src * data: blob:; connect-src 'self' ws: wss:; style-src 'self' 'unsafe-inline'; "
-  + "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; img-src * data: blob:; connect-src 'self' ws: wss:; style-src 'self' 'unsafe-inline'; " +
+  "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
  * Serves the web app's files (GET and HEAD) at their exact paths, and index.html at the app's pages. Every path
@@ -19,7 +20,9 @@ export function mountStaticFiles(app: TemplatedApp, files: Map<string, WebFile>)
   if (!index) return [];
   const served: [string, WebFile][] = [
     ...APP_PATHS.map((path): [string, WebFile] => [path, index]),
-    ...[...files].filter(([name]) => name !== 'index.html').map(([name, file]): [string, WebFile] => [`/${name}`, file]),
+    ...[...files]
+      .filter(([name]) => name !== 'index.html')
+      .map(([name, file]): [string, WebFile] => [`/${name}`, file]),
   ];
   for (const [path, file] of served) {
     app.get(path, (res, req) => send(res, req, file, false));

@@ -17,16 +17,19 @@ export interface TokenResponse {
 }
 
 /** The Token response's schema (docs/api.md "The API"), for /openapi.json. */
-export const TokenResponseSchema = Type.Object({
-  access_token: Type.String({ description: 'an EdDSA JWT' }),
-  token_type: Type.Literal('bearer'),
-  refresh_token: Type.String(),
-  expires_in: Type.Integer(),
-  scope: Type.String(),
-  UUID: Type.String(),
-  TENANT: Type.String(),
-  jti: Type.String(),
-}, { additionalProperties: false });
+export const TokenResponseSchema = Type.Object(
+  {
+    access_token: Type.String({ description: 'an EdDSA JWT' }),
+    token_type: Type.Literal('bearer'),
+    refresh_token: Type.String(),
+    expires_in: Type.Integer(),
+    scope: Type.String(),
+    UUID: Type.String(),
+    TENANT: Type.String(),
+    jti: Type.String(),
+  },
+  { additionalProperties: false },
+);
 
 const TokenForm = Type.Object({
   grant_type: Type.String({ enum: ['password', 'refresh_token'] }),
@@ -38,10 +41,13 @@ const TokenForm = Type.Object({
   client_secret: Type.Optional(Type.String()),
 });
 
-const OAuthErrorSchema = Type.Object({
-  error: Type.String({ enum: Object.keys(OAUTH_ERRORS) }),
-  error_description: Type.String(),
-}, { additionalProperties: false });
+const OAuthErrorSchema = Type.Object(
+  {
+    error: Type.String({ enum: Object.keys(OAUTH_ERRORS) }),
+    error_description: Type.String(),
+  },
+  { additionalProperties: false },
+);
 
 /** What the endpoint hands its service: the tenant, the client's credentials and the form. */
 export interface TokenCall {
@@ -55,10 +61,14 @@ export interface TokenCall {
  * The client's credentials (RFC 6749 2.3.1): HTTP Basic (client_secret_basic), or `client_id` and
  * `client_secret` in the form (client_secret_post). One method only (2.3): both at once is invalid_request.
  */
-function clientCredentials(authorization: string | undefined, form: URLSearchParams): { clientId: string; clientSecret: string } {
+function clientCredentials(
+  authorization: string | undefined,
+  form: URLSearchParams,
+): { clientId: string; clientSecret: string } {
   const inForm = form.has('client_id') || form.has('client_secret');
   if (authorization !== undefined) {
-    if (inForm) throw new OAuthError('invalid_request', 'client credentials in both the Authorization header and the form');
+    if (inForm)
+      throw new OAuthError('invalid_request', 'client credentials in both the Authorization header and the form');
     const basic = parseBasic(authorization);
     if (!basic) throw new OAuthError('invalid_client', 'malformed HTTP Basic client credentials');
     return basic;
@@ -67,7 +77,10 @@ function clientCredentials(authorization: string | undefined, form: URLSearchPar
   const clientSecret = form.get('client_secret');
   // A public client (an id without a secret) is not one the box knows.
   if (!clientId || clientSecret === null) {
-    throw new OAuthError('invalid_client', 'client credentials are required (HTTP Basic, or client_id and client_secret)');
+    throw new OAuthError(
+      'invalid_client',
+      'client credentials are required (HTTP Basic, or client_id and client_secret)',
+    );
   }
   return { clientId, clientSecret };
 }
@@ -87,7 +100,8 @@ export function tokenRoute(issue: (call: TokenCall, req: HttpRequest) => Promise
     schema: { body: TokenForm },
     doc: {
       summary: 'A token: a password grant (anonymous or staff) or a refresh',
-      description: 'RFC 6749: client credentials in HTTP Basic or the form; its errors keep RFC 6749 section 5.2\'s shape.',
+      description:
+        "RFC 6749: client credentials in HTTP Basic or the form; its errors keep RFC 6749 section 5.2's shape.",
       tag: 'auth',
       headers: [{ name: 'x-tenant', required: true, description: 'the tenant (UUID)' }],
       responses: {
@@ -95,14 +109,23 @@ export function tokenRoute(issue: (call: TokenCall, req: HttpRequest) => Promise
         400: { description: 'RFC 6749 error', schema: OAuthErrorSchema },
         401: { description: 'invalid_client (WWW-Authenticate: Basic)', schema: OAuthErrorSchema },
         429: { description: 'temporarily_unavailable', schema: OAuthErrorSchema, headers: ['Retry-After'] },
-        503: { description: 'temporarily_unavailable: the data disk is full', schema: OAuthErrorSchema, headers: ['Retry-After'] },
+        503: {
+          description: 'temporarily_unavailable: the data disk is full',
+          schema: OAuthErrorSchema,
+          headers: ['Retry-After'],
+        },
       },
     },
     // A full disk (the endpoint stores refresh tokens): temporarily_unavailable is RFC 6749's one code for "try
     // again later" (4.1.2.1), with the same status and Retry-After.
-    errorReply: (err) => (err.codes[0]?.code === 'storageFull'
-      ? { ...oauthReply(new OAuthError('temporarily_unavailable', err.message)), status: err.status, headers: err.headers }
-      : undefined),
+    errorReply: (err) =>
+      err.codes[0]?.code === 'storageFull'
+        ? {
+            ...oauthReply(new OAuthError('temporarily_unavailable', err.message)),
+            status: err.status,
+            headers: err.headers,
+          }
+        : undefined,
     async handle({ req, body }) {
       try {
         const type = req.headers['content-type'] ?? '';

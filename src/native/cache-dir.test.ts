@@ -32,7 +32,9 @@ describe('chooseCacheDir', () => {
     const xdg = scratch();
     const system = join(scratch(), 'var-cache-venue-box');
     const tmp = scratch();
-    expect(chooseCacheDir({ env: { CACHE_DIRECTORY: `${systemd}:/other`, XDG_CACHE_HOME: xdg }, uid, tmp, system })).toBe(systemd);
+    expect(
+      chooseCacheDir({ env: { CACHE_DIRECTORY: `${systemd}:/other`, XDG_CACHE_HOME: xdg }, uid, tmp, system }),
+    ).toBe(systemd);
     expect(chooseCacheDir({ env: { XDG_CACHE_HOME: xdg }, uid, tmp, system })).toBe(join(xdg, 'venue-box'));
     expect(chooseCacheDir({ env: { XDG_CACHE_HOME: blocked() }, uid, tmp, system })).toBe(system);
   });

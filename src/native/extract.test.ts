@@ -17,10 +17,12 @@ const entryOf = (data: Buffer, gzip = true): AddonEntry => ({
   gzip,
 });
 /** The asset as getRawAsset() gives it: an ArrayBuffer of exactly its bytes. */
-const asset = (data: Buffer, gzip = true) => (): ArrayBuffer => {
-  const bytes = gzip ? gzipSync(data) : data;
-  return new Uint8Array(bytes).buffer;
-};
+const asset =
+  (data: Buffer, gzip = true) =>
+  (): ArrayBuffer => {
+    const bytes = gzip ? gzipSync(data) : data;
+    return new Uint8Array(bytes).buffer;
+  };
 
 describe('ensureAddonFile', () => {
   test('writes the addon once, named by its hash, and reuses it without reading the asset again', () => {
@@ -62,7 +64,9 @@ describe('ensureAddonFile', () => {
 
   test('an unwritable directory gives an error that names it', () => {
     const missing = join(mkdtempSync(join(root, 'case-')), 'no', 'such', 'dir');
-    expect(() => ensureAddonFile(missing, 'uws', entryOf(content), asset(content))).toThrow(/cannot write native addon uws to .*no\/such\/dir/);
+    expect(() => ensureAddonFile(missing, 'uws', entryOf(content), asset(content))).toThrow(
+      /cannot write native addon uws to .*no\/such\/dir/,
+    );
   });
 
   test('older versions of the same addon and stale temp files go; other addons and fresh temp files stay', () => {

@@ -39,7 +39,9 @@ export function ensureAddonFile(dir: string, name: string, entry: AddonEntry, re
   const data = entry.gzip ? gunzipSync(raw) : raw;
   const hash = createHash('sha256').update(data).digest('hex');
   if (data.byteLength !== entry.bytes || hash !== entry.sha256) {
-    throw new AddonExtractError(`native addon ${name} inside the binary is damaged (sha256 ${hash}, expected ${entry.sha256})`);
+    throw new AddonExtractError(
+      `native addon ${name} inside the binary is damaged (sha256 ${hash}, expected ${entry.sha256})`,
+    );
   }
   const tmp = join(dir, `${base}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
   try {
@@ -53,7 +55,9 @@ export function ensureAddonFile(dir: string, name: string, entry: AddonEntry, re
     renameSync(tmp, file);
   } catch (err) {
     removeQuietly(tmp);
-    throw new AddonExtractError(`cannot write native addon ${name} to ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new AddonExtractError(
+      `cannot write native addon ${name} to ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
   }
   removeStale(dir, safeName(name), `${base}.node`);
   return file;

@@ -61,13 +61,16 @@ describe('an addon linked against glibc 2.38, made loadable on 2.36', () => {
     });
   }
 
-  test.runIf(olderGlibc && process.arch === 'x64')(`this glibc (${major}.${minor}) refuses the addon as shipped and loads it rewritten`, () => {
-    const original = join(uwsDir, `uws_linux_x64_${process.versions.modules}.node`);
-    expect(() => process.dlopen({ exports: {} }, original, constants.dlopen.RTLD_NOW)).toThrow(/GLIBC_2\.38/);
-    const app = uws().App();
-    expect(typeof app.listen).toBe('function');
-    app.close();
-  });
+  test.runIf(olderGlibc && process.arch === 'x64')(
+    `this glibc (${major}.${minor}) refuses the addon as shipped and loads it rewritten`,
+    () => {
+      const original = join(uwsDir, `uws_linux_x64_${process.versions.modules}.node`);
+      expect(() => process.dlopen({ exports: {} }, original, constants.dlopen.RTLD_NOW)).toThrow(/GLIBC_2\.38/);
+      const app = uws().App();
+      expect(typeof app.listen).toBe('function');
+      app.close();
+    },
+  );
 
   test('what renaming cannot fix is refused with its name', () => {
     const original = addon('x64');
@@ -76,7 +79,9 @@ describe('an addon linked against glibc 2.38, made loadable on 2.36', () => {
       new GlibcCompatError('__isoc23_strtoux needs GLIBC_2.38: renaming cannot help'),
     );
     // A newer glibc than 2.38.
-    expect(() => withoutGlibc238(renamed(original, 'GLIBC_2.38', 'GLIBC_2.39'))).toThrow(/needs GLIBC_2\.39 of libc\.so\.6: renaming cannot help/);
+    expect(() => withoutGlibc238(renamed(original, 'GLIBC_2.38', 'GLIBC_2.39'))).toThrow(
+      /needs GLIBC_2\.39 of libc\.so\.6: renaming cannot help/,
+    );
     // A newer version of another glibc library (libm's requirements name GLIBC_2.27 here, only libm's).
     const libm = renamed(original, 'GLIBC_2.27', 'GLIBC_2.40');
     expect(requiredGlibcVersions(libm)).toContain('GLIBC_2.40');
@@ -91,15 +96,21 @@ describe('an addon linked against glibc 2.38, made loadable on 2.36', () => {
     // The first library's entries said to lie past its section.
     const farAux = Buffer.from(original);
     farAux.writeUInt32LE(verneed.size + 64, verneed.offset + 8);
-    expect(() => withoutGlibc238(farAux)).toThrow(new GlibcCompatError('a version requirement lies outside its section'));
+    expect(() => withoutGlibc238(farAux)).toThrow(
+      new GlibcCompatError('a version requirement lies outside its section'),
+    );
     // Fewer symbol versions than symbols.
     const shortVersym = Buffer.from(original);
     shortVersym.writeBigUInt64LE(BigInt(versym.size - 2), versym.header + 32);
-    expect(() => withoutGlibc238(shortVersym)).toThrow(new GlibcCompatError('the symbol versions are fewer than the symbols'));
+    expect(() => withoutGlibc238(shortVersym)).toThrow(
+      new GlibcCompatError('the symbol versions are fewer than the symbols'),
+    );
   });
 
   test('bad files are refused, never misread', () => {
-    expect(() => withoutGlibc238(Buffer.from('#!/bin/sh\necho not an addon\n'.padEnd(80)))).toThrow(new GlibcCompatError('not an ELF file'));
+    expect(() => withoutGlibc238(Buffer.from('#!/bin/sh\necho not an addon\n'.padEnd(80)))).toThrow(
+      new GlibcCompatError('not an ELF file'),
+    );
     const original = addon('x64');
     const thirtyTwo = Buffer.from(original);
     thirtyTwo[4] = 1; // ELFCLASS32

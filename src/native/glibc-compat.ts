@@ -57,7 +57,9 @@ export function withoutGlibc238(image: Uint8Array): CompatResult {
   const elf = parse(image);
   if (!elf) return { image, renamed: [] };
   const { view, dynsym, versym, needs, text } = elf;
-  const glibc = [...needs].flatMap(([file, list]) => list.filter((v) => v.name.startsWith('GLIBC_')).map((v) => ({ ...v, file })));
+  const glibc = [...needs].flatMap(([file, list]) =>
+    list.filter((v) => v.name.startsWith('GLIBC_')).map((v) => ({ ...v, file })),
+  );
   const newer = glibc.filter((v) => versionAbove(v.name, TOO_NEW) || (v.name === TOO_NEW && v.file !== 'libc.so.6'));
   if (newer.length > 0) {
     throw new GlibcCompatError(`needs ${newer.map((v) => `${v.name} of ${v.file}`).join(', ')}: renaming cannot help`);
@@ -68,7 +70,10 @@ export function withoutGlibc238(image: Uint8Array): CompatResult {
   const machine = view.getUint16(0x12, true);
   const baseName = BASE_VERSION[machine];
   const base = libc.find((v) => v.name === baseName);
-  if (!base) throw new GlibcCompatError(`no ${baseName ?? 'base version'} requirement on libc.so.6 to bind to (machine ${machine})`);
+  if (!base)
+    throw new GlibcCompatError(
+      `no ${baseName ?? 'base version'} requirement on libc.so.6 to bind to (machine ${machine})`,
+    );
 
   const out = new Uint8Array(image); // a copy (a Buffer's slice() would share the input's memory)
   const outView = new DataView(out.buffer, out.byteOffset, out.byteLength);
@@ -99,7 +104,9 @@ export function withoutGlibc238(image: Uint8Array): CompatResult {
 export function requiredGlibcVersions(image: Uint8Array): string[] {
   const elf = parse(image);
   if (!elf) return [];
-  const names = [...elf.needs.values()].flatMap((list) => list.map((v) => v.name)).filter((n) => n.startsWith('GLIBC_'));
+  const names = [...elf.needs.values()]
+    .flatMap((list) => list.map((v) => v.name))
+    .filter((n) => n.startsWith('GLIBC_'));
   return [...new Set(names)].sort(compareVersions);
 }
 
@@ -125,7 +132,8 @@ function parse(image: Uint8Array): Elf | undefined {
   const dynstr = sections[dynsym.link];
   const needstr = sections[verneed.link];
   if (!dynstr || !needstr) throw new GlibcCompatError('a symbol or version section names no string table');
-  if (versym.size < Math.floor(dynsym.size / SYM_SIZE) * 2) throw new GlibcCompatError('the symbol versions are fewer than the symbols');
+  if (versym.size < Math.floor(dynsym.size / SYM_SIZE) * 2)
+    throw new GlibcCompatError('the symbol versions are fewer than the symbols');
   const needs = readVersionNeeds(view, verneed, (offset) => readString(image, needstr, offset));
   return { view, dynsym, versym, needs, text: (offset) => readString(image, dynstr, offset) };
 }
@@ -142,7 +150,8 @@ function readSections(view: DataView): Section[] {
   const shentsize = view.getUint16(0x3a, true);
   const shnum = view.getUint16(0x3c, true);
   if (shoff === 0 || shnum === 0) throw new GlibcCompatError('the ELF file has no section headers');
-  if (shentsize < 64 || shoff + shnum * shentsize > view.byteLength) throw new GlibcCompatError('the section headers lie outside the file');
+  if (shentsize < 64 || shoff + shnum * shentsize > view.byteLength)
+    throw new GlibcCompatError('the section headers lie outside the file');
   const sections: Section[] = [];
   for (let i = 0; i < shnum; i++) {
     const at = shoff + i * shentsize;
@@ -160,11 +169,16 @@ function readSections(view: DataView): Section[] {
 }
 
 /** Verneed entries by file name: vn_version (0), vn_cnt (2), vn_file (4), vn_aux (8), vn_next (12). */
-function readVersionNeeds(view: DataView, verneed: Section, text: (offset: number) => string): Map<string, VersionNeed[]> {
+function readVersionNeeds(
+  view: DataView,
+  verneed: Section,
+  text: (offset: number) => string,
+): Map<string, VersionNeed[]> {
   const needs = new Map<string, VersionNeed[]>();
   const end = verneed.offset + verneed.size;
   const inside = (at: number) => {
-    if (at < verneed.offset || at + 16 > end) throw new GlibcCompatError('a version requirement lies outside its section');
+    if (at < verneed.offset || at + 16 > end)
+      throw new GlibcCompatError('a version requirement lies outside its section');
     return at;
   };
   let at = inside(verneed.offset);
@@ -176,7 +190,13 @@ function readVersionNeeds(view: DataView, verneed: Section, text: (offset: numbe
     for (let n = view.getUint16(at + 2, true); n > 0; n--) {
       inside(aux);
       const nameOffset = view.getUint32(aux + 8, true);
-      list.push({ at: aux, hash: view.getUint32(aux, true), index: view.getUint16(aux + 6, true) & 0x7fff, nameOffset, name: text(nameOffset) });
+      list.push({
+        at: aux,
+        hash: view.getUint32(aux, true),
+        index: view.getUint16(aux + 6, true) & 0x7fff,
+        nameOffset,
+        name: text(nameOffset),
+      });
       const next = view.getUint32(aux + 12, true);
       if (next === 0 && n > 1) throw new GlibcCompatError("a library's version requirements end early");
       aux += next;
@@ -199,7 +219,10 @@ function readString(image: Uint8Array, table: Section, offset: number): string {
 }
 
 function parts(version: string): number[] {
-  return version.replace(/^GLIBC_/, '').split('.').map(Number);
+  return version
+    .replace(/^GLIBC_/, '')
+    .split('.')
+    .map(Number);
 }
 
 function compareVersions(a: string, b: string): number {

@@ -40,7 +40,9 @@ function loadFromPackage(): UwsModule {
     image = readFileSync(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new AddonExtractError(`uWebSockets.js has no ${name} for this Node and machine (${code}): Node 24 on linux x64 or arm64 is needed`);
+    throw new AddonExtractError(
+      `uWebSockets.js has no ${name} for this Node and machine (${code}): Node 24 on linux x64 or arm64 is needed`,
+    );
   }
   let fixed: Uint8Array;
   try {
@@ -51,8 +53,11 @@ function loadFromPackage(): UwsModule {
   }
   if (fixed === image) return require(file) as UwsModule;
   const sha256 = createHash('sha256').update(fixed).digest('hex');
-  const path = ensureAddonFile(chooseCacheDir(), 'uws', { asset: name, sha256, bytes: fixed.byteLength, gzip: false }, () =>
-    fixed.buffer.slice(fixed.byteOffset, fixed.byteOffset + fixed.byteLength) as ArrayBuffer,
+  const path = ensureAddonFile(
+    chooseCacheDir(),
+    'uws',
+    { asset: name, sha256, bytes: fixed.byteLength, gzip: false },
+    () => fixed.buffer.slice(fixed.byteOffset, fixed.byteOffset + fixed.byteLength) as ArrayBuffer,
   );
   return loadAddonFile('uws', path) as UwsModule;
 }

@@ -32,7 +32,9 @@ export interface ItemData {
  * `id` is the row's key within its type: a client's clientId, a user's id, `venue/productId` for soldOut.
  */
 export type CatalogueItem = {
-  [T in ItemType]: { type: T; id: string; rev: number; retired: false; data: ItemData[T] } | { type: T; id: string; rev: number; retired: true };
+  [T in ItemType]:
+    | { type: T; id: string; rev: number; retired: false; data: ItemData[T] }
+    | { type: T; id: string; rev: number; retired: true };
 }[ItemType];
 
 export interface CatalogueResponse {
@@ -62,7 +64,9 @@ export const MAX_CATALOGUE_WAIT_S = 60;
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+    const keys = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
   }
   return JSON.stringify(value);

@@ -16,10 +16,12 @@ export const ChannelConstraint = Type.Object({
   active: Type.Boolean(),
   minDeliveryTime: Type.String({ pattern: '^\\d{2}:[0-5]\\d:[0-5]\\d$' }),
   minOrderValue: Type.Optional(Price),
-  week: Type.Object(Object.fromEntries(DAYS.map((d) => [d, Type.Array(Interval, { maxItems: 12 })])) as Record<
-    Day,
-    ReturnType<typeof Type.Array<typeof Interval>>
-  >),
+  week: Type.Object(
+    Object.fromEntries(DAYS.map((d) => [d, Type.Array(Interval, { maxItems: 12 })])) as Record<
+      Day,
+      ReturnType<typeof Type.Array<typeof Interval>>
+    >,
+  ),
 });
 export type ChannelConstraint = Static<typeof ChannelConstraint>;
 
@@ -34,7 +36,10 @@ export const Venue = Type.Object(
     menu: Type.String({ minLength: 1, maxLength: 100 }),
     active: Type.Boolean(),
     address: Type.Object({
-      street: Type.String(), number: Type.String(), postal: Type.String(), city: Type.String(),
+      street: Type.String(),
+      number: Type.String(),
+      postal: Type.String(),
+      city: Type.String(),
       country: Type.String(),
     }),
     timeZone: Type.String({ minLength: 1 }),
@@ -146,9 +151,13 @@ export function referenceProblems(tenant: TenantSpec): { pointer: string; messag
   const menus = new Set(tenant.menus.map((m) => m.id));
   const warehouses = new Set(tenant.warehouses.map((w) => w.id));
   tenant.venues.forEach((v, i) => {
-    if (!menus.has(v.menu)) problems.push({ pointer: `/venues/${i}/menu`, message: `venue ${v.id} names unknown menu ${v.menu}` });
+    if (!menus.has(v.menu))
+      problems.push({ pointer: `/venues/${i}/menu`, message: `venue ${v.id} names unknown menu ${v.menu}` });
     if (!warehouses.has(v.warehouse)) {
-      problems.push({ pointer: `/venues/${i}/warehouse`, message: `venue ${v.id} names unknown warehouse ${v.warehouse}` });
+      problems.push({
+        pointer: `/venues/${i}/warehouse`,
+        message: `venue ${v.id} names unknown warehouse ${v.warehouse}`,
+      });
     }
   });
   tenant.menus.forEach((m, i) => {

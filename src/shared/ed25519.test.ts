@@ -3,13 +3,15 @@ import { expect, test } from 'vitest';
 import { signDetached } from './ed25519.js';
 import { verifyDetached } from './sync-protocol.js';
 
-test('node:crypto signs with tweetnacl\'s keys the same bytes tweetnacl does, for every key and message', () => {
+test("node:crypto signs with tweetnacl's keys the same bytes tweetnacl does, for every key and message", () => {
   for (let k = 0; k < 5; k++) {
     const pair = nacl.sign.keyPair();
     for (const size of [0, 1, 63, 64, 300, 70_000]) {
       const message = nacl.randomBytes(size);
       const signature = signDetached(message, pair.secretKey);
-      expect(Buffer.from(signature).toString('hex')).toBe(Buffer.from(nacl.sign.detached(message, pair.secretKey)).toString('hex'));
+      expect(Buffer.from(signature).toString('hex')).toBe(
+        Buffer.from(nacl.sign.detached(message, pair.secretKey)).toString('hex'),
+      );
       expect(nacl.sign.detached.verify(message, signature, pair.publicKey)).toBe(true);
       expect(verifyDetached(message, signature, pair.publicKey)).toBe(true);
     }
@@ -29,7 +31,7 @@ test('each key signs as itself: a key made once and kept is not confused with an
   expect(Buffer.from(signDetached(message, new Uint8Array(a.secretKey))).equals(Buffer.from(byA))).toBe(true);
 });
 
-test('a secret key of another length than tweetnacl\'s 64 bytes is refused, as tweetnacl refuses it', () => {
+test("a secret key of another length than tweetnacl's 64 bytes is refused, as tweetnacl refuses it", () => {
   const pair = nacl.sign.keyPair();
   expect(() => nacl.sign.detached(Buffer.from('x'), pair.secretKey.subarray(0, 32))).toThrow('bad secret key size');
   expect(() => signDetached(Buffer.from('x'), pair.secretKey.subarray(0, 32))).toThrow('bad secret key size');

@@ -18,7 +18,11 @@ export const verifyKeyOf = (publicKey: Uint8Array): KeyObject =>
 
 /** A tweetnacl secret key (64 bytes: the seed, then the public key) for node:crypto's `sign`. */
 export const signKeyOf = (secretKey: Uint8Array): KeyObject =>
-  createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, secretKey.subarray(0, 32)]), format: 'der', type: 'pkcs8' });
+  createPrivateKey({
+    key: Buffer.concat([ED25519_PKCS8_PREFIX, secretKey.subarray(0, 32)]),
+    format: 'der',
+    type: 'pkcs8',
+  });
 
 /**
  * Each secret key's KeyObject, made once (0.3 ms): the callers keep their key's array for as long as they sign,

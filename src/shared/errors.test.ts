@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { AppError, COMMAND_ERRORS, EXIT_CODES, HTTP_ERRORS, OAUTH_ERRORS, ProcessError, STATUS, SYNC_ERRORS } from './errors.js';
+import {
+  AppError,
+  COMMAND_ERRORS,
+  EXIT_CODES,
+  HTTP_ERRORS,
+  OAUTH_ERRORS,
+  ProcessError,
+  STATUS,
+  SYNC_ERRORS,
+} from './errors.js';
 
 /*
  * The documented error tables (docs/api.md "Errors", docs/orders.md "The order lifecycle") and the catalogue are
@@ -9,7 +18,9 @@ import { AppError, COMMAND_ERRORS, EXIT_CODES, HTTP_ERRORS, OAUTH_ERRORS, Proces
  * reference documentation in step).
  */
 
-const DOCS = ['api.md', 'orders.md'].map((page) => readFileSync(join(__dirname, '..', '..', 'docs', page), 'utf8')).join('\n');
+const DOCS = ['api.md', 'orders.md']
+  .map((page) => readFileSync(join(__dirname, '..', '..', 'docs', page), 'utf8'))
+  .join('\n');
 
 /** The text of a section, from its heading to the next heading of the same or a higher level. */
 function section(heading: string): string {
@@ -35,7 +46,10 @@ function tables(text: string, codeColumn: string): Row[][] {
       header = undefined;
       continue;
     }
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim());
     if (!header) {
       header = cells;
       out.push([]);
@@ -62,7 +76,8 @@ describe('the documented error tables and the error catalogue', () => {
     const rows = tables(errors, 'code').flat();
     const readme = new Map(rows.flatMap((r) => r.codes.map((c) => [c, r.statuses] as const)));
     expect(sorted(readme.keys())).toEqual(sorted(Object.keys({ ...HTTP_ERRORS, ...SYNC_ERRORS })));
-    for (const [code, statuses] of readme) expect({ code, statuses }).toEqual({ code, statuses: [STATUS[code as keyof typeof STATUS]] });
+    for (const [code, statuses] of readme)
+      expect({ code, statuses }).toEqual({ code, statuses: [STATUS[code as keyof typeof STATUS]] });
   });
 
   test('OAuth errors of the token endpoint: the same codes, each with its status', () => {
@@ -74,7 +89,9 @@ describe('the documented error tables and the error catalogue', () => {
   });
 
   test("business codes of a NOTIFICATION: the lifecycle's table is the catalogue's list", () => {
-    const table = tables(section('## The order lifecycle'), 'code').find((t) => t.some((r) => r.codes.includes('emptyOrder')));
+    const table = tables(section('## The order lifecycle'), 'code').find((t) =>
+      t.some((r) => r.codes.includes('emptyOrder')),
+    );
     expect(sorted(table!.flatMap((r) => r.codes))).toEqual(sorted(Object.keys(COMMAND_ERRORS)));
   });
 });
@@ -95,10 +112,12 @@ describe('the documented exit codes and the catalogue', () => {
     expect(start).toBeGreaterThan(0);
     const text = operations.slice(start, operations.indexOf('\n#', start + 1));
     const rows = [...text.matchAll(/^\| (\d+) \| `(\w+)` \|/gm)].map((m) => [m[2], Number(m[1])]);
-    expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(Object.entries(EXIT_CODES).map(([reason, spec]) => [reason, spec.code])));
+    expect(Object.fromEntries(rows)).toEqual(
+      Object.fromEntries(Object.entries(EXIT_CODES).map(([reason, spec]) => [reason, spec.code])),
+    );
   });
 
-  test('a ProcessError exits with its reason\'s code; only a bug is 70', () => {
+  test("a ProcessError exits with its reason's code; only a bug is 70", () => {
     expect(new ProcessError('config', 'x').exitCode).toBe(78);
     expect(new ProcessError('data', 'x').exitCode).toBe(65);
     const codes = Object.values(EXIT_CODES).map((e) => e.code);

@@ -16,19 +16,63 @@ export interface ErrorSpec {
 
 /** HTTP answers of the API, `{message, codes: [{code, message, args}]}`, on the box and the central. */
 export const HTTP_ERRORS = {
-  invalidBody: { status: 400, message: 'malformed JSON, a required body missing, or an ambiguous Content-Length', args: [] },
-  invalidField: { status: 400, message: 'a field of the body (JSON pointer) or a query parameter is invalid', args: ['JSON pointer or parameter'] },
-  unauthorized: { status: 401, message: 'missing, malformed, forged, expired or revoked bearer token (or, at the central, device signature)', args: [] },
+  invalidBody: {
+    status: 400,
+    message: 'malformed JSON, a required body missing, or an ambiguous Content-Length',
+    args: [],
+  },
+  invalidField: {
+    status: 400,
+    message: 'a field of the body (JSON pointer) or a query parameter is invalid',
+    args: ['JSON pointer or parameter'],
+  },
+  unauthorized: {
+    status: 401,
+    message: 'missing, malformed, forged, expired or revoked bearer token (or, at the central, device signature)',
+    args: [],
+  },
   forbidden: { status: 403, message: 'the token lacks the scope, or x-tenant/x-user differ from the token', args: [] },
-  notFound: { status: 404, message: 'unknown path, or a resource not of this tenant or not visible to this user', args: [] },
-  methodNotAllowed: { status: 405, message: 'a known path asked with a method it does not take (Allow lists those it takes)', args: ['method'] },
-  conflict: { status: 409, message: 'a conflict with stored state (a document number reused with other content, a row still in use)', args: [] },
-  insufficientStock: { status: 409, message: 'an issue of more than is available', args: ['item', 'available', 'requested'] },
-  unitMismatch: { status: 409, message: 'an item named in another unit than the warehouse keeps it in', args: ['item', 'kept unit', 'sent unit'] },
+  notFound: {
+    status: 404,
+    message: 'unknown path, or a resource not of this tenant or not visible to this user',
+    args: [],
+  },
+  methodNotAllowed: {
+    status: 405,
+    message: 'a known path asked with a method it does not take (Allow lists those it takes)',
+    args: ['method'],
+  },
+  conflict: {
+    status: 409,
+    message: 'a conflict with stored state (a document number reused with other content, a row still in use)',
+    args: [],
+  },
+  insufficientStock: {
+    status: 409,
+    message: 'an issue of more than is available',
+    args: ['item', 'available', 'requested'],
+  },
+  unitMismatch: {
+    status: 409,
+    message: 'an item named in another unit than the warehouse keeps it in',
+    args: ['item', 'kept unit', 'sent unit'],
+  },
   payloadTooLarge: { status: 413, message: 'body over http.maxBodyBytes', args: [] },
-  unsupportedMediaType: { status: 415, message: 'body not application/json (or, for a sync batch, not application/x-ndjson)', args: [] },
-  idempotencyKeyReused: { status: 422, message: 'an Idempotency-Key reused for another order command', args: ['Idempotency-Key'] },
-  tooManyRequests: { status: 429, message: 'past a rate or socket limit; Retry-After', args: ['the limit (config option) where one applies'] },
+  unsupportedMediaType: {
+    status: 415,
+    message: 'body not application/json (or, for a sync batch, not application/x-ndjson)',
+    args: [],
+  },
+  idempotencyKeyReused: {
+    status: 422,
+    message: 'an Idempotency-Key reused for another order command',
+    args: ['Idempotency-Key'],
+  },
+  tooManyRequests: {
+    status: 429,
+    message: 'past a rate or socket limit; Retry-After',
+    args: ['the limit (config option) where one applies'],
+  },
   internal: { status: 500, message: 'a bug: logged with the request id, no details in the body', args: ['request id'] },
   unavailable: { status: 503, message: 'the box or central is shutting down, or not ready', args: [] },
   storageFull: { status: 503, message: 'the data disk is below storage.minFreeBytes; Retry-After', args: [] },
@@ -40,11 +84,15 @@ export const HTTP_ERRORS = {
  */
 export const SYNC_ERRORS = {
   /** firstSeq is past the head + 1, or the epoch went back: nothing applied, resume at expectedSeq. */
-  syncGap: { status: 409, message: 'a batch that does not continue the central\'s head', args: [] },
+  syncGap: { status: 409, message: "a batch that does not continue the central's head", args: [] },
   /** prevHash (or an overlapping event's hash) differs from the central's chain at that seq. */
-  syncDiverged: { status: 409, message: 'a batch whose chain differs from the central\'s at the same seq', args: [] },
+  syncDiverged: { status: 409, message: "a batch whose chain differs from the central's at the same seq", args: [] },
   /** The batch is malformed, or its chain does not reach lastHash. */
-  invalidBatch: { status: 400, message: 'a malformed batch, or one whose events do not hash to its header\'s lastHash', args: [] },
+  invalidBatch: {
+    status: 400,
+    message: "a malformed batch, or one whose events do not hash to its header's lastHash",
+    args: [],
+  },
   /** A protocol or schema this central does not know; the box keeps its queue. */
   unsupportedProtocol: { status: 426, message: 'a protocol or event schema this central does not speak', args: [] },
 } as const satisfies Record<string, ErrorSpec>;
@@ -61,20 +109,41 @@ export interface CommandErrorSpec {
  */
 export const COMMAND_ERRORS = {
   orderNotFound: { message: 'the order does not exist for this user', args: ['order id'] },
-  forbidden: { message: 'ready or complete from a non-staff token; cancel from a non-staff token once anything is ORDERED', args: ['command'] },
+  forbidden: {
+    message: 'ready or complete from a non-staff token; cancel from a non-staff token once anything is ORDERED',
+    args: ['command'],
+  },
   orderClosed: { message: 'any command on a COMPLETED or CANCELLED order', args: ['order id'] },
-  invalidTransition: { message: 'a command the lifecycle table does not allow in the order\'s status', args: ['current status', 'command'] },
+  invalidTransition: {
+    message: "a command the lifecycle table does not allow in the order's status",
+    args: ['current status', 'command'],
+  },
   emptyOrder: { message: 'submit with no NEW line', args: ['order id'] },
-  minOrderValue: { message: 'submit of a DELIVERY order below the venue\'s minOrderValue', args: ['venue', 'required', 'actual'] },
-  venueClosed: { message: 'the venue\'s channel for the order type is inactive or outside its hours', args: ['venue', 'channel'] },
-  invalidLine: { message: 'update or remove of a line that is not NEW, not in the order, or not in that venue\'s bucket', args: ['line id'] },
-  invalidClaimCode: { message: 'complete with a claim code that is not the order\'s', args: ['order id'] },
+  minOrderValue: {
+    message: "submit of a DELIVERY order below the venue's minOrderValue",
+    args: ['venue', 'required', 'actual'],
+  },
+  venueClosed: {
+    message: "the venue's channel for the order type is inactive or outside its hours",
+    args: ['venue', 'channel'],
+  },
+  invalidLine: {
+    message: "update or remove of a line that is not NEW, not in the order, or not in that venue's bucket",
+    args: ['line id'],
+  },
+  invalidClaimCode: { message: "complete with a claim code that is not the order's", args: ['order id'] },
   productUnavailable: { message: 'a sold-out product', args: ['line id', 'product id'] },
-  invalidProduct: { message: 'a product that is not on the venue\'s menu for the order\'s channel', args: ['line id', 'product id'] },
+  invalidProduct: {
+    message: "a product that is not on the venue's menu for the order's channel",
+    args: ['line id', 'product id'],
+  },
   invalidVenue: { message: 'a venue that is unknown, inactive, or not a bucket of the order', args: ['venue'] },
   tooManyLines: { message: 'more than ordering.maxLines lines that are not CANCELLED', args: ['order id', 'limit'] },
   orderValueTooHigh: { message: 'lines worth more than 10,000,000.00', args: ['order id', 'limit'] },
-  tooManyOpenOrders: { message: 'new from a customer with ordering.maxOpenPerAnonymousUser open orders', args: ['limit'] },
+  tooManyOpenOrders: {
+    message: 'new from a customer with ordering.maxOpenPerAnonymousUser open orders',
+    args: ['limit'],
+  },
   invalidCommand: { message: 'a stored command of a kind this box does not know (a downgraded box)', args: ['kind'] },
   internal: { message: 'the command failed on a bug; logged with its correlation id', args: ['correlation id'] },
 } as const satisfies Record<string, CommandErrorSpec>;
@@ -85,9 +154,21 @@ export const COMMAND_ERRORS = {
  */
 export const OAUTH_ERRORS = {
   invalid_client: { status: 401, message: 'unknown client or wrong secret (WWW-Authenticate: Basic)', args: [] },
-  invalid_request: { status: 400, message: 'a malformed request: a missing or repeated parameter, credentials sent twice', args: [] },
-  invalid_grant: { status: 400, message: 'wrong username or password, or a spent, expired or foreign refresh token', args: [] },
-  unsupported_grant_type: { status: 400, message: 'a grant type other than password, refresh_token (and client_credentials where allowed)', args: [] },
+  invalid_request: {
+    status: 400,
+    message: 'a malformed request: a missing or repeated parameter, credentials sent twice',
+    args: [],
+  },
+  invalid_grant: {
+    status: 400,
+    message: 'wrong username or password, or a spent, expired or foreign refresh token',
+    args: [],
+  },
+  unsupported_grant_type: {
+    status: 400,
+    message: 'a grant type other than password, refresh_token (and client_credentials where allowed)',
+    args: [],
+  },
   invalid_scope: { status: 400, message: 'a scope the user may not have', args: [] },
   /**
    * Too many failed sign-ins, or too many password checks at once (429), or a full disk (503), with
@@ -96,7 +177,12 @@ export const OAUTH_ERRORS = {
    * malformed, invalid_grant that the password is wrong even when it is right, and slow_down belongs to RFC
    * 8628's device polling.
    */
-  temporarily_unavailable: { status: 429, message: 'sign-ins throttled, too many anonymous users from one address (429), or the data disk full (503); Retry-After', args: [] },
+  temporarily_unavailable: {
+    status: 429,
+    message:
+      'sign-ins throttled, too many anonymous users from one address (429), or the data disk full (503); Retry-After',
+    args: [],
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;
@@ -119,15 +205,21 @@ export interface ErrorDetail<C extends string = ErrorCode | CommandErrorCode> {
 }
 
 /** A code of an HTTP answer, for errors that report several (every bad field, every short item). */
-export const problem = (code: ErrorCode, message: string, args: string[] = []): ErrorDetail<ErrorCode> =>
-  ({ code, message, args });
+export const problem = (code: ErrorCode, message: string, args: string[] = []): ErrorDetail<ErrorCode> => ({
+  code,
+  message,
+  args,
+});
 
 /** Whether a list of problems has one at least (and may then be thrown with AppError.ofAll). */
 export const isNonEmpty = <T>(list: T[]): list is [T, ...T[]] => list.length > 0;
 
 /** A code of a refused command, for rejections that report several (every unknown product). */
-export const commandProblem = (code: CommandErrorCode, message: string, args: string[] = []): ErrorDetail<CommandErrorCode> =>
-  ({ code, message, args });
+export const commandProblem = (
+  code: CommandErrorCode,
+  message: string,
+  args: string[] = [],
+): ErrorDetail<CommandErrorCode> => ({ code, message, args });
 
 export class AppError extends Error {
   protected constructor(
@@ -205,23 +297,40 @@ export interface ExitSpec {
  * by waiting.
  */
 export const EXIT_CODES = {
-  refused: { code: 1, message: 'the command ran and its answer is no: stock check found differences, a printer test failed, the central refused an enrolment, no such device' },
+  refused: {
+    code: 1,
+    message:
+      'the command ran and its answer is no: stock check found differences, a printer test failed, the central refused an enrolment, no such device',
+  },
   usage: { code: 64, message: 'a usage error: an unknown command or option, a missing or malformed argument' },
-  data: { code: 65, message: 'data this program cannot use: a database newer than the program, a file that is not a backup, an invalid provisioning file' },
+  data: {
+    code: 65,
+    message:
+      'data this program cannot use: a database newer than the program, a file that is not a backup, an invalid provisioning file',
+  },
   noInput: { code: 66, message: 'an input file or database that does not exist' },
-  unavailable: { code: 69, message: 'a service is not available: the port is in use, the embedded PostgreSQL did not start' },
+  unavailable: {
+    code: 69,
+    message: 'a service is not available: the port is in use, the embedded PostgreSQL did not start',
+  },
   software: { code: 70, message: 'a bug: the message and its stack trace on stderr' },
   cantCreate: { code: 73, message: 'the data directory (or a file in it) cannot be created or written' },
   io: { code: 74, message: 'an input or output error: a backup that could not be written or read' },
   tempFail: { code: 75, message: 'another process holds the data directory; retry once it stopped' },
-  config: { code: 78, message: 'the configuration is wrong: a config file, a cache directory, a native addon of the machine' },
+  config: {
+    code: 78,
+    message: 'the configuration is wrong: a config file, a cache directory, a native addon of the machine',
+  },
 } as const satisfies Record<string, ExitSpec>;
 
 export type ExitReason = keyof typeof EXIT_CODES;
 
 /** An operator's error at start-up or in a command: exits with its reason's code after one line on stderr. */
 export class ProcessError extends Error {
-  constructor(readonly reason: ExitReason, message: string) {
+  constructor(
+    readonly reason: ExitReason,
+    message: string,
+  ) {
     super(message);
   }
 

@@ -28,7 +28,13 @@ export interface InboxEntry {
 /** A document from headquarters: its id, kind and warehouse, then the box's own document body (PZ/WZ/RW/MM/Inventory). */
 export const HqDocumentHead = Type.Object({
   id: Uuid,
-  kind: Type.Union([Type.Literal('PZ'), Type.Literal('WZ'), Type.Literal('RW'), Type.Literal('MM'), Type.Literal('Inventory')]),
+  kind: Type.Union([
+    Type.Literal('PZ'),
+    Type.Literal('WZ'),
+    Type.Literal('RW'),
+    Type.Literal('MM'),
+    Type.Literal('Inventory'),
+  ]),
   warehouse: Uuid,
 });
 export type HqDocumentHead = Static<typeof HqDocumentHead>;

@@ -6,7 +6,12 @@ import { describe, expect, test } from 'vitest';
 import { type Claims, loadOrCreateKey, signJwt, verifyJwt } from './jwt.js';
 
 const claims = (exp: number): Claims => ({
-  UUID: 'u', TENANT: 't', scope: 'read', jti: 'j', iat: exp - 60, exp,
+  UUID: 'u',
+  TENANT: 't',
+  scope: 'read',
+  jti: 'j',
+  iat: exp - 60,
+  exp,
 });
 
 describe('jwt', () => {
@@ -27,7 +32,9 @@ describe('jwt', () => {
   test('node:crypto signs with the key tweetnacl made, byte for byte what tweetnacl signs (a key from before reloads)', () => {
     const token = signJwt(key, claims(1000));
     const [h, p, sig] = token.split('.') as [string, string, string];
-    expect(Buffer.from(sig, 'base64url')).toEqual(Buffer.from(nacl.sign.detached(Buffer.from(`${h}.${p}`), key.secretKey)));
+    expect(Buffer.from(sig, 'base64url')).toEqual(
+      Buffer.from(nacl.sign.detached(Buffer.from(`${h}.${p}`), key.secretKey)),
+    );
     const reloaded = loadOrCreateKey(dir);
     expect(signJwt(reloaded, claims(1000))).toBe(token);
   });
@@ -35,7 +42,9 @@ describe('jwt', () => {
   test('node:crypto verification agrees with tweetnacl signatures', () => {
     const token = signJwt(key, claims(1000));
     const [h, p, sig] = token.split('.') as [string, string, string];
-    expect(nacl.sign.detached.verify(Buffer.from(`${h}.${p}`), Buffer.from(sig, 'base64url'), key.publicKey)).toBe(true);
+    expect(nacl.sign.detached.verify(Buffer.from(`${h}.${p}`), Buffer.from(sig, 'base64url'), key.publicKey)).toBe(
+      true,
+    );
     expect(verifyJwt(key, token, 1).ok).toBe(true);
   });
 

@@ -26,7 +26,11 @@ export interface SigningKey {
 }
 
 const signingKey = (kid: string, pair: nacl.SignKeyPair): SigningKey => ({
-  kid, secretKey: pair.secretKey, publicKey: pair.publicKey, verifyKey: verifyKeyOf(pair.publicKey), signKey: signKeyOf(pair.secretKey),
+  kid,
+  secretKey: pair.secretKey,
+  publicKey: pair.publicKey,
+  verifyKey: verifyKeyOf(pair.publicKey),
+  signKey: signKeyOf(pair.secretKey),
 });
 
 export const KEY_FILE = 'jwt-ed25519.json';

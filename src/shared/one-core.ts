@@ -56,7 +56,9 @@ const THREADS_AT_START = threadsNow();
  * Returns how many threads it changed: 0 with more cores; throws where `chrt` is missing or refused.
  */
 export function idleNodeThreadsOnOneCore(
-  cores = availableParallelism(), makeIdle: MakeIdle = chrtIdle, threads: readonly number[] = THREADS_AT_START,
+  cores = availableParallelism(),
+  makeIdle: MakeIdle = chrtIdle,
+  threads: readonly number[] = THREADS_AT_START,
 ): number {
   if (cores > 1) return 0;
   const alive = new Set(threadsNow());
@@ -67,10 +69,12 @@ export function idleNodeThreadsOnOneCore(
 
 /** Both of the above at the start of `serve`, before anything uses libuv's thread pool; says what it did. */
 export function tuneForOneCore(log: Logger, cores = availableParallelism(), makeIdle: MakeIdle = chrtIdle): void {
-  if (gcOnTheEventLoopOnOneCore(cores)) log.info('one core: V8 collects garbage on the event loop, without its helper threads');
+  if (gcOnTheEventLoopOnOneCore(cores))
+    log.info('one core: V8 collects garbage on the event loop, without its helper threads');
   try {
     const threads = idleNodeThreadsOnOneCore(cores, makeIdle);
-    if (threads > 0) log.info({ threads }, "one core: node's and V8's own threads run SCHED_IDLE, behind the event loop");
+    if (threads > 0)
+      log.info({ threads }, "one core: node's and V8's own threads run SCHED_IDLE, behind the event loop");
   } catch (err) {
     log.warn({ err }, "one core: node's and V8's own threads keep their scheduling policy (chrt failed)");
   }

@@ -21,7 +21,11 @@ export const PositiveQty = Type.Number({ exclusiveMinimum: 0, maximum: MAX_QTY }
  * box accepts of any: 0 and up, and a rule of the kind (documentInput) refuses 0 on every kind but an Inventory,
  * whose lines are counted quantities (docs/warehouse.md "The warehouse").
  */
-const DocumentQty = Type.Number({ minimum: 0, maximum: MAX_QTY, description: "more than 0; 0 only on an Inventory (a counted quantity)" });
+const DocumentQty = Type.Number({
+  minimum: 0,
+  maximum: MAX_QTY,
+  description: 'more than 0; 0 only on an Inventory (a counted quantity)',
+});
 
 const DocumentItem = Type.Object({
   id: ItemId,
@@ -80,11 +84,14 @@ export function micros(values: { path: string; qty: number }[]): number[] {
   return out;
 }
 
-export const fieldError = (path: string, message: string): AppError => AppError.ofAll(message, [fieldProblem(path, message)]);
+export const fieldError = (path: string, message: string): AppError =>
+  AppError.ofAll(message, [fieldProblem(path, message)]);
 
 /** The Item fields (docs/warehouse.md: `id, unit, qty, unitPrice, total, cat, extra`), in their order; anything else a client sends is not stored. */
 const knownItemFields = (it: DocumentItem): DocumentItem => ({
-  id: it.id, unit: it.unit, qty: it.qty,
+  id: it.id,
+  unit: it.unit,
+  qty: it.qty,
   ...(it.unitPrice !== undefined ? { unitPrice: it.unitPrice } : {}),
   ...(it.total !== undefined ? { total: it.total } : {}),
   ...(it.cat !== undefined ? { cat: it.cat } : {}),
@@ -92,12 +99,16 @@ const knownItemFields = (it: DocumentItem): DocumentItem => ({
 });
 
 /** A document body of `kind`, checked (a 400 naming the field) and converted to micro-units. */
-export const parseDocument = (kind: DocumentKind, body: unknown): DocumentInput => documentInput(kind, validateDocument(body));
+export const parseDocument = (kind: DocumentKind, body: unknown): DocumentInput =>
+  documentInput(kind, validateDocument(body));
 
 /** A document body already checked by DocumentBody: the rules of its kind (a 400 naming the field), in micro-units. */
 export function documentInput(kind: DocumentKind, doc: DocumentBody): DocumentInput {
   if (kind !== 'Inventory') {
-    const zero = doc.items.flatMap((it, i) => (it.qty === 0 ? [fieldProblem(`/items/${i}/qty`, 'Expected number to be greater than 0')] : []))
+    const zero = doc.items
+      .flatMap((it, i) =>
+        it.qty === 0 ? [fieldProblem(`/items/${i}/qty`, 'Expected number to be greater than 0')] : [],
+      )
       .slice(0, MAX_REPORTED);
     if (isNonEmpty(zero)) throw validationError(zero);
   }

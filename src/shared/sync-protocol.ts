@@ -47,8 +47,13 @@ export const BATCH_MEDIA_TYPE = 'application/x-ndjson';
  */
 export function envelopeText(e: Omit<Envelope, 'body' | 'stream' | 'schema'>, bodyJson: string): string {
   const head = JSON.stringify({
-    eventId: e.eventId, tenant: e.tenant, stream: ENVELOPE_KINDS[e.kind], aggregate: e.aggregate, kind: e.kind,
-    schema: SCHEMA, boxTime: e.boxTime,
+    eventId: e.eventId,
+    tenant: e.tenant,
+    stream: ENVELOPE_KINDS[e.kind],
+    aggregate: e.aggregate,
+    kind: e.kind,
+    schema: SCHEMA,
+    boxTime: e.boxTime,
   });
   return `${head.slice(0, -1)},"body":${bodyJson}}`;
 }
@@ -98,7 +103,8 @@ export class BatchFormatError extends Error {}
 /** Splits a received batch back into its parts; throws BatchFormatError when it is not one. */
 export function decodeBatch(bytes: Buffer): DecodedBatch {
   const lines = bytes.toString('utf8').split('\n');
-  if (lines.length < 3) throw new BatchFormatError('a batch has a header line, a signature line and at least one event');
+  if (lines.length < 3)
+    throw new BatchFormatError('a batch has a header line, a signature line and at least one event');
   const [headerText, signatureText, ...envelopes] = lines as [string, string, ...string[]];
   let header: unknown;
   try {
@@ -108,7 +114,8 @@ export function decodeBatch(bytes: Buffer): DecodedBatch {
   }
   const problem = headerProblem(header);
   if (problem) throw new BatchFormatError(`header: ${problem}`);
-  if (!/^[A-Za-z0-9+/]{86}==$/.test(signatureText)) throw new BatchFormatError('the signature line is not a base64 Ed25519 signature');
+  if (!/^[A-Za-z0-9+/]{86}==$/.test(signatureText))
+    throw new BatchFormatError('the signature line is not a base64 Ed25519 signature');
   return { headerText, header: header as BatchHeader, signature: Buffer.from(signatureText, 'base64'), envelopes };
 }
 
@@ -124,7 +131,8 @@ function headerProblem(h: unknown): string | undefined {
 // ---------------------------------------------------------------------------------------------- keys
 
 /** A device's key id: the first 16 hex digits of sha256(public key). */
-export const keyIdOf = (publicKey: Uint8Array): string => createHash('sha256').update(publicKey).digest('hex').slice(0, 16);
+export const keyIdOf = (publicKey: Uint8Array): string =>
+  createHash('sha256').update(publicKey).digest('hex').slice(0, 16);
 
 /** Signs natively, the same bytes as tweetnacl (src/shared/ed25519.ts). */
 export { signDetached } from './ed25519.js';
@@ -141,7 +149,13 @@ export function verifyDetached(message: Uint8Array, signature: Uint8Array, publi
  * Hello and the tail fetch are plain requests signed by the device: headers `x-tenant`, `x-device` and
  * `x-signature` (base64), the signature over this text. Replaying one only repeats a read.
  */
-export const requestSigningText = (method: string, pathAndQuery: string, tenant: string, deviceId: string, body: string): string =>
+export const requestSigningText = (
+  method: string,
+  pathAndQuery: string,
+  tenant: string,
+  deviceId: string,
+  body: string,
+): string =>
   `${method.toUpperCase()} ${pathAndQuery}\n${tenant}\n${deviceId}\n${createHash('sha256').update(body, 'utf8').digest('hex')}`;
 
 /**

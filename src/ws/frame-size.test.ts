@@ -1,7 +1,8 @@
 import { expect, test } from 'vitest';
 import { fitsBytes, wireFrame } from './frame-size.js';
 
-const frame = (seq: number, payload: unknown) => `{"type":"ORDER_CHANGE","seq":${seq},"payload":${JSON.stringify(payload)}}`;
+const frame = (seq: number, payload: unknown) =>
+  `{"type":"ORDER_CHANGE","seq":${seq},"payload":${JSON.stringify(payload)}}`;
 
 test('a frame within the limit goes out as it is', () => {
   const text = frame(3, { id: 'o1', note: 'x'.repeat(100) });

@@ -7,8 +7,15 @@ import { isoOf } from '../shared/clock.js';
 import { AppError, errorBody, invalidField } from '../shared/errors.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../modules/events/event-store.js';
 import {
-  CLOSE_INTERNAL, CLOSE_MESSAGE_SENT, CLOSE_REPLAY_TOO_LARGE, CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, helloFrame,
-  REPLAY_TOO_LARGE_REASON, TOKEN_EXPIRED_REASON, TOO_SLOW_REASON,
+  CLOSE_INTERNAL,
+  CLOSE_MESSAGE_SENT,
+  CLOSE_REPLAY_TOO_LARGE,
+  CLOSE_TOKEN_EXPIRED,
+  CLOSE_TOO_SLOW,
+  helloFrame,
+  REPLAY_TOO_LARGE_REASON,
+  TOKEN_EXPIRED_REASON,
+  TOO_SLOW_REASON,
 } from '../shared/socket-protocol.js';
 import { wireFrame } from './frame-size.js';
 import { type AckWindow, countPong, countSent, newAckWindow, pingPayload } from './ack-window.js';
@@ -90,13 +97,18 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     const held = data.buffered;
     const graceful = closingBytes + held <= limits.maxBufferedBytes;
     const unacknowledged = data.ack.sent - data.ack.acked;
-    log.info({ userId: data.principal.userId, stream: data.stream, buffered: held, unacknowledged, why, graceful }, 'socket too slow: closed');
+    log.info(
+      { userId: data.principal.userId, stream: data.stream, buffered: held, unacknowledged, why, graceful },
+      'socket too slow: closed',
+    );
     if (!graceful) {
       data.ws!.close();
       return;
     }
     closingBytes += held;
-    setTimeout(() => { closingBytes -= held; }, CLOSING_HOLD_MS).unref();
+    setTimeout(() => {
+      closingBytes -= held;
+    }, CLOSING_HOLD_MS).unref();
     data.ws!.end(CLOSE_TOO_SLOW, TOO_SLOW_REASON);
   };
   /** Records a socket's buffer after sending to it; closes it when it is over its own cap. */
@@ -132,7 +144,9 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       result = pumpReplay(wire, data, {
         page: (after, limit) => {
           const last = notDurable.limit(data.key, Number.MAX_SAFE_INTEGER);
-          return events.page(data.principal.tenantId, data.stream, after, limit, maxFrameBytes).filter((f) => f.seq <= last);
+          return events
+            .page(data.principal.tenantId, data.stream, after, limit, maxFrameBytes)
+            .filter((f) => f.seq <= last);
         },
         pageBytes: Math.min(64 * 1024, limits.maxBackpressureBytes),
         maxFrameBytes,
@@ -176,8 +190,18 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         counts.check(principal);
         const stream = venue === undefined ? principal.userId : venueStream(venue);
         const data: SocketData = {
-          principal, since, stream, venue, key: streamKey(principal.tenantId, stream), countKeys: counts.keysOf(principal),
-          buffered: 0, ack: newAckWindow(), cursor: 0, replaying: false, replayedBytes: 0, closed: false,
+          principal,
+          since,
+          stream,
+          venue,
+          key: streamKey(principal.tenantId, stream),
+          countKeys: counts.keysOf(principal),
+          buffered: 0,
+          ack: newAckWindow(),
+          cursor: 0,
+          replaying: false,
+          replayedBytes: 0,
+          closed: false,
         };
         // RFC 6455 4.2.2: the server selects a subprotocol it speaks, or none. The box defines none, so it
         // never echoes one a client offers (the client then knows its protocol was not agreed).
@@ -215,8 +239,11 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       let replayTooLarge = false;
       try {
         end = notDurable.limit(data.key, events.position(principal.tenantId, data.stream));
-        replayTooLarge = data.since !== undefined && data.since < end &&
-          events.replayBytes(principal.tenantId, data.stream, data.since, end + 1, maxFrameBytes) > limits.maxReplayBytes;
+        replayTooLarge =
+          data.since !== undefined &&
+          data.since < end &&
+          events.replayBytes(principal.tenantId, data.stream, data.since, end + 1, maxFrameBytes) >
+            limits.maxReplayBytes;
       } catch (err) {
         log.error({ err, userId: principal.userId, stream: data.stream }, 'socket open failed');
         ws.end(CLOSE_INTERNAL, 'internal error');
@@ -232,7 +259,10 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         return;
       }
       data.replaying = data.since !== undefined;
-      data.expiryTimer = setTimeout(() => ws.end(CLOSE_TOKEN_EXPIRED, TOKEN_EXPIRED_REASON), principal.expMs - Date.now());
+      data.expiryTimer = setTimeout(
+        () => ws.end(CLOSE_TOKEN_EXPIRED, TOKEN_EXPIRED_REASON),
+        principal.expMs - Date.now(),
+      );
       if (data.replaying) replay(data);
       else settle(data, 1);
     },

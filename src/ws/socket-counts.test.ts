@@ -3,8 +3,14 @@ import type { Principal } from '../http/types.js';
 import { AppError } from '../shared/errors.js';
 import { createSocketCounts } from './socket-counts.js';
 
-const principal = (userId: string, jti: string): Principal =>
-  ({ tenantId: 't', userId, jti, scope: [], staff: false, expMs: 0 });
+const principal = (userId: string, jti: string): Principal => ({
+  tenantId: 't',
+  userId,
+  jti,
+  scope: [],
+  staff: false,
+  expMs: 0,
+});
 
 const refusal = (fn: () => void) => {
   try {

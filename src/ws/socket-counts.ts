@@ -15,7 +15,10 @@ export function createSocketCounts(limits: { maxPerUser: number; maxPerToken: nu
     /** Throws 429 `tooManyRequests` (args: the option's name) when the principal has its share open. */
     check(p: Principal): void {
       const [user, token] = keysOf(p);
-      for (const [key, max, option] of [[user, limits.maxPerUser, 'sockets.maxPerUser'], [token, limits.maxPerToken, 'sockets.maxPerToken']] as const) {
+      for (const [key, max, option] of [
+        [user, limits.maxPerUser, 'sockets.maxPerUser'],
+        [token, limits.maxPerToken, 'sockets.maxPerToken'],
+      ] as const) {
         if ((counts.get(key) ?? 0) >= max) {
           const message = `too many open sockets (at most ${max}, ${option}): close one first`;
           throw AppError.of('tooManyRequests', message, [option]);

@@ -19,7 +19,12 @@ export interface BinaryOptions {
 }
 
 /** Starts `./venue-box args` in `cwd` and waits until it listens; stop() sends SIGTERM and gives the exit code. */
-export async function startBinary(cwd: string, env: NodeJS.ProcessEnv, args: string[], options: BinaryOptions = {}): Promise<RunningBinary> {
+export async function startBinary(
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  args: string[],
+  options: BinaryOptions = {},
+): Promise<RunningBinary> {
   const [command, argv] = options.emulator ? [options.emulator, ['./venue-box', ...args]] : ['./venue-box', args];
   const { proc, logs, port, exited } = await launch(
     spawn(command, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] }),
@@ -27,7 +32,9 @@ export async function startBinary(cwd: string, env: NodeJS.ProcessEnv, args: str
     options.startTimeoutMs,
   );
   return {
-    port, logs, proc,
+    port,
+    logs,
+    proc,
     stop() {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
       return exited;
@@ -78,7 +85,10 @@ export async function servesAnOrder(port: number, frameTimeoutMs?: number): Prom
 export async function checkpointsOnItsWorker(port: number, timeoutMs = 10_000): Promise<void> {
   const url = (path: string) => `http://127.0.0.1:${port}${path}`;
   const staffToken = async (): Promise<string> => {
-    const tokenRes = await requestToken({ url }, { grant_type: 'password', username: 'kelner', password: 'kelner-demo-1' });
+    const tokenRes = await requestToken(
+      { url },
+      { grant_type: 'password', username: 'kelner', password: 'kelner-demo-1' },
+    );
     expect(tokenRes.status).toBe(200);
     return ((await tokenRes.json()) as { access_token: string }).access_token;
   };

@@ -67,13 +67,20 @@ export async function startTestBox(options: StartOptions = {}): Promise<TestBox>
     writeFileSync(file, JSON.stringify(options.config));
     args.push('--config', file);
   }
-  const [command, argv] = options.cores === undefined ? [process.execPath, args] : ['taskset', ['-c', options.cores, process.execPath, ...args]];
+  const [command, argv] =
+    options.cores === undefined
+      ? [process.execPath, args]
+      : ['taskset', ['-c', options.cores, process.execPath, ...args]];
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
   const { proc, logs, port, exited } = await launch(child, 'box');
   const url = (path: string) => `http://127.0.0.1:${port}${path}`;
   const auth = (token?: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
   const box: TestBox = {
-    port, dataDir, proc, logs, url,
+    port,
+    dataDir,
+    proc,
+    logs,
+    url,
     wsUrl: (path) => `ws://127.0.0.1:${port}${path}`,
     async token(username = 'anonymous', password = '') {
       const res = await requestToken(box, { grant_type: 'password', username, password });
@@ -153,25 +160,42 @@ export interface TokenAnswer {
  * A token request from a chosen source address: all of 127.0.0.0/8 reaches the box listening on 127.0.0.1,
  * so one test machine plays several clients of the venue LAN (the box's throttles key on the peer address).
  */
-export function tokenFrom(box: TestBox, localAddress: string, form: Record<string, string>, authorization = basic()): Promise<TokenAnswer> {
+export function tokenFrom(
+  box: TestBox,
+  localAddress: string,
+  form: Record<string, string>,
+  authorization = basic(),
+): Promise<TokenAnswer> {
   const body = new URLSearchParams(form).toString();
   return new Promise((resolve, reject) => {
-    const req = request(box.url('/auth-oauth2/oauth/token'), {
-      method: 'POST', localAddress, agent: false,
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body),
-        'x-tenant': DEMO.tenant, authorization,
+    const req = request(
+      box.url('/auth-oauth2/oauth/token'),
+      {
+        method: 'POST',
+        localAddress,
+        agent: false,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+          'x-tenant': DEMO.tenant,
+          authorization,
+        },
       },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => {
-        const retryAfter = res.headers['retry-after'];
-        resolve({
-          status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-          body: JSON.parse(text) as TokenAnswer['body'],
-        });
-      });
-    });
+      (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (chunk: string) => (text += chunk))
+          .on('end', () => {
+            const retryAfter = res.headers['retry-after'];
+            resolve({
+              status: res.statusCode ?? 0,
+              retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+              body: JSON.parse(text) as TokenAnswer['body'],
+            });
+          });
+      },
+    );
     req.on('error', reject).end(body);
   });
 }

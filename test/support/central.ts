@@ -64,7 +64,11 @@ export async function startTestCentral(
   const url = (path: string) => `http://127.0.0.1:${port}${path}`;
   let token: string | undefined;
   const central: TestCentral = {
-    port, dataDir, proc, logs, url,
+    port,
+    dataDir,
+    proc,
+    logs,
+    url,
     async stop(signal = 'SIGTERM') {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
       return exited;
@@ -91,11 +95,19 @@ export async function startTestCentral(
 }
 
 /** The password grant at the central's token endpoint, with the demo client. */
-export function hqTokenRequest(central: { url(path: string): string }, username: string, password: string): Promise<Response> {
+export function hqTokenRequest(
+  central: { url(path: string): string },
+  username: string,
+  password: string,
+): Promise<Response> {
   const basic = Buffer.from(`${CENTRAL_DEMO.client.clientId}:${CENTRAL_DEMO.client.clientSecret}`).toString('base64');
   return fetch(central.url('/auth-oauth2/oauth/token'), {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-tenant': CENTRAL_DEMO.tenant, authorization: `Basic ${basic}` },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-tenant': CENTRAL_DEMO.tenant,
+      authorization: `Basic ${basic}`,
+    },
     body: new URLSearchParams({ grant_type: 'password', username, password }).toString(),
   });
 }

@@ -18,7 +18,10 @@ export function runCli(args: string[], timeoutMs = 60_000): CliRun {
  * The same without blocking this process, for commands that talk to something the test serves meanwhile (a
  * fake printer, a central): `code` is the exit status, -1 when the process was killed.
  */
-export function runCliAsync(args: string[], timeoutMs = 30_000): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runCliAsync(
+  args: string[],
+  timeoutMs = 30_000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['dist/main.cjs', ...args], { timeout: timeoutMs }, (err, stdout, stderr) => {
       const code = err ? (err as { code?: unknown }).code : 0;

@@ -53,7 +53,10 @@ async function load(box: { url(path: string): string }): Promise<ContractChecker
     return v;
   };
   const check = (v: ValidateFunction, value: unknown, what: string) => {
-    if (!v(value)) expect.fail(`${what} does not match its contract: ${ajv.errorsText(v.errors)}\n${JSON.stringify(value).slice(0, 2000)}`);
+    if (!v(value))
+      expect.fail(
+        `${what} does not match its contract: ${ajv.errorsText(v.errors)}\n${JSON.stringify(value).slice(0, 2000)}`,
+      );
   };
   const messages = (asyncapi.components as Json).messages as Record<string, Json>;
   const checker: ContractChecker = {
@@ -63,7 +66,7 @@ async function load(box: { url(path: string): string }): Promise<ContractChecker
       const responses = op.responses as Record<string, Json>;
       const r = responses[String(status)] ?? responses[`${String(status)[0]}XX`];
       if (!r) expect.fail(`/openapi.json has no ${status} for ${method} ${pathTemplate}`);
-      const schema = ((r.content as Record<string, Json> | undefined)?.['application/json'])?.schema;
+      const schema = (r.content as Record<string, Json> | undefined)?.['application/json']?.schema;
       if (!schema) expect.fail(`/openapi.json gives no JSON schema for ${status} of ${method} ${pathTemplate}`);
       check(compile(`${method} ${pathTemplate} ${status}`, schema), body, `${status} of ${method} ${pathTemplate}`);
       return body;
@@ -72,8 +75,11 @@ async function load(box: { url(path: string): string }): Promise<ContractChecker
       const bare = path.split('?')[0]!;
       const templates = Object.keys(openapi.paths as Json);
       // A template without parameters first (`/locks/packets` before `/{kind}`-like ones), then by pattern.
-      const template = templates.find((t) => t === bare) ?? templates.find((t) =>
-        new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(bare));
+      const template =
+        templates.find((t) => t === bare) ??
+        templates.find((t) =>
+          new RegExp(`^${t.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(bare),
+        );
       if (template) return checker.response(method, template, status, body);
       // An unknown path is answered with the error body too.
       if (status !== 404) expect.fail(`/openapi.json has no path for ${path}`);

@@ -38,7 +38,11 @@ export interface FakePrinter {
   stop(): Promise<void>;
 }
 
-export async function startFakePrinter(dir: string, name: string, options: { plugged?: boolean } = {}): Promise<FakePrinter> {
+export async function startFakePrinter(
+  dir: string,
+  name: string,
+  options: { plugged?: boolean } = {},
+): Promise<FakePrinter> {
   const printerPath = join(dir, `${name}-printer`);
   const boxPath = join(dir, `${name}-box`);
   let socat: ChildProcess | undefined;
@@ -46,7 +50,9 @@ export async function startFakePrinter(dir: string, name: string, options: { plu
   let paper = Buffer.alloc(0);
   let carry: number[] = []; // a DLE or DLE EOT at the end of a chunk, waiting for the next byte
   const waiters = new Set<() => void>();
-  const notify = () => { for (const w of [...waiters]) w(); };
+  const notify = () => {
+    for (const w of [...waiters]) w();
+  };
 
   function onData(chunk: Buffer): void {
     const bytes = [...carry, ...chunk];
@@ -130,16 +136,28 @@ export async function startFakePrinter(dir: string, name: string, options: { plu
     received: () => paper,
     tickets: () => splitTickets(paper),
     async waitForTickets(count, timeoutMs = 10_000) {
-      await waitFor(() => completeTickets(paper) >= count, () => `expected ${count} tickets, got ${completeTickets(paper)}`, timeoutMs);
+      await waitFor(
+        () => completeTickets(paper) >= count,
+        () => `expected ${count} tickets, got ${completeTickets(paper)}`,
+        timeoutMs,
+      );
       return splitTickets(paper);
     },
     async waitForTicketWith(text, timeoutMs = 10_000) {
       const find = () => splitTickets(paper).find((t) => hasCut(t) && ticketText(t).includes(text));
-      await waitFor(() => find() !== undefined, () => `no ticket with ${text}`, timeoutMs);
+      await waitFor(
+        () => find() !== undefined,
+        () => `no ticket with ${text}`,
+        timeoutMs,
+      );
       return find()!;
     },
     waitForQueries: (count, timeoutMs = 10_000) =>
-      waitFor(() => printer.statusQueries >= count, () => `expected ${count} status queries, got ${printer.statusQueries}`, timeoutMs),
+      waitFor(
+        () => printer.statusQueries >= count,
+        () => `expected ${count} status queries, got ${printer.statusQueries}`,
+        timeoutMs,
+      ),
     unplug,
     plugIn,
     stop: unplug,
@@ -163,8 +181,24 @@ function completeTickets(bytes: Buffer): number {
 export const hasCut = (ticket: Buffer): boolean => ticket.includes(Buffer.from([0x1d, 0x56]));
 
 const CP852: Record<number, string> = {
-  0xa4: 'Ą', 0x8f: 'Ć', 0xa8: 'Ę', 0x9d: 'Ł', 0xe3: 'Ń', 0xe0: 'Ó', 0x97: 'Ś', 0x8d: 'Ź', 0xbd: 'Ż',
-  0xa5: 'ą', 0x86: 'ć', 0xa9: 'ę', 0x88: 'ł', 0xe4: 'ń', 0xa2: 'ó', 0x98: 'ś', 0xab: 'ź', 0xbe: 'ż',
+  0xa4: 'Ą',
+  0x8f: 'Ć',
+  0xa8: 'Ę',
+  0x9d: 'Ł',
+  0xe3: 'Ń',
+  0xe0: 'Ó',
+  0x97: 'Ś',
+  0x8d: 'Ź',
+  0xbd: 'Ż',
+  0xa5: 'ą',
+  0x86: 'ć',
+  0xa9: 'ę',
+  0x88: 'ł',
+  0xe4: 'ń',
+  0xa2: 'ó',
+  0x98: 'ś',
+  0xab: 'ź',
+  0xbe: 'ż',
 };
 
 /** The printable text of a cp852 ticket; every control byte becomes `|`, so command bytes never join words. */

@@ -41,14 +41,26 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
     seen.set(key, (seen.get(key) ?? 0) + 1);
   };
 
-  const forward = (req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> =>
+  const forward = (
+    req: IncomingMessage,
+    body: Buffer,
+  ): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> =>
     new Promise((resolve, reject) => {
-      const out = request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers as Record<string, string>, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
-      });
+      const out = request(
+        { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 502,
+              headers: res.headers as Record<string, string>,
+              body: Buffer.concat(chunks),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
       out.on('error', reject);
       out.end(body);
     });
@@ -103,15 +115,21 @@ export async function startFaultProxy(targetPort: number): Promise<FaultProxy> {
   return {
     url: `http://127.0.0.1:${own}`,
     set(fault, options = {}) {
-      rule = { fault, pathPrefix: options.pathPrefix ?? '', times: options.times ?? Number.POSITIVE_INFINITY, delayMs: options.delayMs ?? 0 };
+      rule = {
+        fault,
+        pathPrefix: options.pathPrefix ?? '',
+        times: options.times ?? Number.POSITIVE_INFINITY,
+        delayMs: options.delayMs ?? 0,
+      };
     },
     target(p) {
       port = p;
     },
     seen,
-    close: () => new Promise((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }

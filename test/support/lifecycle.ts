@@ -35,8 +35,13 @@ export interface Code {
 export const linesOf = (order: OrderPayload): OrderLine[] => order.buckets.flatMap((b) => b.lines);
 
 /** POSTs `order/{id}/{name}` and returns the 200 confirmation. */
-export const orderCommand = (box: TestBox, token: string, orderId: string, name: string, body?: unknown): Promise<Confirmation> =>
-  command(box, token, `${orderId}/${name}`, body ?? {});
+export const orderCommand = (
+  box: TestBox,
+  token: string,
+  orderId: string,
+  name: string,
+  body?: unknown,
+): Promise<Confirmation> => command(box, token, `${orderId}/${name}`, body ?? {});
 
 /** The next ORDER_CHANGE on the socket, checked to be about `orderId`. */
 export async function nextChange(ws: TestSocket, orderId: string): Promise<OrderPayload> {
@@ -79,10 +84,14 @@ export interface PrintJobRow {
 export function printJobs(box: TestBox, orderId: string): PrintJobRow[] {
   const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true, fileMustExist: true });
   try {
-    const rows = db
-      .prepare('SELECT * FROM print_jobs WHERE order_id = ? ORDER BY rowid')
-      .all(orderId) as (Omit<PrintJobRow, 'payload'> & { payload_json: string })[];
-    return rows.map(({ payload_json, ...r }) => ({ ...r, payload: JSON.parse(payload_json) as PrintJobRow['payload'] }));
+    const rows = db.prepare('SELECT * FROM print_jobs WHERE order_id = ? ORDER BY rowid').all(orderId) as (Omit<
+      PrintJobRow,
+      'payload'
+    > & { payload_json: string })[];
+    return rows.map(({ payload_json, ...r }) => ({
+      ...r,
+      payload: JSON.parse(payload_json) as PrintJobRow['payload'],
+    }));
   } finally {
     db.close();
   }
@@ -90,8 +99,12 @@ export function printJobs(box: TestBox, orderId: string): PrintJobRow[] {
 
 /** Whether the order holds its claim code: 1 while it is in the index of open orders' codes, else 0. */
 export function claimHeld(db: Database.Database, tenantId: string, claimCode: string, orderId: string): number {
-  return (db.prepare(`SELECT COUNT(*) AS n FROM orders INDEXED BY orders_open_claim
-    WHERE tenant_id = ? AND claim_code = ? AND closed = 0 AND id = ?`).get(tenantId, claimCode, orderId) as { n: number }).n;
+  return (
+    db
+      .prepare(`SELECT COUNT(*) AS n FROM orders INDEXED BY orders_open_claim
+    WHERE tenant_id = ? AND claim_code = ? AND closed = 0 AND id = ?`)
+      .get(tenantId, claimCode, orderId) as { n: number }
+  ).n;
 }
 
 /** Whether each bucket of the order still holds its claim code (claimHeld, for each of its venues). */
@@ -99,7 +112,9 @@ export function bucketsOpen(box: TestBox, orderId: string): number[] {
   const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true, fileMustExist: true });
   try {
     const order = db.prepare('SELECT tenant_id, claim_code, venues_json FROM orders WHERE id = ?').get(orderId) as {
-      tenant_id: string; claim_code: string; venues_json: string;
+      tenant_id: string;
+      claim_code: string;
+      venues_json: string;
     };
     const held = claimHeld(db, order.tenant_id, order.claim_code, orderId);
     return (JSON.parse(order.venues_json) as string[]).map(() => held);

@@ -48,7 +48,12 @@ export async function printerOf(box: TestBox, staff: string, name: string): Prom
  * A TAKE_AWAY order of `customer` at the open venue, created and submitted without a socket: returns the order
  * id once the submit was processed (its jobs exist, as `staff` sees them).
  */
-export async function submitOrder(box: TestBox, staff: string, customer: string, lines: { productId: string; quantity: number }[]): Promise<string> {
+export async function submitOrder(
+  box: TestBox,
+  staff: string,
+  customer: string,
+  lines: { productId: string; quantity: number }[],
+): Promise<string> {
   const c = await command(box, customer, 'new', newOrder(VENUE, lines));
   await expect.poll(async () => (await box.get(`/ordering-api/api/order/${c.orderId}`, customer)).status).toBe(200);
   await command(box, customer, `${c.orderId}/submit`, {});
@@ -63,12 +68,19 @@ export async function submitOrder(box: TestBox, staff: string, customer: string,
  * (test/support/story.ts).
  */
 export async function printersIdle(box: TestBox, staff: string, printers: Record<string, FakePrinter>): Promise<void> {
-  await expect.poll(async () => {
-    const jobs = await jobsOf(box, staff, '?limit=1000');
-    if (jobs.some((j) => j.state === 'queued')) return false;
-    // At least: a job cut off by an unplugged line between the drain and its commit prints again (at least once).
-    return Object.entries(printers).every(([name, p]) => p.tickets().filter(hasCut).length >= jobs.filter((j) => j.printedOn === name).length);
-  }, { timeout: 10_000 }).toBe(true);
+  await expect
+    .poll(
+      async () => {
+        const jobs = await jobsOf(box, staff, '?limit=1000');
+        if (jobs.some((j) => j.state === 'queued')) return false;
+        // At least: a job cut off by an unplugged line between the drain and its commit prints again (at least once).
+        return Object.entries(printers).every(
+          ([name, p]) => p.tickets().filter(hasCut).length >= jobs.filter((j) => j.printedOn === name).length,
+        );
+      },
+      { timeout: 10_000 },
+    )
+    .toBe(true);
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

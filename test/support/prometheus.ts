@@ -23,7 +23,11 @@ export function parseMetrics(text: string): Map<string, Family> {
 }
 
 /** The value of the family's sample whose labels include `labels` (undefined when there is none). */
-export function sampleValue(families: Map<string, Family>, name: string, labels: Record<string, string> = {}): number | undefined {
+export function sampleValue(
+  families: Map<string, Family>,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const sample = families.get(name)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
   return sample?.value === undefined ? undefined : Number(sample.value);
 }

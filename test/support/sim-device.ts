@@ -1,6 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import nacl from 'tweetnacl';
-import { BATCH_MEDIA_TYPE, chainHash, encodeBatch, envelopeText, GENESIS_HASH, PATHS, PROTOCOL, requestSigningText, SCHEMA, signDetached } from '../../src/shared/sync-protocol.js';
+import {
+  BATCH_MEDIA_TYPE,
+  chainHash,
+  encodeBatch,
+  envelopeText,
+  GENESIS_HASH,
+  PATHS,
+  PROTOCOL,
+  requestSigningText,
+  SCHEMA,
+  signDetached,
+} from '../../src/shared/sync-protocol.js';
 import type { BatchHeader, EnvelopeKind, HelloRequest } from '../../src/shared/sync-messages.js';
 import { CENTRAL_DEMO, type TestCentral } from './central.js';
 
@@ -38,52 +49,119 @@ export class SimDevice {
   }
 
   async enrol(code: string, name = 'sim'): Promise<Answer> {
-    const res = await this.request('POST', PATHS.enrol, JSON.stringify({ code, publicKey: Buffer.from(this.keys.publicKey).toString('base64'), name }), {
-      'content-type': 'application/json',
-    });
-    if (res.status === 201) Object.assign(this, { deviceId: res.body.deviceId, tenant: res.body.tenant, venue: res.body.venue, keyId: res.body.keyId });
+    const res = await this.request(
+      'POST',
+      PATHS.enrol,
+      JSON.stringify({ code, publicKey: Buffer.from(this.keys.publicKey).toString('base64'), name }),
+      {
+        'content-type': 'application/json',
+      },
+    );
+    if (res.status === 201)
+      Object.assign(this, {
+        deviceId: res.body.deviceId,
+        tenant: res.body.tenant,
+        venue: res.body.venue,
+        keyId: res.body.keyId,
+      });
     return res;
   }
 
   /** Appends an event to the outbox (seq = next) and returns it; `kind` may be anything for poison tests. */
   append(kind: string, aggregate: string, body: unknown, over: { tenant?: string; text?: string } = {}): SentEvent {
     const prev = this.events[this.events.length - 1]?.hash ?? GENESIS_HASH;
-    const envelope = over.text ?? envelopeText(
-      { eventId: randomUUID(), tenant: over.tenant ?? this.tenant, aggregate, kind: kind as EnvelopeKind, boxTime: new Date(this.clockMs).toISOString() },
-      JSON.stringify(body),
-    );
+    const envelope =
+      over.text ??
+      envelopeText(
+        {
+          eventId: randomUUID(),
+          tenant: over.tenant ?? this.tenant,
+          aggregate,
+          kind: kind as EnvelopeKind,
+          boxTime: new Date(this.clockMs).toISOString(),
+        },
+        JSON.stringify(body),
+      );
     const event = { seq: this.events.length + 1, envelope, hash: chainHash(prev, envelope) };
     this.events.push(event);
     return event;
   }
 
   /** An order.changed event: version `version` of order `orderId` (a new id when omitted). */
-  order(orderId: string = randomUUID(), version = 1, status = 'NEW', created = new Date(this.clockMs).toISOString(), venue = this.venue): SentEvent {
-    const order = { id: orderId, tenant: this.tenant, created, lastChanged: created, status, total: '10.00', buckets: [{ venue, lines: [] }] };
+  order(
+    orderId: string = randomUUID(),
+    version = 1,
+    status = 'NEW',
+    created = new Date(this.clockMs).toISOString(),
+    venue = this.venue,
+  ): SentEvent {
+    const order = {
+      id: orderId,
+      tenant: this.tenant,
+      created,
+      lastChanged: created,
+      status,
+      total: '10.00',
+      buckets: [{ venue, lines: [] }],
+    };
     return this.append('order.changed', orderId, {
       version,
-      command: { correlationId: randomUUID(), kind: version === 1 ? 'new' : 'update', userId: randomUUID(), staff: false, confirmedAt: created },
+      command: {
+        correlationId: randomUUID(),
+        kind: version === 1 ? 'new' : 'update',
+        userId: randomUUID(),
+        staff: false,
+        confirmedAt: created,
+      },
       order,
       detail: { contact: null, extra: null, rounds: 1, lineRounds: {} },
     });
   }
 
-  stockDocument(warehouse: string, lines: [item: string, unit: string, deltaMicro: number][], id: string = randomUUID()): SentEvent {
-    const document = { id, kind: 'PZ', warehouse, number: `PZ/${id.slice(0, 4)}`, created: new Date(this.clockMs).toISOString(), items: [] };
-    return this.append('stock.document', id, { document, ledger: lines.map(([item, unit, d], i) => [warehouse, i + 1, item, unit, d]) });
+  stockDocument(
+    warehouse: string,
+    lines: [item: string, unit: string, deltaMicro: number][],
+    id: string = randomUUID(),
+  ): SentEvent {
+    const document = {
+      id,
+      kind: 'PZ',
+      warehouse,
+      number: `PZ/${id.slice(0, 4)}`,
+      created: new Date(this.clockMs).toISOString(),
+      items: [],
+    };
+    return this.append('stock.document', id, {
+      document,
+      ledger: lines.map(([item, unit, d], i) => [warehouse, i + 1, item, unit, d]),
+    });
   }
 
   /** The header of events from..to (1-based seqs of the outbox). */
   header(from: number, to: number, over: Partial<BatchHeader> = {}): BatchHeader {
     return {
-      protocol: PROTOCOL, schema: SCHEMA, tenant: this.tenant, deviceId: this.deviceId, keyId: this.keyId, epoch: this.epoch,
-      firstSeq: from, lastSeq: to, prevHash: this.events[from - 2]?.hash ?? GENESIS_HASH, lastHash: this.events[to - 1]!.hash,
-      pendingSeq: this.lastSeq, sentAt: new Date(this.clockMs).toISOString(), ...over,
+      protocol: PROTOCOL,
+      schema: SCHEMA,
+      tenant: this.tenant,
+      deviceId: this.deviceId,
+      keyId: this.keyId,
+      epoch: this.epoch,
+      firstSeq: from,
+      lastSeq: to,
+      prevHash: this.events[from - 2]?.hash ?? GENESIS_HASH,
+      lastHash: this.events[to - 1]!.hash,
+      pendingSeq: this.lastSeq,
+      sentAt: new Date(this.clockMs).toISOString(),
+      ...over,
     };
   }
 
   /** The batch's bytes: header signed with `secretKey` (this device's unless given), events as stored. */
-  batch(from: number, to: number, over: { header?: Partial<BatchHeader>; secretKey?: Uint8Array; envelopes?: string[] } = {}): Buffer {
+  batch(
+    from: number,
+    to: number,
+    over: { header?: Partial<BatchHeader>; secretKey?: Uint8Array; envelopes?: string[] } = {},
+  ): Buffer {
     const headerText = JSON.stringify(this.header(from, to, over.header));
     const signature = signDetached(Buffer.from(headerText, 'utf8'), over.secretKey ?? this.keys.secretKey);
     return encodeBatch(headerText, signature, over.envelopes ?? this.events.slice(from - 1, to).map((e) => e.envelope));
@@ -119,7 +197,14 @@ export class SimDevice {
   }
 
   hello(over: Partial<HelloRequest> = {}): Promise<Answer> {
-    const body = JSON.stringify({ protocol: PROTOCOL, schema: SCHEMA, boxTimeMs: this.clockMs, pendingSeq: this.lastSeq, version: 'sim', ...over });
+    const body = JSON.stringify({
+      protocol: PROTOCOL,
+      schema: SCHEMA,
+      boxTimeMs: this.clockMs,
+      pendingSeq: this.lastSeq,
+      version: 'sim',
+      ...over,
+    });
     return this.signed('POST', PATHS.hello, body);
   }
 
@@ -136,11 +221,19 @@ export class SimDevice {
     const text = requestSigningText(method, pathAndQuery, this.tenant, this.deviceId, body);
     const signature = Buffer.from(signDetached(Buffer.from(text, 'utf8'), this.keys.secretKey)).toString('base64');
     return this.request(method, pathAndQuery, method === 'GET' ? undefined : body, {
-      'content-type': 'application/json', 'x-tenant': this.tenant, 'x-device': this.deviceId, 'x-signature': signature,
+      'content-type': 'application/json',
+      'x-tenant': this.tenant,
+      'x-device': this.deviceId,
+      'x-signature': signature,
     });
   }
 
-  private async request(method: string, path: string, body: string | Buffer | undefined, headers: Record<string, string>): Promise<Answer> {
+  private async request(
+    method: string,
+    path: string,
+    body: string | Buffer | undefined,
+    headers: Record<string, string>,
+  ): Promise<Answer> {
     const res = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;

@@ -30,11 +30,16 @@ export function openSocket(url: string, token?: string, headers: Record<string, 
     ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })),
   );
   const socket: TestSocket = {
-    ws, frames, closed,
+    ws,
+    frames,
+    closed,
     close: () => ws.close(),
     next(type, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${type} frame within ${timeoutMs} ms; got ${JSON.stringify(frames)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no ${type} frame within ${timeoutMs} ms; got ${JSON.stringify(frames)}`)),
+          timeoutMs,
+        );
         const look = () => {
           const frame = frames.find((f) => f.type === type && !taken.has(f));
           if (frame) {
@@ -49,7 +54,9 @@ export function openSocket(url: string, token?: string, headers: Record<string, 
   };
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(socket));
-    ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })));
+    ws.once('unexpected-response', (_req, res) =>
+      reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode })),
+    );
     ws.once('error', reject);
   });
 }

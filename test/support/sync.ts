@@ -27,7 +27,11 @@ export async function syncStatus(box: { dataDir: string }): Promise<StatusJson> 
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or fails after `ms`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  ms = 30_000,
+): Promise<T> {
   const until = Date.now() + ms;
   let last: unknown;
   for (;;) {
@@ -44,13 +48,19 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 
 /** Waits until the box's whole outbox is acknowledged. */
 export const drained = (box: { dataDir: string }, ms = 60_000): Promise<StatusJson> =>
-  waitFor('the outbox to drain', async () => {
-    const s = await syncStatus(box);
-    return s.backlog === 0 && s.ackedSeq === s.newestSeq && s.newestSeq > 0 ? s : undefined;
-  }, ms);
+  waitFor(
+    'the outbox to drain',
+    async () => {
+      const s = await syncStatus(box);
+      return s.backlog === 0 && s.ackedSeq === s.newestSeq && s.newestSeq > 0 ? s : undefined;
+    },
+    ms,
+  );
 
 /** The box's outbox rows (read-only connection beside the running box). */
-export function outboxOf(box: TestBox | { dataDir: string }): { seq: number; kind: string; aggregate_id: string; event_id: string }[] {
+export function outboxOf(
+  box: TestBox | { dataDir: string },
+): { seq: number; kind: string; aggregate_id: string; event_id: string }[] {
   const db = new Database(join(box.dataDir, 'venue-box.db'), { readonly: true, fileMustExist: true });
   try {
     return db.prepare('SELECT seq, kind, aggregate_id, event_id FROM sync_outbox ORDER BY seq').all() as never;
@@ -64,8 +74,9 @@ export async function hqOrders(central: { hq(path: string): Promise<any> }, venu
   const all: any[] = [];
   let after: string | null = null;
   do {
-    const page: { items: any[]; next: string | null } =
-      await central.hq(`/hq-api/api/orders?venueId=${venueId}&limit=200${after ? `&after=${after}` : ''}`);
+    const page: { items: any[]; next: string | null } = await central.hq(
+      `/hq-api/api/orders?venueId=${venueId}&limit=200${after ? `&after=${after}` : ''}`,
+    );
     all.push(...page.items);
     after = page.next;
   } while (after);

@@ -25,6 +25,8 @@ export function skipWithout(testFile: string, ...packages: SystemPackage[]): boo
   if (missing.length === 0) return false;
   const file = relative(process.cwd(), fileURLToPath(testFile));
   const names = missing.join(' ');
-  console.warn(`${file} skipped: needs the Debian package${missing.length > 1 ? 's' : ''} ${names} (apt-get install ${names})`);
+  console.warn(
+    `${file} skipped: needs the Debian package${missing.length > 1 ? 's' : ''} ${names} (apt-get install ${names})`,
+  );
   return true;
 }

@@ -2,7 +2,16 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError, bootstrap, type CommandConfirmation, Session } from '../api.js';
 import { language, LanguageSwitch, t } from '../i18n.js';
 import { LiveSocket } from '../live.js';
-import { type Menu, type MenuNode, money, type Notification, notificationText, type Order, productsOf, type Venue } from '../model.js';
+import {
+  type Menu,
+  type MenuNode,
+  money,
+  type Notification,
+  notificationText,
+  type Order,
+  productsOf,
+  type Venue,
+} from '../model.js';
 import { route } from '../router.js';
 import { useStore } from '../store.js';
 import { errorText, LoadError, Toasts } from '../ui.js';
@@ -32,12 +41,19 @@ export function Kiosk() {
   const [error, setError] = useState<string | null>(null);
   const [online, setOnline] = useState(false);
   // What the socket said, kept so a command's outcome is found even when its frame beat the command's 200.
-  const seen = useRef({ orders: new Map<string, Order>(), notes: new Map<string, Notification>(), wake: (): void => {} });
+  const seen = useRef({
+    orders: new Map<string, Order>(),
+    notes: new Map<string, Notification>(),
+    wake: (): void => {},
+  });
   const current = useRef<string | null>(null);
   const socket = useRef<LiveSocket | null>(null);
 
   const loadMenu = async (v: Venue) => {
-    const m = await session.call<Menu>('GET', `/menu-api/api/menu/${encodeURIComponent(v.menu)}?channel=TAKE_AWAY&instance=${v.id}`);
+    const m = await session.call<Menu>(
+      'GET',
+      `/menu-api/api/menu/${encodeURIComponent(v.menu)}?channel=TAKE_AWAY&instance=${v.id}`,
+    );
     setMenu(m);
   };
 
@@ -45,7 +61,8 @@ export function Kiosk() {
     socket.current?.stop();
     await session.signInAnonymous();
     const s = new LiveSocket({
-      session, query: '',
+      session,
+      query: '',
       onFrame(frame) {
         if (frame.type === 'ORDER_CHANGE') {
           const o = frame.payload as Order;
@@ -89,7 +106,9 @@ export function Kiosk() {
   // The menu again every few seconds: sold-out flags come and go (the customer's socket carries no menu events).
   useEffect(() => {
     if (!venue) return undefined;
-    const timer = setInterval(() => { loadMenu(venue).catch(() => undefined); }, MENU_POLL_MS);
+    const timer = setInterval(() => {
+      loadMenu(venue).catch(() => undefined);
+    }, MENU_POLL_MS);
     return () => clearInterval(timer);
   }, [venue]);
 
@@ -108,7 +127,9 @@ export function Kiosk() {
   // Idle reset: a minute after the last touch (or the last change of the order on screen).
   const lastActive = useRef(Date.now());
   useEffect(() => {
-    const touch = () => { lastActive.current = Date.now(); };
+    const touch = () => {
+      lastActive.current = Date.now();
+    };
     window.addEventListener('pointerdown', touch);
     window.addEventListener('keydown', touch);
     const timer = setInterval(() => {
@@ -121,26 +142,29 @@ export function Kiosk() {
       clearInterval(timer);
     };
   });
-  useEffect(() => { lastActive.current = Date.now(); }, [order?.status]);
+  useEffect(() => {
+    lastActive.current = Date.now();
+  }, [order?.status]);
 
   /** The command's outcome from the socket: the order once `accept` takes it, or the NOTIFICATION that refused it. */
-  const outcome = (c: CommandConfirmation, accept: (o: Order) => boolean): Promise<Order> => new Promise((resolve, reject) => {
-    const check = () => {
-      const note = seen.current.notes.get(c.correlationId);
-      const order = seen.current.orders.get(c.orderId);
-      if (!note && !(order && accept(order))) return;
-      clearTimeout(timer);
-      seen.current.wake = () => undefined;
-      if (note) reject(new ApiError(notificationText(note), 200, note.codes));
-      else resolve(order!);
-    };
-    const timer = setTimeout(() => {
-      seen.current.wake = () => undefined;
-      reject(new ApiError(t('unreachable'), 0));
-    }, 20_000);
-    seen.current.wake = check;
-    check();
-  });
+  const outcome = (c: CommandConfirmation, accept: (o: Order) => boolean): Promise<Order> =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        const note = seen.current.notes.get(c.correlationId);
+        const order = seen.current.orders.get(c.orderId);
+        if (!note && !(order && accept(order))) return;
+        clearTimeout(timer);
+        seen.current.wake = () => undefined;
+        if (note) reject(new ApiError(notificationText(note), 200, note.codes));
+        else resolve(order!);
+      };
+      const timer = setTimeout(() => {
+        seen.current.wake = () => undefined;
+        reject(new ApiError(t('unreachable'), 0));
+      }, 20_000);
+      seen.current.wake = check;
+      check();
+    });
 
   const placeOrder = async () => {
     if (!venue) return;
@@ -148,7 +172,10 @@ export function Kiosk() {
     setPhase({ kind: 'sending' });
     try {
       const lines = [...basket].map(([productId, quantity]) => ({ productId, quantity, status: 'NEW' }));
-      const created = await session.command('/ordering-api/api/order/new', { orderType: 'TAKE_AWAY', buckets: [{ venue: venue.id, lines }] });
+      const created = await session.command('/ordering-api/api/order/new', {
+        orderType: 'TAKE_AWAY',
+        buckets: [{ venue: venue.id, lines }],
+      });
       current.current = created.orderId;
       await outcome(created, () => true);
       const submitted = await session.command(`/ordering-api/api/order/${created.orderId}/submit`, {});
@@ -165,9 +192,24 @@ export function Kiosk() {
     }
   };
 
-  if (!venueId) return <KioskFrame><LoadError error={new Error(t('kiosk.noVenue'))} /></KioskFrame>;
-  if (loadError) return <KioskFrame><LoadError error={loadError} retry={() => void start()} /></KioskFrame>;
-  if (!venue || !menu) return <KioskFrame><p class="muted">{t('loading')}</p></KioskFrame>;
+  if (!venueId)
+    return (
+      <KioskFrame>
+        <LoadError error={new Error(t('kiosk.noVenue'))} />
+      </KioskFrame>
+    );
+  if (loadError)
+    return (
+      <KioskFrame>
+        <LoadError error={loadError} retry={() => void start()} />
+      </KioskFrame>
+    );
+  if (!venue || !menu)
+    return (
+      <KioskFrame>
+        <p class="muted">{t('loading')}</p>
+      </KioskFrame>
+    );
 
   if (phase.kind === 'claim' && order) {
     const ready = order.status === 'READY' || order.status === 'COMPLETED';
@@ -175,10 +217,18 @@ export function Kiosk() {
       <KioskFrame venue={venue}>
         <div class={`claim ${ready ? 'ready' : ''}`} data-testid="claim" data-status={order.status}>
           <p>{t('kiosk.yourCode')}</p>
-          <div class="claim-code" data-testid="claim-code">{order.claimCode}</div>
-          <p class="claim-status" data-testid="claim-status">{ready ? t('kiosk.ready') : t('kiosk.preparing')}</p>
-          <p>{t('total')}: <b>{money(order.total, lang)}</b></p>
-          <button type="button" class="btn big" onClick={reset}>{t('kiosk.newOrder')}</button>
+          <div class="claim-code" data-testid="claim-code">
+            {order.claimCode}
+          </div>
+          <p class="claim-status" data-testid="claim-status">
+            {ready ? t('kiosk.ready') : t('kiosk.preparing')}
+          </p>
+          <p>
+            {t('total')}: <b>{money(order.total, lang)}</b>
+          </p>
+          <button type="button" class="btn big" onClick={reset}>
+            {t('kiosk.newOrder')}
+          </button>
         </div>
       </KioskFrame>
     );
@@ -187,16 +237,20 @@ export function Kiosk() {
   const products = productsOf(menu.root);
   const byId = new Map(products.map((p) => [p.product.id, p.product]));
   const basketLines = [...basket].filter(([id]) => byId.has(id));
-  const totalMinor = basketLines.reduce((sum, [id, qty]) => sum + Math.round(Number(byId.get(id)!.price ?? '0') * 100) * qty, 0);
+  const totalMinor = basketLines.reduce(
+    (sum, [id, qty]) => sum + Math.round(Number(byId.get(id)!.price ?? '0') * 100) * qty,
+    0,
+  );
   const categories = (menu.root.items ?? []).filter((n) => !n.kind.endsWith('/product'));
   const add = (p: MenuNode) => setBasket((old) => new Map(old).set(p.id, (old.get(p.id) ?? 0) + 1));
-  const dec = (id: string) => setBasket((old) => {
-    const next = new Map(old);
-    const q = (next.get(id) ?? 0) - 1;
-    if (q > 0) next.set(id, q);
-    else next.delete(id);
-    return next;
-  });
+  const dec = (id: string) =>
+    setBasket((old) => {
+      const next = new Map(old);
+      const q = (next.get(id) ?? 0) - 1;
+      if (q > 0) next.set(id, q);
+      else next.delete(id);
+      return next;
+    });
   return (
     <KioskFrame venue={venue} online={online}>
       <div class="kiosk-body">
@@ -206,9 +260,16 @@ export function Kiosk() {
               <h2>{cat.details.literals.name}</h2>
               <div class="product-grid">
                 {productsOf(cat).map(({ product }) => (
-                  <button type="button" key={product.id} class={`product ${product.soldOut ? 'sold-out' : ''}`} data-testid="kiosk-product"
-                    data-product={product.id} data-sold-out={product.soldOut ? 'true' : 'false'} disabled={product.soldOut || phase.kind !== 'menu'}
-                    onClick={() => add(product)}>
+                  <button
+                    type="button"
+                    key={product.id}
+                    class={`product ${product.soldOut ? 'sold-out' : ''}`}
+                    data-testid="kiosk-product"
+                    data-product={product.id}
+                    data-sold-out={product.soldOut ? 'true' : 'false'}
+                    disabled={product.soldOut || phase.kind !== 'menu'}
+                    onClick={() => add(product)}
+                  >
                     <ProductImage product={product} />
                     <span class="name">{product.details.literals.name}</span>
                     <span class="price">{product.soldOut ? t('kiosk.unavailable') : money(product.price, lang)}</span>
@@ -224,16 +285,35 @@ export function Kiosk() {
           <ul>
             {basketLines.map(([id, qty]) => (
               <li key={id}>
-                <button type="button" class="btn ghost small" aria-label={t('kiosk.remove')} onClick={() => dec(id)}>−</button>
-                <span>{qty} × {byId.get(id)!.details.literals.name}</span>
-                <span>{money(((Math.round(Number(byId.get(id)!.price ?? '0') * 100) * qty) / 100).toFixed(2), lang)}</span>
+                <button type="button" class="btn ghost small" aria-label={t('kiosk.remove')} onClick={() => dec(id)}>
+                  −
+                </button>
+                <span>
+                  {qty} × {byId.get(id)!.details.literals.name}
+                </span>
+                <span>
+                  {money(((Math.round(Number(byId.get(id)!.price ?? '0') * 100) * qty) / 100).toFixed(2), lang)}
+                </span>
               </li>
             ))}
           </ul>
-          <p class="basket-total">{t('total')}: <b>{money((totalMinor / 100).toFixed(2), lang)}</b></p>
-          {error && <p class="form-error" data-testid="kiosk-error">{error}</p>}
-          <button type="button" class="btn primary big" data-testid="place-order" disabled={basketLines.length === 0 || phase.kind !== 'menu' || !online}
-            onClick={() => void placeOrder()}>{phase.kind === 'sending' ? t('kiosk.sending') : t('kiosk.order')}</button>
+          <p class="basket-total">
+            {t('total')}: <b>{money((totalMinor / 100).toFixed(2), lang)}</b>
+          </p>
+          {error && (
+            <p class="form-error" data-testid="kiosk-error">
+              {error}
+            </p>
+          )}
+          <button
+            type="button"
+            class="btn primary big"
+            data-testid="place-order"
+            disabled={basketLines.length === 0 || phase.kind !== 'menu' || !online}
+            onClick={() => void placeOrder()}
+          >
+            {phase.kind === 'sending' ? t('kiosk.sending') : t('kiosk.order')}
+          </button>
         </aside>
       </div>
     </KioskFrame>
@@ -248,7 +328,11 @@ function KioskFrame(props: { venue?: Venue; online?: boolean; children: preact.C
         <span class="grow">{t('kiosk.title')}</span>
         <LanguageSwitch />
       </header>
-      {props.online === false && <div class="offline-banner" data-testid="offline">{t('offline')}</div>}
+      {props.online === false && (
+        <div class="offline-banner" data-testid="offline">
+          {t('offline')}
+        </div>
+      )}
       <Toasts />
       <main>{props.children}</main>
     </div>
@@ -259,6 +343,11 @@ function KioskFrame(props: { venue?: Venue; online?: boolean; children: preact.C
 function ProductImage(props: { product: MenuNode }) {
   const url = props.product.details.media?.find((m) => m.name === 'MAIN_IMG')?.url ?? '';
   const [failed, setFailed] = useState(false);
-  if (!url || failed) return <span class="img placeholder" aria-hidden="true">{(props.product.details.literals.name ?? '?').slice(0, 1)}</span>;
+  if (!url || failed)
+    return (
+      <span class="img placeholder" aria-hidden="true">
+        {(props.product.details.literals.name ?? '?').slice(0, 1)}
+      </span>
+    );
   return <img class="img" src={url} alt="" loading="lazy" onError={() => setFailed(true)} />;
 }

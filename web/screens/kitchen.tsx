@@ -44,12 +44,20 @@ export function Kitchen(props: { feed: VenueFeed; venue: Venue }) {
 
   useEffect(() => {
     // The kitchen stations: the menu's categories (`extra.category` of each line), all channels' products.
-    staff.call<Menu>('GET', `/menu-api/api/menu/${encodeURIComponent(props.venue.menu)}?channel=DINE_IN&instance=${props.venue.id}`)
-      .then((menu) => {
-        const seen = new Map<string, string>();
-        for (const { product, category } of productsOf(menu.root)) if (product._?.category) seen.set(product._.category, category);
-        setStations([...seen].map(([id, name]) => ({ id, name })));
-      }, () => setStations([]));
+    staff
+      .call<Menu>(
+        'GET',
+        `/menu-api/api/menu/${encodeURIComponent(props.venue.menu)}?channel=DINE_IN&instance=${props.venue.id}`,
+      )
+      .then(
+        (menu) => {
+          const seen = new Map<string, string>();
+          for (const { product, category } of productsOf(menu.root))
+            if (product._?.category) seen.set(product._.category, category);
+          setStations([...seen].map(([id, name]) => ({ id, name })));
+        },
+        () => setStations([]),
+      );
   }, [props.venue.id]);
 
   useEffect(() => {
@@ -59,39 +67,73 @@ export function Kitchen(props: { feed: VenueFeed; venue: Venue }) {
     }
   }, [announced]);
 
-  const cards = useMemo(() => [...orders.values()]
-    .filter((o) => o.status === 'ORDERED' || o.status === 'READY')
-    .map((o) => ({ order: o, rounds: roundsOf(o).map((r) => r.filter((l) => !station || categoryOf(l) === station)) }))
-    .filter((c) => c.rounds.some((r) => r.length > 0))
-    .sort((a, b) => (a.order.status === b.order.status ? lastRoundAt(a.order).localeCompare(lastRoundAt(b.order)) : a.order.status === 'ORDERED' ? -1 : 1)),
-  [orders, station]);
+  const cards = useMemo(
+    () =>
+      [...orders.values()]
+        .filter((o) => o.status === 'ORDERED' || o.status === 'READY')
+        .map((o) => ({
+          order: o,
+          rounds: roundsOf(o).map((r) => r.filter((l) => !station || categoryOf(l) === station)),
+        }))
+        .filter((c) => c.rounds.some((r) => r.length > 0))
+        .sort((a, b) =>
+          a.order.status === b.order.status
+            ? lastRoundAt(a.order).localeCompare(lastRoundAt(b.order))
+            : a.order.status === 'ORDERED'
+              ? -1
+              : 1,
+        ),
+    [orders, station],
+  );
 
   return (
     <section class="kitchen">
       <div class="toolbar">
-        <label>{t('station')}{' '}
-          <select data-testid="station" value={station} onChange={(e) => {
-            const v = (e.currentTarget as HTMLSelectElement).value;
-            localStorage.setItem('vb.station', v);
-            setStation(v);
-          }}>
+        <label>
+          {t('station')}{' '}
+          <select
+            data-testid="station"
+            value={station}
+            onChange={(e) => {
+              const v = (e.currentTarget as HTMLSelectElement).value;
+              localStorage.setItem('vb.station', v);
+              setStation(v);
+            }}
+          >
             <option value="">{t('allStations')}</option>
-            {stations.map((s) => <option key={s.id} value={s.id}>{s.name}</option>)}
+            {stations.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.name}
+              </option>
+            ))}
           </select>
         </label>
         {audioState !== 'running' && (
-          <button type="button" class="btn" onClick={() => {
-            beep();
-            setAudioState(audio?.state ?? 'suspended');
-          }}>{t('soundOn')}</button>
+          <button
+            type="button"
+            class="btn"
+            onClick={() => {
+              beep();
+              setAudioState(audio?.state ?? 'suspended');
+            }}
+          >
+            {t('soundOn')}
+          </button>
         )}
-        <span class="muted">{cards.length} / {orders.size}</span>
+        <span class="muted">
+          {cards.length} / {orders.size}
+        </span>
       </div>
       {cards.length === 0 && <p class="empty">{t('noOrders')}</p>}
       <div class="cards">
         {cards.map(({ order, rounds }) => (
-          <KitchenCard key={order.id} order={order} rounds={rounds} now={now}
-            fresh={announced?.orderId === order.id && now - announced.at < 15_000} />
+          <KitchenCard
+            key={order.id}
+            order={order}
+            rounds={rounds}
+            now={now}
+            fresh={announced?.orderId === order.id && now - announced.at < 15_000}
+          />
         ))}
       </div>
     </section>
@@ -104,30 +146,56 @@ function KitchenCard(props: { order: Order; rounds: OrderLine[][]; now: number; 
   const { order } = props;
   const latest = props.rounds.length;
   return (
-    <article class={`order-card ${order.status.toLowerCase()} ${props.fresh ? 'fresh' : ''}`} data-testid="kitchen-card"
-      data-order={order.id} data-claim={order.claimCode} data-status={order.status}>
+    <article
+      class={`order-card ${order.status.toLowerCase()} ${props.fresh ? 'fresh' : ''}`}
+      data-testid="kitchen-card"
+      data-order={order.id}
+      data-claim={order.claimCode}
+      data-status={order.status}
+    >
       <header>
         <span class="code">{order.claimCode}</span>
         <span class="type">{t(`type.${order.orderType}`)}</span>
-        <span class="age" title={order.created}>{age(lastRoundAt(order), props.now)}</span>
+        <span class="age" title={order.created}>
+          {age(lastRoundAt(order), props.now)}
+        </span>
       </header>
-      {props.rounds.map((lines, i) => lines.length > 0 && (
-        <div key={i} class={`round ${i + 1 === latest && latest > 1 ? 'latest' : ''}`}>
-          {latest > 1 && <div class="round-label">{t('round')} {i + 1}</div>}
-          <ul>
-            {lines.map((l) => (
-              <li key={l.id}>
-                <b>{l.quantity} ×</b> {nameOf(l)}
-                {l.extra?.note && <div class="note" data-testid="note">{l.extra.note}</div>}
-              </li>
-            ))}
-          </ul>
-        </div>
-      ))}
+      {props.rounds.map(
+        (lines, i) =>
+          lines.length > 0 && (
+            <div key={i} class={`round ${i + 1 === latest && latest > 1 ? 'latest' : ''}`}>
+              {latest > 1 && (
+                <div class="round-label">
+                  {t('round')} {i + 1}
+                </div>
+              )}
+              <ul>
+                {lines.map((l) => (
+                  <li key={l.id}>
+                    <b>{l.quantity} ×</b> {nameOf(l)}
+                    {l.extra?.note && (
+                      <div class="note" data-testid="note">
+                        {l.extra.note}
+                      </div>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ),
+      )}
       <footer>
-        {order.status === 'ORDERED'
-          ? <Action class="btn primary big" testid="ready" onRun={() => staff.command(`/ordering-api/api/order/${order.id}/ready`, {})}>{t('ready')}</Action>
-          : <span class="badge ready">{t('status.READY')}</span>}
+        {order.status === 'ORDERED' ? (
+          <Action
+            class="btn primary big"
+            testid="ready"
+            onRun={() => staff.command(`/ordering-api/api/order/${order.id}/ready`, {})}
+          >
+            {t('ready')}
+          </Action>
+        ) : (
+          <span class="badge ready">{t('status.READY')}</span>
+        )}
       </footer>
     </article>
   );

@@ -16,11 +16,26 @@ export function Manager(props: { feed: VenueFeed; venue: Venue }) {
     sessionStorage.setItem('vb.managerPart', p);
     setPart(p);
   };
-  const labels: Record<Part, string> = { products: t('products'), printers: t('printers'), stock: t('stock'), sync: t('sync') };
+  const labels: Record<Part, string> = {
+    products: t('products'),
+    printers: t('printers'),
+    stock: t('stock'),
+    sync: t('sync'),
+  };
   return (
     <section class="manager">
       <nav class="sub-nav">
-        {PARTS.map((p) => <button type="button" key={p} data-testid={`manager-${p}`} class={`btn ${p === part ? 'primary' : 'ghost'}`} onClick={() => choose(p)}>{labels[p]}</button>)}
+        {PARTS.map((p) => (
+          <button
+            type="button"
+            key={p}
+            data-testid={`manager-${p}`}
+            class={`btn ${p === part ? 'primary' : 'ghost'}`}
+            onClick={() => choose(p)}
+          >
+            {labels[p]}
+          </button>
+        ))}
       </nav>
       {part === 'products' && <SoldOut feed={props.feed} venue={props.venue} />}
       {part === 'printers' && <Printers feed={props.feed} venue={props.venue} />}
@@ -42,7 +57,10 @@ function SoldOut(props: { feed: VenueFeed; venue: Venue }) {
     try {
       const seen = new Map<string, ReturnType<typeof productsOf>[number]>();
       for (const channel of ['DINE_IN', 'TAKE_AWAY', 'DELIVERY']) {
-        const menu = await staff.call<Menu>('GET', `/menu-api/api/menu/${encodeURIComponent(props.venue.menu)}?channel=${channel}&instance=${props.venue.id}`);
+        const menu = await staff.call<Menu>(
+          'GET',
+          `/menu-api/api/menu/${encodeURIComponent(props.venue.menu)}?channel=${channel}&instance=${props.venue.id}`,
+        );
         for (const p of productsOf(menu.root)) if (!seen.has(p.product.id)) seen.set(p.product.id, p);
       }
       setProducts([...seen.values()]);
@@ -55,21 +73,35 @@ function SoldOut(props: { feed: VenueFeed; venue: Venue }) {
   if (!products) return <p class="muted">{t('loading')}</p>;
   return (
     <div class="card">
-      <label>{t('reason')} <input value={reason} maxLength={200} onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)} /></label>
+      <label>
+        {t('reason')}{' '}
+        <input value={reason} maxLength={200} onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)} />
+      </label>
       <table class="list">
         <tbody>
           {products.map(({ product, category }) => (
             <tr key={product.id} data-testid="product-row" data-product={product.id}>
-              <td>{product.details.literals.name ?? product.id}<div class="muted small">{category}</div></td>
+              <td>
+                {product.details.literals.name ?? product.id}
+                <div class="muted small">{category}</div>
+              </td>
               <td>{money(product.price, lang)}</td>
               <td>
-                <Action class={`btn toggle ${product.soldOut ? 'danger' : 'ok'}`} testid="sold-out-toggle" onRun={async () => {
-                  await staff.call('PUT', `/menu-api/api/menu/${encodeURIComponent(props.venue.menu)}/locks`, {
-                    venue: props.venue.id, productId: product.id, locked: !product.soldOut,
-                    ...(!product.soldOut && reason.trim() ? { reason: reason.trim() } : {}),
-                  });
-                  await load();
-                }}>{product.soldOut ? t('soldOut') : t('available')}</Action>
+                <Action
+                  class={`btn toggle ${product.soldOut ? 'danger' : 'ok'}`}
+                  testid="sold-out-toggle"
+                  onRun={async () => {
+                    await staff.call('PUT', `/menu-api/api/menu/${encodeURIComponent(props.venue.menu)}/locks`, {
+                      venue: props.venue.id,
+                      productId: product.id,
+                      locked: !product.soldOut,
+                      ...(!product.soldOut && reason.trim() ? { reason: reason.trim() } : {}),
+                    });
+                    await load();
+                  }}
+                >
+                  {product.soldOut ? t('soldOut') : t('available')}
+                </Action>
               </td>
             </tr>
           ))}
@@ -107,41 +139,76 @@ function Printers(props: { feed: VenueFeed; venue: Venue }) {
   const [error, setError] = useState<unknown>(null);
   const [jobsOf, setJobsOf] = useState<string | null>(null);
   const [jobs, setJobs] = useState<PrintJob[]>([]);
-  const load = () => staff.call<{ items: Printer[] }>('GET', '/printing-api/api/printers').then((r) => {
-    setError(null);
-    setPrinters(r.items.filter((p) => p.venue === props.venue.id));
-  }, setError);
-  const loadJobs = (name: string) => staff.call<{ items: PrintJob[] }>('GET', `/printing-api/api/jobs?printer=${encodeURIComponent(name)}&limit=20`)
-    .then((r) => setJobs(r.items), setError);
+  const load = () =>
+    staff.call<{ items: Printer[] }>('GET', '/printing-api/api/printers').then((r) => {
+      setError(null);
+      setPrinters(r.items.filter((p) => p.venue === props.venue.id));
+    }, setError);
+  const loadJobs = (name: string) =>
+    staff
+      .call<{ items: PrintJob[] }>('GET', `/printing-api/api/jobs?printer=${encodeURIComponent(name)}&limit=20`)
+      .then((r) => setJobs(r.items), setError);
   useEffect(() => {
     void load();
     const timer = setInterval(() => void load(), 10_000);
     return () => clearInterval(timer);
   }, [props.venue.id, statusFrame]);
-  useEffect(() => { if (jobsOf) void loadJobs(jobsOf); }, [jobsOf, statusFrame]);
+  useEffect(() => {
+    if (jobsOf) void loadJobs(jobsOf);
+  }, [jobsOf, statusFrame]);
   if (error && !printers) return <LoadError error={error} retry={() => void load()} />;
   if (!printers) return <p class="muted">{t('loading')}</p>;
   if (printers.length === 0) return <p class="empty">{t('none')}</p>;
   return (
     <div class="printers">
       {printers.map((p) => (
-        <div key={p.name} class={`card printer ${p.status}`} data-testid="printer" data-printer={p.name} data-status={p.status}>
-          <h3>{p.name} <small class="muted">{p.role}</small></h3>
-          <p><span class={`badge printer-${p.status}`} data-testid="printer-status">{t(`printer.${p.status}`)}</span>
-            {' '}{t('queue')}: <b data-testid="queue-depth">{p.queueDepth}</b>{p.divertedTo && <> → {p.divertedTo}</>}</p>
-          {p.lastError && <p class="muted small">{t('lastError')}: {p.lastError.message}</p>}
-          <button type="button" class="btn ghost" onClick={() => setJobsOf(jobsOf === p.name ? null : p.name)}>{t('jobs')}</button>
+        <div
+          key={p.name}
+          class={`card printer ${p.status}`}
+          data-testid="printer"
+          data-printer={p.name}
+          data-status={p.status}
+        >
+          <h3>
+            {p.name} <small class="muted">{p.role}</small>
+          </h3>
+          <p>
+            <span class={`badge printer-${p.status}`} data-testid="printer-status">
+              {t(`printer.${p.status}`)}
+            </span>{' '}
+            {t('queue')}: <b data-testid="queue-depth">{p.queueDepth}</b>
+            {p.divertedTo && <> → {p.divertedTo}</>}
+          </p>
+          {p.lastError && (
+            <p class="muted small">
+              {t('lastError')}: {p.lastError.message}
+            </p>
+          )}
+          <button type="button" class="btn ghost" onClick={() => setJobsOf(jobsOf === p.name ? null : p.name)}>
+            {t('jobs')}
+          </button>
           {jobsOf === p.name && (
             <table class="list small">
               <tbody>
                 {jobs.map((j) => (
                   <tr key={j.id}>
-                    <td>{j.kind} {j.round > 0 && `#${j.round}`}</td><td>{j.state}</td><td>{new Date(j.created).toLocaleTimeString()}</td>
-                    <td><Action class="btn small" onRun={async () => {
-                      await staff.call('POST', `/printing-api/api/jobs/${j.id}/reprint`, {});
-                      showToast('info', t('reprint'));
-                      await loadJobs(p.name);
-                    }}>{t('reprint')}</Action></td>
+                    <td>
+                      {j.kind} {j.round > 0 && `#${j.round}`}
+                    </td>
+                    <td>{j.state}</td>
+                    <td>{new Date(j.created).toLocaleTimeString()}</td>
+                    <td>
+                      <Action
+                        class="btn small"
+                        onRun={async () => {
+                          await staff.call('POST', `/printing-api/api/jobs/${j.id}/reprint`, {});
+                          showToast('info', t('reprint'));
+                          await loadJobs(p.name);
+                        }}
+                      >
+                        {t('reprint')}
+                      </Action>
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -153,8 +220,19 @@ function Printers(props: { feed: VenueFeed; venue: Venue }) {
   );
 }
 
-interface StockItem { id: string; unit: string | null; qty: number; locked: number; available: number }
-interface Row { id: string; unit: string; qty: string; unitPrice: string }
+interface StockItem {
+  id: string;
+  unit: string | null;
+  qty: number;
+  locked: number;
+  available: number;
+}
+interface Row {
+  id: string;
+  unit: string;
+  qty: string;
+  unitPrice: string;
+}
 const emptyRow = (): Row => ({ id: '', unit: '', qty: '', unitPrice: '' });
 
 /**
@@ -188,28 +266,71 @@ function Stock(props: { venue: Venue }) {
         <h3>{t('stock')}</h3>
         {error ? <LoadError error={error} retry={load} /> : null}
         <table class="list" data-testid="stock">
-          <thead><tr><th>{t('item')}</th><th>{t('unit')}</th><th>{t('qty')}</th><th>{t('locked')}</th><th>{t('availableQty')}</th></tr></thead>
-          <tbody>{stock.map((s) => <tr key={s.id}><td>{s.id}</td><td>{s.unit ?? '—'}</td><td>{s.qty}</td><td>{s.locked}</td><td>{s.available}</td></tr>)}</tbody>
+          <thead>
+            <tr>
+              <th>{t('item')}</th>
+              <th>{t('unit')}</th>
+              <th>{t('qty')}</th>
+              <th>{t('locked')}</th>
+              <th>{t('availableQty')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {stock.map((s) => (
+              <tr key={s.id}>
+                <td>{s.id}</td>
+                <td>{s.unit ?? '—'}</td>
+                <td>{s.qty}</td>
+                <td>{s.locked}</td>
+                <td>{s.available}</td>
+              </tr>
+            ))}
+          </tbody>
         </table>
         {items.length === 0 && <p class="muted small">{t('stockHint')}</p>}
-        <form class="row" onSubmit={(e) => { e.preventDefault(); follow([newItem.trim()]); setNewItem(''); }}>
-          <input placeholder={t('item')} value={newItem} onInput={(e) => setNewItem((e.currentTarget as HTMLInputElement).value)} />
-          <button type="submit" class="btn">{t('addItem')}</button>
-          <button type="button" class="btn ghost" onClick={load}>{t('refresh')}</button>
+        <form
+          class="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            follow([newItem.trim()]);
+            setNewItem('');
+          }}
+        >
+          <input
+            placeholder={t('item')}
+            value={newItem}
+            onInput={(e) => setNewItem((e.currentTarget as HTMLInputElement).value)}
+          />
+          <button type="submit" class="btn">
+            {t('addItem')}
+          </button>
+          <button type="button" class="btn ghost" onClick={load}>
+            {t('refresh')}
+          </button>
         </form>
       </div>
-      <DocumentForm title={t('pz')} kind="pz" prices onPost={async (doc) => {
-        await staff.call('POST', `${base}/documents/pz`, doc, headers());
-        showToast('info', t('posted'));
-        follow(doc.items.map((i) => i.id));
-        load();
-      }} />
-      <DocumentForm title={t('inventory')} kind="inventory" prices={false} onPost={async (doc) => {
-        await staff.call('POST', `${base}/documents/inventory`, doc, headers());
-        showToast('info', t('posted'));
-        follow(doc.items.map((i) => i.id));
-        load();
-      }} />
+      <DocumentForm
+        title={t('pz')}
+        kind="pz"
+        prices
+        onPost={async (doc) => {
+          await staff.call('POST', `${base}/documents/pz`, doc, headers());
+          showToast('info', t('posted'));
+          follow(doc.items.map((i) => i.id));
+          load();
+        }}
+      />
+      <DocumentForm
+        title={t('inventory')}
+        kind="inventory"
+        prices={false}
+        onPost={async (doc) => {
+          await staff.call('POST', `${base}/documents/inventory`, doc, headers());
+          showToast('info', t('posted'));
+          follow(doc.items.map((i) => i.id));
+          load();
+        }}
+      />
     </div>
   );
 }
@@ -220,50 +341,111 @@ type Doc = { number?: string; items: { id: string; unit: string; qty: number; un
 function DocumentForm(props: { title: string; kind: string; prices: boolean; onPost: (doc: Doc) => Promise<void> }) {
   const [number, setNumber] = useState('');
   const [rows, setRows] = useState<Row[]>([emptyRow()]);
-  const set = (i: number, field: keyof Row, value: string) => setRows((old) => old.map((r, k) => (k === i ? { ...r, [field]: value } : r)));
+  const set = (i: number, field: keyof Row, value: string) =>
+    setRows((old) => old.map((r, k) => (k === i ? { ...r, [field]: value } : r)));
   return (
     <div class="card" data-testid={`form-${props.kind}`}>
       <h3>{props.title}</h3>
-      <label>{t('number')} <input value={number} onInput={(e) => setNumber((e.currentTarget as HTMLInputElement).value)} /></label>
+      <label>
+        {t('number')} <input value={number} onInput={(e) => setNumber((e.currentTarget as HTMLInputElement).value)} />
+      </label>
       <table class="list">
-        <thead><tr><th>{t('item')}</th><th>{t('unit')}</th><th>{t('qty')}</th>{props.prices && <th>{t('unitPrice')}</th>}</tr></thead>
+        <thead>
+          <tr>
+            <th>{t('item')}</th>
+            <th>{t('unit')}</th>
+            <th>{t('qty')}</th>
+            {props.prices && <th>{t('unitPrice')}</th>}
+          </tr>
+        </thead>
         <tbody>
           {rows.map((r, i) => (
             <tr key={i}>
-              <td><input data-testid="row-id" value={r.id} onInput={(e) => set(i, 'id', (e.currentTarget as HTMLInputElement).value)} /></td>
-              <td><input data-testid="row-unit" size={4} value={r.unit} onInput={(e) => set(i, 'unit', (e.currentTarget as HTMLInputElement).value)} /></td>
-              <td><input data-testid="row-qty" inputMode="decimal" size={6} value={r.qty} onInput={(e) => set(i, 'qty', (e.currentTarget as HTMLInputElement).value)} /></td>
-              {props.prices && <td><input inputMode="decimal" size={6} value={r.unitPrice} onInput={(e) => set(i, 'unitPrice', (e.currentTarget as HTMLInputElement).value)} /></td>}
+              <td>
+                <input
+                  data-testid="row-id"
+                  value={r.id}
+                  onInput={(e) => set(i, 'id', (e.currentTarget as HTMLInputElement).value)}
+                />
+              </td>
+              <td>
+                <input
+                  data-testid="row-unit"
+                  size={4}
+                  value={r.unit}
+                  onInput={(e) => set(i, 'unit', (e.currentTarget as HTMLInputElement).value)}
+                />
+              </td>
+              <td>
+                <input
+                  data-testid="row-qty"
+                  inputMode="decimal"
+                  size={6}
+                  value={r.qty}
+                  onInput={(e) => set(i, 'qty', (e.currentTarget as HTMLInputElement).value)}
+                />
+              </td>
+              {props.prices && (
+                <td>
+                  <input
+                    inputMode="decimal"
+                    size={6}
+                    value={r.unitPrice}
+                    onInput={(e) => set(i, 'unitPrice', (e.currentTarget as HTMLInputElement).value)}
+                  />
+                </td>
+              )}
             </tr>
           ))}
         </tbody>
       </table>
       <div class="row">
-        <button type="button" class="btn ghost" onClick={() => setRows((old) => [...old, emptyRow()])}>{t('addRow')}</button>
-        <Action class="btn primary" testid={`post-${props.kind}`} onRun={async () => {
-          const items = rows.filter((r) => r.id.trim()).map((r) => ({
-            id: r.id.trim(), unit: r.unit.trim(), qty: Number(r.qty.replace(',', '.')),
-            ...(props.prices && r.unitPrice.trim() ? { unitPrice: Number(r.unitPrice.replace(',', '.')) } : {}),
-          }));
-          await props.onPost({ ...(number.trim() ? { number: number.trim() } : {}), items });
-          setRows([emptyRow()]);
-          setNumber('');
-        }}>{t('post')}</Action>
+        <button type="button" class="btn ghost" onClick={() => setRows((old) => [...old, emptyRow()])}>
+          {t('addRow')}
+        </button>
+        <Action
+          class="btn primary"
+          testid={`post-${props.kind}`}
+          onRun={async () => {
+            const items = rows
+              .filter((r) => r.id.trim())
+              .map((r) => ({
+                id: r.id.trim(),
+                unit: r.unit.trim(),
+                qty: Number(r.qty.replace(',', '.')),
+                ...(props.prices && r.unitPrice.trim() ? { unitPrice: Number(r.unitPrice.replace(',', '.')) } : {}),
+              }));
+            await props.onPost({ ...(number.trim() ? { number: number.trim() } : {}), items });
+            setRows([emptyRow()]);
+            setNumber('');
+          }}
+        >
+          {t('post')}
+        </Action>
       </div>
     </div>
   );
 }
 
 interface Sync {
-  central: string | null; backlog: number; oldestUnsyncedAgeS: number | null; lastSuccessAt: string | null;
-  lastError: string | null; lastErrorAt: string | null; deadLetters: number;
+  central: string | null;
+  backlog: number;
+  oldestUnsyncedAgeS: number | null;
+  lastSuccessAt: string | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
+  deadLetters: number;
   catalogue: { rev: number; appliedAt: string | null; lastError: string | null } | null;
 }
 
 function SyncStatus() {
   const [status, setStatus] = useState<Sync | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const load = () => staff.call<Sync>('GET', '/sync-api/api/status').then((s) => { setError(null); setStatus(s); }, setError);
+  const load = () =>
+    staff.call<Sync>('GET', '/sync-api/api/status').then((s) => {
+      setError(null);
+      setStatus(s);
+    }, setError);
   useEffect(() => {
     void load();
     const timer = setInterval(() => void load(), 10_000);
@@ -275,11 +457,20 @@ function SyncStatus() {
   return (
     <div class="card" data-testid="sync">
       <dl class="facts">
-        <dt>{t('central')}</dt><dd>{status.central ?? t('notEnrolled')}</dd>
-        <dt>{t('backlog')}</dt><dd>{status.backlog}</dd>
-        <dt>{t('lastSuccess')}</dt><dd>{when(status.lastSuccessAt)}</dd>
-        <dt>{t('lastError')}</dt><dd>{status.lastError ? `${status.lastError} (${when(status.lastErrorAt)})` : t('none')}</dd>
-        <dt>{t('catalogue')}</dt><dd>{status.catalogue ? `rev ${status.catalogue.rev}${status.catalogue.lastError ? ` · ${status.catalogue.lastError}` : ''}` : t('none')}</dd>
+        <dt>{t('central')}</dt>
+        <dd>{status.central ?? t('notEnrolled')}</dd>
+        <dt>{t('backlog')}</dt>
+        <dd>{status.backlog}</dd>
+        <dt>{t('lastSuccess')}</dt>
+        <dd>{when(status.lastSuccessAt)}</dd>
+        <dt>{t('lastError')}</dt>
+        <dd>{status.lastError ? `${status.lastError} (${when(status.lastErrorAt)})` : t('none')}</dd>
+        <dt>{t('catalogue')}</dt>
+        <dd>
+          {status.catalogue
+            ? `rev ${status.catalogue.rev}${status.catalogue.lastError ? ` · ${status.catalogue.lastError}` : ''}`
+            : t('none')}
+        </dd>
       </dl>
     </div>
   );

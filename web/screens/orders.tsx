@@ -39,28 +39,60 @@ export function OrderList(props: { venue: Venue }) {
       <div class="toolbar">
         {STATUSES.map((s) => (
           <label key={s} class="check">
-            <input type="checkbox" checked={statuses.includes(s)} onChange={(e) => {
-              const on = (e.currentTarget as HTMLInputElement).checked;
-              setStatuses((old) => (on ? [...old, s] : old.filter((x) => x !== s)));
-            }} /> {t(`status.${s}`)}
+            <input
+              type="checkbox"
+              checked={statuses.includes(s)}
+              onChange={(e) => {
+                const on = (e.currentTarget as HTMLInputElement).checked;
+                setStatuses((old) => (on ? [...old, s] : old.filter((x) => x !== s)));
+              }}
+            />{' '}
+            {t(`status.${s}`)}
           </label>
         ))}
-        <label>{t('since')} <input type="datetime-local" value={since} onInput={(e) => setSince((e.currentTarget as HTMLInputElement).value)} /></label>
-        <button type="button" class="btn" onClick={() => load(null)}>{t('refresh')}</button>
+        <label>
+          {t('since')}{' '}
+          <input
+            type="datetime-local"
+            value={since}
+            onInput={(e) => setSince((e.currentTarget as HTMLInputElement).value)}
+          />
+        </label>
+        <button type="button" class="btn" onClick={() => load(null)}>
+          {t('refresh')}
+        </button>
       </div>
       {error ? <LoadError error={error} retry={() => load(null)} /> : null}
       <table class="list" data-testid="order-list">
-        <thead><tr><th>{t('claimCode')}</th><th>{t('status')}</th><th>{t('type')}</th><th>{t('created')}</th><th>{t('lines')}</th><th>{t('total')}</th><th /></tr></thead>
+        <thead>
+          <tr>
+            <th>{t('claimCode')}</th>
+            <th>{t('status')}</th>
+            <th>{t('type')}</th>
+            <th>{t('created')}</th>
+            <th>{t('lines')}</th>
+            <th>{t('total')}</th>
+            <th />
+          </tr>
+        </thead>
         <tbody>
           {items.map((o) => (
             <tr key={o.id} onClick={() => setOpen(open === o.id ? null : o.id)}>
               <td class="code">{o.claimCode}</td>
-              <td><span class={`badge ${o.status.toLowerCase()}`}>{t(`status.${o.status}`)}</span></td>
+              <td>
+                <span class={`badge ${o.status.toLowerCase()}`}>{t(`status.${o.status}`)}</span>
+              </td>
               <td>{t(`type.${o.orderType}`)}</td>
               <td>{new Date(o.created).toLocaleString(lang === 'pl' ? 'pl-PL' : 'en-GB')}</td>
-              <td>{open === o.id
-                ? linesOf(o).map((l) => <div key={l.id}>{l.quantity} × {nameOf(l)} <small class="muted">{l.status}</small></div>)
-                : linesOf(o).filter((l) => l.status !== 'CANCELLED').length}</td>
+              <td>
+                {open === o.id
+                  ? linesOf(o).map((l) => (
+                      <div key={l.id}>
+                        {l.quantity} × {nameOf(l)} <small class="muted">{l.status}</small>
+                      </div>
+                    ))
+                  : linesOf(o).filter((l) => l.status !== 'CANCELLED').length}
+              </td>
               <td>{money(o.total, lang)}</td>
               {/* biome-ignore lint/a11y/useKeyWithClickEvents: only keeps a click on the cancel button from also opening the row. */}
               <td onClick={(e) => e.stopPropagation()}>{!o.closed && <CancelButton order={o} />}</td>
@@ -69,7 +101,11 @@ export function OrderList(props: { venue: Venue }) {
         </tbody>
       </table>
       {items.length === 0 && !error && <p class="empty">{t('noOrders')}</p>}
-      {next && <button type="button" class="btn" onClick={() => load(next)}>{t('more')}</button>}
+      {next && (
+        <button type="button" class="btn" onClick={() => load(next)}>
+          {t('more')}
+        </button>
+      )}
     </section>
   );
 }

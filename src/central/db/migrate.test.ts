@@ -52,11 +52,20 @@ async function atSchema1(): Promise<void> {
 
 /** Migration 2: heads keep their place with no proof yet; old balances stay, new ones stay in the safe range. */
 async function afterSchema2(): Promise<void> {
-  const device = await pool.query(`SELECT head_seq, head_hash, head_header, head_signature FROM devices WHERE device_id = 'd'`);
+  const device = await pool.query(
+    `SELECT head_seq, head_hash, head_header, head_signature FROM devices WHERE device_id = 'd'`,
+  );
   expect(device.rows).toEqual([{ head_seq: 7, head_hash: 'h7', head_header: null, head_signature: null }]);
-  const balances = await pool.query(`SELECT item_id, qty_micro::text AS qty FROM stock_balances WHERE tenant_id = 't' ORDER BY item_id`);
-  expect(balances.rows).toEqual([{ item_id: 'fine', qty: '5' }, { item_id: 'old', qty: '18014398509481982' }]);
-  await expect(pool.query(`UPDATE stock_balances SET qty_micro = 9007199254740992 WHERE item_id = 'fine'`)).rejects.toMatchObject({
+  const balances = await pool.query(
+    `SELECT item_id, qty_micro::text AS qty FROM stock_balances WHERE tenant_id = 't' ORDER BY item_id`,
+  );
+  expect(balances.rows).toEqual([
+    { item_id: 'fine', qty: '5' },
+    { item_id: 'old', qty: '18014398509481982' },
+  ]);
+  await expect(
+    pool.query(`UPDATE stock_balances SET qty_micro = 9007199254740992 WHERE item_id = 'fine'`),
+  ).rejects.toMatchObject({
     constraint: 'stock_balances_qty_safe',
   });
   await pool.query(`UPDATE stock_balances SET qty_micro = -9007199254740991 WHERE item_id = 'fine'`);
@@ -64,18 +73,32 @@ async function afterSchema2(): Promise<void> {
 
 /** Migration 3: a tenant gets its catalogue counter at rev 0; rows written before are not the catalogue's (rev 0). */
 async function afterSchema3(): Promise<void> {
-  expect((await pool.query(`SELECT tenant_id, rev, purged_rev FROM catalogue_revs`)).rows).toEqual([{ tenant_id: 't', rev: 0, purged_rev: 0 }]);
-  expect((await pool.query(`SELECT venue_id, rev, retired_at FROM venues`)).rows).toEqual([{ venue_id: 'v', rev: 0, retired_at: null }]);
+  expect((await pool.query(`SELECT tenant_id, rev, purged_rev FROM catalogue_revs`)).rows).toEqual([
+    { tenant_id: 't', rev: 0, purged_rev: 0 },
+  ]);
+  expect((await pool.query(`SELECT venue_id, rev, retired_at FROM venues`)).rows).toEqual([
+    { venue_id: 'v', rev: 0, retired_at: null },
+  ]);
 }
 
 /** Migration 4: devices start with cursor 0 (nothing acknowledged); an entry names a venue of its tenant. */
 async function afterSchema4(): Promise<void> {
-  expect((await pool.query(`SELECT device_id, catalogue_rev FROM devices`)).rows).toEqual([{ device_id: 'd', catalogue_rev: 0 }]);
-  await pool.query(`INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'e', 'v', 'order', '{}', 1, 'u')`);
-  await expect(pool.query(`INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'f', 'nowhere', 'order', '{}', 2, 'u')`))
-    .rejects.toMatchObject({ code: '23503' });
-  await expect(pool.query(`INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'g', 'v', 'letter', '{}', 3, 'u')`))
-    .rejects.toMatchObject({ code: '23514' });
+  expect((await pool.query(`SELECT device_id, catalogue_rev FROM devices`)).rows).toEqual([
+    { device_id: 'd', catalogue_rev: 0 },
+  ]);
+  await pool.query(
+    `INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'e', 'v', 'order', '{}', 1, 'u')`,
+  );
+  await expect(
+    pool.query(
+      `INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'f', 'nowhere', 'order', '{}', 2, 'u')`,
+    ),
+  ).rejects.toMatchObject({ code: '23503' });
+  await expect(
+    pool.query(
+      `INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'g', 'v', 'letter', '{}', 3, 'u')`,
+    ),
+  ).rejects.toMatchObject({ code: '23514' });
 }
 
 test('every primary key and unique constraint starts with tenant_id (Citus distribution by tenant)', async () => {
@@ -96,7 +119,10 @@ test('raw events land in the partition of their receive month; one for next mont
      VALUES ('t', 'd', 1, 1, '{}', 'h', '2027-01-02T00:00:00Z'), ('t', 'd', 2, 1, '{}', 'h', '1999-01-01T00:00:00Z')`,
   );
   const { rows } = await migrated.query('SELECT tableoid::regclass::text AS part, seq FROM sync_events ORDER BY seq');
-  expect(rows).toEqual([{ part: 'sync_events_y2027m01', seq: 1 }, { part: 'sync_events_default', seq: 2 }]);
+  expect(rows).toEqual([
+    { part: 'sync_events_y2027m01', seq: 1 },
+    { part: 'sync_events_default', seq: 2 },
+  ]);
 });
 
 test('a database migrated by a newer central refuses to start', async () => {

@@ -40,7 +40,9 @@ export async function migrate(pool: Pool, target?: number): Promise<{ from: numb
     const from = rows[0]?.v ?? 0;
     const latest = target ?? MIGRATIONS[MIGRATIONS.length - 1]!.version;
     if (from > latest) {
-      throw new SchemaError(`the database is at schema ${from}, newer than this central knows (${latest}); run a newer venue-box`);
+      throw new SchemaError(
+        `the database is at schema ${from}, newer than this central knows (${latest}); run a newer venue-box`,
+      );
     }
     for (const m of MIGRATIONS.filter((x) => x.version > from && x.version <= latest)) {
       await client.query(m.sql);

@@ -13,12 +13,16 @@ test('0002 adds the stock tables to a version-1 database and keeps its warehouse
 
   expect(migrate(db, [migration0001, migration0002])).toBe(2);
   expect(db.pragma('user_version', { simple: true })).toBe(2);
-  expect(db.prepare('SELECT tenant_id, id, name FROM warehouses').all()).toEqual([{ tenant_id: 't', id: 'w', name: 'Magazyn' }]);
+  expect(db.prepare('SELECT tenant_id, id, name FROM warehouses').all()).toEqual([
+    { tenant_id: 't', id: 'w', name: 'Magazyn' },
+  ]);
 
   db.prepare("INSERT INTO stock_balances VALUES ('t', 'w', 'milk', 'l', 1500000)").run();
   // STRICT tables, tenant-scoped foreign keys, no negative stock.
   expect(() => db.prepare("INSERT INTO stock_balances VALUES ('t', 'w', 'egg', 'l', 'many')").run()).toThrow();
-  expect(() => db.prepare("INSERT INTO stock_balances VALUES ('t', 'nowhere', 'egg', 'l', 1)").run()).toThrow(/FOREIGN KEY/);
+  expect(() => db.prepare("INSERT INTO stock_balances VALUES ('t', 'nowhere', 'egg', 'l', 1)").run()).toThrow(
+    /FOREIGN KEY/,
+  );
   expect(() => db.prepare("INSERT INTO stock_balances VALUES ('t', 'w', 'egg', 'l', -1)").run()).toThrow(/CHECK/);
   expect(() => db.prepare("INSERT INTO stock_locks VALUES ('t', 'w', 'egg', 'u', 0, 1)").run()).toThrow(/CHECK/);
 });

@@ -13,10 +13,12 @@ test('0005 adds idempotency keys to a version-4 database and keeps its order com
 
   expect(migrate(db, [...upTo4, migration0005])).toBe(5);
   expect(db.pragma('user_version', { simple: true })).toBe(5);
-  expect(db.prepare('SELECT correlation_id, kind, processed_ms FROM order_commands').all())
-    .toEqual([{ correlation_id: 'c', kind: 'new', processed_ms: null }]);
+  expect(db.prepare('SELECT correlation_id, kind, processed_ms FROM order_commands').all()).toEqual([
+    { correlation_id: 'c', kind: 'new', processed_ms: null },
+  ]);
 
-  const insert = db.prepare(`INSERT INTO idempotency_keys (tenant_id, user_id, idempotency_key, fingerprint, correlation_id,
+  const insert =
+    db.prepare(`INSERT INTO idempotency_keys (tenant_id, user_id, idempotency_key, fingerprint, correlation_id,
     response, created_ms) VALUES (?, ?, ?, 'f', 'c', '{}', ?)`);
   insert.run('t', 'u', 'k', 1);
   // The key is scoped to the tenant and the user: the same key of another user is another row.

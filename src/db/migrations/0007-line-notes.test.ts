@@ -9,8 +9,11 @@ test('0007 adds a note column to the order lines of a version-6 database, null o
   expect(migrate(db, upTo6)).toBe(6);
   db.prepare(`INSERT INTO orders (tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed,
     completed, source, created_ms, changed_ms) VALUES ('t', 'o', 'TAKE_AWAY', 'NEW', '000001', 0, 0, 0, 0, 'box', 1, 1)`).run();
-  const line = (id: string) => db.prepare(`INSERT INTO order_lines (tenant_id, order_id, id, venue_id, position, creator, product_id,
-    quantity, price_minor, status, product_json, created_ms, updated_ms) VALUES ('t', 'o', ?, 'v', 0, 'u', 'zurek', 1, 1800, 'NEW', '{}', 1, 1)`).run(id);
+  const line = (id: string) =>
+    db
+      .prepare(`INSERT INTO order_lines (tenant_id, order_id, id, venue_id, position, creator, product_id,
+    quantity, price_minor, status, product_json, created_ms, updated_ms) VALUES ('t', 'o', ?, 'v', 0, 'u', 'zurek', 1, 1800, 'NEW', '{}', 1, 1)`)
+      .run(id);
   line('before');
 
   expect(migrate(db, [...upTo6, migration0007])).toBe(7);

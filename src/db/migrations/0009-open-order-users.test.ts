@@ -8,9 +8,16 @@ const upTo8 = MIGRATIONS.filter((m) => m.version <= 8);
 
 function insertOrder(db: Database.Database, id: string, closed: number, users: string[]): void {
   db.prepare(`INSERT INTO orders (tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed,
-    completed, source, created_ms, changed_ms) VALUES ('t', ?, 'TAKE_AWAY', ?, '000001', 0, 0, ?, 0, 'box', 1, 1)`)
-    .run(id, closed ? 'CANCELLED' : 'NEW', closed);
-  for (const u of users) db.prepare("INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES ('t', ?, ?, 'CREATOR')").run(id, u);
+    completed, source, created_ms, changed_ms) VALUES ('t', ?, 'TAKE_AWAY', ?, '000001', 0, 0, ?, 0, 'box', 1, 1)`).run(
+    id,
+    closed ? 'CANCELLED' : 'NEW',
+    closed,
+  );
+  for (const u of users)
+    db.prepare("INSERT INTO order_users (tenant_id, order_id, user_id, roles) VALUES ('t', ?, ?, 'CREATOR')").run(
+      id,
+      u,
+    );
 }
 
 test('0009 marks the users of closed orders of a version-8 database, and their open orders count from the index', () => {
@@ -33,7 +40,9 @@ test('0009 marks the users of closed orders of a version-8 database, and their o
   const n = (user: string, atMost: number) => (db.prepare(count).get('t', user, atMost) as { n: number }).n;
   expect([n('ala', 20), n('ola', 20), n('ela', 20), n('ala', 1)]).toEqual([2, 1, 0, 1]);
   const plan = db.prepare(`EXPLAIN QUERY PLAN ${count}`).all('t', 'ala', 20) as { detail: string }[];
-  expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING COVERING INDEX order_users_user \(tenant_id=\? AND user_id=\? AND open=\?\)/);
+  expect(plan.map((p) => p.detail).join('\n')).toMatch(
+    /USING COVERING INDEX order_users_user \(tenant_id=\? AND user_id=\? AND open=\?\)/,
+  );
 });
 
 test('the open flag follows the order: listed open, cleared on close, put back as the snapshot says', () => {
@@ -48,9 +57,25 @@ test('the open flag follows the order: listed open, cleared on close, put back a
   expect(repo.userHasOrder('t', 'ala')).toBe(true);
 
   const snapshot = (id: string, closed: number): ReinstatedOrder => ({
-    tenantId: 't', id, orderType: 'TAKE_AWAY', status: closed ? 'CANCELLED' : 'NEW', claimCode: '000002', totalMinor: 0,
-    editTotalMinor: 0, closed, completed: 0, source: 'box', contactJson: null, extraJson: null, createdMs: 1, changedMs: 1,
-    rounds: 0, version: 1, buckets: [], lines: [], users: [{ userId: 'ola', roles: ['CREATOR'] }],
+    tenantId: 't',
+    id,
+    orderType: 'TAKE_AWAY',
+    status: closed ? 'CANCELLED' : 'NEW',
+    claimCode: '000002',
+    totalMinor: 0,
+    editTotalMinor: 0,
+    closed,
+    completed: 0,
+    source: 'box',
+    contactJson: null,
+    extraJson: null,
+    createdMs: 1,
+    changedMs: 1,
+    rounds: 0,
+    version: 1,
+    buckets: [],
+    lines: [],
+    users: [{ userId: 'ola', roles: ['CREATOR'] }],
   });
   repo.replaceOrder(snapshot('o2', 0));
   expect(repo.openOrdersOf('t', 'ola', 20)).toBe(1);

@@ -10,9 +10,17 @@ const upTo9 = MIGRATIONS.filter((m) => m.version <= 9);
 test('0010 drops the age index of a version-9 database and keeps its events, their numbers and their retention', () => {
   const db = new Database(':memory:');
   expect(migrate(db, upTo9)).toBe(9);
-  const insert = db.prepare("INSERT INTO user_events (tenant_id, user_id, seq, type, payload_json, created_ms) VALUES ('t', ?, ?, 'ORDER_CHANGE', ?, ?)");
+  const insert = db.prepare(
+    "INSERT INTO user_events (tenant_id, user_id, seq, type, payload_json, created_ms) VALUES ('t', ?, ?, 'ORDER_CHANGE', ?, ?)",
+  );
   // Two streams, written interleaved; ala's counter row from before numbers came from the newest event.
-  const written: [string, number, number][] = [['ala', 1, 100], ['ola', 1, 110], ['ala', 2, 120], ['ola', 2, 200], ['ala', 3, 210]];
+  const written: [string, number, number][] = [
+    ['ala', 1, 100],
+    ['ola', 1, 110],
+    ['ala', 2, 120],
+    ['ola', 2, 200],
+    ['ala', 3, 210],
+  ];
   for (const [user, seq, at] of written) insert.run(user, seq, `{"n":${seq}}`, at);
   db.prepare("INSERT INTO user_streams (tenant_id, user_id, last_seq) VALUES ('t', 'ala', 3)").run();
   const before = db.prepare('SELECT rowid, * FROM user_events ORDER BY rowid').all();
@@ -29,7 +37,8 @@ test('0010 drops the age index of a version-9 database and keeps its events, the
   // Retention removes the prefix written before the first young event, reading them in write order.
   expect(events.pruneBefore(150, 250)).toBe(3);
   expect(db.prepare('SELECT user_id, seq FROM user_events ORDER BY rowid').all()).toEqual([
-    { user_id: 'ola', seq: 2 }, { user_id: 'ala', seq: 3 },
+    { user_id: 'ola', seq: 2 },
+    { user_id: 'ala', seq: 3 },
   ]);
   // Numbers go on after the removed ones.
   expect(events.append('t', 'ola', orderChange('{}'), 260).seq).toBe(3);

@@ -24,9 +24,18 @@ test('0012 keeps the command log, the outbox and the events row for row, with fe
   db.exec('DELETE FROM sync_outbox WHERE seq < 3');
   const commands = db.prepare('SELECT * FROM order_commands ORDER BY seq').all();
   const outboxRows = db.prepare('SELECT * FROM sync_outbox ORDER BY seq').all();
-  const put = db.prepare("INSERT INTO user_events (tenant_id, user_id, seq, type, payload_json, created_ms) VALUES (?, ?, ?, 'ORDER_CHANGE', '{}', ?)");
+  const put = db.prepare(
+    "INSERT INTO user_events (tenant_id, user_id, seq, type, payload_json, created_ms) VALUES (?, ?, ?, 'ORDER_CHANGE', '{}', ?)",
+  );
   // Two tenants with a stream of the same name, interleaved; the first rows gone to the retention.
-  for (const [tenant, user, seq, at] of [['t', 'u', 1, 1], ['t', 'u', 2, 2], ['t2', 'u', 1, 3], ['t', 'v', 1, 4], ['t', 'u', 3, 5], ['t2', 'u', 2, 6]] as const) {
+  for (const [tenant, user, seq, at] of [
+    ['t', 'u', 1, 1],
+    ['t', 'u', 2, 2],
+    ['t2', 'u', 1, 3],
+    ['t', 'v', 1, 4],
+    ['t', 'u', 3, 5],
+    ['t2', 'u', 2, 6],
+  ] as const) {
     put.run(tenant, user, seq, at);
   }
   db.exec('DELETE FROM user_events WHERE rowid < 2');
@@ -52,19 +61,25 @@ test('0012 keeps the command log, the outbox and the events row for row, with fe
   expect(db.prepare("SELECT count(*) FROM sqlite_sequence WHERE name LIKE 'sync_outbox%'").pluck().get()).toBe(0);
   expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
   // The pending index still serves the queue: the two unprocessed commands, in order.
-  expect(db.prepare('SELECT seq FROM order_commands WHERE processed_ms IS NULL ORDER BY seq').pluck().all()).toEqual([2, 3]);
+  expect(db.prepare('SELECT seq FROM order_commands WHERE processed_ms IS NULL ORDER BY seq').pluck().all()).toEqual([
+    2, 3,
+  ]);
 
   // Each stream goes on from its own newest event, found by the new index.
   const events = createEventStore(db);
   expect([events.position('t', 'u'), events.position('t2', 'u'), events.position('t', 'v')]).toEqual([3, 2, 1]);
   expect(events.append('t2', 'u', orderChange('{}'), 7).seq).toBe(3);
   expect(events.page('t', 'u', 0, 10, 1_000_000).map((f) => f.seq)).toEqual([2, 3]);
-  const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT seq FROM user_events WHERE user_id = 'u' AND tenant_id = 't'
-    ORDER BY seq DESC LIMIT 1`).all() as { detail: string }[];
+  const plan = db
+    .prepare(`EXPLAIN QUERY PLAN SELECT seq FROM user_events WHERE user_id = 'u' AND tenant_id = 't'
+    ORDER BY seq DESC LIMIT 1`)
+    .all() as { detail: string }[];
   expect(plan.map((p) => p.detail)).toEqual([expect.stringContaining('USING INDEX user_events_stream (user_id=?)')]);
   // A claim code is looked up by the code, the tenant read from the row.
-  const claim = db.prepare(`EXPLAIN QUERY PLAN SELECT 1 AS one FROM orders o INDEXED BY orders_open_claim, json_each(o.venues_json) v
-    WHERE o.tenant_id = ? AND o.claim_code = ? AND o.closed = 0 AND v.value = ? LIMIT 1`).all('t', '1', 'v') as { detail: string }[];
+  const claim = db
+    .prepare(`EXPLAIN QUERY PLAN SELECT 1 AS one FROM orders o INDEXED BY orders_open_claim, json_each(o.venues_json) v
+    WHERE o.tenant_id = ? AND o.claim_code = ? AND o.closed = 0 AND v.value = ? LIMIT 1`)
+    .all('t', '1', 'v') as { detail: string }[];
   expect(claim.map((p) => p.detail).join('\n')).toMatch(/SEARCH o USING INDEX orders_open_claim \(claim_code=\?\)/);
 
   // Numbers go on from the newest row, which the retention never removes, and the chain from its hash.

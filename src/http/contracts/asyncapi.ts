@@ -9,14 +9,19 @@ import { jsonSchema } from './json-schema.js';
  */
 export function asyncApiDocument(info: ApiInfo): Record<string, unknown> {
   const types = Object.keys(FRAMES) as FrameType[];
-  const messages = Object.fromEntries(types.map((type) => [type, {
-    name: type,
-    title: type,
-    summary: FRAMES[type].summary,
-    description: FRAMES[type].description,
-    contentType: 'application/json',
-    payload: jsonSchema(frameSchema(type)),
-  }]));
+  const messages = Object.fromEntries(
+    types.map((type) => [
+      type,
+      {
+        name: type,
+        title: type,
+        summary: FRAMES[type].summary,
+        description: FRAMES[type].description,
+        contentType: 'application/json',
+        payload: jsonSchema(frameSchema(type)),
+      },
+    ]),
+  );
   const closeCodes = CLOSE_CODES.map((c) => `${c.code} \`${c.reason}\`: ${c.meaning}`).join('\n- ');
   return {
     asyncapi: '3.0.0',
@@ -29,20 +34,36 @@ export function asyncApiDocument(info: ApiInfo): Record<string, unknown> {
       socket: {
         address: SOCKET_PATH,
         title: 'The socket',
-        description: 'Pushes for one user (or, with ?venue=V, for every order of a venue: staff). Frames are JSON text '
-          + '`{type, seq, payload}`; on one socket every seq is higher than the one before it. Reconnect with ?since=N.',
+        description:
+          'Pushes for one user (or, with ?venue=V, for every order of a venue: staff). Frames are JSON text ' +
+          '`{type, seq, payload}`; on one socket every seq is higher than the one before it. Reconnect with ?since=N.',
         messages: Object.fromEntries(types.map((type) => [type, { $ref: `#/components/messages/${type}` }])),
         bindings: {
           ws: {
             method: 'GET',
-            query: jsonSchema(Type.Object({
-              since: Type.Optional(Type.String({ pattern: '^\\d{1,15}$', description: 'the last seq processed: the frames after it are replayed first' })),
-              venue: Type.Optional(Type.String({ description: "a venue's id: every order of the venue (staff, scope write)" })),
-              access_token: Type.Optional(Type.String({ description: 'the bearer token, for browsers (which cannot set Authorization on a WebSocket)' })),
-            })),
-            headers: jsonSchema(Type.Object({
-              Authorization: Type.Optional(Type.String({ description: 'Bearer <access token>' })),
-            })),
+            query: jsonSchema(
+              Type.Object({
+                since: Type.Optional(
+                  Type.String({
+                    pattern: '^\\d{1,15}$',
+                    description: 'the last seq processed: the frames after it are replayed first',
+                  }),
+                ),
+                venue: Type.Optional(
+                  Type.String({ description: "a venue's id: every order of the venue (staff, scope write)" }),
+                ),
+                access_token: Type.Optional(
+                  Type.String({
+                    description: 'the bearer token, for browsers (which cannot set Authorization on a WebSocket)',
+                  }),
+                ),
+              }),
+            ),
+            headers: jsonSchema(
+              Type.Object({
+                Authorization: Type.Optional(Type.String({ description: 'Bearer <access token>' })),
+              }),
+            ),
             bindingVersion: '0.1.0',
           },
         },

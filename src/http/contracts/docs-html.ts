@@ -38,40 +38,71 @@ export function renderOpenApiHtml(doc: Json): string {
     for (const [method, op] of Object.entries(ops)) {
       const params = (op.parameters as Json[] | undefined) ?? [];
       const request = (op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
-      const responses = Object.entries(op.responses as Record<string, Json>).map(([status, r]) => {
-        const content = r.content as Record<string, Json> | undefined;
-        const [type, media] = Object.entries(content ?? {})[0] ?? [];
-        return `<details><summary><b>${escapeHtml(status)}</b> ${escapeHtml(r.description)}${type ? ` <code>${escapeHtml(type)}</code>` : ''}</summary>`
-          + `${media ? schemaBlock(media.schema) : ''}</details>`;
-      }).join('');
+      const responses = Object.entries(op.responses as Record<string, Json>)
+        .map(([status, r]) => {
+          const content = r.content as Record<string, Json> | undefined;
+          const [type, media] = Object.entries(content ?? {})[0] ?? [];
+          return (
+            `<details><summary><b>${escapeHtml(status)}</b> ${escapeHtml(r.description)}${type ? ` <code>${escapeHtml(type)}</code>` : ''}</summary>` +
+            `${media ? schemaBlock(media.schema) : ''}</details>`
+          );
+        })
+        .join('');
       const html = `<h3 id="${escapeHtml(op.operationId)}"><span class="m">${escapeHtml(method)}</span> <code>${escapeHtml(path)}</code></h3>
 <p>${escapeHtml(op.summary)}${op.description ? ` ${escapeHtml(op.description)}` : ''}${op.security ? ' <i>(no token)</i>' : ''}</p>
-${params.length ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>schema</th></tr>${params.map((p) =>
-  `<tr><td><code>${escapeHtml(p.name)}</code> ${escapeHtml(p.description ?? '')}</td><td>${escapeHtml(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><code>${escapeHtml(JSON.stringify(p.schema))}</code></td></tr>`).join('')}</table>` : ''}
-${request ? Object.entries(request).map(([type, media]) => `<details><summary>body <code>${escapeHtml(type)}</code></summary>${schemaBlock(media.schema)}</details>`).join('') : ''}
+${
+  params.length
+    ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>schema</th></tr>${params
+        .map(
+          (p) =>
+            `<tr><td><code>${escapeHtml(p.name)}</code> ${escapeHtml(p.description ?? '')}</td><td>${escapeHtml(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td><code>${escapeHtml(JSON.stringify(p.schema))}</code></td></tr>`,
+        )
+        .join('')}</table>`
+    : ''
+}
+${
+  request
+    ? Object.entries(request)
+        .map(
+          ([type, media]) =>
+            `<details><summary>body <code>${escapeHtml(type)}</code></summary>${schemaBlock(media.schema)}</details>`,
+        )
+        .join('')
+    : ''
+}
 ${responses}`;
       const tag = ((op.tags as string[] | undefined) ?? ['other'])[0]!;
       byTag.set(tag, [...(byTag.get(tag) ?? []), html]);
     }
   }
   const sections = [...byTag].map(([tag, ops]) => `<h2>${escapeHtml(tag)}</h2>\n${ops.join('\n')}`).join('\n');
-  return page(`${info.title} ${info.version}: HTTP API`,
+  return page(
+    `${info.title} ${info.version}: HTTP API`,
     `${escapeHtml(info.description)} Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${escapeHtml(doc.openapi)}). The socket: <a href="/docs/socket">/docs/socket</a>.`,
-    sections);
+    sections,
+  );
 }
 
 /** /docs/socket: the socket's channel and every frame of the AsyncAPI document with its schema. */
 export function renderAsyncApiHtml(doc: Json): string {
   const info = doc.info as Json;
-  const channels = Object.values(doc.channels as Record<string, Json>).map((c) => {
-    const binding = ((c.bindings as Json | undefined)?.ws as Json | undefined) ?? {};
-    return `<h2>Channel <code>${escapeHtml(c.address)}</code></h2><p>${escapeHtml(c.description)}</p>
+  const channels = Object.values(doc.channels as Record<string, Json>)
+    .map((c) => {
+      const binding = ((c.bindings as Json | undefined)?.ws as Json | undefined) ?? {};
+      return `<h2>Channel <code>${escapeHtml(c.address)}</code></h2><p>${escapeHtml(c.description)}</p>
 <details><summary>query</summary>${schemaBlock(binding.query)}</details>`;
-  }).join('\n');
-  const messages = Object.values((doc.components as Json).messages as Record<string, Json>).map((m) =>
-    `<h3 id="${escapeHtml(m.name)}"><code>${escapeHtml(m.name)}</code></h3><p>${escapeHtml(m.summary)}. ${escapeHtml(m.description)}</p>${schemaBlock(m.payload)}`).join('\n');
+    })
+    .join('\n');
+  const messages = Object.values((doc.components as Json).messages as Record<string, Json>)
+    .map(
+      (m) =>
+        `<h3 id="${escapeHtml(m.name)}"><code>${escapeHtml(m.name)}</code></h3><p>${escapeHtml(m.summary)}. ${escapeHtml(m.description)}</p>${schemaBlock(m.payload)}`,
+    )
+    .join('\n');
   const description = String(info.description).split('\n').map(escape).join('<br>');
-  return page(`${info.title} ${info.version}: the socket`,
+  return page(
+    `${info.title} ${info.version}: the socket`,
     `${description}<br>Machine-readable: <a href="/asyncapi.json">/asyncapi.json</a> (AsyncAPI ${escapeHtml(doc.asyncapi)}). The HTTP API: <a href="/docs/api">/docs/api</a>.`,
-    `${channels}\n<h2>Frames (box to client)</h2>\n${messages}`);
+    `${channels}\n<h2>Frames (box to client)</h2>\n${messages}`,
+  );
 }

@@ -4,20 +4,34 @@ import type { Route } from '../types.js';
 import { openApiDocument, openApiPath } from './openapi.js';
 
 const info = { title: 't', version: '1', description: 'd' };
-const route = (r: Partial<Route>): Route => ({ method: 'get', path: '/x', auth: 'bearer', body: 'none', handle: () => ({ status: 200 }), ...r });
+const route = (r: Partial<Route>): Route => ({
+  method: 'get',
+  path: '/x',
+  auth: 'bearer',
+  body: 'none',
+  handle: () => ({ status: 200 }),
+  ...r,
+});
 
 test('a route without its doc cannot be documented: the document is refused, never silently short', () => {
   expect(() => openApiDocument([route({ path: '/undocumented' })], info)).toThrow(/\/undocumented has no doc/);
 });
 
 test("path parameters, the query's properties and a RegExp schema come out as OpenAPI 3.1 takes them", () => {
-  const doc = openApiDocument([route({
-    path: '/a/:id', auth: 'none', schema: { query: Type.Object({ q: Type.Optional(Type.String()) }) },
-    doc: {
-      summary: 's',
-      responses: { 200: { description: 'ok', schema: Type.Object({ id: Type.RegExp(/^\p{L}+$/u) }) } },
-    },
-  })], info) as { paths: Record<string, { get: Record<string, unknown> }> };
+  const doc = openApiDocument(
+    [
+      route({
+        path: '/a/:id',
+        auth: 'none',
+        schema: { query: Type.Object({ q: Type.Optional(Type.String()) }) },
+        doc: {
+          summary: 's',
+          responses: { 200: { description: 'ok', schema: Type.Object({ id: Type.RegExp(/^\p{L}+$/u) }) } },
+        },
+      }),
+    ],
+    info,
+  ) as { paths: Record<string, { get: Record<string, unknown> }> };
   expect(openApiPath('/a/:id/b/:c')).toBe('/a/{id}/b/{c}');
   const op = doc.paths['/a/{id}']!.get;
   expect(op.parameters).toEqual([

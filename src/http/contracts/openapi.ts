@@ -4,16 +4,31 @@ import type { DocResponse, Route } from '../types.js';
 import { jsonSchema } from './json-schema.js';
 
 /** The API's error body (docs/api.md "Errors"); `code` is one of the catalogue's HTTP codes (src/shared/errors.ts). */
-export const ErrorBodySchema = Type.Object({
-  message: Type.String(),
-  codes: Type.Array(Type.Object({
-    code: Type.String({ enum: Object.keys(HTTP_ERRORS) }),
+export const ErrorBodySchema = Type.Object(
+  {
     message: Type.String(),
-    args: Type.Array(Type.String()),
-  }, { additionalProperties: false }), { minItems: 1 }),
-}, { additionalProperties: false });
+    codes: Type.Array(
+      Type.Object(
+        {
+          code: Type.String({ enum: Object.keys(HTTP_ERRORS) }),
+          message: Type.String(),
+          args: Type.Array(Type.String()),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1 },
+    ),
+  },
+  { additionalProperties: false },
+);
 
-const METHODS: Record<Route['method'], string> = { get: 'get', post: 'post', put: 'put', patch: 'patch', del: 'delete' };
+const METHODS: Record<Route['method'], string> = {
+  get: 'get',
+  post: 'post',
+  put: 'put',
+  patch: 'patch',
+  del: 'delete',
+};
 
 /** `/order/:id/append` -> `/order/{id}/append` */
 export const openApiPath = (path: string): string => path.replace(/:(\w+)/g, '{$1}');
@@ -45,26 +60,52 @@ const BOX: ApiSetting = {
  * answers from its `doc`, its security from its auth, and the error body
  * every route may answer with.
  */
-export function openApiDocument(routes: readonly Route[], info: ApiInfo, setting: ApiSetting = BOX): Record<string, unknown> {
+export function openApiDocument(
+  routes: readonly Route[],
+  info: ApiInfo,
+  setting: ApiSetting = BOX,
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const doc = route.doc;
     if (!doc) throw new Error(`route ${route.method} ${route.path} has no doc`);
     const path = openApiPath(route.path);
     const params = [...route.path.matchAll(/:(\w+)/g)].map((m) => ({
-      name: m[1]!, in: 'path', required: true, description: doc.params?.[m[1]!] ?? m[1]!, schema: { type: 'string' },
+      name: m[1]!,
+      in: 'path',
+      required: true,
+      description: doc.params?.[m[1]!] ?? m[1]!,
+      schema: { type: 'string' },
     }));
     const querySchema = route.schema?.query;
-    const query = querySchema ? Object.entries(jsonSchema(querySchema).properties as Record<string, Record<string, unknown>>)
-      .map(([name, schema]) => ({
-        name, in: 'query', required: ((jsonSchema(querySchema).required as string[] | undefined) ?? []).includes(name),
-        ...(schema.description ? { description: schema.description } : {}), schema,
-      })) : [];
-    const headers = (doc.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: h.required, description: h.description, schema: { type: 'string' } }));
+    const query = querySchema
+      ? Object.entries(jsonSchema(querySchema).properties as Record<string, Record<string, unknown>>).map(
+          ([name, schema]) => ({
+            name,
+            in: 'query',
+            required: ((jsonSchema(querySchema).required as string[] | undefined) ?? []).includes(name),
+            ...(schema.description ? { description: schema.description } : {}),
+            schema,
+          }),
+        )
+      : [];
+    const headers = (doc.headers ?? []).map((h) => ({
+      name: h.name,
+      in: 'header',
+      required: h.required,
+      description: h.description,
+      schema: { type: 'string' },
+    }));
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(doc.responses)) responses[status] = response(r);
-    responses['4XX'] = response({ description: 'refused: the error body, its codes from the catalogue (docs/api.md "Errors")', schema: ErrorBodySchema });
-    responses['5XX'] = response({ description: 'a bug (500) or unavailable (503): the error body', schema: ErrorBodySchema });
+    responses['4XX'] = response({
+      description: 'refused: the error body, its codes from the catalogue (docs/api.md "Errors")',
+      schema: ErrorBodySchema,
+    });
+    responses['5XX'] = response({
+      description: 'a bug (500) or unavailable (503): the error body',
+      schema: ErrorBodySchema,
+    });
     paths[path] ??= {};
     paths[path][METHODS[route.method]] = {
       operationId: operationId(route),
@@ -86,7 +127,9 @@ export function openApiDocument(routes: readonly Route[], info: ApiInfo, setting
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: setting.bearer } },
       schemas: {
         ErrorBody: jsonSchema(ErrorBodySchema),
-        ...Object.fromEntries(Object.entries(setting.schemas ?? {}).map(([name, schema]) => [name, jsonSchema(schema)])),
+        ...Object.fromEntries(
+          Object.entries(setting.schemas ?? {}).map(([name, schema]) => [name, jsonSchema(schema)]),
+        ),
       },
     },
     security: [{ bearer: [] }],
@@ -103,8 +146,13 @@ function response(r: DocResponse): Record<string, unknown> {
 }
 
 function requestBody(route: Route, schema: Parameters<typeof jsonSchema>[0]): Record<string, unknown> {
-  const type = route.doc?.requestType
-    ?? (route.body === 'form' ? 'application/x-www-form-urlencoded' : route.body === 'raw' ? 'application/x-ndjson' : 'application/json');
+  const type =
+    route.doc?.requestType ??
+    (route.body === 'form'
+      ? 'application/x-www-form-urlencoded'
+      : route.body === 'raw'
+        ? 'application/x-ndjson'
+        : 'application/json');
   return { required: route.body !== 'optional-json', content: { [type]: { schema: jsonSchema(schema) } } };
 }
 

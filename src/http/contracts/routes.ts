@@ -18,8 +18,10 @@ export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): R
       const openapi = openApiDocument(routes(), info);
       const asyncapi = asyncApiDocument(info);
       texts = {
-        openapi: JSON.stringify(openapi), asyncapi: JSON.stringify(asyncapi),
-        api: renderOpenApiHtml(openapi), socket: renderAsyncApiHtml(asyncapi),
+        openapi: JSON.stringify(openapi),
+        asyncapi: JSON.stringify(asyncapi),
+        api: renderOpenApiHtml(openapi),
+        socket: renderAsyncApiHtml(asyncapi),
       };
     }
     return texts;
@@ -27,23 +29,51 @@ export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): R
   const html = { 'content-type': 'text/html; charset=utf-8' };
   return [
     {
-      method: 'get', path: '/openapi.json', auth: 'none', body: 'none',
-      doc: { summary: 'This document: the HTTP API as OpenAPI 3.1', tag: 'contracts', responses: { 200: { description: 'OpenAPI 3.1', schema: Document } } },
+      method: 'get',
+      path: '/openapi.json',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary: 'This document: the HTTP API as OpenAPI 3.1',
+        tag: 'contracts',
+        responses: { 200: { description: 'OpenAPI 3.1', schema: Document } },
+      },
       handle: () => ({ status: 200, raw: built().openapi }),
     },
     {
-      method: 'get', path: '/asyncapi.json', auth: 'none', body: 'none',
-      doc: { summary: 'The socket as AsyncAPI 3', tag: 'contracts', responses: { 200: { description: 'AsyncAPI 3.0', schema: Document } } },
+      method: 'get',
+      path: '/asyncapi.json',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary: 'The socket as AsyncAPI 3',
+        tag: 'contracts',
+        responses: { 200: { description: 'AsyncAPI 3.0', schema: Document } },
+      },
       handle: () => ({ status: 200, raw: built().asyncapi }),
     },
     {
-      method: 'get', path: '/docs/api', auth: 'none', body: 'none',
-      doc: { summary: 'The HTTP API, as a page', tag: 'contracts', responses: { 200: { description: 'HTML', contentType: 'text/html' } } },
+      method: 'get',
+      path: '/docs/api',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary: 'The HTTP API, as a page',
+        tag: 'contracts',
+        responses: { 200: { description: 'HTML', contentType: 'text/html' } },
+      },
       handle: () => ({ status: 200, raw: built().api, headers: html }),
     },
     {
-      method: 'get', path: '/docs/socket', auth: 'none', body: 'none',
-      doc: { summary: 'The socket, as a page', tag: 'contracts', responses: { 200: { description: 'HTML', contentType: 'text/html' } } },
+      method: 'get',
+      path: '/docs/socket',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary: 'The socket, as a page',
+        tag: 'contracts',
+        responses: { 200: { description: 'HTML', contentType: 'text/html' } },
+      },
       handle: () => ({ status: 200, raw: built().socket, headers: html }),
     },
   ];

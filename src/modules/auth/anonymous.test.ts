@@ -12,8 +12,11 @@ import { createAuthRepo } from './repo.js';
 import { createAuthService } from './service.js';
 
 const THROTTLE = {
-  accountAtAddress: { burst: 5, refillSeconds: 10 }, account: { burst: 100, refillSeconds: 2 },
-  address: { burst: 20, refillSeconds: 1 }, maxConcurrentHashes: 2, maxQueuedHashes: 16,
+  accountAtAddress: { burst: 5, refillSeconds: 10 },
+  account: { burst: 100, refillSeconds: 2 },
+  address: { burst: 20, refillSeconds: 1 },
+  maxConcurrentHashes: 2,
+  maxQueuedHashes: 16,
 };
 const HOUR = 3_600_000;
 
@@ -23,13 +26,20 @@ function setup(perAddressPerMinute = 60) {
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   const clock = { now: Date.parse('2026-11-23T12:00:00Z') };
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-anon-'))), {
-    accessTtlSeconds: 3600, refreshTtlMs: 30 * 24 * HOUR, throttle: THROTTLE,
-    anonymous: { perAddressPerMinute, idleRefreshMs: 24 * HOUR }, now: () => clock.now,
+    accessTtlSeconds: 3600,
+    refreshTtlMs: 30 * 24 * HOUR,
+    throttle: THROTTLE,
+    anonymous: { perAddressPerMinute, idleRefreshMs: 24 * HOUR },
+    now: () => clock.now,
   });
-  const { id: tenantId, clients: [client] } = demo.tenants[0]!;
+  const {
+    id: tenantId,
+    clients: [client],
+  } = demo.tenants[0]!;
   const grant = (form: Record<string, string>, clientAddress = '10.0.0.1') =>
     auth.token({ tenantId, ...client!, clientAddress, form: new URLSearchParams(form) });
-  const anonymous = (clientAddress?: string) => grant({ grant_type: 'password', username: 'anonymous', password: '' }, clientAddress);
+  const anonymous = (clientAddress?: string) =>
+    grant({ grant_type: 'password', username: 'anonymous', password: '' }, clientAddress);
   const refresh = (token: string) => grant({ grant_type: 'refresh_token', refresh_token: token });
   return { auth, clock, grant, anonymous, refresh, db };
 }
@@ -63,8 +73,16 @@ test('the sweep pages through many idle families', async () => {
   // Rows as an anonymous grant writes them (signing 2,500 real tokens would take seconds).
   for (let i = 0; i < 2500; i++) {
     repo.insertRefresh({
-      tokenHash: `hash-${i}`, tenantId, familyId: `family-${i}`, clientId: 'kiosk', userId: `user-${i}`, scope: 'read',
-      staff: false, expiresMs: clock.now + 30 * 24 * HOUR, accessJti: `jti-${i}`, accessExpiresMs: clock.now + HOUR,
+      tokenHash: `hash-${i}`,
+      tenantId,
+      familyId: `family-${i}`,
+      clientId: 'kiosk',
+      userId: `user-${i}`,
+      scope: 'read',
+      staff: false,
+      expiresMs: clock.now + 30 * 24 * HOUR,
+      accessJti: `jti-${i}`,
+      accessExpiresMs: clock.now + HOUR,
     });
   }
   clock.now += 25 * HOUR;
@@ -76,9 +94,15 @@ test('new anonymous tokens per address: a bucket of perAddressPerMinute, refille
   const { clock, anonymous, grant } = setup(3);
   for (let i = 0; i < 3; i++) await anonymous();
   // One token every 20 s: the next is 20 s away.
-  await expect(anonymous()).rejects.toMatchObject({ error: 'temporarily_unavailable', status: 429, retryAfterSeconds: 20 });
+  await expect(anonymous()).rejects.toMatchObject({
+    error: 'temporarily_unavailable',
+    status: 429,
+    retryAfterSeconds: 20,
+  });
   await expect(anonymous('10.0.0.2')).resolves.toMatchObject({ scope: 'read' });
-  await expect(grant({ grant_type: 'password', username: 'kelner', password: 'kelner-demo-1' })).resolves.toMatchObject({ scope: 'read write' });
+  await expect(grant({ grant_type: 'password', username: 'kelner', password: 'kelner-demo-1' })).resolves.toMatchObject(
+    { scope: 'read write' },
+  );
   clock.now += 20_000;
   await anonymous();
   await expect(anonymous()).rejects.toMatchObject({ error: 'temporarily_unavailable' });

@@ -15,12 +15,16 @@ export interface AnonymousOptions {
 
 /** The per-address budget of new anonymous tokens; staff sign-in and refresh never pass through it. */
 export function createAnonymousLimit(options: AnonymousOptions, now: () => number) {
-  const limiter = createRateLimiter({ burst: options.perAddressPerMinute, refillSeconds: 60 / options.perAddressPerMinute }, now);
+  const limiter = createRateLimiter(
+    { burst: options.perAddressPerMinute, refillSeconds: 60 / options.perAddressPerMinute },
+    now,
+  );
   return {
     /** Takes one token from the address's budget, or throws 429 temporarily_unavailable with Retry-After. */
     take(clientAddress: string): void {
       const wait = limiter.waitMs(clientAddress);
-      if (wait > 0) throw tooMany(wait, 'too many new anonymous users from this address; retry after Retry-After seconds');
+      if (wait > 0)
+        throw tooMany(wait, 'too many new anonymous users from this address; retry after Retry-After seconds');
       limiter.take(clientAddress);
     },
   };

@@ -76,26 +76,31 @@ export function createAuthRepo(db: Db) {
   const deleteFamily = db.prepare<[string, string]>('DELETE FROM refresh_tokens WHERE tenant_id = ? AND family_id = ?');
   // The access tokens still alive of the refresh rows `key` selects (a family, or a user): each row names the one
   // issued with it.
-  const revokeAccessOf = (key: 'family_id' | 'user_id') => db.prepare<
-    [{ nowMs: number; tenantId: string; key: string }],
-    { tenant_id: string; jti: string; expires_ms: number }
-  >(
-    `INSERT OR IGNORE INTO token_revocations (tenant_id, jti, family_id, expires_ms, revoked_ms)
+  const revokeAccessOf = (key: 'family_id' | 'user_id') =>
+    db.prepare<
+      [{ nowMs: number; tenantId: string; key: string }],
+      { tenant_id: string; jti: string; expires_ms: number }
+    >(
+      `INSERT OR IGNORE INTO token_revocations (tenant_id, jti, family_id, expires_ms, revoked_ms)
      SELECT tenant_id, access_jti, family_id, access_expires_ms, @nowMs FROM refresh_tokens
      WHERE tenant_id = @tenantId AND ${key} = @key AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
      RETURNING tenant_id, jti, expires_ms`,
-  );
+    );
   const revokeAccess = revokeAccessOf('family_id');
   // A staff user removed by headquarters (docs/sync.md "Down: the catalogue"): every family of theirs, and the access
   // tokens issued to them that are still alive.
-  const revokeUser = db.prepare<[string, string]>('UPDATE refresh_tokens SET revoked = 1 WHERE tenant_id = ? AND user_id = ?');
+  const revokeUser = db.prepare<[string, string]>(
+    'UPDATE refresh_tokens SET revoked = 1 WHERE tenant_id = ? AND user_id = ?',
+  );
   const revokeUserAccess = revokeAccessOf('user_id');
   const activeRevocations = db.prepare<[number], { tenant_id: string; jti: string; expires_ms: number }>(
     'SELECT tenant_id, jti, expires_ms FROM token_revocations WHERE expires_ms > ?',
   );
   const deleteRevocations = db.prepare<[number]>('DELETE FROM token_revocations WHERE expires_ms <= ?');
   const toRevocation = (r: { tenant_id: string; jti: string; expires_ms: number }): Revocation => ({
-    tenantId: r.tenant_id, jti: r.jti, expiresMs: r.expires_ms,
+    tenantId: r.tenant_id,
+    jti: r.jti,
+    expiresMs: r.expires_ms,
   });
 
   return {
@@ -119,9 +124,18 @@ export function createAuthRepo(db: Db) {
       const r = refresh.get(tokenHash);
       if (!r) return undefined;
       return {
-        tokenHash: r.token_hash, tenantId: r.tenant_id, familyId: r.family_id, clientId: r.client_id,
-        userId: r.user_id, scope: r.scope, staff: r.staff === 1, expiresMs: r.expires_ms, usedMs: r.used_ms,
-        revoked: r.revoked === 1, accessJti: r.access_jti, accessExpiresMs: r.access_expires_ms,
+        tokenHash: r.token_hash,
+        tenantId: r.tenant_id,
+        familyId: r.family_id,
+        clientId: r.client_id,
+        userId: r.user_id,
+        scope: r.scope,
+        staff: r.staff === 1,
+        expiresMs: r.expires_ms,
+        usedMs: r.used_ms,
+        revoked: r.revoked === 1,
+        accessJti: r.access_jti,
+        accessExpiresMs: r.access_expires_ms,
       };
     },
     /** True when this call spent the token (single use even under a race). */
@@ -140,7 +154,8 @@ export function createAuthRepo(db: Db) {
     deleteExpiredRevocations: (nowMs: number): number => deleteRevocations.run(nowMs).changes,
     deleteExpired: (beforeMs: number): number => deleteExpired.run(beforeMs).changes,
     idleAnonymousFamilies: (expiresBefore: number, after: { tenantId: string; familyId: string }, limit: number) =>
-      idleAnonymous.all({ before: expiresBefore, ...after, limit })
+      idleAnonymous
+        .all({ before: expiresBefore, ...after, limit })
         .map((r) => ({ tenantId: r.tenant_id, familyId: r.family_id, userId: r.user_id })),
     deleteFamily: (tenantId: string, familyId: string): number => deleteFamily.run(tenantId, familyId).changes,
     transaction: <T>(fn: () => T): T => tx.immediate(fn),

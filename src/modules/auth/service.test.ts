@@ -13,8 +13,11 @@ import { createAuthRepo } from './repo.js';
 import { createAuthService } from './service.js';
 
 const THROTTLE = {
-  accountAtAddress: { burst: 5, refillSeconds: 10 }, account: { burst: 100, refillSeconds: 2 },
-  address: { burst: 20, refillSeconds: 1 }, maxConcurrentHashes: 2, maxQueuedHashes: 16,
+  accountAtAddress: { burst: 5, refillSeconds: 10 },
+  account: { burst: 100, refillSeconds: 2 },
+  address: { burst: 20, refillSeconds: 1 },
+  maxConcurrentHashes: 2,
+  maxQueuedHashes: 16,
 };
 const ANONYMOUS = { perAddressPerMinute: 60, idleRefreshMs: 86_400_000 };
 
@@ -24,11 +27,17 @@ test('a remembered token is still refused once it expires', async () => {
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   let now = Date.parse('2026-11-23T12:00:00Z');
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
-    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, now: () => now,
+    accessTtlSeconds: 60,
+    refreshTtlMs: 86_400_000,
+    throttle: THROTTLE,
+    anonymous: ANONYMOUS,
+    now: () => now,
   });
   const tenant = demo.tenants[0]!;
   const { access_token: token } = await auth.token({
-    tenantId: tenant.id, clientId: tenant.clients[0]!.clientId, clientSecret: tenant.clients[0]!.clientSecret,
+    tenantId: tenant.id,
+    clientId: tenant.clients[0]!.clientId,
+    clientSecret: tenant.clients[0]!.clientSecret,
     clientAddress: '127.0.0.1',
     form: new URLSearchParams({ grant_type: 'password', username: 'anonymous', password: '' }),
   });
@@ -46,14 +55,20 @@ test('an access token lives expires_in seconds, give or take half a second, what
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   let now = 0;
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
-    accessTtlSeconds: 1, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, now: () => now,
+    accessTtlSeconds: 1,
+    refreshTtlMs: 86_400_000,
+    throttle: THROTTLE,
+    anonymous: ANONYMOUS,
+    now: () => now,
   });
   const tenant = demo.tenants[0]!;
   // Issued 1 ms before a second ends (a whole-second exp rounded down would expire it 1 ms later) and 1 ms after.
   for (const issuedAt of ['2026-11-23T12:00:00.999Z', '2026-11-23T12:00:00.001Z']) {
     now = Date.parse(issuedAt);
     const issued = await auth.token({
-      tenantId: tenant.id, clientId: tenant.clients[0]!.clientId, clientSecret: tenant.clients[0]!.clientSecret,
+      tenantId: tenant.id,
+      clientId: tenant.clients[0]!.clientId,
+      clientSecret: tenant.clients[0]!.clientSecret,
       clientAddress: '127.0.0.1',
       form: new URLSearchParams({ grant_type: 'password', username: 'anonymous', password: '' }),
     });
@@ -65,23 +80,33 @@ test('an access token lives expires_in seconds, give or take half a second, what
   }
 });
 
-test('reusing a refresh token revokes its family\'s access tokens until they expire, after a restart too', async () => {
+test("reusing a refresh token revokes its family's access tokens until they expire, after a restart too", async () => {
   const db = new Database(':memory:');
   migrate(db);
   applyProvisioning(createProvisioningRepo(db), 'demo', demo);
   let now = Date.parse('2026-11-23T12:00:00Z');
   const key = loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-')));
-  const options = { accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, now: () => now };
+  const options = {
+    accessTtlSeconds: 60,
+    refreshTtlMs: 86_400_000,
+    throttle: THROTTLE,
+    anonymous: ANONYMOUS,
+    now: () => now,
+  };
   const auth = createAuthService(createAuthRepo(db), key, options);
-  const { id: tenantId, clients: [client] } = demo.tenants[0]!;
+  const {
+    id: tenantId,
+    clients: [client],
+  } = demo.tenants[0]!;
   const grant = (form: Record<string, string>) =>
     auth.token({ tenantId, ...client!, clientAddress: '127.0.0.1', form: new URLSearchParams(form) });
   const anonymous = { grant_type: 'password', username: 'anonymous', password: '' };
   const first = await grant(anonymous);
   const second = await grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
   const other = await grant(anonymous);
-  await expect(grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token }))
-    .rejects.toMatchObject({ error: 'invalid_grant' });
+  await expect(grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token })).rejects.toMatchObject({
+    error: 'invalid_grant',
+  });
 
   for (const t of [first, second]) expect(() => auth.verify(t.access_token)).toThrow(/token revoked/);
   expect(auth.verify(other.access_token).userId).toBe(other.UUID);
@@ -102,21 +127,33 @@ test('a retried refresh within the grace gets the identical pair, and no secret 
   let now = Date.parse('2026-11-23T12:00:00.700Z');
   const key = loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-')));
   const auth = createAuthService(createAuthRepo(db), key, {
-    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, refreshRetryGraceMs: 30_000, now: () => now,
+    accessTtlSeconds: 60,
+    refreshTtlMs: 86_400_000,
+    throttle: THROTTLE,
+    anonymous: ANONYMOUS,
+    refreshRetryGraceMs: 30_000,
+    now: () => now,
   });
-  const { id: tenantId, clients: [client] } = demo.tenants[0]!;
+  const {
+    id: tenantId,
+    clients: [client],
+  } = demo.tenants[0]!;
   const grant = (form: Record<string, string>) =>
     auth.token({ tenantId, ...client!, clientAddress: '127.0.0.1', form: new URLSearchParams(form) });
   const first = await grant({ grant_type: 'password', username: 'anonymous', password: '' });
   const second = await grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token });
   now += 29_000;
-  expect(JSON.stringify(await grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token }))).toBe(JSON.stringify(second));
+  expect(JSON.stringify(await grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token }))).toBe(
+    JSON.stringify(second),
+  );
   // The database holds hashes and claims only: neither token of the pair appears in it.
   const dump = JSON.stringify(db.prepare('SELECT * FROM refresh_tokens').all());
   expect(dump).not.toContain(second.refresh_token);
   expect(dump).not.toContain(second.access_token.split('.')[2]);
   now += 2_000;
-  await expect(grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token })).rejects.toMatchObject({ error: 'invalid_grant' });
+  await expect(grant({ grant_type: 'refresh_token', refresh_token: first.refresh_token })).rejects.toMatchObject({
+    error: 'invalid_grant',
+  });
   expect(() => auth.verify(second.access_token)).toThrow(/token revoked/);
 });
 
@@ -127,22 +164,36 @@ test('a token is answered only once what its grant wrote is on the disk', async 
   let synced: () => void = () => undefined;
   const transactions: string[] = [];
   const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
-    accessTtlSeconds: 60, refreshTtlMs: 86_400_000, throttle: THROTTLE, anonymous: ANONYMOUS, now: () => Date.now(),
+    accessTtlSeconds: 60,
+    refreshTtlMs: 86_400_000,
+    throttle: THROTTLE,
+    anonymous: ANONYMOUS,
+    now: () => Date.now(),
     durable: {
       transaction: (fn) => {
         transactions.push('relaxed');
         return db.transaction(fn).immediate();
       },
-      synced: () => new Promise((resolve) => { synced = resolve; }),
+      synced: () =>
+        new Promise((resolve) => {
+          synced = resolve;
+        }),
     },
   });
   const tenant = demo.tenants[0]!;
   let answered = false;
-  const answer = auth.token({
-    tenantId: tenant.id, clientId: tenant.clients[0]!.clientId, clientSecret: tenant.clients[0]!.clientSecret,
-    clientAddress: '127.0.0.1',
-    form: new URLSearchParams({ grant_type: 'password', username: 'anonymous', password: '' }),
-  }).then((t) => { answered = true; return t; });
+  const answer = auth
+    .token({
+      tenantId: tenant.id,
+      clientId: tenant.clients[0]!.clientId,
+      clientSecret: tenant.clients[0]!.clientSecret,
+      clientAddress: '127.0.0.1',
+      form: new URLSearchParams({ grant_type: 'password', username: 'anonymous', password: '' }),
+    })
+    .then((t) => {
+      answered = true;
+      return t;
+    });
   // The client's secret is checked with scrypt on the thread pool first.
   for (let i = 0; i < 200 && transactions.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 20));

@@ -44,7 +44,10 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
   const revocations = createRevocationList(repo, options.now);
   const anonymousLimit = createAnonymousLimit(options.anonymous, options.now);
   const bearer = createBearerCheck(key, options.now);
-  const durable: DurableWrites = options.durable ?? { transaction: (fn) => repo.transaction(fn), synced: () => Promise.resolve() };
+  const durable: DurableWrites = options.durable ?? {
+    transaction: (fn) => repo.transaction(fn),
+    synced: () => Promise.resolve(),
+  };
 
   // better-sqlite3's transactions are synchronous: each store call is one, then waits for the fsync (every answer
   // follows the fsync of what it wrote: a token handed out survives a power cut).
@@ -64,10 +67,12 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
         const rotation: Rotation = decide(repo.refresh(presented), repo.refresh(successor));
         if (rotation.kind === 'rotate') {
           // Single use even under a race: the row is spent by this transaction or not at all.
-          if (!repo.markUsed(rotation.spent.tokenHash, nowMs)) throw new Error('a refresh token spent twice in one transaction');
+          if (!repo.markUsed(rotation.spent.tokenHash, nowMs))
+            throw new Error('a refresh token spent twice in one transaction');
           repo.insertRefresh(rotation.next);
         }
-        const reused = rotation.kind === 'reuse' ? repo.revokeFamily(rotation.spent.tenantId, rotation.spent.familyId, nowMs) : [];
+        const reused =
+          rotation.kind === 'reuse' ? repo.revokeFamily(rotation.spent.tenantId, rotation.spent.familyId, nowMs) : [];
         return { rotation, reused };
       }) as { rotation: Rotation; reused: Revocation[] };
       // A reused token's family is refused in memory at once, whatever becomes of the fsync.
@@ -92,7 +97,8 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
      * A staff user headquarters removed (docs/sync.md "Down: the catalogue"): call inside the transaction that removes
      * the user, then `noteRevoked` with the result after COMMIT. Their refresh tokens stop working at once.
      */
-    revokeUserTokens: (tenantId: string, userId: string): Revocation[] => repo.revokeUser(tenantId, userId, options.now()),
+    revokeUserTokens: (tenantId: string, userId: string): Revocation[] =>
+      repo.revokeUser(tenantId, userId, options.now()),
     noteRevoked: (rows: Revocation[]): void => revocations.add(rows),
 
     /** Bearer-token check for every API call and the socket; throws a 401 AppError. */
@@ -102,8 +108,12 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
       if (revocations.isRevoked(claims.TENANT, claims.jti)) throw unauthorized('token revoked');
       const scope = claims.scope.split(' ');
       return {
-        tenantId: claims.TENANT, userId: claims.UUID, scope, staff: scope.includes('write'),
-        expMs: claims.exp * 1000, jti: claims.jti,
+        tenantId: claims.TENANT,
+        userId: claims.UUID,
+        scope,
+        staff: scope.includes('write'),
+        expMs: claims.exp * 1000,
+        jti: claims.jti,
       };
     },
 
@@ -124,9 +134,11 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
       for (;;) {
         const page = repo.idleAnonymousFamilies(expiresBefore, after, SWEEP_PAGE);
         if (page.length === 0) break;
-        idleAnonymous += repo.transaction(() => page
-          .filter((f) => !hasOrder(f.tenantId, f.userId))
-          .reduce((n, f) => n + repo.deleteFamily(f.tenantId, f.familyId), 0));
+        idleAnonymous += repo.transaction(() =>
+          page
+            .filter((f) => !hasOrder(f.tenantId, f.userId))
+            .reduce((n, f) => n + repo.deleteFamily(f.tenantId, f.familyId), 0),
+        );
         after = page.at(-1)!;
       }
       return { refreshTokens, idleAnonymous, revocations: revocations.prune() };

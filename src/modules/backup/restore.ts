@@ -1,4 +1,13 @@
-import { chownSync, copyFileSync, existsSync, mkdirSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { prepareDataDir } from '../../box/storage.js';
@@ -59,7 +68,9 @@ export function restoreBackup(file: string, dataDirArg: string, now: () => numbe
       owner?.(tmp);
     }
 
-    const present = [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, ...CARRIED_FILES].filter((n) => existsSync(join(dataDir, n)));
+    const present = [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, ...CARRIED_FILES].filter((n) =>
+      existsSync(join(dataDir, n)),
+    );
     let replacedDir: string | undefined;
     if (present.length > 0) {
       replacedDir = join(dataDir, `replaced-${new Date(now()).toISOString().replaceAll(':', '').replace('.', '-')}`);

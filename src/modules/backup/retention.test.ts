@@ -17,10 +17,16 @@ describe('backup names', () => {
 
   test('other names are not backups: temp files, SQLite side files, look-alikes, impossible dates', () => {
     for (const name of [
-      tempName(0, 123), `${tempName(0, 123)}-journal`, 'venue-box-20260412T130509.042Z.backup-journal',
-      'venue-box-20260412T130509Z.backup', 'venue-box-20261312T130509.042Z.backup', 'venue-box-20260230T000000.000Z.backup',
-      'x-venue-box-20260412T130509.042Z.backup', 'venue-box.db',
-    ]) expect(takenMsOf(name), name).toBeUndefined();
+      tempName(0, 123),
+      `${tempName(0, 123)}-journal`,
+      'venue-box-20260412T130509.042Z.backup-journal',
+      'venue-box-20260412T130509Z.backup',
+      'venue-box-20261312T130509.042Z.backup',
+      'venue-box-20260230T000000.000Z.backup',
+      'x-venue-box-20260412T130509.042Z.backup',
+      'venue-box.db',
+    ])
+      expect(takenMsOf(name), name).toBeUndefined();
   });
 
   test('a temp file names its writer', () => {
@@ -33,19 +39,30 @@ describe('backup names', () => {
 describe('retention: the newest of each of the last N hours and M days that have a backup, and the newest', () => {
   test('hourly backups for 20 days with 48 hourly + 14 daily: 48 + 12 other days = 60 files', () => {
     const start = Date.parse('2026-04-01T00:00:00Z');
-    const backups = Array.from({ length: 20 * 24 }, (_, i) => ({ name: backupName(start + i * HOUR), takenMs: start + i * HOUR }));
+    const backups = Array.from({ length: 20 * 24 }, (_, i) => ({
+      name: backupName(start + i * HOUR),
+      takenMs: start + i * HOUR,
+    }));
     const result = retain(backups, { keepHourly: 48, keepDaily: 14 });
     expect(result.size).toBe(60);
     // The last 48 hours, each by the hourly rule.
     for (const b of backups.slice(-48)) expect(result.get(b.name)).toContain('hourly');
     // Days: the 23:00 backup of each of the last 14 days (the newest of its day).
-    const daily = [...result].filter(([, why]) => why.includes('daily')).map(([name]) => name).sort();
+    const daily = [...result]
+      .filter(([, why]) => why.includes('daily'))
+      .map(([name]) => name)
+      .sort();
     expect(daily).toEqual(Array.from({ length: 14 }, (_, d) => backupName(start + (6 + d) * 24 * HOUR + 23 * HOUR)));
     expect(result.get(backups.at(-1)!.name)).toEqual(['newest', 'hourly', 'daily']);
   });
 
   test('within an hour only the newest stays; a manual backup supersedes the scheduled one of its hour', () => {
-    const backups = [at('2026-04-12T10:00:00Z'), at('2026-04-12T10:40:00Z'), at('2026-04-12T11:00:00Z'), at('2026-04-12T11:20:00Z')];
+    const backups = [
+      at('2026-04-12T10:00:00Z'),
+      at('2026-04-12T10:40:00Z'),
+      at('2026-04-12T11:00:00Z'),
+      at('2026-04-12T11:20:00Z'),
+    ];
     expect(kept(backups, 48, 14)).toEqual([backups[1]!.name, backups[3]!.name].sort());
   });
 
@@ -69,19 +86,25 @@ describe('retention: the newest of each of the last N hours and M days that have
 
   test('property: the kept set is independent of input order, never over the counts, and always holds the newest', () => {
     const times = fc.uniqueArray(fc.integer({ min: 0, max: 60 * 24 * HOUR }), { maxLength: 200 });
-    fc.assert(fc.property(times, fc.nat(60), fc.nat(20), (offsets, h, d) => {
-      const base = Date.parse('2026-01-01T00:00:00Z');
-      const backups = offsets.map((o) => ({ name: backupName(base + o), takenMs: base + o }));
-      const result = retain(backups, { keepHourly: h, keepDaily: d });
-      expect(retain([...backups].reverse(), { keepHourly: h, keepDaily: d })).toEqual(result);
-      expect(result.size).toBeLessThanOrEqual(Math.min(backups.length, h + d + 1));
-      if (backups.length > 0) expect(result.has(backups.reduce((a, b) => (b.takenMs > a.takenMs ? b : a)).name)).toBe(true);
-      // Whatever is kept by a rule is the newest of its hour or day.
-      for (const [name, why] of result) {
-        const t = takenMsOf(name)!;
-        const period = why.includes('hourly') ? HOUR : why.includes('daily') ? 24 * HOUR : 0;
-        if (period) expect(backups.some((b) => Math.floor(b.takenMs / period) === Math.floor(t / period) && b.takenMs > t)).toBe(false);
-      }
-    }));
+    fc.assert(
+      fc.property(times, fc.nat(60), fc.nat(20), (offsets, h, d) => {
+        const base = Date.parse('2026-01-01T00:00:00Z');
+        const backups = offsets.map((o) => ({ name: backupName(base + o), takenMs: base + o }));
+        const result = retain(backups, { keepHourly: h, keepDaily: d });
+        expect(retain([...backups].reverse(), { keepHourly: h, keepDaily: d })).toEqual(result);
+        expect(result.size).toBeLessThanOrEqual(Math.min(backups.length, h + d + 1));
+        if (backups.length > 0)
+          expect(result.has(backups.reduce((a, b) => (b.takenMs > a.takenMs ? b : a)).name)).toBe(true);
+        // Whatever is kept by a rule is the newest of its hour or day.
+        for (const [name, why] of result) {
+          const t = takenMsOf(name)!;
+          const period = why.includes('hourly') ? HOUR : why.includes('daily') ? 24 * HOUR : 0;
+          if (period)
+            expect(
+              backups.some((b) => Math.floor(b.takenMs / period) === Math.floor(t / period) && b.takenMs > t),
+            ).toBe(false);
+        }
+      }),
+    );
   });
 });

@@ -27,7 +27,10 @@ export function retain(backups: readonly Backup[], rule: RetentionRule): Map<str
   const kept = new Map<string, KeptBy[]>();
   const keep = (name: string, why: KeptBy) => kept.set(name, [...(kept.get(name) ?? []), why]);
   if (newestFirst[0]) keep(newestFirst[0].name, 'newest');
-  for (const [period, count, why] of [[HOUR, rule.keepHourly, 'hourly'], [DAY, rule.keepDaily, 'daily']] as const) {
+  for (const [period, count, why] of [
+    [HOUR, rule.keepHourly, 'hourly'],
+    [DAY, rule.keepDaily, 'daily'],
+  ] as const) {
     const seen = new Set<number>();
     for (const b of newestFirst) {
       const bucket = Math.floor(b.takenMs / period);

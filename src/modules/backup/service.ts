@@ -41,8 +41,12 @@ export function createBackupJob({ dataDir, configFile, log }: BackupJobDeps) {
     }
     let stdout = '';
     let stderr = '';
-    proc.stdout!.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    proc.stderr!.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    proc.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     const done = new Promise<void>((resolveDone) => {
       let finished = false;
       const finish = (code: number | null, signal: string | null, spawnError?: Error) => {

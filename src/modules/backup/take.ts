@@ -1,5 +1,12 @@
 import {
-  closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
   unlinkSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
@@ -135,11 +142,15 @@ function isAlive(pid: number): boolean {
  */
 function checkSpace(target: BackupTarget, source: Database.Database): void {
   if (statSync(target.dir).dev !== statSync(target.dataDir).dev) return;
-  const need = (source.pragma('page_count', { simple: true }) as number) * (source.pragma('page_size', { simple: true }) as number);
+  const need =
+    (source.pragma('page_count', { simple: true }) as number) *
+    (source.pragma('page_size', { simple: true }) as number);
   const free = freeBytesOf(target.dir);
   if (free - need < target.reserveBytes) {
-    throw new BackupError(`not enough space for a backup on the data disk: ${mib(free)} free, the copy needs ${mib(need)} `
-      + `and the box keeps ${mib(target.reserveBytes)} (storage.warnFreeBytes); put backup.dir on another disk`);
+    throw new BackupError(
+      `not enough space for a backup on the data disk: ${mib(free)} free, the copy needs ${mib(need)} ` +
+        `and the box keeps ${mib(target.reserveBytes)} (storage.warnFreeBytes); put backup.dir on another disk`,
+    );
   }
 }
 
@@ -157,13 +168,25 @@ function sealCopy(tmp: string, dataDir: string, takenMs: number): void {
     }
     copy.exec(`CREATE TABLE ${BACKUP_TABLE} (format INTEGER NOT NULL, taken_at TEXT NOT NULL, version TEXT NOT NULL,
       schema_version INTEGER NOT NULL, data_dir TEXT NOT NULL, host TEXT NOT NULL, files TEXT NOT NULL) STRICT`);
-    copy.prepare(`INSERT INTO ${BACKUP_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)`).run(
-      BACKUP_FORMAT, new Date(takenMs).toISOString(), pkg.version, copy.pragma('user_version', { simple: true }),
-      dataDir, hostname(), JSON.stringify(files),
-    );
+    copy
+      .prepare(`INSERT INTO ${BACKUP_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)`)
+      .run(
+        BACKUP_FORMAT,
+        new Date(takenMs).toISOString(),
+        pkg.version,
+        copy.pragma('user_version', { simple: true }),
+        dataDir,
+        hostname(),
+        JSON.stringify(files),
+      );
     const check = copy.pragma('integrity_check') as { integrity_check: string }[];
     if (check.length !== 1 || check[0]!.integrity_check !== 'ok') {
-      throw new BackupError(`the copy failed PRAGMA integrity_check: ${check.slice(0, 3).map((r) => r.integrity_check).join('; ')}`);
+      throw new BackupError(
+        `the copy failed PRAGMA integrity_check: ${check
+          .slice(0, 3)
+          .map((r) => r.integrity_check)
+          .join('; ')}`,
+      );
     }
   } finally {
     copy.close();
@@ -186,7 +209,12 @@ export function listBackups(dir: string, keep: RetentionRule): ListedBackup[] {
   });
   const kept = retain(found, keep);
   return found
-    .map((b) => ({ ...b, file: join(dir, b.name), bytes: statSync(join(dir, b.name)).size, keptBy: kept.get(b.name) ?? [] }))
+    .map((b) => ({
+      ...b,
+      file: join(dir, b.name),
+      bytes: statSync(join(dir, b.name)).size,
+      keptBy: kept.get(b.name) ?? [],
+    }))
     .sort((a, b) => b.takenMs - a.takenMs);
 }
 

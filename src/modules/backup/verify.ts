@@ -56,7 +56,9 @@ export function readBackup(file: string): BackupInfo {
     try {
       const hasTable = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").get(BACKUP_TABLE);
       if (!hasTable) {
-        throw notBackup(`no ${BACKUP_TABLE} table (a copy of venue-box.db is not a backup: take one with 'venue-box backup now')`);
+        throw notBackup(
+          `no ${BACKUP_TABLE} table (a copy of venue-box.db is not a backup: take one with 'venue-box backup now')`,
+        );
       }
       row = db.prepare(`SELECT * FROM ${BACKUP_TABLE}`).get() as Record<string, unknown> | undefined;
     } catch (err) {
@@ -64,21 +66,36 @@ export function readBackup(file: string): BackupInfo {
       throw notBackup(`it is damaged (${(err as { code?: string }).code ?? (err as Error).message})`);
     }
     if (!row) throw notBackup(`its ${BACKUP_TABLE} table is empty`);
-    if (row.format !== BACKUP_FORMAT) throw notBackup(`backup format ${String(row.format)} is unknown to this venue-box`);
+    if (row.format !== BACKUP_FORMAT)
+      throw notBackup(`backup format ${String(row.format)} is unknown to this venue-box`);
     const files = carriedFiles(row.files, notBackup);
     const check = db.pragma('integrity_check') as { integrity_check: string }[];
     if (check.length !== 1 || check[0]!.integrity_check !== 'ok') {
-      throw notBackup(`it is damaged: PRAGMA integrity_check says ${check.slice(0, 3).map((r) => r.integrity_check).join('; ')}`);
+      throw notBackup(
+        `it is damaged: PRAGMA integrity_check says ${check
+          .slice(0, 3)
+          .map((r) => r.integrity_check)
+          .join('; ')}`,
+      );
     }
     const schemaVersion = Number(row.schema_version);
     const latest = MIGRATIONS.at(-1)!.version;
     if (schemaVersion > latest) {
-      throw new BackupError(`${file} was taken by a newer venue-box (${String(row.version)}, database schema ${schemaVersion}; `
-        + `this one knows up to ${latest}): restore it with that version`, 'data');
+      throw new BackupError(
+        `${file} was taken by a newer venue-box (${String(row.version)}, database schema ${schemaVersion}; ` +
+          `this one knows up to ${latest}): restore it with that version`,
+        'data',
+      );
     }
     return {
-      file, bytes, takenAt: String(row.taken_at), version: String(row.version), schemaVersion,
-      dataDir: String(row.data_dir), host: String(row.host), files,
+      file,
+      bytes,
+      takenAt: String(row.taken_at),
+      version: String(row.version),
+      schemaVersion,
+      dataDir: String(row.data_dir),
+      host: String(row.host),
+      files,
     };
   } finally {
     db.close();
@@ -92,10 +109,12 @@ function carriedFiles(json: unknown, notBackup: (why: string) => Error): Map<str
   } catch {
     throw notBackup('its list of files is not JSON');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw notBackup('its list of files is not an object');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw notBackup('its list of files is not an object');
   const files = new Map<string, Buffer>();
   for (const [name, content] of Object.entries(parsed)) {
-    if (!(CARRIED_FILES as readonly string[]).includes(name)) throw notBackup(`it carries an unknown file ${JSON.stringify(name)}`);
+    if (!(CARRIED_FILES as readonly string[]).includes(name))
+      throw notBackup(`it carries an unknown file ${JSON.stringify(name)}`);
     if (typeof content !== 'string') throw notBackup(`its ${name} is not base64 text`);
     const data = Buffer.from(content, 'base64');
     try {

@@ -9,9 +9,12 @@ function storeWith(stamps: number[]) {
   const db = new Database(':memory:');
   migrate(db);
   const events = createEventStore(db);
-  for (const [i, ms] of stamps.entries()) events.append('t', `u${i % 3}`, { type: 'NOTIFICATION', payloadJson: `{"n":${i}}` }, ms);
-  const left = () => (db.prepare('SELECT created_ms FROM user_events ORDER BY rowid').all() as { created_ms: number }[])
-    .map((r) => r.created_ms);
+  for (const [i, ms] of stamps.entries())
+    events.append('t', `u${i % 3}`, { type: 'NOTIFICATION', payloadJson: `{"n":${i}}` }, ms);
+  const left = () =>
+    (db.prepare('SELECT created_ms FROM user_events ORDER BY rowid').all() as { created_ms: number }[]).map(
+      (r) => r.created_ms,
+    );
   return { db, events, left };
 }
 
@@ -66,10 +69,13 @@ describe('socket event retention (pruneBefore)', () => {
 
   test('reads the table in rowid order, with no index on the age (every command would write it)', () => {
     const { db } = storeWith([]);
-    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'user_events'").all())
-      .toEqual([{ name: 'user_events_stream' }]);
-    const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT rowid FROM user_events
-      WHERE created_ms >= 1 AND created_ms <= 2 ORDER BY rowid LIMIT 1`).all() as { detail: string }[];
+    expect(
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'user_events'").all(),
+    ).toEqual([{ name: 'user_events_stream' }]);
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN SELECT rowid FROM user_events
+      WHERE created_ms >= 1 AND created_ms <= 2 ORDER BY rowid LIMIT 1`)
+      .all() as { detail: string }[];
     expect(plan.map((p) => p.detail)).toEqual(['SCAN user_events']);
   });
 });
@@ -98,7 +104,9 @@ describe('stream numbers', () => {
 
   test('a counter row written before (one per stream, bumped at every event) counts too', () => {
     const { events, db } = storeWith([]);
-    db.prepare("INSERT INTO user_streams (tenant_id, user_id, last_seq) VALUES ('t', 'ahead', 10), ('t', 'behind', 1)").run();
+    db.prepare(
+      "INSERT INTO user_streams (tenant_id, user_id, last_seq) VALUES ('t', 'ahead', 10), ('t', 'behind', 1)",
+    ).run();
     expect(events.position('t', 'ahead')).toBe(10);
     expect(events.append('t', 'ahead', event(1), 100).seq).toBe(11);
     events.append('t', 'behind', event(1), 100);

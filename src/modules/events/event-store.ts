@@ -45,9 +45,15 @@ export function createEventStore(db: Db) {
   // A payload over the frame limit is not loaded into memory: SQLite hands over its order id instead, for the
   // ORDER_TOO_LARGE notice that replaces it (src/shared/socket-protocol.ts).
   type PageParams = { max: number; tenant: string; stream: string; after: number; limit: number };
-  const page = db.prepare<[PageParams], {
-    seq: number; type: StoredFrameType; payload_json: string | null; order_id: string | null;
-  }>(
+  const page = db.prepare<
+    [PageParams],
+    {
+      seq: number;
+      type: StoredFrameType;
+      payload_json: string | null;
+      order_id: string | null;
+    }
+  >(
     `SELECT seq, type,
             CASE WHEN octet_length(payload_json) > @max THEN NULL ELSE payload_json END AS payload_json,
             CASE WHEN octet_length(payload_json) > @max
@@ -56,7 +62,10 @@ export function createEventStore(db: Db) {
   );
   // What a replay would put on the wire, counted in SQLite so no payload is loaded into memory to decide. A row
   // over the frame limit is sent as a small notice (ORDER_TOO_LARGE), so it counts as one.
-  const wireBytes = db.prepare<[{ max: number; tenant: string; stream: string; after: number; before: number }], { bytes: number }>(
+  const wireBytes = db.prepare<
+    [{ max: number; tenant: string; stream: string; after: number; before: number }],
+    { bytes: number }
+  >(
     `SELECT COALESCE(SUM(CASE WHEN octet_length(payload_json) > @max THEN 128 ELSE octet_length(payload_json) + 64 END), 0)
        AS bytes FROM user_events WHERE tenant_id = @tenant AND user_id = @stream AND seq > @after AND seq < @before`,
   );
@@ -96,10 +105,17 @@ export function createEventStore(db: Db) {
      */
     position: (tenantId: string, stream: string): number => last.get({ tenant: tenantId, stream })!.last_seq,
     /** Up to `limit` kept frames after seq `after`, in order: a replay is read page by page. */
-    page(tenantId: string, stream: string, after: number, limit: number, maxFrameBytes: number): { seq: number; text: string }[] {
+    page(
+      tenantId: string,
+      stream: string,
+      after: number,
+      limit: number,
+      maxFrameBytes: number,
+    ): { seq: number; text: string }[] {
       return page.all({ max: maxFrameBytes, tenant: tenantId, stream, after, limit }).map((r) => ({
         seq: r.seq,
-        text: r.payload_json === null ? orderTooLargeFrame(r.seq, r.order_id) : frameText(r.type, r.seq, r.payload_json),
+        text:
+          r.payload_json === null ? orderTooLargeFrame(r.seq, r.order_id) : frameText(r.type, r.seq, r.payload_json),
       }));
     },
     /** About the bytes a replay of the frames numbered after `since` and before `before` would send. */
@@ -112,7 +128,8 @@ export function createEventStore(db: Db) {
      */
     pruneBefore(beforeMs: number, nowMs: number): number {
       // A missing clock would find no young event and remove them all.
-      if (!Number.isFinite(beforeMs) || !Number.isFinite(nowMs)) throw new TypeError('pruneBefore takes two times in ms');
+      if (!Number.isFinite(beforeMs) || !Number.isFinite(nowMs))
+        throw new TypeError('pruneBefore takes two times in ms');
       const ahead = Math.max(nowMs, newestStamp.get()?.created_ms ?? nowMs) + AHEAD_MS;
       return pruneTransaction.immediate(pruneStop.get({ before: beforeMs, ahead })?.rowid ?? Number.MAX_SAFE_INTEGER);
     },

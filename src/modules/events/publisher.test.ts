@@ -3,7 +3,12 @@ import { createSyncRounds } from '../../db/wal-sync.js';
 import type { OutgoingFrame } from './event-store.js';
 import { createPublisher } from './publisher.js';
 
-const frame = (stream: string, seq: number): OutgoingFrame => ({ tenantId: 't', stream, seq, text: `${stream}#${seq}` });
+const frame = (stream: string, seq: number): OutgoingFrame => ({
+  tenantId: 't',
+  stream,
+  seq,
+  text: `${stream}#${seq}`,
+});
 
 function wire() {
   const log: string[] = [];
@@ -16,7 +21,12 @@ function wire() {
 
 test('frames of a relaxed commit are held until the fsync, pushed before the answers; a durable commit waits its turn', async () => {
   let finish: () => void = () => undefined;
-  const sync = createSyncRounds(() => new Promise<void>((resolve) => { finish = resolve; }));
+  const sync = createSyncRounds(
+    () =>
+      new Promise<void>((resolve) => {
+        finish = resolve;
+      }),
+  );
   const w = wire();
   const publisher = createPublisher(sync, w);
   publisher.publishAfterSync([frame('u', 1)], () => w.log.push('answered'));
@@ -34,7 +44,10 @@ test('frames of a relaxed commit are held until the fsync, pushed before the ans
 
 test('with nothing waiting for an fsync, a durable commit goes out at once; after a failed fsync nothing is pushed', async () => {
   const w = wire();
-  const publisher = createPublisher(createSyncRounds(() => Promise.reject(new Error('EIO'))), w);
+  const publisher = createPublisher(
+    createSyncRounds(() => Promise.reject(new Error('EIO'))),
+    w,
+  );
   publisher.publish([frame('v', 1)]);
   expect(w.log).toEqual(['push v#1']);
   const err = await new Promise<Error | undefined>((resolve) => publisher.publishAfterSync([frame('v', 2)], resolve));

@@ -26,7 +26,9 @@ export function createAddressList(entries: readonly string[]) {
 
 /** Why each entry cannot be used (empty: all good), for the config's check at start. */
 export function addressListProblems(entries: readonly string[]): string[] {
-  return entries.flatMap((e, i) => (parseEntry(e) ? [] : [`/metrics/allowAddresses/${i}: not an IP address or CIDR range: ${e}`]));
+  return entries.flatMap((e, i) =>
+    parseEntry(e) ? [] : [`/metrics/allowAddresses/${i}: not an IP address or CIDR range: ${e}`],
+  );
 }
 
 function parseEntry(entry: string): { address: string; family: 'ipv4' | 'ipv6'; prefix?: number } | undefined {

@@ -1,8 +1,16 @@
 import { afterEach, expect, test } from 'vitest';
 import { parseMetrics, seriesValue, sampleValue } from '../../../test/support/prometheus.js';
 import {
-  type BoxMetrics, createBoxMetrics, type DiskHealth, type PrinterHealth, registerDiskGauges, registerPrinterGauges,
-  registerQueueGauges, registerSocketGauges, registerSyncGauges, type SyncHealth,
+  type BoxMetrics,
+  createBoxMetrics,
+  type DiskHealth,
+  type PrinterHealth,
+  registerDiskGauges,
+  registerPrinterGauges,
+  registerQueueGauges,
+  registerSocketGauges,
+  registerSyncGauges,
+  type SyncHealth,
 } from './metrics.js';
 
 /** Every number the box's parts register (src/box/*.ts), faked. */
@@ -25,8 +33,11 @@ afterEach(() => {
 function fakeSources(over: Partial<MetricSources> = {}) {
   const calls = { sync: 0, disk: 0, printers: 0 };
   const sources: MetricSources = {
-    version: '9.9.9', commandKinds: ['new', 'append'],
-    queueDepth: () => 3, socketsOpen: () => 2, socketBufferedBytes: () => 100,
+    version: '9.9.9',
+    commandKinds: ['new', 'append'],
+    queueDepth: () => 3,
+    socketsOpen: () => 2,
+    socketBufferedBytes: () => 100,
     printers: () => {
       calls.printers++;
       return [{ name: 'kitchen', status: 'paperOut', queueDepth: 4 }];
@@ -59,10 +70,15 @@ test('every family of the box, its type, and values read from the sources at scr
   const { sources, calls } = fakeSources();
   const m = metrics(sources);
   m.observer.confirmed(['new', 'append', 'append'], 0.004, 0.003);
-  m.observer.processed([
-    { kind: 'new', outcome: 'applied', confirmedMs: 1000 },
-    { kind: 'append', outcome: 'rejected', confirmedMs: 1000 },
-  ], 0.01, 0.002, 1020);
+  m.observer.processed(
+    [
+      { kind: 'new', outcome: 'applied', confirmedMs: 1000 },
+      { kind: 'append', outcome: 'rejected', confirmedMs: 1000 },
+    ],
+    0.01,
+    0.002,
+    1020,
+  );
   m.onCheckpoint({ seconds: 0.001, ok: true, walFrames: 42 });
   m.onCheckpoint({ seconds: 0.5, ok: false, walFrames: -1 });
   // Another process's checkpoint held the lock: neither a failure nor a frame count.
@@ -75,7 +91,9 @@ test('every family of the box, its type, and values read from the sources at scr
   const text = await m.render();
   const f = parseMetrics(text);
 
-  const types = Object.fromEntries([...f.values()].filter((x) => x.name.startsWith('venue_box_')).map((x) => [x.name, x.type]));
+  const types = Object.fromEntries(
+    [...f.values()].filter((x) => x.name.startsWith('venue_box_')).map((x) => [x.name, x.type]),
+  );
   expect(types).toEqual({
     venue_box_build_info: 'GAUGE',
     venue_box_commands_confirmed_total: 'COUNTER',
@@ -126,9 +144,13 @@ test('every family of the box, its type, and values read from the sources at scr
   expect(sampleValue(f, 'venue_box_wal_checkpoint_failures_total')).toBe(1);
   expect(Number(f.get('venue_box_wal_checkpoint_duration_seconds')!.metrics[0]!.count)).toBe(3);
   const holds = f.get('venue_box_wal_restart_hold_seconds')!.metrics[0]!;
-  expect([holds.count, holds.buckets!['0.005'], holds.buckets!['1'], holds.buckets!['2.5']].map(Number)).toEqual([2, 1, 1, 2]);
+  expect([holds.count, holds.buckets!['0.005'], holds.buckets!['1'], holds.buckets!['2.5']].map(Number)).toEqual([
+    2, 1, 1, 2,
+  ]);
   const fsyncs = f.get('venue_box_wal_fsync_duration_seconds')!.metrics[0]!;
-  expect([fsyncs.count, fsyncs.buckets!['0.001'], fsyncs.buckets!['0.005'], fsyncs.buckets!['0.25']].map(Number)).toEqual([3, 1, 2, 3]);
+  expect(
+    [fsyncs.count, fsyncs.buckets!['0.001'], fsyncs.buckets!['0.005'], fsyncs.buckets!['0.25']].map(Number),
+  ).toEqual([3, 1, 2, 3]);
   expect(sampleValue(f, 'venue_box_command_queue_depth')).toBe(3);
   expect(sampleValue(f, 'venue_box_sockets_open')).toBe(2);
   expect(sampleValue(f, 'venue_box_print_queue_depth', { printer: 'kitchen' })).toBe(4);
@@ -157,11 +179,16 @@ test('two boxes in one process keep their own metrics', async () => {
 });
 
 test('a printer that goes away leaves no stale series; a disk never measured reads 0 free, full 1', async () => {
-  let printers = [{ name: 'kitchen', status: 'ok' as const, queueDepth: 0 }, { name: 'bar', status: 'offline' as const, queueDepth: 2 }];
-  const m = metrics(fakeSources({
-    printers: () => printers,
-    disk: () => ({ freeBytes: Number.POSITIVE_INFINITY, level: 'full', minFreeBytes: 64, warnFreeBytes: 256 }),
-  }).sources);
+  let printers = [
+    { name: 'kitchen', status: 'ok' as const, queueDepth: 0 },
+    { name: 'bar', status: 'offline' as const, queueDepth: 2 },
+  ];
+  const m = metrics(
+    fakeSources({
+      printers: () => printers,
+      disk: () => ({ freeBytes: Number.POSITIVE_INFINITY, level: 'full', minFreeBytes: 64, warnFreeBytes: 256 }),
+    }).sources,
+  );
   expect(sampleValue(parseMetrics(await m.render()), 'venue_box_print_queue_depth', { printer: 'bar' })).toBe(2);
   printers = printers.slice(0, 1);
   await new Promise((r) => setImmediate(r));

@@ -13,8 +13,19 @@ export interface MetricsInfo {
 
 /** The printers as the metrics read them (src/modules/printing/service.ts printerHealth). */
 export type PrinterHealth = { name: string; status: PrinterStatus; queueDepth: number }[];
-export interface SyncHealth { enrolled: boolean; backlog: number; oldestUnsyncedAgeS: number | null; lastSuccessMs: number | null; deadLetters: number }
-export interface DiskHealth { freeBytes: number; level: DiskLevel; minFreeBytes: number; warnFreeBytes: number }
+export interface SyncHealth {
+  enrolled: boolean;
+  backlog: number;
+  oldestUnsyncedAgeS: number | null;
+  lastSuccessMs: number | null;
+  deadLetters: number;
+}
+export interface DiskHealth {
+  freeBytes: number;
+  level: DiskLevel;
+  minFreeBytes: number;
+  warnFreeBytes: number;
+}
 
 const LOOP_RESOLUTION_MS = 20;
 const PRINTER_STATUSES: readonly PrinterStatus[] = ['ok', 'paperNearEnd', 'paperOut', 'offline', 'unknown'];
@@ -38,51 +49,71 @@ export function createBoxMetrics(info: MetricsInfo) {
   collectDefaultMetrics({ register: registry });
 
   new Gauge({
-    name: 'venue_box_build_info', help: 'Always 1; the running version in its label.', labelNames: ['version'], registers,
+    name: 'venue_box_build_info',
+    help: 'Always 1; the running version in its label.',
+    labelNames: ['version'],
+    registers,
   }).set({ version: info.version }, 1);
 
   const confirmed = new Counter({
-    name: 'venue_box_commands_confirmed_total', help: 'Order commands confirmed (committed, 200 sent), by kind.',
-    labelNames: ['kind'], registers,
+    name: 'venue_box_commands_confirmed_total',
+    help: 'Order commands confirmed (committed, 200 sent), by kind.',
+    labelNames: ['kind'],
+    registers,
   });
   const processed = new Counter({
     name: 'venue_box_commands_processed_total',
     help: 'Order commands processed, by kind and outcome (applied; rejected: a NOTIFICATION; failed: a bug).',
-    labelNames: ['kind', 'outcome'], registers,
+    labelNames: ['kind', 'outcome'],
+    registers,
   });
   const latency = new Histogram({
     name: 'venue_box_command_push_latency_seconds',
-    help: 'From a command\'s confirmation to its frames pushed to the sockets.', buckets: LATENCY_BUCKETS, registers,
+    help: "From a command's confirmation to its frames pushed to the sockets.",
+    buckets: LATENCY_BUCKETS,
+    registers,
   });
   const transaction = new Histogram({
     name: 'venue_box_queue_transaction_duration_seconds',
     help: 'Transactions of the command queue (confirm: each that stored commands; process: each that also applied some).',
-    labelNames: ['phase'], buckets: DURATION_BUCKETS, registers,
+    labelNames: ['phase'],
+    buckets: DURATION_BUCKETS,
+    registers,
   });
   const commit = new Histogram({
     name: 'venue_box_queue_commit_duration_seconds',
-    help: 'The COMMIT of the command queue\'s transactions alone: the WAL write (synchronous=NORMAL, the fsync follows; FULL for a backlog).',
-    labelNames: ['phase'], buckets: DURATION_BUCKETS, registers,
+    help: "The COMMIT of the command queue's transactions alone: the WAL write (synchronous=NORMAL, the fsync follows; FULL for a backlog).",
+    labelNames: ['phase'],
+    buckets: DURATION_BUCKETS,
+    registers,
   });
   const walSync = new Histogram({
     name: 'venue_box_wal_fsync_duration_seconds',
     help: 'Each fdatasync of the WAL that makes order commands and tokens durable before their answer (event-loop delay included).',
-    buckets: DURATION_BUCKETS, registers,
+    buckets: DURATION_BUCKETS,
+    registers,
   });
   const checkpoint = new Histogram({
-    name: 'venue_box_wal_checkpoint_duration_seconds', help: 'PASSIVE WAL checkpoints (when 32 MiB wait, or the WAL is idle).',
-    buckets: DURATION_BUCKETS, registers,
+    name: 'venue_box_wal_checkpoint_duration_seconds',
+    help: 'PASSIVE WAL checkpoints (when 32 MiB wait, or the WAL is idle).',
+    buckets: DURATION_BUCKETS,
+    registers,
   });
   const checkpointFailures = new Counter({
-    name: 'venue_box_wal_checkpoint_failures_total', help: 'WAL checkpoints that failed (a full disk, an I/O error).', registers,
+    name: 'venue_box_wal_checkpoint_failures_total',
+    help: 'WAL checkpoints that failed (a full disk, an I/O error).',
+    registers,
   });
   const queueHeld = new Histogram({
     name: 'venue_box_wal_restart_hold_seconds',
     help: 'Quiet moments the WAL checkpointer took from the command queue (confirmations wait): how long each held it.',
-    buckets: DURATION_BUCKETS, registers,
+    buckets: DURATION_BUCKETS,
+    registers,
   });
   const walFrames = new Gauge({
-    name: 'venue_box_wal_frames', help: 'Frames (pages) in the WAL file at the last checkpoint.', registers,
+    name: 'venue_box_wal_frames',
+    help: 'Frames (pages) in the WAL file at the last checkpoint.',
+    registers,
   });
 
   // Node's monitor records the interval between its timer's firings, so an idle loop reads as the resolution
@@ -91,11 +122,17 @@ export function createBoxMetrics(info: MetricsInfo) {
   loop.enable();
   const delay = (ns: number) => Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) / 1000;
   new Gauge({
-    name: 'venue_box_event_loop_delay_p99_seconds', help: 'Event-loop delay since the last scrape, 99th percentile.', registers,
-    collect() { this.set(delay(loop.percentile(99))); },
+    name: 'venue_box_event_loop_delay_p99_seconds',
+    help: 'Event-loop delay since the last scrape, 99th percentile.',
+    registers,
+    collect() {
+      this.set(delay(loop.percentile(99)));
+    },
   });
   new Gauge({
-    name: 'venue_box_event_loop_delay_max_seconds', help: 'Longest event-loop delay since the last scrape.', registers,
+    name: 'venue_box_event_loop_delay_max_seconds',
+    help: 'Longest event-loop delay since the last scrape.',
+    registers,
     collect() {
       this.set(delay(loop.max));
       // Collected after p99 (registration order), in the same tick: both saw the same samples.
@@ -158,7 +195,14 @@ export type BoxMetrics = ReturnType<typeof createBoxMetrics>;
 
 /** A gauge read at scrape time. */
 function gauge(m: BoxMetrics, name: string, help: string, read: () => number): void {
-  new Gauge({ name, help, registers: [m.registry], collect() { this.set(read()); } });
+  new Gauge({
+    name,
+    help,
+    registers: [m.registry],
+    collect() {
+      this.set(read());
+    },
+  });
 }
 
 /** The command queue's backlog (src/modules/ordering/repo.ts pendingCount). */
@@ -169,7 +213,9 @@ export function registerQueueGauges(m: BoxMetrics, queueDepth: () => number): vo
 /** The socket hub's (src/ws/hub.ts). */
 export function registerSocketGauges(m: BoxMetrics, hub: { socketCount(): number; bufferedBytes(): number }): void {
   gauge(m, 'venue_box_sockets_open', 'Open sockets (/ordering-api/ws).', () => hub.socketCount());
-  gauge(m, 'venue_box_socket_buffered_bytes', 'Bytes waiting in the sockets\' send buffers, all together.', () => hub.bufferedBytes());
+  gauge(m, 'venue_box_socket_buffered_bytes', "Bytes waiting in the sockets' send buffers, all together.", () =>
+    hub.bufferedBytes(),
+  );
 }
 
 /** Each printer's queue and status (src/modules/printing/service.ts). */
@@ -178,18 +224,24 @@ export function registerPrinterGauges(m: BoxMetrics, read: () => PrinterHealth):
   const printers = perScrape(read);
   const registers = [m.registry];
   new Gauge({
-    name: 'venue_box_print_queue_depth', help: 'Print jobs queued for each printer.', labelNames: ['printer'], registers,
+    name: 'venue_box_print_queue_depth',
+    help: 'Print jobs queued for each printer.',
+    labelNames: ['printer'],
+    registers,
     collect() {
       this.reset();
       for (const p of printers()) this.set({ printer: p.name }, p.queueDepth);
     },
   });
   new Gauge({
-    name: 'venue_box_printer_status', help: 'Each printer\'s status: 1 for the status it has, 0 for the others.',
-    labelNames: ['printer', 'status'], registers,
+    name: 'venue_box_printer_status',
+    help: "Each printer's status: 1 for the status it has, 0 for the others.",
+    labelNames: ['printer', 'status'],
+    registers,
     collect() {
       this.reset();
-      for (const p of printers()) for (const s of PRINTER_STATUSES) this.set({ printer: p.name, status: s }, p.status === s ? 1 : 0);
+      for (const p of printers())
+        for (const s of PRINTER_STATUSES) this.set({ printer: p.name, status: s }, p.status === s ? 1 : 0);
     },
   });
 }
@@ -197,28 +249,53 @@ export function registerPrinterGauges(m: BoxMetrics, read: () => PrinterHealth):
 /** Sync to the central (src/modules/sync/status.ts). */
 export function registerSyncGauges(m: BoxMetrics, read: () => SyncHealth): void {
   const sync = perScrape(read);
-  const syncGauge = (name: string, help: string, value: (s: SyncHealth) => number) => gauge(m, name, help, () => value(sync()));
-  syncGauge('venue_box_sync_enrolled', '1 once the box is enrolled at a central (venue-box sync enrol).', (s) => Number(s.enrolled));
+  const syncGauge = (name: string, help: string, value: (s: SyncHealth) => number) =>
+    gauge(m, name, help, () => value(sync()));
+  syncGauge('venue_box_sync_enrolled', '1 once the box is enrolled at a central (venue-box sync enrol).', (s) =>
+    Number(s.enrolled),
+  );
   syncGauge('venue_box_sync_backlog_events', 'Events not yet acknowledged by the central.', (s) => s.backlog);
-  syncGauge('venue_box_sync_oldest_unsynced_age_seconds', 'Age of the oldest unacknowledged event (0: none): the sync lag.',
-    (s) => s.oldestUnsyncedAgeS ?? 0);
-  syncGauge('venue_box_sync_last_success_timestamp_seconds', 'When the central last acknowledged a batch (0: never).',
-    (s) => (s.lastSuccessMs ?? 0) / 1000);
-  syncGauge('venue_box_sync_dead_letters', 'Events the central refused for good (docs/sync.md "Sync to the central node").',
-    (s) => s.deadLetters);
+  syncGauge(
+    'venue_box_sync_oldest_unsynced_age_seconds',
+    'Age of the oldest unacknowledged event (0: none): the sync lag.',
+    (s) => s.oldestUnsyncedAgeS ?? 0,
+  );
+  syncGauge(
+    'venue_box_sync_last_success_timestamp_seconds',
+    'When the central last acknowledged a batch (0: never).',
+    (s) => (s.lastSuccessMs ?? 0) / 1000,
+  );
+  syncGauge(
+    'venue_box_sync_dead_letters',
+    'Events the central refused for good (docs/sync.md "Sync to the central node").',
+    (s) => s.deadLetters,
+  );
 }
 
 /** The data disk's free space (src/modules/storage/disk-watchdog.ts). */
 export function registerDiskGauges(m: BoxMetrics, read: () => DiskHealth): void {
   const disk = perScrape(read);
-  const diskGauge = (name: string, help: string, value: (d: DiskHealth) => number) => gauge(m, name, help, () => value(disk()));
-  diskGauge('venue_box_disk_free_bytes', 'Free bytes of the data directory\'s disk (for an unprivileged writer).',
-    (d) => (Number.isFinite(d.freeBytes) ? d.freeBytes : 0));
-  diskGauge('venue_box_disk_min_free_bytes', 'storage.minFreeBytes: below it writes are refused.', (d) => d.minFreeBytes);
+  const diskGauge = (name: string, help: string, value: (d: DiskHealth) => number) =>
+    gauge(m, name, help, () => value(disk()));
+  diskGauge(
+    'venue_box_disk_free_bytes',
+    "Free bytes of the data directory's disk (for an unprivileged writer).",
+    (d) => (Number.isFinite(d.freeBytes) ? d.freeBytes : 0),
+  );
+  diskGauge(
+    'venue_box_disk_min_free_bytes',
+    'storage.minFreeBytes: below it writes are refused.',
+    (d) => d.minFreeBytes,
+  );
   diskGauge('venue_box_disk_warn_free_bytes', 'storage.warnFreeBytes: below it the log warns.', (d) => d.warnFreeBytes);
-  diskGauge('venue_box_disk_low', '1 while free space is below storage.warnFreeBytes (or the floor).', (d) => Number(d.level !== 'ok'));
-  diskGauge('venue_box_disk_full', '1 while free space is below storage.minFreeBytes: writes get 503 storageFull.',
-    (d) => Number(d.level === 'full'));
+  diskGauge('venue_box_disk_low', '1 while free space is below storage.warnFreeBytes (or the floor).', (d) =>
+    Number(d.level !== 'ok'),
+  );
+  diskGauge(
+    'venue_box_disk_full',
+    '1 while free space is below storage.minFreeBytes: writes get 503 storageFull.',
+    (d) => Number(d.level === 'full'),
+  );
 }
 
 /** `fn`'s value, taken once per turn of the event loop: every collect callback of one scrape shares it. */
@@ -227,7 +304,9 @@ function perScrape<T>(fn: () => T): () => T {
   return () => {
     if (!value) {
       value = { v: fn() };
-      setImmediate(() => { value = undefined; });
+      setImmediate(() => {
+        value = undefined;
+      });
     }
     return value.v;
   };

@@ -25,5 +25,9 @@ test('each reason not to be ready, the first one winning', () => {
 });
 
 test('while stopping the database is not looked at (it may be closed)', () => {
-  expect(readiness(true, () => { throw new Error('database connection is not open'); })).toMatchObject({ ready: false, reason: 'stopping' });
+  expect(
+    readiness(true, () => {
+      throw new Error('database connection is not open');
+    }),
+  ).toMatchObject({ ready: false, reason: 'stopping' });
 });

@@ -29,13 +29,27 @@ export function readiness(stopping: boolean, look: () => ReadinessState): Readin
     return notReady('unavailable', 'serviceFailed', `${s.failedService} failed: venue-box is stopping to be restarted`);
   }
   if (s.schemaVersion !== s.latestSchema) {
-    return notReady('unavailable', 'migrations', `database schema is ${s.schemaVersion}, this venue-box needs ${s.latestSchema}`);
+    return notReady(
+      'unavailable',
+      'migrations',
+      `database schema is ${s.schemaVersion}, this venue-box needs ${s.latestSchema}`,
+    );
   }
   if (s.readOnly) return notReady('unavailable', 'readOnly', 'the database is open read-only');
-  if (s.disk === 'full') return notReady('storageFull', 'storageFull', 'the data disk is below storage.minFreeBytes: writes are refused');
-  if (s.queueFailing) return notReady('unavailable', 'database', 'the database refuses the command queue\'s writes; retrying every second');
+  if (s.disk === 'full')
+    return notReady('storageFull', 'storageFull', 'the data disk is below storage.minFreeBytes: writes are refused');
+  if (s.queueFailing)
+    return notReady(
+      'unavailable',
+      'database',
+      "the database refuses the command queue's writes; retrying every second",
+    );
   return { ready: true };
 }
 
-const notReady = (code: 'unavailable' | 'storageFull', reason: string, message: string): Readiness =>
-  ({ ready: false, code, reason, message });
+const notReady = (code: 'unavailable' | 'storageFull', reason: string, message: string): Readiness => ({
+  ready: false,
+  code,
+  reason,
+  message,
+});

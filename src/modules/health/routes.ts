@@ -26,14 +26,27 @@ export function healthRoutes(deps: HealthRouteDeps): Route[] {
   const { metrics } = deps;
   return [
     {
-      method: 'get', path: '/healthz', auth: 'none', body: 'none', whileStopping: true,
-      doc: { summary: 'The process is up', tag: 'health', responses: { 200: { description: 'up', schema: Type.Object({ status: Type.Literal('ok') }) } } },
+      method: 'get',
+      path: '/healthz',
+      auth: 'none',
+      body: 'none',
+      whileStopping: true,
+      doc: {
+        summary: 'The process is up',
+        tag: 'health',
+        responses: { 200: { description: 'up', schema: Type.Object({ status: Type.Literal('ok') }) } },
+      },
       handle: () => json(200, { status: 'ok' }),
     },
     {
-      method: 'get', path: '/readyz', auth: 'none', body: 'none', whileStopping: true,
+      method: 'get',
+      path: '/readyz',
+      auth: 'none',
+      body: 'none',
+      whileStopping: true,
       doc: {
-        summary: 'Ready to serve, or why not (503 unavailable or storageFull, args: the reason)', tag: 'health',
+        summary: 'Ready to serve, or why not (503 unavailable or storageFull, args: the reason)',
+        tag: 'health',
         responses: { 200: { description: 'ready', schema: Type.Object({ status: Type.Literal('ready') }) } },
       },
       handle() {
@@ -42,18 +55,26 @@ export function healthRoutes(deps: HealthRouteDeps): Route[] {
         throw AppError.of(r.code, r.message, [r.reason]);
       },
     },
-    ...(metrics ? [{
-      method: 'get', path: '/metrics', auth: 'none', body: 'none',
-      doc: {
-        summary: 'Prometheus metrics (metrics.allowAddresses, or a staff token)', tag: 'health',
-        responses: { 200: { description: 'the Prometheus text format', contentType: 'text/plain' } },
-      },
-      async handle({ req }) {
-        if (!deps.allow.allows(req.remoteAddress) && !isStaff(deps.authenticate(req))) {
-          throw forbidden('metrics need a staff token (scope write)');
-        }
-        return { status: 200, raw: await metrics.render(), headers: { 'content-type': metrics.contentType } };
-      },
-    } satisfies Route] : []),
+    ...(metrics
+      ? [
+          {
+            method: 'get',
+            path: '/metrics',
+            auth: 'none',
+            body: 'none',
+            doc: {
+              summary: 'Prometheus metrics (metrics.allowAddresses, or a staff token)',
+              tag: 'health',
+              responses: { 200: { description: 'the Prometheus text format', contentType: 'text/plain' } },
+            },
+            async handle({ req }) {
+              if (!deps.allow.allows(req.remoteAddress) && !isStaff(deps.authenticate(req))) {
+                throw forbidden('metrics need a staff token (scope write)');
+              }
+              return { status: 200, raw: await metrics.render(), headers: { 'content-type': metrics.contentType } };
+            },
+          } satisfies Route,
+        ]
+      : []),
   ];
 }

@@ -23,11 +23,22 @@ const calls = join(dir, 'calls');
 writeFileSync(fakeNotify, `#!/bin/sh\necho "$*" >> ${calls}\n`);
 chmodSync(fakeNotify, 0o755);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const lines = () => { try { return readFileSync(calls, 'utf8').trim().split('\n'); } catch { return []; } };
+const lines = () => {
+  try {
+    return readFileSync(calls, 'utf8').trim().split('\n');
+  } catch {
+    return [];
+  }
+};
 
 test('READY=1 with a status, WATCHDOG=1 while running, STOPPING=1 and no ping after it', async () => {
   const log = pino({ level: 'silent' });
-  const n = createSystemdNotifier({ env: { NOTIFY_SOCKET: '/run/x', WATCHDOG_USEC: '100000' }, pid: 1, log, command: fakeNotify });
+  const n = createSystemdNotifier({
+    env: { NOTIFY_SOCKET: '/run/x', WATCHDOG_USEC: '100000' },
+    pid: 1,
+    log,
+    command: fakeNotify,
+  });
   n.ready('serving on 0.0.0.0:8080');
   await sleep(400);
   n.stopping();
@@ -44,14 +55,24 @@ test('READY=1 with a status, WATCHDOG=1 while running, STOPPING=1 and no ping af
 });
 
 test('without NOTIFY_SOCKET nothing is sent; a missing systemd-notify is logged once, not at every ping', async () => {
-  const quiet = createSystemdNotifier({ env: { WATCHDOG_USEC: '100000' }, pid: 1, log: pino({ level: 'silent' }), command: '/nonexistent' });
+  const quiet = createSystemdNotifier({
+    env: { WATCHDOG_USEC: '100000' },
+    pid: 1,
+    log: pino({ level: 'silent' }),
+    command: '/nonexistent',
+  });
   quiet.ready('x');
   quiet.stopping();
   await quiet.close();
 
   const errors: string[] = [];
   const log = pino({ level: 'error' }, { write: (line: string) => errors.push(line) });
-  const n = createSystemdNotifier({ env: { NOTIFY_SOCKET: '/run/x', WATCHDOG_USEC: '60000' }, pid: 1, log, command: join(dir, 'missing') });
+  const n = createSystemdNotifier({
+    env: { NOTIFY_SOCKET: '/run/x', WATCHDOG_USEC: '60000' },
+    pid: 1,
+    log,
+    command: join(dir, 'missing'),
+  });
   n.ready('x');
   await sleep(300);
   n.stopping();

@@ -66,7 +66,11 @@ export function createSystemdNotifier(deps: NotifierDeps) {
 
   function send(...states: string[]): Promise<void> {
     queued++;
-    chain = chain.then(() => sendNow(states)).then(() => { queued--; });
+    chain = chain
+      .then(() => sendNow(states))
+      .then(() => {
+        queued--;
+      });
     return chain;
   }
 
@@ -100,5 +104,9 @@ export function createSystemdNotifier(deps: NotifierDeps) {
 
 /** The notifier as one of the long-running parts (src/shared/runtime.ts): READY=1 at start, STOPPING=1 when draining. */
 export function systemdService(notifier: ReturnType<typeof createSystemdNotifier>, status: () => string): Service {
-  return serviceOf({ start: () => notifier.ready(status()), drain: () => notifier.stopping(), stop: () => notifier.close() });
+  return serviceOf({
+    start: () => notifier.ready(status()),
+    drain: () => notifier.stopping(),
+    stop: () => notifier.close(),
+  });
 }

@@ -23,7 +23,9 @@ afterEach(async () => {
 });
 
 /** A central that answers image GETs with `handle`; every request's Range header is recorded. */
-async function central(handle: (req: IncomingMessage, res: import('node:http').ServerResponse, n: number) => void): Promise<{ url: string; ranges: (string | undefined)[] }> {
+async function central(
+  handle: (req: IncomingMessage, res: import('node:http').ServerResponse, n: number) => void,
+): Promise<{ url: string; ranges: (string | undefined)[] }> {
   const ranges: (string | undefined)[] = [];
   server = createServer((req, res) => {
     ranges.push(req.headers.range);
@@ -39,7 +41,11 @@ function box(centralUrl: string, wanted: { sha256: string; ext: ImageExt }[], ma
   saveDevice(dataDir, centralUrl, { deviceId: 'd', tenant: 't', venue: 'v', keyId: keyIdOf(pair.publicKey) }, pair);
   const store = createMediaStore(dataDir);
   const fetcher = createMediaFetcher({
-    dataDir, store, log: createLogger('fatal'), diskFull: () => false, repo: { wanted: () => wanted },
+    dataDir,
+    store,
+    log: createLogger('fatal'),
+    diskFull: () => false,
+    repo: { wanted: () => wanted },
     options: { maxBytes, requestTimeoutMs: 5000, retryMinMs: 50, retryMaxMs, enrolPollMs: 50 },
   });
   fetcher.run().catch(() => undefined); // a test that wants the failure calls run() itself: the same run
@@ -93,12 +99,22 @@ test('bytes that do not hash to the name are thrown away and fetched again; imag
 
 test('storage is bounded by maxBytes: images past the bound (in menu order) are not fetched', async () => {
   const other = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe1]), Buffer.alloc(60_000, 9)]);
-  const bySha = new Map([[sha, image], [sha256Hex(other), other]]);
+  const bySha = new Map([
+    [sha, image],
+    [sha256Hex(other), other],
+  ]);
   const c = await central((req, res) => {
     const name = req.url!.split('/').pop()!.split('.')[0]!;
     res.writeHead(200, { 'content-type': 'image/jpeg' }).end(bySha.get(name));
   });
-  const { dataDir } = box(c.url, [{ sha256: sha, ext: 'jpg' }, { sha256: sha256Hex(other), ext: 'jpg' }], 50_000);
+  const { dataDir } = box(
+    c.url,
+    [
+      { sha256: sha, ext: 'jpg' },
+      { sha256: sha256Hex(other), ext: 'jpg' },
+    ],
+    50_000,
+  );
   await until('the first image', () => existsSync(join(dataDir, 'media', `${sha}.jpg`)));
   await new Promise((r) => setTimeout(r, 300));
   expect(c.ranges.length).toBe(1);
@@ -138,11 +154,23 @@ test('a refused device (401) waits retryMaxMs before it asks again', async () =>
 test('a bug in a pass ends run() with the error instead of a log line', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'vb-media-'));
   const pair = nacl.sign.keyPair();
-  saveDevice(dataDir, 'http://127.0.0.1:9', { deviceId: 'd', tenant: 't', venue: 'v', keyId: keyIdOf(pair.publicKey) }, pair);
+  saveDevice(
+    dataDir,
+    'http://127.0.0.1:9',
+    { deviceId: 'd', tenant: 't', venue: 'v', keyId: keyIdOf(pair.publicKey) },
+    pair,
+  );
   const bug = new TypeError('wanted is not iterable');
   const fetcher = createMediaFetcher({
-    dataDir, store: createMediaStore(dataDir), log: createLogger('fatal'), diskFull: () => false,
-    repo: { wanted: () => { throw bug; } },
+    dataDir,
+    store: createMediaStore(dataDir),
+    log: createLogger('fatal'),
+    diskFull: () => false,
+    repo: {
+      wanted: () => {
+        throw bug;
+      },
+    },
     options: { maxBytes: 1 << 30, requestTimeoutMs: 5000, retryMinMs: 50, retryMaxMs: 200, enrolPollMs: 50 },
   });
   await expect(fetcher.run()).rejects.toBe(bug);

@@ -52,7 +52,11 @@ export function createMediaFetcher(deps: FetcherDeps) {
       if (client.signal?.aborted) break;
       if (store.has(image.sha256, image.ext)) continue;
       if (store.usedBytes() >= options.maxBytes) {
-        if (!warnedFull) log.warn({ maxBytes: options.maxBytes }, 'menu images fill sync.mediaMaxBytes: later images are not downloaded');
+        if (!warnedFull)
+          log.warn(
+            { maxBytes: options.maxBytes },
+            'menu images fill sync.mediaMaxBytes: later images are not downloaded',
+          );
         warnedFull = true;
         break;
       }
@@ -60,7 +64,8 @@ export function createMediaFetcher(deps: FetcherDeps) {
       await download(device, image.sha256, image.ext, client);
       fetched++;
     }
-    if (fetched > 0 || removed > 0) log.info({ fetched, removed, wanted: wanted.length }, 'menu images from the central');
+    if (fetched > 0 || removed > 0)
+      log.info({ fetched, removed, wanted: wanted.length }, 'menu images from the central');
     return { fetched, removed };
   }
 
@@ -68,7 +73,12 @@ export function createMediaFetcher(deps: FetcherDeps) {
     const from = store.partialBytes(sha256, ext);
     const { status, retryAfter } = await get(device, sha256, ext, from, client);
     if (status !== 200 && status !== 206) {
-      throw new CentralError(status, `central answered ${status} for image ${sha256.slice(0, 12)}`, undefined, retryAfterSeconds(retryAfter));
+      throw new CentralError(
+        status,
+        `central answered ${status} for image ${sha256.slice(0, 12)}`,
+        undefined,
+        retryAfterSeconds(retryAfter),
+      );
     }
     const whole = await store.readPartial(sha256, ext);
     if (whole.length > MAX_IMAGE_BYTES || sha256Hex(whole) !== sha256) {
@@ -83,17 +93,30 @@ export function createMediaFetcher(deps: FetcherDeps) {
    * What arrives is appended to the partial file, also when the answer is cut off: the next attempt asks for the
    * rest. A 200 (the whole, not the rest) starts the partial file again.
    */
-  function get(device: Device, sha256: string, ext: ImageExt, from: number, client: ClientOptions):
-    Promise<{ status: number; retryAfter: string | undefined }> {
+  function get(
+    device: Device,
+    sha256: string,
+    ext: ImageExt,
+    from: number,
+    client: ClientOptions,
+  ): Promise<{ status: number; retryAfter: string | undefined }> {
     const path = `${MEDIA_PATH}/${sha256}.${ext}`;
-    const signature = signDetached(Buffer.from(requestSigningText('GET', path, device.tenant, device.deviceId, ''), 'utf8'), device.secretKey);
+    const signature = signDetached(
+      Buffer.from(requestSigningText('GET', path, device.tenant, device.deviceId, ''), 'utf8'),
+      device.secretKey,
+    );
     const headers: Record<string, string> = {
-      'x-tenant': device.tenant, 'x-device': device.deviceId, 'x-signature': Buffer.from(signature).toString('base64'),
+      'x-tenant': device.tenant,
+      'x-device': device.deviceId,
+      'x-signature': Buffer.from(signature).toString('base64'),
       ...(from > 0 ? { range: `bytes=${from}-` } : {}),
     };
     const target = new URL(`${device.central.replace(/\/+$/, '')}${path}`);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const signal = AbortSignal.any([AbortSignal.timeout(client.requestTimeoutMs), ...(client.signal ? [client.signal] : [])]);
+    const signal = AbortSignal.any([
+      AbortSignal.timeout(client.requestTimeoutMs),
+      ...(client.signal ? [client.signal] : []),
+    ]);
     return new Promise((resolve, reject) => {
       const req = send(target, { method: 'GET', headers, signal }, (res) => {
         const status = res.statusCode ?? 0;
@@ -124,14 +147,18 @@ export function createMediaFetcher(deps: FetcherDeps) {
           reject(new DownloadError(`download cut off (${err.message})`));
         });
       });
-      req.on('error', (err: NodeJS.ErrnoException) => reject(new CentralError(0, `central unreachable (${err.code ?? err.message})`)));
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        reject(new CentralError(0, `central unreachable (${err.code ?? err.message})`)),
+      );
       req.end();
     });
   }
 
   const loop = createCentralLoop({
     options: {
-      retryMinMs: options.retryMinMs, retryMaxMs: options.retryMaxMs, enrolPollMs: options.enrolPollMs,
+      retryMinMs: options.retryMinMs,
+      retryMaxMs: options.retryMaxMs,
+      enrolPollMs: options.enrolPollMs,
       requestTimeoutMs: options.requestTimeoutMs,
     },
     loadDevice: () => loadDevice(deps.dataDir),
@@ -141,8 +168,11 @@ export function createMediaFetcher(deps: FetcherDeps) {
       return undefined;
     },
     retryable: (err) => err instanceof DownloadError,
-    failed: (err, delay) => log.warn({ err: (err as Error).message, status: (err as CentralError).status, retryInMs: delay },
-      'menu image download failed; retrying'),
+    failed: (err, delay) =>
+      log.warn(
+        { err: (err as Error).message, status: (err as CentralError).status, retryInMs: delay },
+        'menu image download failed; retrying',
+      ),
   });
 
   return {

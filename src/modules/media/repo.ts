@@ -5,7 +5,8 @@ import { type ImageExt, mediaOfMenu } from '../../shared/media.js';
 export function createMediaRepo(db: Db) {
   const menus = db.prepare<[string, string, string], { root_json: string }>(
     `SELECT root_json FROM menus WHERE tenant_id = ?
-     ORDER BY id IN (SELECT menu_id FROM venues WHERE tenant_id = ? AND id = ?) DESC, id`);
+     ORDER BY id IN (SELECT menu_id FROM venues WHERE tenant_id = ? AND id = ?) DESC, id`,
+  );
   return {
     /**
      * Every central image the tenant's menus name, the menu of the box's own venue first, then by menu id: the

@@ -12,25 +12,34 @@ const CACHE = 'public, max-age=31536000, immutable';
  * are what the menu shows anyway. ETag is the sha256; `If-None-Match` gets 304; HEAD the headers alone.
  */
 export function mediaRoutes(store: MediaStore): Route[] {
-  return [{
-    method: 'get', path: '/media/:name', auth: 'none', body: 'none',
-    doc: {
-      summary: "A menu image the box holds, at the URL the menu names (404 notFound: not here); ETag, 304 on If-None-Match",
-      tag: 'menus',
-      params: { name: '<sha256>.<png|jpg|webp>' },
-      responses: { 200: { description: 'the image, cached for a year (immutable)', contentType: 'image/*' } },
+  return [
+    {
+      method: 'get',
+      path: '/media/:name',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary:
+          'A menu image the box holds, at the URL the menu names (404 notFound: not here); ETag, 304 on If-None-Match',
+        tag: 'menus',
+        params: { name: '<sha256>.<png|jpg|webp>' },
+        responses: { 200: { description: 'the image, cached for a year (immutable)', contentType: 'image/*' } },
+      },
+      async handle({ req }) {
+        const image = parseMediaUrl(`/media/${req.params.name ?? ''}`);
+        const bytes = image && (await store.read(`${image.sha256}.${image.ext}`));
+        if (!image || !bytes) throw notFound('image');
+        const etag = `"${image.sha256}"`;
+        const headers = { etag, 'cache-control': CACHE };
+        const match = req.headers['if-none-match'];
+        if (
+          match !== undefined &&
+          (match.trim() === '*' || match.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))
+        ) {
+          return { status: 304, headers };
+        }
+        return { status: 200, bytes, headers: { ...headers, 'content-type': IMAGE_TYPES[image.ext] } };
+      },
     },
-    async handle({ req }) {
-      const image = parseMediaUrl(`/media/${req.params.name ?? ''}`);
-      const bytes = image && await store.read(`${image.sha256}.${image.ext}`);
-      if (!image || !bytes) throw notFound('image');
-      const etag = `"${image.sha256}"`;
-      const headers = { etag, 'cache-control': CACHE };
-      const match = req.headers['if-none-match'];
-      if (match !== undefined && (match.trim() === '*' || match.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))) {
-        return { status: 304, headers };
-      }
-      return { status: 200, bytes, headers: { ...headers, 'content-type': IMAGE_TYPES[image.ext] } };
-    },
-  }];
+  ];
 }

@@ -1,4 +1,14 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageExt } from '../../shared/media.js';
@@ -37,7 +47,9 @@ export function createMediaStore(dataDir: string) {
 
   return {
     /** Bytes of every complete image and partial download: what counts against sync.mediaMaxBytes. */
-    usedBytes: (): number => list(dir).reduce((n, f) => n + size(join(dir, f)), 0) + list(partialDir).reduce((n, f) => n + size(join(partialDir, f)), 0),
+    usedBytes: (): number =>
+      list(dir).reduce((n, f) => n + size(join(dir, f)), 0) +
+      list(partialDir).reduce((n, f) => n + size(join(partialDir, f)), 0),
     has: (sha256: string, ext: ImageExt): boolean => size(join(dir, fileName(sha256, ext))) > 0,
     /** How much of a download is on disk already (it resumes from there). */
     partialBytes: (sha256: string, ext: ImageExt): number => size(join(partialDir, fileName(sha256, ext))),

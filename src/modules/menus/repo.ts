@@ -18,7 +18,9 @@ export function createMenuRepo(db: Db) {
   const product = db.prepare<
     [string, string, string],
     { id: string; name: string; price_minor: number; channels: string | null; snapshot_json: string }
-  >('SELECT id, name, price_minor, channels, snapshot_json FROM products WHERE tenant_id = ? AND menu_id = ? AND id = ?');
+  >(
+    'SELECT id, name, price_minor, channels, snapshot_json FROM products WHERE tenant_id = ? AND menu_id = ? AND id = ?',
+  );
   return {
     menuRoot: (tenantId: string, menuId: string): MenuNode | undefined => {
       const row = root.get(tenantId, menuId);
@@ -28,7 +30,10 @@ export function createMenuRepo(db: Db) {
       const r = product.get(tenantId, menuId, productId);
       if (!r) return undefined;
       return {
-        id: r.id, name: r.name, priceMinor: r.price_minor, channels: r.channels ? r.channels.split(',') : null,
+        id: r.id,
+        name: r.name,
+        priceMinor: r.price_minor,
+        channels: r.channels ? r.channels.split(',') : null,
         snapshotJson: r.snapshot_json,
       };
     },

@@ -39,7 +39,10 @@ export function menuRoutes(menus: MenuService): Route[] {
         responses: {
           200: {
             description: 'the tree, and the sold-out products of the venue',
-            schema: Type.Object({ root: MenuNodeSchema, locks: Type.Array(SoldOutEntrySchema) }, { additionalProperties: false }),
+            schema: Type.Object(
+              { root: MenuNodeSchema, locks: Type.Array(SoldOutEntrySchema) },
+              { additionalProperties: false },
+            ),
           },
         },
       },

@@ -38,7 +38,11 @@ export type MenuService = ReturnType<typeof createMenuService>;
  * The tree as served on a channel: products of other channels left out; a product sold out at the venue
  * carries `soldOut: true` (absent otherwise, so a menu with nothing sold out keeps the interface's exact shape).
  */
-export function forChannel(node: MenuNode, channel: Channel, soldOut: ReadonlySet<string> = new Set()): MenuNode | undefined {
+export function forChannel(
+  node: MenuNode,
+  channel: Channel,
+  soldOut: ReadonlySet<string> = new Set(),
+): MenuNode | undefined {
   if (isProduct(node)) {
     const { channels, ...served } = node;
     if (channels && !channels.includes(channel)) return undefined;

@@ -11,14 +11,26 @@ export const SoldOutBody = Type.Object({
 });
 
 /** One sold-out product of a venue, as the menu's `locks` array lists it. */
-export const SoldOutEntrySchema = Type.Object({
-  productId: Type.String(), venue: Type.String(), reason: Type.String(), since: Type.String({ format: 'date-time' }),
-}, { additionalProperties: false });
+export const SoldOutEntrySchema = Type.Object(
+  {
+    productId: Type.String(),
+    venue: Type.String(),
+    reason: Type.String(),
+    since: Type.String({ format: 'date-time' }),
+  },
+  { additionalProperties: false },
+);
 
-const SoldOutStateSchema = Type.Object({
-  productId: Type.String(), venue: Type.String(), locked: Type.Boolean(),
-  reason: Type.Union([Type.String(), Type.Null()]), since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-}, { additionalProperties: false });
+const SoldOutStateSchema = Type.Object(
+  {
+    productId: Type.String(),
+    venue: Type.String(),
+    locked: Type.Boolean(),
+    reason: Type.Union([Type.String(), Type.Null()]),
+    since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
 
 /** Staff mark products sold out (and back) per venue. */
 export function soldOutRoutes(soldOut: SoldOutFlags, now: () => number): Route[] {

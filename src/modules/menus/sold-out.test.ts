@@ -6,7 +6,7 @@ import type { VenueRepo } from '../venues/repo.js';
 import type { MenuRepo } from './repo.js';
 import { createSoldOutFlags } from './sold-out.js';
 
-test('a product is sold out at a venue while the staff flag or headquarters\' flag is set there, and only there', () => {
+test("a product is sold out at a venue while the staff flag or headquarters' flag is set there, and only there", () => {
   const db = new Database(':memory:');
   migrate(db);
   db.pragma('foreign_keys = OFF'); // flags without their tenant, venue and menu rows: only the lookup is looked at
@@ -15,7 +15,12 @@ test('a product is sold out at a venue while the staff flag or headquarters\' fl
     INSERT INTO hq_sold_out (tenant_id, venue_id, product_id, reason, since_ms, cat_rev) VALUES ('t', 'v1', 'bigos', 'recall', 1, 1);`);
   const out = (venue: string, product: string, tenant = 't') => flags.isSoldOut(tenant, venue, product);
   expect([out('v1', 'zurek'), out('v1', 'bigos'), out('v1', 'pierogi')]).toEqual([true, true, false]);
-  expect([out('v2', 'zurek'), out('v2', 'bigos'), out('v1', 'zurek', 'u'), out('v1', 'bigos', 'u')]).toEqual([false, false, false, false]);
+  expect([out('v2', 'zurek'), out('v2', 'bigos'), out('v1', 'zurek', 'u'), out('v1', 'bigos', 'u')]).toEqual([
+    false,
+    false,
+    false,
+    false,
+  ]);
   db.exec("DELETE FROM hq_sold_out; INSERT INTO product_locks VALUES ('t', 'v1', 'bigos', 'out', 2)");
   expect(out('v1', 'bigos')).toBe(true);
   db.exec('DELETE FROM product_locks');

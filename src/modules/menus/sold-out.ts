@@ -64,43 +64,78 @@ export function createSoldOutFlags(db: Db, menus: MenuRepo, venues: VenueRepo, o
      * Locks (keeping the first `since`, updating the reason) or clears a lock; both are idempotent. The staff
      * flag travels up to the central (soldout.changed) in the same transaction.
      */
-    set: (tenantId: string, menuId: string, change: SoldOutChange, nowMs: number): SoldOutState => db.transaction(() => {
-      const venue = venues.getVenue(tenantId, change.venue);
-      if (!venue || venue.menu !== menuId) throw notFound('menu for this venue');
-      if (!menus.product(tenantId, menuId, change.productId)) throw notFound('product');
-      if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);
-      else s.remove.run(tenantId, change.venue, change.productId);
-      const row = s.one.get(tenantId, change.venue, change.productId);
-      outbox.append(tenantId, 'soldout.changed', `${change.venue}/${change.productId}`, {
-        venue: change.venue, menu: menuId, productId: change.productId, locked: row !== undefined, reason: row?.reason ?? null,
-      }, nowMs);
-      return {
-        productId: change.productId, venue: change.venue, locked: row !== undefined,
-        reason: row?.reason ?? null, since: row ? isoOf(row.since_ms) : null,
-      };
-    }).immediate(),
+    set: (tenantId: string, menuId: string, change: SoldOutChange, nowMs: number): SoldOutState =>
+      db
+        .transaction(() => {
+          const venue = venues.getVenue(tenantId, change.venue);
+          if (!venue || venue.menu !== menuId) throw notFound('menu for this venue');
+          if (!menus.product(tenantId, menuId, change.productId)) throw notFound('product');
+          if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);
+          else s.remove.run(tenantId, change.venue, change.productId);
+          const row = s.one.get(tenantId, change.venue, change.productId);
+          outbox.append(
+            tenantId,
+            'soldout.changed',
+            `${change.venue}/${change.productId}`,
+            {
+              venue: change.venue,
+              menu: menuId,
+              productId: change.productId,
+              locked: row !== undefined,
+              reason: row?.reason ?? null,
+            },
+            nowMs,
+          );
+          return {
+            productId: change.productId,
+            venue: change.venue,
+            locked: row !== undefined,
+            reason: row?.reason ?? null,
+            since: row ? isoOf(row.since_ms) : null,
+          };
+        })
+        .immediate(),
     /** Once, on the first start with sync: every staff flag the box held before goes up. Returns how many. */
     backfillSync(nowMs: number): number {
       const all = s.all.all();
       for (const l of all) {
         const menu = venues.getVenue(l.tenant_id, l.venue_id)?.menu ?? '';
-        outbox.append(l.tenant_id, 'soldout.changed', `${l.venue_id}/${l.product_id}`, {
-          venue: l.venue_id, menu, productId: l.product_id, locked: true, reason: l.reason,
-        }, nowMs);
+        outbox.append(
+          l.tenant_id,
+          'soldout.changed',
+          `${l.venue_id}/${l.product_id}`,
+          {
+            venue: l.venue_id,
+            menu,
+            productId: l.product_id,
+            locked: true,
+            reason: l.reason,
+          },
+          nowMs,
+        );
       }
       return all.length;
     },
     /** Puts a staff flag back from the central's copy (a box restored from an old copy); no outbox event. */
-    reinstate(tenantId: string, change: { venue: string; productId: string; locked: boolean; reason: string | null }, nowMs: number): void {
+    reinstate(
+      tenantId: string,
+      change: { venue: string; productId: string; locked: boolean; reason: string | null },
+      nowMs: number,
+    ): void {
       if (change.locked) s.upsert.run(tenantId, change.venue, change.productId, change.reason ?? '', nowMs);
       else s.remove.run(tenantId, change.venue, change.productId);
     },
     /** The staff's locks, then headquarters' flags on products the staff did not lock (`since`: when the box got it). */
     entriesOf(tenantId: string, venueId: string): SoldOutEntry[] {
       const staff = s.ofVenue.all(tenantId, venueId).map((r) => ({
-        productId: r.product_id, venue: venueId, reason: r.reason, since: isoOf(r.since_ms),
+        productId: r.product_id,
+        venue: venueId,
+        reason: r.reason,
+        since: isoOf(r.since_ms),
       }));
-      const hq = s.hqOfVenue.all(tenantId, venueId).filter((r) => !staff.some((l) => l.productId === r.product_id))
+      const hq = s.hqOfVenue
+        .all(tenantId, venueId)
+        .filter((r) => !staff.some((l) => l.productId === r.product_id))
         .map((r) => ({ productId: r.product_id, venue: venueId, reason: r.reason, since: isoOf(r.since_ms) }));
       return [...staff, ...hq];
     },

@@ -1,4 +1,10 @@
-import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail, reject } from '../../shared/errors.js';
+import {
+  type CommandErrorCode,
+  commandProblem,
+  CommandRejected,
+  type ErrorDetail,
+  reject,
+} from '../../shared/errors.js';
 import { formatMoney } from '../../shared/money.js';
 
 /**
@@ -37,8 +43,13 @@ export function checkOrderSize(orderId: string, lines: SizedLine[], bounds: Orde
   const value = live.reduce((sum, l) => sum + l.price_minor * l.quantity, 0);
   const problems: ErrorDetail<CommandErrorCode>[] = [];
   if (live.length > bounds.maxLines) {
-    problems.push(commandProblem('tooManyLines',
-      `an order may hold at most ${bounds.maxLines} lines; this command would make it ${live.length}`, [orderId, String(bounds.maxLines)]));
+    problems.push(
+      commandProblem(
+        'tooManyLines',
+        `an order may hold at most ${bounds.maxLines} lines; this command would make it ${live.length}`,
+        [orderId, String(bounds.maxLines)],
+      ),
+    );
   }
   if (value > MAX_ORDER_VALUE_MINOR) {
     const limit = formatMoney(MAX_ORDER_VALUE_MINOR);

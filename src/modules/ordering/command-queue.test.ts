@@ -26,15 +26,32 @@ function setup(process: CommandHandler['process'], observer?: QueueObserver, syn
     },
   };
   const pushed: string[] = [];
-  const publisher = createPublisher(sync, { hold: () => undefined, push: (frames) => pushed.push(...frames.map((f) => f.text)) });
-  const queue = createCommandQueue({ repo, handler, publisher, log: pino({ level: 'silent' }), now: () => 1, observer });
+  const publisher = createPublisher(sync, {
+    hold: () => undefined,
+    push: (frames) => pushed.push(...frames.map((f) => f.text)),
+  });
+  const queue = createCommandQueue({
+    repo,
+    handler,
+    publisher,
+    log: pino({ level: 'silent' }),
+    now: () => 1,
+    observer,
+  });
   const outcome = (id: string) =>
     db.prepare('SELECT outcome FROM order_commands WHERE correlation_id = ?').pluck().get(id) as string | null;
   return { queue, notified, outcome, pushed, repo };
 }
 
 const record = (id: string) => ({
-  correlationId: id, tenantId: 't', userId: 'u', staff: false, orderId: 'o', kind: 'new', body: {}, confirmedMs: 1,
+  correlationId: id,
+  tenantId: 't',
+  userId: 'u',
+  staff: false,
+  orderId: 'o',
+  kind: 'new',
+  body: {},
+  confirmedMs: 1,
 });
 
 test('a rejected command is marked rejected and notified; the next one still applies', async () => {
@@ -91,7 +108,8 @@ test('the observer hears each committed batch once, after its commit; a batch th
   let ioErrors = 2;
   const { queue } = setup((cmd) => {
     if (cmd.correlationId === 'x') throw reject('invalidVenue', 'no');
-    if (cmd.correlationId === 'z' && ioErrors-- > 0) throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+    if (cmd.correlationId === 'z' && ioErrors-- > 0)
+      throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
     return [];
   }, observer);
   await Promise.all([queue.confirm(record('w')), queue.confirm({ ...record('x'), kind: 'append' })]);
@@ -115,13 +133,18 @@ test('the observer hears each committed batch once, after its commit; a batch th
 
 test('a command is stored and applied in one transaction; its 200 and its frames wait for the fsync of the WAL', async () => {
   let finish: (err?: Error) => void = () => undefined;
-  const sync = createSyncRounds(() => new Promise<void>((resolve, reject) => {
-    finish = (err) => (err ? reject(err) : resolve());
-  }));
+  const sync = createSyncRounds(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        finish = (err) => (err ? reject(err) : resolve());
+      }),
+  );
   const frame = (id: string): OutgoingFrame => ({ tenantId: 't', stream: 'u', seq: 1, text: `frame of ${id}` });
   const { queue, outcome, pushed } = setup((cmd) => [frame(cmd.correlationId)], undefined, sync);
   let confirmed = false;
-  const first = queue.confirm(record('e')).then(() => { confirmed = true; });
+  const first = queue.confirm(record('e')).then(() => {
+    confirmed = true;
+  });
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
   // Committed (a read sees it) but neither answered nor pushed: a power cut now may still take it back.
@@ -141,7 +164,12 @@ test('a command is stored and applied in one transaction; its 200 and its frames
 
 test('commands confirmed while a batch waits for its fsync gather and commit together once it is done', async () => {
   let finish: () => void = () => undefined;
-  const sync = createSyncRounds(() => new Promise<void>((resolve) => { finish = resolve; }));
+  const sync = createSyncRounds(
+    () =>
+      new Promise<void>((resolve) => {
+        finish = resolve;
+      }),
+  );
   const batches: string[] = [];
   const observer: QueueObserver = { confirmed: (kinds) => batches.push(kinds.join(',')), processed: () => undefined };
   const { queue, outcome } = setup(() => [], observer, sync);
@@ -173,7 +201,7 @@ test('held for the quiet moment a checkpoint asks for, the queue commits nothing
   await confirmed;
 });
 
-test('a drain asked for during the quiet moment (the sync inbox\'s) waits for the release, then applies what is pending', async () => {
+test("a drain asked for during the quiet moment (the sync inbox's) waits for the release, then applies what is pending", async () => {
   const { queue, outcome, repo } = setup(() => []);
   queue.hold();
   repo.insertCommand(record('k'));

@@ -27,7 +27,12 @@ export interface ProcessedCommand {
 export interface QueueObserver {
   confirmed(kinds: readonly string[], transactionSeconds: number, commitSeconds: number): void;
   /** `pushedMs`: when the batch's frames went to the sockets. */
-  processed(commands: readonly ProcessedCommand[], transactionSeconds: number, commitSeconds: number, pushedMs: number): void;
+  processed(
+    commands: readonly ProcessedCommand[],
+    transactionSeconds: number,
+    commitSeconds: number,
+    pushedMs: number,
+  ): void;
 }
 
 export interface QueueDeps {
@@ -167,9 +172,14 @@ export function createCommandQueue(deps: QueueDeps) {
 
   /** Answers the batch's requests once its fsync is done (or failed); true when they were confirmed. */
   function answer(batch: Waiting[], seconds: [number, number], err: Error | undefined): boolean {
-    for (const w of batch) if (err) w.reject(err); else w.resolve();
+    for (const w of batch)
+      if (err) w.reject(err);
+      else w.resolve();
     if (err) return false;
-    deps.observer?.confirmed(batch.map((w) => w.record.kind), ...seconds);
+    deps.observer?.confirmed(
+      batch.map((w) => w.record.kind),
+      ...seconds,
+    );
     return true;
   }
 
@@ -215,7 +225,10 @@ export function createCommandQueue(deps: QueueDeps) {
     const done: ProcessedCommand[] = [];
     let seconds: [number, number];
     try {
-      seconds = timed((fn) => deps.repo.transaction(fn), () => takePending(frames, done));
+      seconds = timed(
+        (fn) => deps.repo.transaction(fn),
+        () => takePending(frames, done),
+      );
     } catch (err) {
       // The database refused the whole batch (disk full, I/O error): nothing was applied; try again later.
       deps.log.error({ err }, 'processing order commands failed; retrying');
@@ -237,8 +250,13 @@ export function createCommandQueue(deps: QueueDeps) {
   }
 
   /** Applies one command in its savepoint; `done` gets its outcome (only the batch can still roll it back). */
-  function applyOne(cmd: Command, now: number, done: ProcessedCommand[]): {
-    frames: OutgoingFrame[]; outcome: ProcessedCommand['outcome'];
+  function applyOne(
+    cmd: Command,
+    now: number,
+    done: ProcessedCommand[],
+  ): {
+    frames: OutgoingFrame[];
+    outcome: ProcessedCommand['outcome'];
   } {
     try {
       const frames = deps.repo.savepoint(() => deps.handler.process(cmd, now));

@@ -31,18 +31,33 @@ function setup() {
   migrate(db);
   const repo = createOrderRepo(db);
   const queue = createCommandQueue({
-    repo, handler: { process: () => [], notify: () => [] }, publisher: createPublisher(noWalSync, { hold: () => undefined, push: () => undefined }), log: pino({ level: 'silent' }), now: () => 1,
+    repo,
+    handler: { process: () => [], notify: () => [] },
+    publisher: createPublisher(noWalSync, { hold: () => undefined, push: () => undefined }),
+    log: pino({ level: 'silent' }),
+    now: () => 1,
   });
   const guard = createIdempotencyGuard(repo.idempotency);
   let n = 0;
   /** What the service does for one request: a fresh command, queued with its key. */
-  const request = (key: string, fingerprint: string) => guard.once('t', 'u', { key, fingerprint }, () => {
-    const correlationId = `c${++n}`;
-    const response = JSON.stringify({ correlationId });
-    const record = { correlationId, tenantId: 't', userId: 'u', staff: false, orderId: 'o', kind: 'new', body: {}, confirmedMs: 1 };
-    return queue.confirm(record, { tenantId: 't', userId: 'u', key, fingerprint, correlationId, response, createdMs: 1 })
-      .then(() => response);
-  });
+  const request = (key: string, fingerprint: string) =>
+    guard.once('t', 'u', { key, fingerprint }, () => {
+      const correlationId = `c${++n}`;
+      const response = JSON.stringify({ correlationId });
+      const record = {
+        correlationId,
+        tenantId: 't',
+        userId: 'u',
+        staff: false,
+        orderId: 'o',
+        kind: 'new',
+        body: {},
+        confirmedMs: 1,
+      };
+      return queue
+        .confirm(record, { tenantId: 't', userId: 'u', key, fingerprint, correlationId, response, createdMs: 1 })
+        .then(() => response);
+    });
   const count = (table: string) => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
   return { request, count };
 }

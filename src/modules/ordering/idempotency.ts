@@ -13,10 +13,15 @@ export interface IdempotencyRequest {
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** The request's Idempotency-Key (undefined without one), fingerprinted with its path and parsed body; 400 if malformed. */
-export function idempotencyOf(headers: Record<string, string>, path: string, body: unknown): IdempotencyRequest | undefined {
+export function idempotencyOf(
+  headers: Record<string, string>,
+  path: string,
+  body: unknown,
+): IdempotencyRequest | undefined {
   const key = headers['idempotency-key'];
   if (key === undefined) return undefined;
-  if (!KEY.test(key)) throw invalidField('Idempotency-Key', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  if (!KEY.test(key))
+    throw invalidField('Idempotency-Key', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   return { key, fingerprint: fingerprintOf(path, body) };
 }
 
@@ -25,7 +30,11 @@ export function idempotencyOf(headers: Record<string, string>, path: string, bod
  * key order. An absent body counts as {}, as the commands that take an optional body read it that way.
  */
 export function fingerprintOf(path: string, body: unknown): string {
-  return createHash('sha256').update(path).update('\n').update(canonicalJson(body ?? {})).digest('hex');
+  return createHash('sha256')
+    .update(path)
+    .update('\n')
+    .update(canonicalJson(body ?? {}))
+    .digest('hex');
 }
 
 /** JSON with object keys sorted at every level (the values of parsed JSON: no undefined, functions or cycles). */
@@ -33,7 +42,10 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const obj = value as Record<string, unknown>;
-    return `{${Object.keys(obj).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+    return `{${Object.keys(obj)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }

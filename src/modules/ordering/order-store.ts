@@ -57,13 +57,36 @@ export interface OrderRows {
 
 /** An order as a snapshot puts it back (src/modules/ordering/reinstate.ts). */
 export interface ReinstatedOrder {
-  tenantId: string; id: string; orderType: string; status: string; claimCode: string; totalMinor: number;
-  editTotalMinor: number; closed: number; completed: number; source: string; contactJson: string | null;
-  extraJson: string | null; createdMs: number; changedMs: number; rounds: number; version: number;
+  tenantId: string;
+  id: string;
+  orderType: string;
+  status: string;
+  claimCode: string;
+  totalMinor: number;
+  editTotalMinor: number;
+  closed: number;
+  completed: number;
+  source: string;
+  contactJson: string | null;
+  extraJson: string | null;
+  createdMs: number;
+  changedMs: number;
+  rounds: number;
+  version: number;
   buckets: { venueId: string }[];
   lines: {
-    id: string; venueId: string; creator: string; productId: string; quantity: number; priceMinor: number; status: string;
-    productJson: string; createdMs: number; updatedMs: number; round: number | null; note: string | null;
+    id: string;
+    venueId: string;
+    creator: string;
+    productId: string;
+    quantity: number;
+    priceMinor: number;
+    status: string;
+    productJson: string;
+    createdMs: number;
+    updatedMs: number;
+    round: number | null;
+    note: string | null;
   }[];
   users: OrderUser[];
 }
@@ -95,8 +118,18 @@ interface LoadedOrder extends OrderRows {
 }
 
 /** What commands change. */
-const CHANGING = ['status', 'total_minor', 'edit_total_minor', 'completed', 'changed_ms', 'rounds', 'version', 'venues_json',
-  'lines_json', 'users_json'];
+const CHANGING = [
+  'status',
+  'total_minor',
+  'edit_total_minor',
+  'completed',
+  'changed_ms',
+  'rounds',
+  'version',
+  'venues_json',
+  'lines_json',
+  'users_json',
+];
 /** Every column but the key. */
 const ALL = ['order_type', 'claim_code', 'closed', 'source', 'contact_json', 'extra_json', 'created_ms', ...CHANGING];
 const KEYED = ['tenant_id', 'id', ...ALL];
@@ -128,7 +161,9 @@ export function createOrderStore(db: Db) {
     ),
     listUser: db.prepare('INSERT OR IGNORE INTO user_orders (tenant_id, user_id, open, order_id) VALUES (?, ?, ?, ?)'),
     unlistUser: db.prepare('DELETE FROM user_orders WHERE tenant_id = ? AND user_id = ? AND order_id = ?'),
-    closeUser: db.prepare('UPDATE user_orders SET open = 0 WHERE tenant_id = ? AND user_id = ? AND open = 1 AND order_id = ?'),
+    closeUser: db.prepare(
+      'UPDATE user_orders SET open = 0 WHERE tenant_id = ? AND user_id = ? AND open = 1 AND order_id = ?',
+    ),
     // Counts up to a limit: whether a user is at its bound needs no more, however many open orders it has. LIMIT +?:
     // with the parameter bare, SQLite would prepare the statement again at every call (docs/operations.md "What a
     // `new` reads").
@@ -138,7 +173,9 @@ export function createOrderStore(db: Db) {
     userHasOrder: db.prepare<[string, string], { one: number }>(
       'SELECT 1 AS one FROM user_orders WHERE tenant_id = ? AND user_id = ? LIMIT 1',
     ),
-    allOrders: db.prepare<[], { tenant_id: string; id: string }>('SELECT tenant_id, id FROM orders ORDER BY created_ms, id'),
+    allOrders: db.prepare<[], { tenant_id: string; id: string }>(
+      'SELECT tenant_id, id FROM orders ORDER BY created_ms, id',
+    ),
   };
 
   // One prepared statement per combination of list filters (at most 16), prepared on first use.
@@ -153,8 +190,14 @@ export function createOrderStore(db: Db) {
     if (!r) return undefined;
     const { venues_json, lines_json, users_json, ...row } = r;
     return {
-      row, lines: JSON.parse(lines_json) as LineRow[], venueIds: JSON.parse(venues_json) as string[],
-      users: JSON.parse(users_json) as OrderUser[], stored: true, storedClosed: row.closed, replaced: false, dirty: false,
+      row,
+      lines: JSON.parse(lines_json) as LineRow[],
+      venueIds: JSON.parse(venues_json) as string[],
+      users: JSON.parse(users_json) as OrderUser[],
+      stored: true,
+      storedClosed: row.closed,
+      replaced: false,
+      dirty: false,
     };
   }
 
@@ -167,9 +210,18 @@ export function createOrderStore(db: Db) {
   }
 
   function write(d: LoadedOrder): void {
-    const stmt = !d.stored ? s.insert : d.replaced ? s.replace : d.row.closed !== d.storedClosed ? s.updateClosed : s.update;
+    const stmt = !d.stored
+      ? s.insert
+      : d.replaced
+        ? s.replace
+        : d.row.closed !== d.storedClosed
+          ? s.updateClosed
+          : s.update;
     stmt.run({
-      ...d.row, venues_json: JSON.stringify(d.venueIds), lines_json: JSON.stringify(d.lines), users_json: JSON.stringify(d.users),
+      ...d.row,
+      venues_json: JSON.stringify(d.venueIds),
+      lines_json: JSON.stringify(d.lines),
+      users_json: JSON.stringify(d.users),
     });
     d.stored = true;
     d.storedClosed = d.row.closed;
@@ -235,16 +287,41 @@ export function createOrderStore(db: Db) {
     bucketVenues: (tenantId: string, id: string): string[] => loaded(tenantId, id)?.venueIds ?? [],
     users: (tenantId: string, id: string): OrderUser[] => loaded(tenantId, id)?.users ?? [],
     insertOrder(o: {
-      tenantId: string; id: string; orderType: string; claimCode: string; source: string;
-      contactJson: string | null; extraJson: string | null; nowMs: number;
+      tenantId: string;
+      id: string;
+      orderType: string;
+      claimCode: string;
+      source: string;
+      contactJson: string | null;
+      extraJson: string | null;
+      nowMs: number;
     }): void {
       put({
         row: {
-          tenant_id: o.tenantId, id: o.id, order_type: o.orderType, status: 'NEW', claim_code: o.claimCode, total_minor: 0,
-          edit_total_minor: 0, closed: 0, completed: 0, source: o.source, contact_json: o.contactJson,
-          extra_json: o.extraJson, created_ms: o.nowMs, changed_ms: o.nowMs, rounds: 0, version: 0,
+          tenant_id: o.tenantId,
+          id: o.id,
+          order_type: o.orderType,
+          status: 'NEW',
+          claim_code: o.claimCode,
+          total_minor: 0,
+          edit_total_minor: 0,
+          closed: 0,
+          completed: 0,
+          source: o.source,
+          contact_json: o.contactJson,
+          extra_json: o.extraJson,
+          created_ms: o.nowMs,
+          changed_ms: o.nowMs,
+          rounds: 0,
+          version: 0,
         },
-        lines: [], venueIds: [], users: [], stored: false, storedClosed: 0, replaced: false, dirty: true,
+        lines: [],
+        venueIds: [],
+        users: [],
+        stored: false,
+        storedClosed: 0,
+        replaced: false,
+        dirty: true,
       });
     },
     touchOrder: (tenantId: string, id: string, editTotalMinor: number, totalMinor: number, nowMs: number) =>
@@ -253,14 +330,18 @@ export function createOrderStore(db: Db) {
       }),
     /** Adds a bucket: the venue joins the order, after the venues it has. */
     insertBucket: (tenantId: string, id: string, venueId: string) =>
-      change(tenantId, id, (d) => { d.venueIds = [...d.venueIds, venueId]; }),
+      change(tenantId, id, (d) => {
+        d.venueIds = [...d.venueIds, venueId];
+      }),
     /** Whether an open order at the venue holds the claim code. */
     claimTaken: (tenantId: string, venueId: string, code: string): boolean =>
       s.claimTaken.get(tenantId, code, venueId) !== undefined,
     /** Adds a line after the order's lines. */
     insertLine(tenantId: string, id: string, l: NewLine): void {
       const { productJson, ...line } = l;
-      change(tenantId, id, (d) => { d.lines = [...d.lines, { ...line, product_json: productJson, round: null }]; });
+      change(tenantId, id, (d) => {
+        d.lines = [...d.lines, { ...line, product_json: productJson, round: null }];
+      });
     },
     /** Lists a user on an order. */
     insertUser(tenantId: string, id: string, userId: string, roles: string[]): void {
@@ -270,7 +351,8 @@ export function createOrderStore(db: Db) {
       });
     },
     /** Open orders that list the user, counted up to `atMost`. */
-    openOrdersOf: (tenantId: string, userId: string, atMost: number): number => s.openOrdersOf.get(tenantId, userId, atMost)!.n,
+    openOrdersOf: (tenantId: string, userId: string, atMost: number): number =>
+      s.openOrdersOf.get(tenantId, userId, atMost)!.n,
     /** Whether any order, open or closed, lists the user. */
     userHasOrder: (tenantId: string, userId: string): boolean => s.userHasOrder.get(tenantId, userId) !== undefined,
     setLineQuantity: (tenantId: string, id: string, lineId: string, quantity: number, nowMs: number) =>
@@ -278,7 +360,9 @@ export function createOrderStore(db: Db) {
         d.lines = d.lines.map((l) => (l.id === lineId ? { ...l, quantity, updated_ms: nowMs } : l));
       }),
     deleteLine: (tenantId: string, id: string, lineId: string) =>
-      change(tenantId, id, (d) => { d.lines = d.lines.filter((l) => l.id !== lineId); }),
+      change(tenantId, id, (d) => {
+        d.lines = d.lines.filter((l) => l.id !== lineId);
+      }),
     /** Every NEW line becomes ORDERED in `round`. */
     orderNewLines: (tenantId: string, id: string, round: number, nowMs: number) =>
       change(tenantId, id, (d) => {
@@ -287,11 +371,16 @@ export function createOrderStore(db: Db) {
     /** Every line not yet CANCELLED (or, with onlyNew, every NEW line) becomes CANCELLED. */
     cancelLines: (tenantId: string, id: string, nowMs: number, onlyNew = false) =>
       change(tenantId, id, (d) => {
-        d.lines = d.lines.map((l) => (l.status === 'CANCELLED' || (onlyNew && l.status !== 'NEW')
-          ? l : { ...l, status: 'CANCELLED', updated_ms: nowMs }));
+        d.lines = d.lines.map((l) =>
+          l.status === 'CANCELLED' || (onlyNew && l.status !== 'NEW')
+            ? l
+            : { ...l, status: 'CANCELLED', updated_ms: nowMs },
+        );
       }),
     setStatus: (tenantId: string, id: string, status: string, rounds: number, nowMs: number) =>
-      change(tenantId, id, (d) => { d.row = { ...d.row, status, rounds, changed_ms: nowMs }; }),
+      change(tenantId, id, (d) => {
+        d.row = { ...d.row, status, rounds, changed_ms: nowMs };
+      }),
     /** Closes the order: its claim code is free again at every venue, and it leaves its users' open orders. */
     closeOrder(tenantId: string, id: string, status: string, completed: boolean, nowMs: number): void {
       change(tenantId, id, (d) => {
@@ -309,26 +398,51 @@ export function createOrderStore(db: Db) {
       return version;
     },
     /** Every order of every tenant, oldest first (the one-time sync backfill). */
-    allOrders: (): { tenantId: string; id: string }[] => s.allOrders.all().map((r) => ({ tenantId: r.tenant_id, id: r.id })),
+    allOrders: (): { tenantId: string; id: string }[] =>
+      s.allOrders.all().map((r) => ({ tenantId: r.tenant_id, id: r.id })),
     /** Replaces an order (or adds it) as a snapshot says (a box restored from an old copy). */
     replaceOrder(o: ReinstatedOrder): void {
       const before = loaded(o.tenantId, o.id);
       for (const u of before?.users ?? []) s.unlistUser.run(o.tenantId, u.userId, o.id);
       put({
         row: {
-          tenant_id: o.tenantId, id: o.id, order_type: o.orderType, status: o.status, claim_code: o.claimCode,
-          total_minor: o.totalMinor, edit_total_minor: o.editTotalMinor, closed: o.closed, completed: o.completed,
-          source: o.source, contact_json: o.contactJson, extra_json: o.extraJson, created_ms: o.createdMs,
-          changed_ms: o.changedMs, rounds: o.rounds, version: o.version,
+          tenant_id: o.tenantId,
+          id: o.id,
+          order_type: o.orderType,
+          status: o.status,
+          claim_code: o.claimCode,
+          total_minor: o.totalMinor,
+          edit_total_minor: o.editTotalMinor,
+          closed: o.closed,
+          completed: o.completed,
+          source: o.source,
+          contact_json: o.contactJson,
+          extra_json: o.extraJson,
+          created_ms: o.createdMs,
+          changed_ms: o.changedMs,
+          rounds: o.rounds,
+          version: o.version,
         },
         venueIds: o.buckets.map((b) => b.venueId),
         lines: o.lines.map((l) => ({
-          id: l.id, venue_id: l.venueId, creator: l.creator, product_id: l.productId, quantity: l.quantity,
-          price_minor: l.priceMinor, status: l.status, product_json: l.productJson, created_ms: l.createdMs,
-          updated_ms: l.updatedMs, round: l.round, note: l.note,
+          id: l.id,
+          venue_id: l.venueId,
+          creator: l.creator,
+          product_id: l.productId,
+          quantity: l.quantity,
+          price_minor: l.priceMinor,
+          status: l.status,
+          product_json: l.productJson,
+          created_ms: l.createdMs,
+          updated_ms: l.updatedMs,
+          round: l.round,
+          note: l.note,
         })),
         users: o.users.map((u) => ({ userId: u.userId, roles: u.roles })),
-        stored: before?.stored ?? false, storedClosed: before?.storedClosed ?? 0, replaced: true, dirty: true,
+        stored: before?.stored ?? false,
+        storedClosed: before?.storedClosed ?? 0,
+        replaced: true,
+        dirty: true,
       });
       for (const u of o.users) s.listUser.run(o.tenantId, u.userId, o.closed ? 0 : 1, o.id);
     },
@@ -349,7 +463,8 @@ export function createOrderStore(db: Db) {
         listCache.set(sql, stmt);
       }
       return stmt.all({
-        tenantId, limit: f.limit,
+        tenantId,
+        limit: f.limit,
         ...(f.venue !== undefined ? { venue: f.venue } : {}),
         ...(f.statuses !== undefined ? { statuses: JSON.stringify(f.statuses) } : {}),
         ...(f.changedSinceMs !== undefined ? { since: f.changedSinceMs } : {}),

@@ -52,7 +52,12 @@ function byVenue(lines: LineRow[]): Map<string, LineRow[]> {
 }
 
 function ticket(
-  ctx: TicketContext, kind: PrintKind, round: number, venueId: string, venue: Venue | undefined, lines: LineRow[],
+  ctx: TicketContext,
+  kind: PrintKind,
+  round: number,
+  venueId: string,
+  venue: Venue | undefined,
+  lines: LineRow[],
   reason: string | undefined,
 ): JobTicket {
   const timeZone = venue?.timeZone ?? 'UTC';
@@ -60,14 +65,26 @@ function ticket(
     const product = JSON.parse(l.product_json) as { literals?: { name?: string }; extra?: { category?: string } };
     const name = product.literals?.name ?? l.product_id;
     return {
-      text: `${l.quantity} x ${name}`, quantity: l.quantity, name, category: product.extra?.category ?? '',
-      price: formatMoney(l.price_minor), amount: formatMoney(l.price_minor * l.quantity),
+      text: `${l.quantity} x ${name}`,
+      quantity: l.quantity,
+      name,
+      category: product.extra?.category ?? '',
+      price: formatMoney(l.price_minor),
+      amount: formatMoney(l.price_minor * l.quantity),
       ...(l.note === null ? {} : { note: l.note }),
     };
   });
   return {
-    kind, orderId: ctx.order.id, venueId, venueName: venue?.name ?? '', orderType: ctx.order.order_type,
-    claimCode: ctx.order.claim_code, round, timeZone, at: ctx.nowMs, localTime: localTime(ctx.nowMs, timeZone),
+    kind,
+    orderId: ctx.order.id,
+    venueId,
+    venueName: venue?.name ?? '',
+    orderType: ctx.order.order_type,
+    claimCode: ctx.order.claim_code,
+    round,
+    timeZone,
+    at: ctx.nowMs,
+    localTime: localTime(ctx.nowMs, timeZone),
     lines: ticketLines,
     total: formatMoney(lines.reduce((sum, l) => sum + l.price_minor * l.quantity, 0)),
     orderTotal: formatMoney(ctx.order.total_minor),
@@ -78,6 +95,11 @@ function ticket(
 
 /** `YYYY-MM-DD HH:MM` in the venue's zone (the sv-SE locale formats dates that way). */
 const isoMinutes = zonedFormat('sv-SE', {
-  year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
 });
 const localTime = (ms: number, timeZone: string): string => isoMinutes(timeZone).format(new Date(ms));

@@ -30,15 +30,27 @@ export function createOrderRepo(db: Db) {
       `INSERT INTO order_commands (correlation_id, tenant_id, user_id, staff, order_id, kind, body_json, confirmed_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    pending: db.prepare<[number, number], {
-      seq: number; correlation_id: string; tenant_id: string; user_id: string; staff: number; order_id: string;
-      kind: string; body_json: string; confirmed_ms: number;
-    }>('SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT +?'),
+    pending: db.prepare<
+      [number, number],
+      {
+        seq: number;
+        correlation_id: string;
+        tenant_id: string;
+        user_id: string;
+        staff: number;
+        order_id: string;
+        kind: string;
+        body_json: string;
+        confirmed_ms: number;
+      }
+    >('SELECT * FROM order_commands WHERE processed_ms IS NULL AND seq > ? ORDER BY seq LIMIT +?'),
     insertProcessed: db.prepare(
       `INSERT INTO order_commands (correlation_id, tenant_id, user_id, staff, order_id, kind, body_json, confirmed_ms,
          processed_ms, outcome) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    firstPending: db.prepare<[], { seq: number }>('SELECT seq FROM order_commands WHERE processed_ms IS NULL ORDER BY seq LIMIT 1'),
+    firstPending: db.prepare<[], { seq: number }>(
+      'SELECT seq FROM order_commands WHERE processed_ms IS NULL ORDER BY seq LIMIT 1',
+    ),
     pendingCount: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM order_commands WHERE processed_ms IS NULL'),
     // A rejected command changed nothing, so its body (up to 200 lines) is not kept: a client sending refused
     // commands as fast as it can would otherwise grow the file by their bodies until the retention prunes them.
@@ -63,23 +75,50 @@ export function createOrderRepo(db: Db) {
     idempotency: createIdempotencyRepo(db),
     /** Stores a confirmed command; returns its seq. */
     insertCommand(c: Command): number {
-      return Number(s.insertCommand.run(c.correlationId, c.tenantId, c.userId, c.staff ? 1 : 0, c.orderId, c.kind,
-        JSON.stringify(c.body), c.confirmedMs).lastInsertRowid);
+      return Number(
+        s.insertCommand.run(
+          c.correlationId,
+          c.tenantId,
+          c.userId,
+          c.staff ? 1 : 0,
+          c.orderId,
+          c.kind,
+          JSON.stringify(c.body),
+          c.confirmedMs,
+        ).lastInsertRowid,
+      );
     },
     /**
      * Stores a command applied in the same transaction, with its outcome: it never enters the pending index (one
      * b-tree page fewer in the WAL per command). A rejected command's body is not kept, as in markProcessed.
      */
     insertProcessed(c: Command, outcome: string, nowMs: number): void {
-      s.insertProcessed.run(c.correlationId, c.tenantId, c.userId, c.staff ? 1 : 0, c.orderId, c.kind,
-        outcome === 'rejected' ? '{}' : JSON.stringify(c.body), c.confirmedMs, nowMs, outcome);
+      s.insertProcessed.run(
+        c.correlationId,
+        c.tenantId,
+        c.userId,
+        c.staff ? 1 : 0,
+        c.orderId,
+        c.kind,
+        outcome === 'rejected' ? '{}' : JSON.stringify(c.body),
+        c.confirmedMs,
+        nowMs,
+        outcome,
+      );
     },
     /** The seq of the oldest command not yet processed (the partial index order_commands_pending), if any. */
     firstPending: (): number | undefined => s.firstPending.get()?.seq,
     pendingCommands(afterSeq: number, limit: number): CommandRecord[] {
       return s.pending.all(afterSeq, limit).map((r) => ({
-        seq: r.seq, correlationId: r.correlation_id, tenantId: r.tenant_id, userId: r.user_id, staff: r.staff === 1,
-        orderId: r.order_id, kind: r.kind, body: JSON.parse(r.body_json) as unknown, confirmedMs: r.confirmed_ms,
+        seq: r.seq,
+        correlationId: r.correlation_id,
+        tenantId: r.tenant_id,
+        userId: r.user_id,
+        staff: r.staff === 1,
+        orderId: r.order_id,
+        kind: r.kind,
+        body: JSON.parse(r.body_json) as unknown,
+        confirmedMs: r.confirmed_ms,
       }));
     },
     /** Commands confirmed and not yet processed (the partial index order_commands_pending counts them). */

@@ -15,28 +15,40 @@ const orderIdOf = (id: string | undefined): string => {
 };
 
 /** The 200 of every order command (docs/api.md "Order commands"): the command is durable. */
-const ConfirmationSchema = Type.Object({
-  correlationId: Type.String({ description: "the NOTIFICATION of a refused command carries it" }),
-  orderId: Type.String(),
-  lines: Type.Array(Type.String(), { description: 'the new line ids (new, append), the named ones (update, remove), else none' }),
-}, { additionalProperties: false });
+const ConfirmationSchema = Type.Object(
+  {
+    correlationId: Type.String({ description: 'the NOTIFICATION of a refused command carries it' }),
+    orderId: Type.String(),
+    lines: Type.Array(Type.String(), {
+      description: 'the new line ids (new, append), the named ones (update, remove), else none',
+    }),
+  },
+  { additionalProperties: false },
+);
 
-const OrderPageSchema = Type.Object({
-  items: Type.Array(Order),
-  next: Type.Union([Type.String(), Type.Null()], { description: 'the cursor of the next page; null on the last' }),
-}, { additionalProperties: false });
+const OrderPageSchema = Type.Object(
+  {
+    items: Type.Array(Order),
+    next: Type.Union([Type.String(), Type.Null()], { description: 'the cursor of the next page; null on the last' }),
+  },
+  { additionalProperties: false },
+);
 
 const OrderListQuery = Type.Object({
   venue: Type.Optional(Type.String({ description: 'orders with a bucket at this venue' })),
   status: Type.Optional(Type.String({ description: 'one or more statuses separated by commas (ORDERED,READY)' })),
-  since: Type.Optional(Type.String({ description: 'an ISO 8601 timestamp: orders whose lastChanged is at or after it' })),
+  since: Type.Optional(
+    Type.String({ description: 'an ISO 8601 timestamp: orders whose lastChanged is at or after it' }),
+  ),
   limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
   cursor: Type.Optional(Type.String({ description: "the previous page's next" })),
 });
 
 const IDEMPOTENCY_KEY = {
-  name: 'Idempotency-Key', required: false,
-  description: 'a new random key per command, the same on a retry: the first 200 again, applied once (docs/api.md "Safe retries")',
+  name: 'Idempotency-Key',
+  required: false,
+  description:
+    'a new random key per command, the same on a retry: the first 200 again, applied once (docs/api.md "Safe retries")',
 };
 
 /**
@@ -48,11 +60,15 @@ function commandRoute<N extends CommandName>(ordering: OrderingService, name: N)
   const command = ORDER_COMMANDS[name];
   const onOrder = command.lifecycle !== 'creates';
   return {
-    method: 'post', path: commandPath(name), auth: 'bearer', body: command.bodyRequired ? 'json' : 'optional-json',
+    method: 'post',
+    path: commandPath(name),
+    auth: 'bearer',
+    body: command.bodyRequired ? 'json' : 'optional-json',
     schema: { body: command.body },
     doc: {
       summary: command.summary,
-      description: onOrder ? 'Queued; the result comes on the socket as ORDER_CHANGE, or as a NOTIFICATION with the business codes.'
+      description: onOrder
+        ? 'Queued; the result comes on the socket as ORDER_CHANGE, or as a NOTIFICATION with the business codes.'
         : 'Queued; the order comes on the socket as ORDER_CHANGE, or a NOTIFICATION with the business codes.',
       ...(onOrder ? { params: { id: 'the order id' } } : {}),
       headers: [IDEMPOTENCY_KEY],
@@ -93,7 +109,7 @@ export function orderingRoutes(ordering: OrderingService): Route[] {
       body: 'none',
       schema: { query: OrderListQuery },
       doc: {
-        summary: "Every order of the tenant, newest first (staff)",
+        summary: 'Every order of the tenant, newest first (staff)',
         responses: { 200: { description: 'a page of Orders', schema: OrderPageSchema } },
       },
       handle: ({ req, principal }) => json(200, ordering.listOrders(principal, parseOrderQuery(req.query))),

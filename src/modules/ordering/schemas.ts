@@ -5,7 +5,12 @@ import type { Channel } from '../venues/schemas.js';
 
 // A new order's body is validated by one shared file: the central checks orders it creates with it too.
 export {
-  LineInput, MAX_LINES_PER_COMMAND, MAX_NOTE_CHARS, NewOrderBody, ORDER_TYPES, type OrderType,
+  LineInput,
+  MAX_LINES_PER_COMMAND,
+  MAX_NOTE_CHARS,
+  NewOrderBody,
+  ORDER_TYPES,
+  type OrderType,
 } from '../../shared/order-schemas.js';
 
 /** The menu channel an order type is sold on. */
@@ -24,7 +29,8 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const UpdateBody = Type.Object({
   venue: Uuid,
   lines: Type.Array(Type.Object({ id: Uuid, quantity: LineInput.properties.quantity }), {
-    minItems: 1, maxItems: MAX_LINES_PER_COMMAND,
+    minItems: 1,
+    maxItems: MAX_LINES_PER_COMMAND,
   }),
 });
 export type UpdateBody = Static<typeof UpdateBody>;

@@ -34,7 +34,9 @@ export interface OrderingDeps extends HandlerDeps {
 }
 
 /** A socket watching every order of a venue (`?venue=V`): staff only (403), a venue of the tenant (404). */
-export function venueWatchGuard(venues: Pick<HandlerDeps['venues'], 'getVenue'>): (p: Principal, venueId: string) => void {
+export function venueWatchGuard(
+  venues: Pick<HandlerDeps['venues'], 'getVenue'>,
+): (p: Principal, venueId: string) => void {
   return (p, venueId) => {
     if (!isStaff(p)) throw insufficientScope('write', 'only staff (scope write) may watch a venue');
     if (!isUuid(venueId) || !venues.getVenue(p.tenantId, venueId)) throw notFound('venue');
@@ -63,29 +65,58 @@ export function createOrderingService(deps: OrderingDeps) {
     customerRate.take(key);
   }
 
-  function confirm(p: Principal, orderId: string, kind: string, body: unknown, lines: string[],
-    idem: IdempotencyRequest | undefined): Promise<Confirmation> {
+  function confirm(
+    p: Principal,
+    orderId: string,
+    kind: string,
+    body: unknown,
+    lines: string[],
+    idem: IdempotencyRequest | undefined,
+  ): Promise<Confirmation> {
     checkRate(p);
     const confirmedMs = deps.now();
     const correlationId = newId7(confirmedMs);
     const confirmation: Confirmation = { correlationId, orderId, lines };
-    const record = { correlationId, tenantId: p.tenantId, userId: p.userId, staff: isStaff(p), orderId, kind, body, confirmedMs };
+    const record = {
+      correlationId,
+      tenantId: p.tenantId,
+      userId: p.userId,
+      staff: isStaff(p),
+      orderId,
+      kind,
+      body,
+      confirmedMs,
+    };
     if (!idem) return queue.confirm(record).then(() => confirmation);
     const response = JSON.stringify(confirmation);
-    const stored = { tenantId: p.tenantId, userId: p.userId, key: idem.key, fingerprint: idem.fingerprint, correlationId,
-      response, createdMs: confirmedMs };
-    return keys.once(p.tenantId, p.userId, idem, () => queue.confirm(record, stored).then(() => response))
+    const stored = {
+      tenantId: p.tenantId,
+      userId: p.userId,
+      key: idem.key,
+      fingerprint: idem.fingerprint,
+      correlationId,
+      response,
+      createdMs: confirmedMs,
+    };
+    return keys
+      .once(p.tenantId, p.userId, idem, () => queue.confirm(record, stored).then(() => response))
       .then((text) => JSON.parse(text) as Confirmation);
   }
 
-  function runCommand<N extends CommandName>(name: N, p: Principal, orderId: string | undefined, body: CommandBody<N>,
-    idem: IdempotencyRequest | undefined): Promise<Confirmation> {
-    const { stored, lines } = (ORDER_COMMANDS[name].confirm as (b: CommandBody<N>) => { stored: unknown; lines: string[] })(body);
+  function runCommand<N extends CommandName>(
+    name: N,
+    p: Principal,
+    orderId: string | undefined,
+    body: CommandBody<N>,
+    idem: IdempotencyRequest | undefined,
+  ): Promise<Confirmation> {
+    const { stored, lines } = (
+      ORDER_COMMANDS[name].confirm as (b: CommandBody<N>) => { stored: unknown; lines: string[] }
+    )(body);
     return confirm(p, orderId ?? newId7(), name, stored, lines, idem);
   }
 
   return {
-
     /**
      * Confirms an order command (docs/api.md "Order commands"): the command's own checks of its body (a 400), then
      * the customer's rate (a 429), then durably queued; resolves with its confirmation. `orderId` for every
@@ -94,14 +125,20 @@ export function createOrderingService(deps: OrderingDeps) {
     command: runCommand,
 
     // The commands by name, for in-process callers (the service's own tests drive it directly).
-    newOrder: (p: Principal, body: NewOrderBody, idem?: IdempotencyRequest) => runCommand('new', p, undefined, body, idem),
-    append: (p: Principal, orderId: string, body: AppendBody, idem?: IdempotencyRequest) => runCommand('append', p, orderId, body, idem),
-    update: (p: Principal, orderId: string, body: UpdateBody, idem?: IdempotencyRequest) => runCommand('update', p, orderId, body, idem),
-    remove: (p: Principal, orderId: string, body: RemoveBody, idem?: IdempotencyRequest) => runCommand('remove', p, orderId, body, idem),
+    newOrder: (p: Principal, body: NewOrderBody, idem?: IdempotencyRequest) =>
+      runCommand('new', p, undefined, body, idem),
+    append: (p: Principal, orderId: string, body: AppendBody, idem?: IdempotencyRequest) =>
+      runCommand('append', p, orderId, body, idem),
+    update: (p: Principal, orderId: string, body: UpdateBody, idem?: IdempotencyRequest) =>
+      runCommand('update', p, orderId, body, idem),
+    remove: (p: Principal, orderId: string, body: RemoveBody, idem?: IdempotencyRequest) =>
+      runCommand('remove', p, orderId, body, idem),
     submit: (p: Principal, orderId: string, idem?: IdempotencyRequest) => runCommand('submit', p, orderId, {}, idem),
     ready: (p: Principal, orderId: string, idem?: IdempotencyRequest) => runCommand('ready', p, orderId, {}, idem),
-    complete: (p: Principal, orderId: string, body: CompleteBody, idem?: IdempotencyRequest) => runCommand('complete', p, orderId, body, idem),
-    cancel: (p: Principal, orderId: string, body: CancelBody, idem?: IdempotencyRequest) => runCommand('cancel', p, orderId, body, idem),
+    complete: (p: Principal, orderId: string, body: CompleteBody, idem?: IdempotencyRequest) =>
+      runCommand('complete', p, orderId, body, idem),
+    cancel: (p: Principal, orderId: string, body: CancelBody, idem?: IdempotencyRequest) =>
+      runCommand('cancel', p, orderId, body, idem),
 
     /**
      * Once, on the first start with sync: every order the box held before gets one order.changed event with its
@@ -112,8 +149,21 @@ export function createOrderingService(deps: OrderingDeps) {
       for (const { tenantId, id } of all) {
         const rows = deps.repo.rows(tenantId, id)!;
         const order = orderView(deps.venues, tenantId, rows);
-        recordForSync(deps, { tenantId, orderId: id, correlationId: '', kind: 'backfill', userId: '', staff: false,
-          confirmedMs: Date.parse(order.lastChanged) }, rows, JSON.stringify(withoutContact(order)), now);
+        recordForSync(
+          deps,
+          {
+            tenantId,
+            orderId: id,
+            correlationId: '',
+            kind: 'backfill',
+            userId: '',
+            staff: false,
+            confirmedMs: Date.parse(order.lastChanged),
+          },
+          rows,
+          JSON.stringify(withoutContact(order)),
+          now,
+        );
       }
       return all.length;
     },

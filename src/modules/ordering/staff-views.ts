@@ -21,8 +21,13 @@ export const encodeCursor = (key: { createdMs: number; id: string }): string =>
 function decodeCursor(text: string): { createdMs: number; id: string } {
   try {
     const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(value) && value.length === 2 && Number.isSafeInteger(value[0]) && typeof value[1] === 'string'
-      && isUuid(value[1])) {
+    if (
+      Array.isArray(value) &&
+      value.length === 2 &&
+      Number.isSafeInteger(value[0]) &&
+      typeof value[1] === 'string' &&
+      isUuid(value[1])
+    ) {
       return { createdMs: value[0] as number, id: value[1] };
     }
   } catch {

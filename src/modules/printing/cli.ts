@@ -30,9 +30,11 @@ export async function listPrinters(printers: PrinterConfig[], io: Output): Promi
     ports = await SerialPort.list();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    io.err(code === 'ENOENT'
-      ? 'venue-box: udevadm is not installed (it comes with udev/systemd), so ports have no USB details; listing /dev instead\n'
-      : `venue-box: listing serial ports failed (${(err as Error).message}); listing /dev instead\n`);
+    io.err(
+      code === 'ENOENT'
+        ? 'venue-box: udevadm is not installed (it comes with udev/systemd), so ports have no USB details; listing /dev instead\n'
+        : `venue-box: listing serial ports failed (${(err as Error).message}); listing /dev instead\n`,
+    );
     ports = devicesInDev().map((path) => ({ path }));
   }
   io.out(ports.length === 0 ? 'serial ports: none found\n' : 'serial ports:\n');
@@ -41,10 +43,16 @@ export async function listPrinters(printers: PrinterConfig[], io: Output): Promi
     const details = [p.manufacturer, p.serialNumber && `serial ${p.serialNumber}`].filter(Boolean).join(', ');
     io.out(`  ${p.path}${usb}${details ? ` (${details})` : ''}\n`);
   }
-  io.out(printers.length === 0 ? 'configured printers: none (add "printers" to the config file, --config FILE)\n' : 'configured printers:\n');
+  io.out(
+    printers.length === 0
+      ? 'configured printers: none (add "printers" to the config file, --config FILE)\n'
+      : 'configured printers:\n',
+  );
   for (const p of printers) {
     const where = existsSync(p.path) ? `present${realOf(p.path)}` : 'MISSING';
-    io.out(`  ${p.name}  ${p.role}  venue ${p.venue}  ${p.path} (${where})  ${p.baudRate} baud, ${p.columns} columns, ${p.codePage}\n`);
+    io.out(
+      `  ${p.name}  ${p.role}  venue ${p.venue}  ${p.path} (${where})  ${p.baudRate} baud, ${p.columns} columns, ${p.codePage}\n`,
+    );
   }
   return 0;
 }
@@ -77,12 +85,20 @@ function realOf(path: string): string {
  * `venue-box printers test NAME`: asks the paper status (when the printer answers DLE EOT 4), prints the test
  * page (the code page's Polish letters) and waits for the drain. Exit 0, or a ProcessError 'refused' (exit 1) naming the cause.
  */
-export async function printTestPage(printers: PrinterConfig[], name: string, timeoutMs: number, io: Output): Promise<number> {
+export async function printTestPage(
+  printers: PrinterConfig[],
+  name: string,
+  timeoutMs: number,
+  io: Output,
+): Promise<number> {
   const printer = printers.find((p) => p.name === name);
   if (!printer) {
-    throw new ProcessError('refused', printers.length === 0
-      ? `no printer named ${name}: no printers are configured (pass the config file with --config FILE)`
-      : `no printer named ${name} in the configuration (configured: ${printers.map((p) => p.name).join(', ')})`);
+    throw new ProcessError(
+      'refused',
+      printers.length === 0
+        ? `no printer named ${name}: no printers are configured (pass the config file with --config FILE)`
+        : `no printer named ${name} in the configuration (configured: ${printers.map((p) => p.name).join(', ')})`,
+    );
   }
   const device = serialPrinterFor(printer, timeoutMs);
   try {
@@ -97,11 +113,12 @@ export async function printTestPage(printers: PrinterConfig[], name: string, tim
     return 0;
   } catch (err) {
     if (!(err instanceof PrinterError)) throw err;
-    const hint = err.reason === 'missing'
-      ? ' (is it plugged in, is the path right - see `venue-box printers list` - and is no running venue-box holding the port?)'
-      : err.reason === 'offline'
-        ? ' (is it on? if it never answers DLE EOT 4, set "statusQuery": false for it)'
-        : '';
+    const hint =
+      err.reason === 'missing'
+        ? ' (is it plugged in, is the path right - see `venue-box printers list` - and is no running venue-box holding the port?)'
+        : err.reason === 'offline'
+          ? ' (is it on? if it never answers DLE EOT 4, set "statusQuery": false for it)'
+          : '';
     throw new ProcessError('refused', `${name}: ${err.message}${hint}`);
   } finally {
     device.close();

@@ -158,7 +158,10 @@ export class PrinterWorker {
       // Commit at once after the drain: this gap is the whole at-least-once window (docs/printing.md "Printing").
       this.ctx.repo.markPrinted(job.tenantId, job.id, this.name, this.ctx.now());
       this.succeeded();
-      this.ctx.log.info({ printer: this.name, job: job.id, kind: job.kind, for: forPrinter, bytes: bytes.length }, 'ticket printed');
+      this.ctx.log.info(
+        { printer: this.name, job: job.id, kind: job.kind, for: forPrinter, bytes: bytes.length },
+        'ticket printed',
+      );
     } catch (err) {
       if (this.abandoned || !(err instanceof PrinterError)) throw err;
       this.failed(err);

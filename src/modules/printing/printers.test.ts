@@ -4,25 +4,40 @@ import { type PrinterConfig, printerProblems, routeTicket } from './printers.js'
 
 const V = 'venue-1';
 const printer = (p: Partial<PrinterConfig> & Pick<PrinterConfig, 'name' | 'role'>): PrinterConfig => ({
-  venue: V, path: `/dev/receipt-${p.name}`, baudRate: 19200, columns: 42, codePage: 'cp852', statusQuery: true, ...p,
+  venue: V,
+  path: `/dev/receipt-${p.name}`,
+  baudRate: 19200,
+  columns: 42,
+  codePage: 'cp852',
+  statusQuery: true,
+  ...p,
 });
 const hot = printer({ name: 'hot', role: 'kitchen', categories: ['soups', 'mains'] });
 const bar = printer({ name: 'bar', role: 'kitchen', categories: ['drinks'] });
 const expo = printer({ name: 'expo', role: 'kitchen' });
 const counter = printer({ name: 'counter', role: 'counter' });
 const elsewhere = printer({ name: 'other', role: 'kitchen', venue: 'venue-2' });
-const lines = [{ id: 'zurek', category: 'soups' }, { id: 'kompot', category: 'drinks' }, { id: 'sernik', category: 'desserts' }];
-const names = (routes: { printer: string | null; lines: { id: string }[] }[]) => routes.map((r) => [r.printer, r.lines.map((l) => l.id)]);
+const lines = [
+  { id: 'zurek', category: 'soups' },
+  { id: 'kompot', category: 'drinks' },
+  { id: 'sernik', category: 'desserts' },
+];
+const names = (routes: { printer: string | null; lines: { id: string }[] }[]) =>
+  routes.map((r) => [r.printer, r.lines.map((l) => l.id)]);
 
 describe('routing at write time', () => {
   test('kitchen: each station its categories; a line no station lists goes to the first kitchen printer', () => {
     expect(names(routeTicket([hot, bar, counter, elsewhere], V, 'kitchen', lines))).toEqual([
-      ['hot', ['zurek', 'sernik']], ['bar', ['kompot']],
+      ['hot', ['zurek', 'sernik']],
+      ['bar', ['kompot']],
     ]);
   });
 
   test('kitchen: a printer without categories prints every line; a station without lines gets no ticket', () => {
-    expect(names(routeTicket([hot, bar, expo], V, 'kitchen', lines.slice(0, 1)))).toEqual([['hot', ['zurek']], ['expo', ['zurek']]]);
+    expect(names(routeTicket([hot, bar, expo], V, 'kitchen', lines.slice(0, 1)))).toEqual([
+      ['hot', ['zurek']],
+      ['expo', ['zurek']],
+    ]);
   });
 
   test('claim slips go to the first counter printer; cancel slips to the kitchen printers that had the order', () => {
@@ -30,14 +45,17 @@ describe('routing at write time', () => {
       ['counter', ['zurek', 'kompot', 'sernik']],
     ]);
     expect(names(routeTicket([hot, bar, expo], V, 'cancel', lines.slice(0, 2), ['bar', 'hot']))).toEqual([
-      ['hot', ['zurek']], ['bar', ['kompot']],
+      ['hot', ['zurek']],
+      ['bar', ['kompot']],
     ]);
     // A printer that had the order but none of these lines (its categories changed since) gets every line.
     expect(names(routeTicket([hot, bar], V, 'cancel', lines.slice(1, 2), ['hot']))).toEqual([['hot', ['kompot']]]);
   });
 
   test('no printer of the role at the venue: one unrouted ticket with every line', () => {
-    expect(names(routeTicket([counter, elsewhere], V, 'kitchen', lines))).toEqual([[null, ['zurek', 'kompot', 'sernik']]]);
+    expect(names(routeTicket([counter, elsewhere], V, 'kitchen', lines))).toEqual([
+      [null, ['zurek', 'kompot', 'sernik']],
+    ]);
     expect(names(routeTicket([hot], V, 'claim', lines))).toEqual([[null, ['zurek', 'kompot', 'sernik']]]);
     expect(names(routeTicket([hot, bar], V, 'cancel', lines, []))).toEqual([[null, ['zurek', 'kompot', 'sernik']]]);
   });
@@ -49,10 +67,15 @@ describe('configuration checks beyond the schema', () => {
   });
 
   test('duplicate names, unknown or self backups, categories on a counter, unknown code pages', () => {
-    expect(printerProblems([
-      hot, { ...bar, name: 'hot' }, { ...expo, backup: 'nope' }, { ...counter, categories: ['soups'], backup: 'counter' },
-      { ...elsewhere, codePage: 'klingon' },
-    ])).toEqual([
+    expect(
+      printerProblems([
+        hot,
+        { ...bar, name: 'hot' },
+        { ...expo, backup: 'nope' },
+        { ...counter, categories: ['soups'], backup: 'counter' },
+        { ...elsewhere, codePage: 'klingon' },
+      ]),
+    ).toEqual([
       '/printers/1/name: printer name hot is used twice',
       '/printers/3/categories: only a kitchen printer (a station) takes categories',
       '/printers/4/codePage: unknown code page klingon',
@@ -68,14 +91,26 @@ describe('the printers in the configuration file', () => {
   test('defaults fill each printer and the spooler options; no printers by default', () => {
     expect(resolveConfig({}).printers).toEqual([]);
     expect(resolveConfig({}).printing).toEqual({
-      kitchenMaxAgeMinutes: 30, backupAfterSeconds: 120, retryMinMs: 1000, retryMaxMs: 15000, statusTimeoutMs: 1000,
+      kitchenMaxAgeMinutes: 30,
+      backupAfterSeconds: 120,
+      retryMinMs: 1000,
+      retryMaxMs: 15000,
+      statusTimeoutMs: 1000,
       statusPollSeconds: 15,
     });
     const config = resolveConfig({ printers: [{ name: 'hot', venue, role: 'kitchen', path: '/dev/receipt-kitchen' }] });
-    expect(config.printers).toEqual([{
-      name: 'hot', venue, role: 'kitchen', path: '/dev/receipt-kitchen', baudRate: 19200, columns: 42, codePage: 'cp852',
-      statusQuery: true,
-    }]);
+    expect(config.printers).toEqual([
+      {
+        name: 'hot',
+        venue,
+        role: 'kitchen',
+        path: '/dev/receipt-kitchen',
+        baudRate: 19200,
+        columns: 42,
+        codePage: 'cp852',
+        statusQuery: true,
+      },
+    ]);
   });
 
   test('a bad printer stops the start with the option named', () => {

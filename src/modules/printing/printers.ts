@@ -54,7 +54,11 @@ export interface Route<L> {
  * When nothing fits (no printer of that role at the venue), one unrouted ticket with every line.
  */
 export function routeTicket<L extends { category?: string }>(
-  printers: PrinterConfig[], venueId: string, kind: PrintKind, lines: L[], printedBy: string[] = [],
+  printers: PrinterConfig[],
+  venueId: string,
+  kind: PrintKind,
+  lines: L[],
+  printedBy: string[] = [],
 ): Route<L>[] {
   const atVenue = printers.filter((p) => p.venue === venueId);
   if (kind === 'claim') {
@@ -73,7 +77,9 @@ export function routeTicket<L extends { category?: string }>(
   }
   if (kitchen.length === 0) return [{ printer: null, lines }];
   const shares = splitByStation(kitchen, lines);
-  return kitchen.filter((p) => (shares.get(p.name) ?? []).length > 0).map((p) => ({ printer: p.name, lines: shares.get(p.name)! }));
+  return kitchen
+    .filter((p) => (shares.get(p.name) ?? []).length > 0)
+    .map((p) => ({ printer: p.name, lines: shares.get(p.name)! }));
 }
 
 /** Each kitchen printer's lines, in the order of the round. */

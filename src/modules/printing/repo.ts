@@ -47,9 +47,22 @@ interface JobRow {
 const COLUMNS = 'rowid AS seq, *';
 
 const toJob = (r: JobRow): PrintJob => ({
-  tenantId: r.tenant_id, id: r.id, seq: r.seq, venueId: r.venue_id, orderId: r.order_id, kind: r.kind, round: r.round,
-  printer: r.printer, ticket: JSON.parse(r.payload_json) as JobTicket, state: r.state, copyOf: r.copy_of,
-  attempts: r.attempts, lastError: r.last_error, printedOn: r.printed_on, createdMs: r.created_ms, doneMs: r.done_ms,
+  tenantId: r.tenant_id,
+  id: r.id,
+  seq: r.seq,
+  venueId: r.venue_id,
+  orderId: r.order_id,
+  kind: r.kind,
+  round: r.round,
+  printer: r.printer,
+  ticket: JSON.parse(r.payload_json) as JobTicket,
+  state: r.state,
+  copyOf: r.copy_of,
+  attempts: r.attempts,
+  lastError: r.last_error,
+  printedOn: r.printed_on,
+  createdMs: r.created_ms,
+  doneMs: r.done_ms,
 });
 
 /** SQL of print jobs. Every state change is conditional on the row still being 'queued'. */
@@ -102,7 +115,9 @@ export function createPrintRepo(db: Db) {
     transaction: <T>(fn: () => T): T => tx.immediate(fn),
     insert(job: NewPrintJob): void {
       s.insert.run({
-        ...job, payloadJson: JSON.stringify(job.ticket), state: job.printer === null ? 'unrouted' : 'queued',
+        ...job,
+        payloadJson: JSON.stringify(job.ticket),
+        state: job.printer === null ? 'unrouted' : 'queued',
       });
     },
     /** The printers that got kitchen tickets of the order (where its cancel slips go). */

@@ -44,10 +44,19 @@ export interface JobTicket {
 /** The encoder's view of a job ticket; a claim slip's right-hand column is the line's amount. */
 export function toTicket(t: JobTicket): Ticket {
   const base = {
-    venueName: t.venueName, orderType: t.orderType, claimCode: t.claimCode, orderId: t.orderId, at: t.at,
+    venueName: t.venueName,
+    orderType: t.orderType,
+    claimCode: t.claimCode,
+    orderId: t.orderId,
+    at: t.at,
     timeZone: t.timeZone,
-    lines: t.lines.map((l) => ({ quantity: l.quantity, name: l.name, category: l.category, price: l.amount,
-      ...(l.note === undefined ? {} : { note: l.note }) })),
+    lines: t.lines.map((l) => ({
+      quantity: l.quantity,
+      name: l.name,
+      category: l.category,
+      price: l.amount,
+      ...(l.note === undefined ? {} : { note: l.note }),
+    })),
   };
   if (t.kind === 'kitchen') return { ...base, kind: 'kitchen', round: t.round };
   if (t.kind === 'cancel') return { ...base, kind: 'cancel', ...(t.reason ? { reason: t.reason } : {}) };

@@ -49,7 +49,9 @@ export class SerialPrinter {
     if (this.port?.isOpen) return this.port;
     const port = new SerialPort({ path: this.options.path, baudRate: this.options.baudRate, autoOpen: false });
     await new Promise<void>((resolve, reject) =>
-      port.open((err) => (err ? reject(new PrinterError('missing', `cannot open ${this.options.path}: ${err.message}`)) : resolve())),
+      port.open((err) =>
+        err ? reject(new PrinterError('missing', `cannot open ${this.options.path}: ${err.message}`)) : resolve(),
+      ),
     );
     port.on('data', (chunk: Buffer) => {
       this.received.push(...chunk);
@@ -73,7 +75,9 @@ export class SerialPrinter {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.onByte = undefined;
-        reject(new PrinterError('offline', `no status answer from ${this.options.path} in ${this.options.timeoutMs} ms`));
+        reject(
+          new PrinterError('offline', `no status answer from ${this.options.path} in ${this.options.timeoutMs} ms`),
+        );
       }, this.options.timeoutMs);
       const check = () => {
         while (this.received.length > 0) {

@@ -36,10 +36,19 @@ export function createPrintingService(deps: PrintingDeps) {
     const routes = routeTicket(deps.printers, ticket.venueId, ticket.kind, ticket.lines, printedBy);
     return routes.map((r) => {
       const id = newId();
-      const share = r.lines.length === ticket.lines.length ? ticket : { ...ticket, lines: r.lines, total: sumOf(r.lines) };
+      const share =
+        r.lines.length === ticket.lines.length ? ticket : { ...ticket, lines: r.lines, total: sumOf(r.lines) };
       repo.insert({
-        tenantId, id, venueId: ticket.venueId, orderId: ticket.orderId, kind: ticket.kind, round: ticket.round,
-        printer: r.printer, ticket: share, copyOf: null, createdMs: nowMs,
+        tenantId,
+        id,
+        venueId: ticket.venueId,
+        orderId: ticket.orderId,
+        kind: ticket.kind,
+        round: ticket.round,
+        printer: r.printer,
+        ticket: share,
+        copyOf: null,
+        createdMs: nowMs,
       });
       return id;
     });
@@ -58,10 +67,17 @@ export function createPrintingService(deps: PrintingDeps) {
         const state = deps.spooler?.statusOf(printer.name) ?? NO_STATE;
         const { depth, oldestMs } = repo.queueStats(p.tenantId, printer.name);
         return {
-          name: printer.name, venue: printer.venue, role: printer.role, path: printer.path,
-          backup: printer.backup ?? null, categories: printer.categories ?? null,
-          status: state.status, statusSince: iso(state.sinceMs), divertedTo: state.divertedTo,
-          queueDepth: depth, oldestJobAgeMs: oldestMs === null ? null : Math.max(0, now - oldestMs),
+          name: printer.name,
+          venue: printer.venue,
+          role: printer.role,
+          path: printer.path,
+          backup: printer.backup ?? null,
+          categories: printer.categories ?? null,
+          status: state.status,
+          statusSince: iso(state.sinceMs),
+          divertedTo: state.divertedTo,
+          queueDepth: depth,
+          oldestJobAgeMs: oldestMs === null ? null : Math.max(0, now - oldestMs),
           lastError: state.lastError && { ...state.lastError, at: isoOf(state.lastError.atMs) },
         };
       });
@@ -95,8 +111,16 @@ export function createPrintingService(deps: PrintingDeps) {
       const id = newId();
       repo.transaction(() =>
         repo.insert({
-          tenantId: p.tenantId, id, venueId: original.venueId, orderId: original.orderId, kind: original.kind,
-          round: original.round, printer, ticket: original.ticket, copyOf: original.id, createdMs: deps.now(),
+          tenantId: p.tenantId,
+          id,
+          venueId: original.venueId,
+          orderId: original.orderId,
+          kind: original.kind,
+          round: original.round,
+          printer,
+          ticket: original.ticket,
+          copyOf: original.id,
+          createdMs: deps.now(),
         }),
       );
       deps.spooler?.wake();
@@ -115,7 +139,8 @@ export function createPrintingService(deps: PrintingDeps) {
     if (job.printer !== null && byName.has(job.printer)) return job.printer;
     const role = job.kind === 'claim' ? 'counter' : 'kitchen';
     const fallback = deps.printers.find((x) => x.venue === job.venueId && x.role === role);
-    if (!fallback) throw AppError.of('conflict', `venue ${job.venueId} has no ${role} printer configured`, [job.venueId]);
+    if (!fallback)
+      throw AppError.of('conflict', `venue ${job.venueId} has no ${role} printer configured`, [job.venueId]);
     return fallback.name;
   }
 }
@@ -125,8 +150,19 @@ const sumOf = (lines: { amount: string }[]): string => formatMoney(lines.reduce(
 
 function jobView(j: PrintJob): JobView {
   return {
-    id: j.id, printer: j.printer, venue: j.venueId, orderId: j.orderId, kind: j.kind, round: j.round, state: j.state,
-    copyOf: j.copyOf, attempts: j.attempts, lastError: j.lastError, printedOn: j.printedOn,
-    created: isoOf(j.createdMs), done: iso(j.doneMs), ticket: j.ticket,
+    id: j.id,
+    printer: j.printer,
+    venue: j.venueId,
+    orderId: j.orderId,
+    kind: j.kind,
+    round: j.round,
+    state: j.state,
+    copyOf: j.copyOf,
+    attempts: j.attempts,
+    lastError: j.lastError,
+    printedOn: j.printedOn,
+    created: isoOf(j.createdMs),
+    done: iso(j.doneMs),
+    ticket: j.ticket,
   };
 }

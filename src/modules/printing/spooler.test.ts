@@ -40,10 +40,23 @@ class FakeDevice implements PrinterDevice {
 }
 
 const printerOf = (name: string, role: 'kitchen' | 'counter', extra: Partial<PrinterConfig> = {}): PrinterConfig => ({
-  name, venue: V, role, path: `/dev/null-${name}`, baudRate: 19200, columns: 42, codePage: 'cp852', statusQuery: true, ...extra,
+  name,
+  venue: V,
+  role,
+  path: `/dev/null-${name}`,
+  baudRate: 19200,
+  columns: 42,
+  codePage: 'cp852',
+  statusQuery: true,
+  ...extra,
 });
 const OPTIONS: SpoolerOptions = {
-  kitchenMaxAgeMinutes: 30, backupAfterSeconds: 3600, retryMinMs: 10, retryMaxMs: 40, statusTimeoutMs: 100, statusPollSeconds: 0.05,
+  kitchenMaxAgeMinutes: 30,
+  backupAfterSeconds: 3600,
+  retryMinMs: 10,
+  retryMaxMs: 40,
+  statusTimeoutMs: 100,
+  statusPollSeconds: 0.05,
 };
 
 let dir: string;
@@ -72,10 +85,21 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function start(printers: PrinterConfig[], options: Partial<SpoolerOptions> = {}, synced?: () => Promise<void>): Spooler {
+function start(
+  printers: PrinterConfig[],
+  options: Partial<SpoolerOptions> = {},
+  synced?: () => Promise<void>,
+): Spooler {
   spooler = createSpooler({
-    repo, printers, options: { ...OPTIONS, ...options }, log: createLogger(process.env.SPOOL_LOG ?? 'silent'), now: Date.now,
-    onStatus: (c) => changes.push(c), idleTickMs: 10, sweepMs: 20, synced,
+    repo,
+    printers,
+    options: { ...OPTIONS, ...options },
+    log: createLogger(process.env.SPOOL_LOG ?? 'silent'),
+    now: Date.now,
+    onStatus: (c) => changes.push(c),
+    idleTickMs: 10,
+    sweepMs: 20,
+    synced,
     openDevice: (p) => {
       const d = new FakeDevice();
       devices.set(p.name, d);
@@ -91,11 +115,24 @@ function start(printers: PrinterConfig[], options: Partial<SpoolerOptions> = {},
 function enqueue(kind: JobTicket['kind'], name: string, createdMs = Date.now()): string[] {
   const orderId = `00000000-0000-4000-8000-${String(++orderSeq).padStart(12, '0')}`;
   db.prepare(`INSERT INTO orders (tenant_id, id, order_type, status, claim_code, total_minor, edit_total_minor, closed,
-    completed, source, created_ms, changed_ms) VALUES (?, ?, 'TAKE_AWAY', 'ORDERED', ?, 1800, 0, 0, 0, 't', 1, 1)`)
-    .run(T, orderId, String(100000 + orderSeq));
+    completed, source, created_ms, changed_ms) VALUES (?, ?, 'TAKE_AWAY', 'ORDERED', ?, 1800, 0, 0, 0, 't', 1, 1)`).run(
+    T,
+    orderId,
+    String(100000 + orderSeq),
+  );
   const ticket: JobTicket = {
-    kind, orderId, venueId: V, venueName: 'Pod Wawelem', orderType: 'TAKE_AWAY', claimCode: String(100000 + orderSeq),
-    round: 1, timeZone: 'Europe/Warsaw', at: createdMs, localTime: '', total: '18.00', orderTotal: '18.00',
+    kind,
+    orderId,
+    venueId: V,
+    venueName: 'Pod Wawelem',
+    orderType: 'TAKE_AWAY',
+    claimCode: String(100000 + orderSeq),
+    round: 1,
+    timeZone: 'Europe/Warsaw',
+    at: createdMs,
+    localTime: '',
+    total: '18.00',
+    orderTotal: '18.00',
     lines: [{ text: `1 x ${name}`, quantity: 1, name, category: 'soups', price: '18.00', amount: '18.00' }],
   };
   const ids = repo.transaction(() => printing.enqueue(T, ticket, createdMs));
@@ -104,7 +141,8 @@ function enqueue(kind: JobTicket['kind'], name: string, createdMs = Date.now()):
 }
 
 const stateOf = (id: string) => repo.get(T, id)!;
-const until = (check: () => boolean, timeoutMs = 3000) => expect.poll(check, { timeout: timeoutMs, interval: 5 }).toBe(true);
+const until = (check: () => boolean, timeoutMs = 3000) =>
+  expect.poll(check, { timeout: timeoutMs, interval: 5 }).toBe(true);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('spooler', () => {
@@ -157,7 +195,11 @@ describe('spooler', () => {
     await sleep(50);
     expect(k.printed).toHaveLength(2);
     // The first probe at start found it ok, before it went away.
-    expect(changes.map((c) => [c.previous, c.status])).toEqual([['unknown', 'ok'], ['ok', 'offline'], ['offline', 'ok']]);
+    expect(changes.map((c) => [c.previous, c.status])).toEqual([
+      ['unknown', 'ok'],
+      ['ok', 'offline'],
+      ['offline', 'ok'],
+    ]);
   });
 
   test('paper out holds the queue; paper near end prints', async () => {

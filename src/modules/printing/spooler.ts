@@ -69,8 +69,11 @@ export function createSpooler(deps: SpoolerDeps) {
     now: deps.now,
     inFlight,
     timings: {
-      kitchenMaxAgeMs, retryMinMs: options.retryMinMs, retryMaxMs: Math.max(options.retryMinMs, options.retryMaxMs),
-      statusPollMs: options.statusPollSeconds * 1000, idleTickMs: deps.idleTickMs ?? 500,
+      kitchenMaxAgeMs,
+      retryMinMs: options.retryMinMs,
+      retryMaxMs: Math.max(options.retryMinMs, options.retryMaxMs),
+      statusPollMs: options.statusPollSeconds * 1000,
+      idleTickMs: deps.idleTickMs ?? 500,
     },
     divertedTo(name) {
       const now = deps.now();
@@ -80,11 +83,19 @@ export function createSpooler(deps: SpoolerDeps) {
     },
     statusChanged(w, previous) {
       const level = w.status === 'ok' || w.status === 'paperNearEnd' ? 'info' : 'warn';
-      deps.log[level]({ printer: w.name, status: w.status, previous, error: w.lastError?.message }, 'printer status changed');
+      deps.log[level](
+        { printer: w.name, status: w.status, previous, error: w.lastError?.message },
+        'printer status changed',
+      );
       if (w.tenantId === undefined || !deps.onStatus) return;
       deps.onStatus({
-        tenantId: w.tenantId, printer: w.printer, status: w.status, previous, sinceMs: w.sinceMs!,
-        lastError: w.lastError, queueDepth: deps.repo.queueStats(w.tenantId, w.name).depth,
+        tenantId: w.tenantId,
+        printer: w.printer,
+        status: w.status,
+        previous,
+        sinceMs: w.sinceMs!,
+        lastError: w.lastError,
+        queueDepth: deps.repo.queueStats(w.tenantId, w.name).depth,
       });
     },
   };
@@ -99,8 +110,10 @@ export function createSpooler(deps: SpoolerDeps) {
       if (tenants.length === 1) w.tenantId = tenants[0];
       else if (!warned.has(w.name)) {
         warned.add(w.name);
-        deps.log.warn({ printer: w.name, venue: w.printer.venue, tenants: tenants.length },
-          tenants.length === 0 ? 'printer names an unknown venue: it prints nothing' : 'printer venue is ambiguous');
+        deps.log.warn(
+          { printer: w.name, venue: w.printer.venue, tenants: tenants.length },
+          tenants.length === 0 ? 'printer names an unknown venue: it prints nothing' : 'printer venue is ambiguous',
+        );
       }
     }
   }
@@ -140,7 +153,9 @@ export function createSpooler(deps: SpoolerDeps) {
       const w = workers.get(name);
       if (!w) return { status: 'unknown', sinceMs: null, lastError: null, divertedTo: null };
       return {
-        status: w.status, sinceMs: w.sinceMs, lastError: w.lastError,
+        status: w.status,
+        sinceMs: w.sinceMs,
+        lastError: w.lastError,
         divertedTo: isDiverted(w, deps.now()) ? w.printer.backup! : null,
       };
     },

@@ -26,7 +26,9 @@ export function publishPrinterStatus(deps: {
       since: isoOf(c.sinceMs),
       queueDepth: c.queueDepth,
       lastError: c.lastError && {
-        reason: c.lastError.reason, message: c.lastError.message, at: isoOf(c.lastError.atMs),
+        reason: c.lastError.reason,
+        message: c.lastError.message,
+        at: isoOf(c.lastError.atMs),
       },
     });
     const frame = deps.repo.transaction(() =>

@@ -3,12 +3,20 @@ import { encodeTestPage, encodeTicket, type Ticket } from './tickets.js';
 
 const CP852 = { columns: 42, codePage: 'cp852' };
 const base = {
-  venueName: 'Pod Wawelem', orderType: 'TAKE_AWAY', claimCode: '042137', orderId: '7c3fc4a0-122e-4121-9f94-91835435e5c9',
-  at: Date.parse('2026-11-23T11:05:00Z'), timeZone: 'Europe/Warsaw',
-  lines: [{ quantity: 2, name: 'Żurek', price: '36.00' }, { quantity: 1, name: 'Gęś pieczona', price: '58.00' }],
+  venueName: 'Pod Wawelem',
+  orderType: 'TAKE_AWAY',
+  claimCode: '042137',
+  orderId: '7c3fc4a0-122e-4121-9f94-91835435e5c9',
+  at: Date.parse('2026-11-23T11:05:00Z'),
+  timeZone: 'Europe/Warsaw',
+  lines: [
+    { quantity: 2, name: 'Żurek', price: '36.00' },
+    { quantity: 1, name: 'Gęś pieczona', price: '58.00' },
+  ],
 };
 const bytes = (ticket: Ticket, options = {}) => Buffer.from(encodeTicket(ticket, CP852, options));
-const has = (haystack: Buffer, needle: Buffer | string) => haystack.includes(typeof needle === 'string' ? Buffer.from(needle, 'latin1') : needle);
+const has = (haystack: Buffer, needle: Buffer | string) =>
+  haystack.includes(typeof needle === 'string' ? Buffer.from(needle, 'latin1') : needle);
 
 describe('tickets', () => {
   test('a kitchen ticket starts with ESC @, selects cp852 and ends with a cut', () => {
@@ -59,7 +67,9 @@ describe('tickets', () => {
     expect(has(out, 'koperku\x1bE\x00\n\r\x1bE\x01i pro')).toBe(true);
     expect(has(out, 'szybkie wydanie')).toBe(true);
     // The note follows its own line, before the next one.
-    expect(out.indexOf(Buffer.from('>> bez'))).toBeGreaterThan(out.indexOf(Buffer.from([0xbd, 0x75, 0x72, 0x65, 0x6b])));
+    expect(out.indexOf(Buffer.from('>> bez'))).toBeGreaterThan(
+      out.indexOf(Buffer.from([0xbd, 0x75, 0x72, 0x65, 0x6b])),
+    );
     expect(out.indexOf(Buffer.from('>> bez'))).toBeLessThan(out.indexOf(Buffer.from([0x47, 0xa9, 0x98])));
   });
 

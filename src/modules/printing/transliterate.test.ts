@@ -3,12 +3,18 @@ import { encodeTicket } from './tickets.js';
 import { transliterate } from './transliterate.js';
 
 const base = {
-  venueName: 'Pod Wawelem', orderType: 'TAKE_AWAY', claimCode: '042137', orderId: '7c3fc4a0-122e-4121-9f94-91835435e5c9',
-  at: Date.parse('2026-11-23T11:05:00Z'), timeZone: 'Europe/Warsaw', lines: [{ quantity: 1, name: 'Żurek' }],
+  venueName: 'Pod Wawelem',
+  orderType: 'TAKE_AWAY',
+  claimCode: '042137',
+  orderId: '7c3fc4a0-122e-4121-9f94-91835435e5c9',
+  at: Date.parse('2026-11-23T11:05:00Z'),
+  timeZone: 'Europe/Warsaw',
+  lines: [{ quantity: 1, name: 'Żurek' }],
 };
 const cancel = (reason: string, codePage = 'cp852') =>
   Buffer.from(encodeTicket({ ...base, kind: 'cancel', reason }, { columns: 42, codePage }));
-const has = (out: Buffer, bytes: number[] | string) => out.includes(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : Buffer.from(bytes));
+const has = (out: Buffer, bytes: number[] | string) =>
+  out.includes(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : Buffer.from(bytes));
 
 describe('characters outside the printer code page (encoder output bytes)', () => {
   test('an em dash in a cancel reason prints as "-", not "?"', () => {
@@ -27,13 +33,23 @@ describe('characters outside the printer code page (encoder output bytes)', () =
 
   test('Polish letters that cp852 has are kept as its bytes, never replaced', () => {
     const out = cancel('ĄĆĘŁŃÓŚŹŻ ąćęłńóśźż');
-    expect(has(out, [0xa4, 0x8f, 0xa8, 0x9d, 0xe3, 0xe0, 0x97, 0x8d, 0xbd, 0x20, 0xa5, 0x86, 0xa9, 0x88, 0xe4, 0xa2, 0x98, 0xab, 0xbe])).toBe(true);
+    expect(
+      has(
+        out,
+        [
+          0xa4, 0x8f, 0xa8, 0x9d, 0xe3, 0xe0, 0x97, 0x8d, 0xbd, 0x20, 0xa5, 0x86, 0xa9, 0x88, 0xe4, 0xa2, 0x98, 0xab,
+          0xbe,
+        ],
+      ),
+    ).toBe(true);
   });
 
   test('letters the code page lacks print as their base letter; what has none is one "?"', () => {
     // cp852 has é (0x82) and ü (0x81) but not ñ, ø, õ: those become n, o, o. The emoji is one '?', not two.
     const out = cancel('ñø café über õ 🌶!');
-    expect(has(out, [0x6e, 0x6f, 0x20, 0x63, 0x61, 0x66, 0x82, 0x20, 0x81, 0x62, 0x65, 0x72, 0x20, 0x6f, 0x20, 0x3f, 0x21])).toBe(true);
+    expect(
+      has(out, [0x6e, 0x6f, 0x20, 0x63, 0x61, 0x66, 0x82, 0x20, 0x81, 0x62, 0x65, 0x72, 0x20, 0x6f, 0x20, 0x3f, 0x21]),
+    ).toBe(true);
   });
 
   test('in a code page without Polish letters (cp437) they print as their base letters', () => {
@@ -49,7 +65,7 @@ describe('characters outside the printer code page (encoder output bytes)', () =
 });
 
 describe('transliterate', () => {
-  test('decomposed input is composed first (ę as e + U+0328 is cp852\'s ę)', () => {
+  test("decomposed input is composed first (ę as e + U+0328 is cp852's ę)", () => {
     expect(transliterate('ge\u0328s\u0301', 'cp852')).toBe('gęś');
   });
   test('a lone combining mark prints nothing', () => {

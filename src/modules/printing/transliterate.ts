@@ -5,14 +5,52 @@ import CodepageEncoder, { type Codepage } from '@point-of-sale/codepage-encoder'
  * only for a character the code page lacks: cp852 has `«`, `»` and `ß`, so those print as themselves there.
  */
 const REPLACEMENTS: Record<string, string> = {
-  '\u2010': '-', '\u2011': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u2015': '-', '\u2212': '-',
-  '\u2018': "'", '\u2019': "'", '\u201A': "'", '\u201B': "'", '\u2032': "'", '\u2039': "'", '\u203A': "'",
-  '\u201C': '"', '\u201D': '"', '\u201E': '"', '\u201F': '"', '\u2033': '"', '\u00AB': '"', '\u00BB': '"',
-  '\u2026': '...', '\u2022': '*', '\u00B7': '.', '\u2122': 'TM', '\u20AC': 'EUR',
-  '\u00A0': ' ', '\u2007': ' ', '\u2009': ' ', '\u202F': ' ', '\u200B': '',
+  '\u2010': '-',
+  '\u2011': '-',
+  '\u2012': '-',
+  '\u2013': '-',
+  '\u2014': '-',
+  '\u2015': '-',
+  '\u2212': '-',
+  '\u2018': "'",
+  '\u2019': "'",
+  '\u201A': "'",
+  '\u201B': "'",
+  '\u2032': "'",
+  '\u2039': "'",
+  '\u203A': "'",
+  '\u201C': '"',
+  '\u201D': '"',
+  '\u201E': '"',
+  '\u201F': '"',
+  '\u2033': '"',
+  '\u00AB': '"',
+  '\u00BB': '"',
+  '\u2026': '...',
+  '\u2022': '*',
+  '\u00B7': '.',
+  '\u2122': 'TM',
+  '\u20AC': 'EUR',
+  '\u00A0': ' ',
+  '\u2007': ' ',
+  '\u2009': ' ',
+  '\u202F': ' ',
+  '\u200B': '',
   // Letters that Unicode does not decompose into a base letter and a mark.
-  'ß': 'ss', 'Æ': 'AE', 'æ': 'ae', 'Œ': 'OE', 'œ': 'oe', 'Ø': 'O', 'ø': 'o', 'Đ': 'D', 'đ': 'd', 'Ł': 'L', 'ł': 'l',
-  'Þ': 'Th', 'þ': 'th', 'ı': 'i',
+  ß: 'ss',
+  Æ: 'AE',
+  æ: 'ae',
+  Œ: 'OE',
+  œ: 'oe',
+  Ø: 'O',
+  ø: 'o',
+  Đ: 'D',
+  đ: 'd',
+  Ł: 'L',
+  ł: 'l',
+  Þ: 'Th',
+  þ: 'th',
+  ı: 'i',
 };
 
 const printable = new Map<string, Set<number>>();
@@ -51,7 +89,8 @@ export function transliterate(text: string, codePage: string): string {
       continue;
     }
     const base = ch.normalize('NFD').replace(/\p{M}/gu, '');
-    if (base !== ch && fits(base)) out += base; // a lone combining mark leaves '' and prints nothing
+    if (base !== ch && fits(base))
+      out += base; // a lone combining mark leaves '' and prints nothing
     else out += '?';
   }
   return out;

@@ -3,7 +3,9 @@ import type { Db } from '../../db/open.js';
 /** SQL of provisioning: upserts keyed by id, so applying a file twice changes nothing. */
 export function createProvisioningRepo(db: Db) {
   const stmts = {
-    tenant: db.prepare('INSERT INTO tenants (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name'),
+    tenant: db.prepare(
+      'INSERT INTO tenants (id, name) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name',
+    ),
     client: db.prepare(
       `INSERT INTO oauth_clients (tenant_id, client_id, secret_hash) VALUES (?, ?, ?)
        ON CONFLICT (tenant_id, client_id) DO UPDATE SET secret_hash = excluded.secret_hash`,
@@ -47,11 +49,19 @@ export function createProvisioningRepo(db: Db) {
       stmts.clearProducts.run(tenantId, id);
     },
     insertProduct: (p: {
-      tenantId: string; menuId: string; id: string; name: string; priceMinor: number; channels: string | null;
+      tenantId: string;
+      menuId: string;
+      id: string;
+      name: string;
+      priceMinor: number;
+      channels: string | null;
       snapshotJson: string;
     }) => stmts.product.run(p.tenantId, p.menuId, p.id, p.name, p.priceMinor, p.channels, p.snapshotJson),
-    upsertVenue: (tenantId: string, v: { id: string; menu: string; warehouse: string; lat: number; lng: number }, json: string) =>
-      stmts.venue.run(tenantId, v.id, v.menu, v.warehouse, v.lat, v.lng, json),
+    upsertVenue: (
+      tenantId: string,
+      v: { id: string; menu: string; warehouse: string; lat: number; lng: number },
+      json: string,
+    ) => stmts.venue.run(tenantId, v.id, v.menu, v.warehouse, v.lat, v.lng, json),
     meta: (key: string): string | undefined => stmts.getMeta.get(key)?.value,
     setMeta: (key: string, value: string) => stmts.setMeta.run(key, value),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),

@@ -20,12 +20,16 @@ describe('provisioning', () => {
     const counts = ['tenants', 'oauth_clients', 'staff_users', 'venues', 'menus', 'products', 'warehouses'].map(count);
     expect(counts).toEqual([1, 1, 2, 3, 1, 13, 3]);
     expect(applyProvisioning(repo, 'demo', demo)).toBe('unchanged');
-    expect(['tenants', 'oauth_clients', 'staff_users', 'venues', 'menus', 'products', 'warehouses'].map(count)).toEqual(counts);
+    expect(['tenants', 'oauth_clients', 'staff_users', 'venues', 'menus', 'products', 'warehouses'].map(count)).toEqual(
+      counts,
+    );
   });
 
   test('secrets and passwords are stored as scrypt hashes, never as given', () => {
     applyProvisioning(createProvisioningRepo(db), 'demo', demo);
-    const rows = db.prepare('SELECT password_hash AS h FROM staff_users UNION ALL SELECT secret_hash FROM oauth_clients').all() as { h: string }[];
+    const rows = db
+      .prepare('SELECT password_hash AS h FROM staff_users UNION ALL SELECT secret_hash FROM oauth_clients')
+      .all() as { h: string }[];
     for (const { h } of rows) expect(h).toMatch(/^scrypt\$16384\$8\$1\$/);
     expect(JSON.stringify(rows)).not.toContain('demo-kiosk-secret');
   });
@@ -40,7 +44,9 @@ describe('provisioning', () => {
   test('a document with bad shape or dangling references is refused and writes nothing', () => {
     const repo = createProvisioningRepo(db);
     const tenant = demo.tenants[0]!;
-    expect(() => applyProvisioning(repo, 'x', { tenants: [{ ...tenant, id: 'not-a-uuid' }] })).toThrow(ProvisioningError);
+    expect(() => applyProvisioning(repo, 'x', { tenants: [{ ...tenant, id: 'not-a-uuid' }] })).toThrow(
+      ProvisioningError,
+    );
     const dangling = { tenants: [{ ...tenant, menus: [] }] };
     expect(() => applyProvisioning(repo, 'x', dangling)).toThrow(/unknown menu menu-krakow/);
     expect(count('tenants')).toBe(0);

@@ -11,7 +11,6 @@ import { Provisioning, type TenantSpec } from './schemas.js';
 
 export { productsOf, staffUserId };
 
-
 const validate = compile(Provisioning);
 
 /**
@@ -63,8 +62,12 @@ export function writeMenu(repo: ProvisioningRepo, tenantId: string, menuId: stri
   repo.upsertMenu(tenantId, menuId, JSON.stringify(root));
   for (const p of productsOf(root)) {
     repo.insertProduct({
-      tenantId, menuId, id: p.id, name: p.details.literals.name ?? p.id,
-      priceMinor: parseMoney(p.price), channels: p.channels ? p.channels.join(',') : null,
+      tenantId,
+      menuId,
+      id: p.id,
+      name: p.details.literals.name ?? p.id,
+      priceMinor: parseMoney(p.price),
+      channels: p.channels ? p.channels.join(',') : null,
       snapshotJson: JSON.stringify(productSnapshot(p)),
     });
   }

@@ -23,21 +23,31 @@ export function screensRoutes(bootstrap: ScreensBootstrap | undefined): Route[] 
       auth: 'none',
       body: 'none',
       doc: {
-        summary: "What the box's screens need before anyone signs in (404 notFound: no tenant known for them)", tag: 'screens',
+        summary: "What the box's screens need before anyone signs in (404 notFound: no tenant known for them)",
+        tag: 'screens',
         responses: {
           200: {
             description: 'the tenant, the public OAuth client of the screens, the language and a default venue',
-            schema: Type.Object({
-              tenant: Type.String(), clientId: Type.String(), clientSecret: Type.String(), language: Type.String(),
-              venue: Type.Union([Type.String(), Type.Null()]),
-            }, { additionalProperties: false }),
+            schema: Type.Object(
+              {
+                tenant: Type.String(),
+                clientId: Type.String(),
+                clientSecret: Type.String(),
+                language: Type.String(),
+                venue: Type.Union([Type.String(), Type.Null()]),
+              },
+              { additionalProperties: false },
+            ),
           },
         },
       },
       handle() {
         if (!bootstrap) {
-          throw AppError.of('notFound', 'this box knows no tenant for its screens: set screens.tenant, screens.clientId '
-            + 'and screens.clientSecret in the config, or start it with a provisioning file');
+          throw AppError.of(
+            'notFound',
+            'this box knows no tenant for its screens: set screens.tenant, screens.clientId ' +
+              'and screens.clientSecret in the config, or start it with a provisioning file',
+          );
         }
         return json(200, bootstrap);
       },
@@ -59,16 +69,20 @@ export function resolveScreensBootstrap(
   config: { language: string; tenant?: string; clientId?: string; clientSecret?: string; venue?: string },
   provisioning: { document: unknown }[],
 ): ScreensBootstrap | undefined {
-  const tenants = provisioning.flatMap((p) => ((p.document as { tenants?: ProvisionedTenant[] })?.tenants ?? []));
+  const tenants = provisioning.flatMap((p) => (p.document as { tenants?: ProvisionedTenant[] })?.tenants ?? []);
   const tenant = tenants.find((t) => config.tenant === undefined || t.id === config.tenant);
   const client = tenant?.clients?.find((c) => config.clientId === undefined || c.clientId === config.clientId);
   const tenantId = config.tenant ?? (typeof tenant?.id === 'string' ? tenant.id : undefined);
   const clientId = config.clientId ?? (typeof client?.clientId === 'string' ? client.clientId : undefined);
-  const clientSecret = config.clientSecret ?? (typeof client?.clientSecret === 'string' ? client.clientSecret : undefined);
+  const clientSecret =
+    config.clientSecret ?? (typeof client?.clientSecret === 'string' ? client.clientSecret : undefined);
   if (tenantId === undefined || clientId === undefined || clientSecret === undefined) return undefined;
   const firstVenue = tenant?.venues?.[0]?.id;
   return {
-    tenant: tenantId, clientId, clientSecret, language: config.language,
+    tenant: tenantId,
+    clientId,
+    clientSecret,
+    language: config.language,
     venue: config.venue ?? (typeof firstVenue === 'string' ? firstVenue : null),
   };
 }

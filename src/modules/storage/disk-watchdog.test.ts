@@ -7,7 +7,11 @@ function setup(free: number) {
   const lines: string[] = [];
   const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line).msg as string) });
   const disk = createDiskWatchdog({
-    dir: '/data', minFreeBytes: 100, warnFreeBytes: 200, log, now: () => state.now,
+    dir: '/data',
+    minFreeBytes: 100,
+    warnFreeBytes: 200,
+    log,
+    now: () => state.now,
     freeBytes: () => {
       state.looks++;
       return state.free;

@@ -19,8 +19,12 @@ const USAGE = `Usage:
 `;
 
 const OPTIONS = {
-  'data-dir': { type: 'string' }, config: { type: 'string' }, central: { type: 'string' }, code: { type: 'string' },
-  json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+  'data-dir': { type: 'string' },
+  config: { type: 'string' },
+  central: { type: 'string' },
+  code: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** `venue-box sync enrol|status`, run by the one front end (src/command-line.ts; docs/sync.md "Sync to the central node"). */
@@ -48,26 +52,42 @@ function dataDirOf(dataDir: string | undefined, config: string | undefined): str
 
 /** Creates the device key pair (tweetnacl) and registers its public key with the one-time code. */
 async function enrol(dataDir: string, central: string, code: string): Promise<number> {
-  if (!existsSync(dataDir)) throw new ProcessError('noInput', `no data directory at ${dataDir} (start the box once first)`);
+  if (!existsSync(dataDir))
+    throw new ProcessError('noInput', `no data directory at ${dataDir} (start the box once first)`);
   if (!/^https?:\/\/[^\s/]+/.test(central)) throw usageError(`--central must be an http(s) URL, got ${central}`);
   const existing = loadDevice(dataDir);
   if (existing) {
-    throw new ProcessError('refused', `this box is enrolled already, as device ${existing.deviceId} at ${existing.central}`);
+    throw new ProcessError(
+      'refused',
+      `this box is enrolled already, as device ${existing.deviceId} at ${existing.central}`,
+    );
   }
   const pair = newKeyPair();
-  const answer = await centralClient.enrol(central, {
-    code: code.trim(), publicKey: Buffer.from(pair.publicKey).toString('base64'), name: `venue-box ${pkg.version}`,
-  }, { requestTimeoutMs: 30_000 }).catch((err: unknown) => {
-    // A refused code or an unreachable central: the command's answer is no (exit 1).
-    throw err instanceof CentralError ? new ProcessError('refused', err.message) : err;
-  });
+  const answer = await centralClient
+    .enrol(
+      central,
+      {
+        code: code.trim(),
+        publicKey: Buffer.from(pair.publicKey).toString('base64'),
+        name: `venue-box ${pkg.version}`,
+      },
+      { requestTimeoutMs: 30_000 },
+    )
+    .catch((err: unknown) => {
+      // A refused code or an unreachable central: the command's answer is no (exit 1).
+      throw err instanceof CentralError ? new ProcessError('refused', err.message) : err;
+    });
   const device = saveDevice(dataDir, central, answer, pair);
   if (/^http:\/\//i.test(central) && !/^http:\/\/(localhost|127\.|\[::1\])/i.test(central)) {
-    process.stderr.write('venue-box sync: warning: the central is reached over plain http; orders and documents cross the '
-      + 'network unencrypted (put the central behind TLS and enrol with https://)\n');
+    process.stderr.write(
+      'venue-box sync: warning: the central is reached over plain http; orders and documents cross the ' +
+        'network unencrypted (put the central behind TLS and enrol with https://)\n',
+    );
   }
-  process.stdout.write(`enrolled as device ${device.deviceId} of tenant ${device.tenant}, venue ${device.venue}, at ${central}\n`
-    + 'a running box starts sending within a few seconds\n');
+  process.stdout.write(
+    `enrolled as device ${device.deviceId} of tenant ${device.tenant}, venue ${device.venue}, at ${central}\n` +
+      'a running box starts sending within a few seconds\n',
+  );
   return 0;
 }
 
@@ -83,12 +103,20 @@ function status(dataDir: string, asJson: boolean): number {
       return 0;
     }
     const lines = [
-      ['central', s.central ?? 'not enrolled (venue-box sync enrol)'], ['device', s.deviceId ?? '-'],
+      ['central', s.central ?? 'not enrolled (venue-box sync enrol)'],
+      ['device', s.deviceId ?? '-'],
       ['backlog', `${s.backlog} event(s)`],
       ['oldest unsynced', s.oldestUnsyncedAgeS === null ? '-' : `${s.oldestUnsyncedAgeS} s ago`],
-      ['last success', s.lastSuccessAt ?? 'never'], ['last error', s.lastError ? `${s.lastError} (${s.lastErrorAt})` : '-'],
-      ['dead letters', String(s.deadLetters)], ['position', `epoch ${s.epoch}, acknowledged ${s.ackedSeq} of ${s.newestSeq}`],
-      ['catalogue', s.catalogue && s.catalogue.rev > 0 ? `rev ${s.catalogue.rev}, applied ${s.catalogue.appliedAt}` : 'none from the central yet'],
+      ['last success', s.lastSuccessAt ?? 'never'],
+      ['last error', s.lastError ? `${s.lastError} (${s.lastErrorAt})` : '-'],
+      ['dead letters', String(s.deadLetters)],
+      ['position', `epoch ${s.epoch}, acknowledged ${s.ackedSeq} of ${s.newestSeq}`],
+      [
+        'catalogue',
+        s.catalogue && s.catalogue.rev > 0
+          ? `rev ${s.catalogue.rev}, applied ${s.catalogue.appliedAt}`
+          : 'none from the central yet',
+      ],
       ['catalogue error', s.catalogue?.lastError ? `${s.catalogue.lastError} (${s.catalogue.lastErrorAt})` : '-'],
     ];
     process.stdout.write(lines.map(([k, v]) => `${k!.padEnd(16)} ${v}\n`).join(''));

@@ -1,7 +1,15 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BATCH_MEDIA_TYPE, PATHS, requestSigningText } from '../../shared/sync-protocol.js';
-import type { BatchAck, EnrolRequest, EnrolResponse, HelloRequest, HelloResponse, SyncErrorBody, TailResponse } from '../../shared/sync-messages.js';
+import type {
+  BatchAck,
+  EnrolRequest,
+  EnrolResponse,
+  HelloRequest,
+  HelloResponse,
+  SyncErrorBody,
+  TailResponse,
+} from '../../shared/sync-messages.js';
 import type { CatalogueResponse } from '../../shared/catalogue-protocol.js';
 import type { Device } from './enrolment/device.js';
 import type { Signer } from './enrolment/signer.js';
@@ -26,13 +34,21 @@ export interface ClientOptions {
 }
 
 /** One HTTP exchange: the body written part by part (a batch is never joined into one buffer). */
-function exchange(url: string, method: string, headers: Record<string, string>, parts: Buffer[], options: ClientOptions):
-  Promise<{ status: number; retryAfter: string | undefined; text: string }> {
+function exchange(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  parts: Buffer[],
+  options: ClientOptions,
+): Promise<{ status: number; retryAfter: string | undefined; text: string }> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const length = parts.reduce((n, p) => n + p.length, 0);
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const signal = AbortSignal.any([AbortSignal.timeout(options.requestTimeoutMs), ...(options.signal ? [options.signal] : [])]);
+    const signal = AbortSignal.any([
+      AbortSignal.timeout(options.requestTimeoutMs),
+      ...(options.signal ? [options.signal] : []),
+    ]);
     const req = send(target, { method, headers: { ...headers, 'content-length': String(length) }, signal }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -44,13 +60,17 @@ function exchange(url: string, method: string, headers: Record<string, string>, 
       });
       res.on('end', () => {
         const retryAfter = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-          text: Buffer.concat(chunks).toString('utf8') });
+        resolve({
+          status: res.statusCode ?? 0,
+          retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+          text: Buffer.concat(chunks).toString('utf8'),
+        });
       });
       res.on('error', (err) => reject(new CentralError(0, `central stopped answering (${(err as Error).message})`)));
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
-      const cause = err.name === 'AbortError' ? (options.signal?.aborted ? 'stopping' : 'timeout') : (err.code ?? err.message);
+      const cause =
+        err.name === 'AbortError' ? (options.signal?.aborted ? 'stopping' : 'timeout') : (err.code ?? err.message);
       reject(new CentralError(0, `central unreachable (${cause})`));
     });
     for (const part of parts) req.write(part);
@@ -60,7 +80,13 @@ function exchange(url: string, method: string, headers: Record<string, string>, 
 
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
-async function call<T>(url: string, method: string, headers: Record<string, string>, parts: Buffer[], options: ClientOptions): Promise<T> {
+async function call<T>(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  parts: Buffer[],
+  options: ClientOptions,
+): Promise<T> {
   const { status, retryAfter, text } = await exchange(url, method, headers, parts, options);
   let body: unknown;
   try {
@@ -74,7 +100,7 @@ async function call<T>(url: string, method: string, headers: Record<string, stri
   }
   const retry = retryAfterSeconds(retryAfter);
   const given = (body as SyncErrorBody | undefined)?.message;
-  const message = typeof given === 'string' ? given.slice(0, 200) : (text.slice(0, 200) || `status ${status}`);
+  const message = typeof given === 'string' ? given.slice(0, 200) : text.slice(0, 200) || `status ${status}`;
   throw new CentralError(status, `central answered ${status}: ${message}`, body as SyncErrorBody | undefined, retry);
 }
 
@@ -86,8 +112,14 @@ const json = (body: string): Buffer[] => [Buffer.from(body, 'utf8')];
 
 /** Headers of a request signed by the device (hello, the tail fetch). */
 async function signedHeaders(device: Device, sign: Signer, method: string, pathAndQuery: string, body: string) {
-  const signature = await sign(Buffer.from(requestSigningText(method, pathAndQuery, device.tenant, device.deviceId, body), 'utf8'));
-  return { 'x-tenant': device.tenant, 'x-device': device.deviceId, 'x-signature': Buffer.from(signature).toString('base64') };
+  const signature = await sign(
+    Buffer.from(requestSigningText(method, pathAndQuery, device.tenant, device.deviceId, body), 'utf8'),
+  );
+  return {
+    'x-tenant': device.tenant,
+    'x-device': device.deviceId,
+    'x-signature': Buffer.from(signature).toString('base64'),
+  };
 }
 
 const base = (central: string) => central.replace(/\/+$/, '');
@@ -95,12 +127,24 @@ const base = (central: string) => central.replace(/\/+$/, '');
 /** The box's calls to its central (docs/sync.md "Sync to the central node"). */
 export const centralClient = {
   enrol: (central: string, req: EnrolRequest, options: ClientOptions): Promise<EnrolResponse> =>
-    call(`${base(central)}${PATHS.enrol}`, 'POST', { 'content-type': 'application/json' }, json(JSON.stringify(req)), options),
+    call(
+      `${base(central)}${PATHS.enrol}`,
+      'POST',
+      { 'content-type': 'application/json' },
+      json(JSON.stringify(req)),
+      options,
+    ),
 
   async hello(device: Device, sign: Signer, req: HelloRequest, options: ClientOptions): Promise<HelloResponse> {
     const body = JSON.stringify(req);
     const headers = await signedHeaders(device, sign, 'POST', PATHS.hello, body);
-    return call(`${base(device.central)}${PATHS.hello}`, 'POST', { ...headers, 'content-type': 'application/json' }, json(body), options);
+    return call(
+      `${base(device.central)}${PATHS.hello}`,
+      'POST',
+      { ...headers, 'content-type': 'application/json' },
+      json(body),
+      options,
+    );
   },
 
   /** A batch as parts (src/shared/sync-protocol.ts batchParts), written to the socket one after another. */
@@ -108,14 +152,24 @@ export const centralClient = {
     call(`${base(device.central)}${PATHS.batches}`, 'POST', { 'content-type': BATCH_MEDIA_TYPE }, parts, options),
 
   /** The catalogue's long poll: answered at once when something changed after `after`, else within `waitS`. */
-  async catalogue(device: Device, sign: Signer, q: { after: number; waitS: number; snapshot: boolean }, options: ClientOptions):
-    Promise<CatalogueResponse> {
+  async catalogue(
+    device: Device,
+    sign: Signer,
+    q: { after: number; waitS: number; snapshot: boolean },
+    options: ClientOptions,
+  ): Promise<CatalogueResponse> {
     const path = `${PATHS.catalogue}?after=${q.after}&wait=${q.waitS}${q.snapshot ? '&snapshot=1' : ''}`;
     const headers = await signedHeaders(device, sign, 'GET', path, '');
     return call(`${base(device.central)}${path}`, 'GET', headers, [], options);
   },
 
-  async tail(device: Device, sign: Signer, after: number, limit: number, options: ClientOptions): Promise<TailResponse> {
+  async tail(
+    device: Device,
+    sign: Signer,
+    after: number,
+    limit: number,
+    options: ClientOptions,
+  ): Promise<TailResponse> {
     const path = `${PATHS.events}?after=${after}&limit=${limit}`;
     const headers = await signedHeaders(device, sign, 'GET', path, '');
     return call(`${base(device.central)}${path}`, 'GET', headers, [], options);

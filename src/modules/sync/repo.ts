@@ -30,12 +30,24 @@ export interface FetchedRow {
 }
 
 type RawOutbox = {
-  seq: number; event_id: string; tenant_id: string; kind: string; aggregate_id: string; envelope: string;
-  chain_hash: string; created_ms: number;
+  seq: number;
+  event_id: string;
+  tenant_id: string;
+  kind: string;
+  aggregate_id: string;
+  envelope: string;
+  chain_hash: string;
+  created_ms: number;
 };
 const outboxRow = (r: RawOutbox): OutboxRow => ({
-  seq: r.seq, eventId: r.event_id, tenantId: r.tenant_id, kind: r.kind, aggregateId: r.aggregate_id,
-  envelope: r.envelope, chainHash: r.chain_hash, createdMs: r.created_ms,
+  seq: r.seq,
+  eventId: r.event_id,
+  tenantId: r.tenant_id,
+  kind: r.kind,
+  aggregateId: r.aggregate_id,
+  envelope: r.envelope,
+  chainHash: r.chain_hash,
+  createdMs: r.created_ms,
 });
 
 /**
@@ -45,7 +57,9 @@ const outboxRow = (r: RawOutbox): OutboxRow => ({
 export function createSyncRepo(db: Db) {
   const tx = inTransaction(db);
   const s = {
-    last: db.prepare<[], { seq: number; chain_hash: string }>('SELECT seq, chain_hash FROM sync_outbox ORDER BY seq DESC LIMIT 1'),
+    last: db.prepare<[], { seq: number; chain_hash: string }>(
+      'SELECT seq, chain_hash FROM sync_outbox ORDER BY seq DESC LIMIT 1',
+    ),
     insert: db.prepare(
       `INSERT INTO sync_outbox (seq, event_id, tenant_id, kind, aggregate_id, envelope, chain_hash, created_ms)
        VALUES (@seq, @eventId, @tenantId, @kind, @aggregateId, @envelope, @chainHash, @createdMs)`,
@@ -53,26 +67,44 @@ export function createSyncRepo(db: Db) {
     after: db.prepare<[number, number], RawOutbox>('SELECT * FROM sync_outbox WHERE seq > ? ORDER BY seq LIMIT +?'),
     one: db.prepare<[number], RawOutbox>('SELECT * FROM sync_outbox WHERE seq = ?'),
     oldest: db.prepare<[], { seq: number }>('SELECT seq FROM sync_outbox ORDER BY seq LIMIT 1'),
-    firstAfter: db.prepare<[number], { created_ms: number }>('SELECT created_ms FROM sync_outbox WHERE seq > ? ORDER BY seq LIMIT 1'),
+    firstAfter: db.prepare<[number], { created_ms: number }>(
+      'SELECT created_ms FROM sync_outbox WHERE seq > ? ORDER BY seq LIMIT 1',
+    ),
     deleteFrom: db.prepare<[number]>('DELETE FROM sync_outbox WHERE seq > ?'),
     prune: db.prepare<[number, number]>(
       'DELETE FROM sync_outbox WHERE seq <= ? AND created_ms < ? AND seq < (SELECT MAX(seq) FROM sync_outbox)',
     ),
-    state: db.prepare<[], {
-      epoch: number; acked_seq: number; acked_hash: string; last_success_ms: number | null; last_error: string | null;
-      last_error_ms: number | null; backfilled: number;
-    }>('SELECT * FROM sync_state WHERE id = 1'),
-    ack: db.prepare('UPDATE sync_state SET acked_seq = ?, acked_hash = ?, last_success_ms = ?, last_error = NULL WHERE id = 1'),
+    state: db.prepare<
+      [],
+      {
+        epoch: number;
+        acked_seq: number;
+        acked_hash: string;
+        last_success_ms: number | null;
+        last_error: string | null;
+        last_error_ms: number | null;
+        backfilled: number;
+      }
+    >('SELECT * FROM sync_state WHERE id = 1'),
+    ack: db.prepare(
+      'UPDATE sync_state SET acked_seq = ?, acked_hash = ?, last_success_ms = ?, last_error = NULL WHERE id = 1',
+    ),
     position: db.prepare('UPDATE sync_state SET acked_seq = ?, acked_hash = ? WHERE id = 1'),
     contact: db.prepare('UPDATE sync_state SET last_success_ms = ?, last_error = NULL WHERE id = 1'),
     epoch: db.prepare('UPDATE sync_state SET epoch = ? WHERE id = 1'),
     error: db.prepare('UPDATE sync_state SET last_error = ?, last_error_ms = ? WHERE id = 1'),
     backfilled: db.prepare('UPDATE sync_state SET backfilled = 1 WHERE id = 1'),
-    deadLetter: db.prepare('INSERT OR IGNORE INTO sync_dead_letters (seq, event_id, reason, at_ms) VALUES (?, ?, ?, ?)'),
+    deadLetter: db.prepare(
+      'INSERT OR IGNORE INTO sync_dead_letters (seq, event_id, reason, at_ms) VALUES (?, ?, ?, ?)',
+    ),
     deadLetters: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM sync_dead_letters'),
     fetchedPut: db.prepare('INSERT OR REPLACE INTO sync_inbox (seq, epoch, chain_hash, envelope) VALUES (?, ?, ?, ?)'),
-    fetchedAll: db.prepare<[], { seq: number; epoch: number; chain_hash: string; envelope: string }>('SELECT * FROM sync_inbox ORDER BY seq'),
-    fetchedLast: db.prepare<[], { seq: number; chain_hash: string }>('SELECT seq, chain_hash FROM sync_inbox ORDER BY seq DESC LIMIT 1'),
+    fetchedAll: db.prepare<[], { seq: number; epoch: number; chain_hash: string; envelope: string }>(
+      'SELECT * FROM sync_inbox ORDER BY seq',
+    ),
+    fetchedLast: db.prepare<[], { seq: number; chain_hash: string }>(
+      'SELECT seq, chain_hash FROM sync_inbox ORDER BY seq DESC LIMIT 1',
+    ),
     fetchedClear: db.prepare('DELETE FROM sync_inbox'),
   };
 
@@ -105,8 +137,13 @@ export function createSyncRepo(db: Db) {
     state(): SyncState {
       const r = s.state.get()!;
       return {
-        epoch: r.epoch, ackedSeq: r.acked_seq, ackedHash: r.acked_hash, lastSuccessMs: r.last_success_ms,
-        lastError: r.last_error, lastErrorMs: r.last_error_ms, backfilled: r.backfilled === 1,
+        epoch: r.epoch,
+        ackedSeq: r.acked_seq,
+        ackedHash: r.acked_hash,
+        lastSuccessMs: r.last_success_ms,
+        lastError: r.last_error,
+        lastErrorMs: r.last_error_ms,
+        backfilled: r.backfilled === 1,
       };
     },
     /**
@@ -115,7 +152,12 @@ export function createSyncRepo(db: Db) {
      * one is found again at the next hello, as a lost acknowledgement is). The next durable commit (any order
      * command, synchronous=FULL) flushes it with everything before it.
      */
-    ack(seq: number, hash: string, nowMs: number, deadLetters: { seq: number; eventId: string; reason: string }[]): void {
+    ack(
+      seq: number,
+      hash: string,
+      nowMs: number,
+      deadLetters: { seq: number; eventId: string; reason: string }[],
+    ): void {
       lazily(() => {
         s.ack.run(seq, hash, nowMs);
         for (const d of deadLetters) s.deadLetter.run(d.seq, d.eventId.slice(0, 64), d.reason.slice(0, 500), nowMs);
@@ -130,7 +172,8 @@ export function createSyncRepo(db: Db) {
     markBackfilled: () => s.backfilled.run(),
     deadLetterCount: (): number => s.deadLetters.get()!.n,
     fetchedPut: (r: FetchedRow) => s.fetchedPut.run(r.seq, r.epoch, r.chainHash, r.envelope),
-    fetchedAll: (): FetchedRow[] => s.fetchedAll.all().map((r) => ({ seq: r.seq, epoch: r.epoch, chainHash: r.chain_hash, envelope: r.envelope })),
+    fetchedAll: (): FetchedRow[] =>
+      s.fetchedAll.all().map((r) => ({ seq: r.seq, epoch: r.epoch, chainHash: r.chain_hash, envelope: r.envelope })),
     fetchedLast: (): { seq: number; chainHash: string } | undefined => {
       const r = s.fetchedLast.get();
       return r && { seq: r.seq, chainHash: r.chain_hash };

@@ -50,15 +50,25 @@ export function syncStatus(repo: SyncRepo, dataDir: string, nowMs: number, catal
     epoch: state.epoch,
     ackedSeq: state.ackedSeq,
     newestSeq: repo.last()?.seq ?? 0,
-    catalogue: c ? {
-      rev: c.rev, checksum: c.checksum, appliedAt: c.appliedMs === null ? null : isoOf(c.appliedMs),
-      lastError: c.lastError, lastErrorAt: c.lastError === null || c.lastErrorMs === null ? null : isoOf(c.lastErrorMs),
-    } : null,
+    catalogue: c
+      ? {
+          rev: c.rev,
+          checksum: c.checksum,
+          appliedAt: c.appliedMs === null ? null : isoOf(c.appliedMs),
+          lastError: c.lastError,
+          lastErrorAt: c.lastError === null || c.lastErrorMs === null ? null : isoOf(c.lastErrorMs),
+        }
+      : null,
   };
 }
 
 /** The warning fields while unsynced data is older than `warnAfterHours`; undefined while it is not. */
 export function staleWarning(status: SyncStatus, warnAfterHours: number): Record<string, unknown> | undefined {
   if (status.oldestUnsyncedAgeS === null || status.oldestUnsyncedAgeS <= warnAfterHours * 3600) return undefined;
-  return { backlog: status.backlog, oldestUnsyncedAgeS: status.oldestUnsyncedAgeS, central: status.central, lastError: status.lastError };
+  return {
+    backlog: status.backlog,
+    oldestUnsyncedAgeS: status.oldestUnsyncedAgeS,
+    central: status.central,
+    lastError: status.lastError,
+  };
 }

@@ -3,10 +3,18 @@ import { isOpen, localTime } from './opening-hours.js';
 import type { ChannelConstraint } from './schemas.js';
 
 const week = (intervals: { from: string; to: string }[], sun: { from: string; to: string }[] = intervals) => ({
-  MON: intervals, TUE: intervals, WED: intervals, THU: intervals, FRI: intervals, SAT: intervals, SUN: sun,
+  MON: intervals,
+  TUE: intervals,
+  WED: intervals,
+  THU: intervals,
+  FRI: intervals,
+  SAT: intervals,
+  SUN: sun,
 });
 const channel = (w: ChannelConstraint['week'], active = true): ChannelConstraint => ({
-  active, minDeliveryTime: '00:30:00', week: w,
+  active,
+  minDeliveryTime: '00:30:00',
+  week: w,
 });
 // 2026-11-23 is a Monday; Warsaw is UTC+1 in November.
 const warsaw = (hhmm: string, date = '2026-11-23'): number => Date.parse(`${date}T${hhmm}:00+01:00`);
@@ -18,7 +26,12 @@ describe('opening hours', () => {
   });
 
   test('a split day is open in each interval and closed between them', () => {
-    const split = channel(week([{ from: '11:00', to: '15:00' }, { from: '17:00', to: '22:30' }]));
+    const split = channel(
+      week([
+        { from: '11:00', to: '15:00' },
+        { from: '17:00', to: '22:30' },
+      ]),
+    );
     expect(isOpen(split, 'Europe/Warsaw', warsaw('12:00'))).toBe(true);
     expect(isOpen(split, 'Europe/Warsaw', warsaw('16:00'))).toBe(false);
     expect(isOpen(split, 'Europe/Warsaw', warsaw('22:29'))).toBe(true);

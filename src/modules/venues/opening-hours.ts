@@ -36,12 +36,14 @@ const toMinutes = (hhmm: string): number => {
 export function isOpen(constraint: ChannelConstraint | undefined, timeZone: string, ms: number): boolean {
   if (!constraint?.active) return false;
   const { day, minutes } = localTime(ms, timeZone);
-  return constraint.week[day].some((i) => {
-    const from = toMinutes(i.from);
-    const to = toMinutes(i.to);
-    // An interval that ends before it starts runs past midnight: 22:00-02:00 is open at 23:00 that day.
-    return from <= to ? minutes >= from && minutes < to : minutes >= from;
-  }) || openFromPreviousDay(constraint, day, minutes);
+  return (
+    constraint.week[day].some((i) => {
+      const from = toMinutes(i.from);
+      const to = toMinutes(i.to);
+      // An interval that ends before it starts runs past midnight: 22:00-02:00 is open at 23:00 that day.
+      return from <= to ? minutes >= from && minutes < to : minutes >= from;
+    }) || openFromPreviousDay(constraint, day, minutes)
+  );
 }
 
 function openFromPreviousDay(constraint: ChannelConstraint, day: Day, minutes: number): boolean {

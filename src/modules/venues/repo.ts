@@ -3,7 +3,9 @@ import type { Venue } from './schemas.js';
 
 /** SQL of venues. Venues are kept as the JSON the API serves, with the columns queries need beside it. */
 export function createVenueRepo(db: Db) {
-  const all = db.prepare<[string], { id: string; venue_json: string }>('SELECT id, venue_json FROM venues WHERE tenant_id = ?');
+  const all = db.prepare<[string], { id: string; venue_json: string }>(
+    'SELECT id, venue_json FROM venues WHERE tenant_id = ?',
+  );
   const one = db.prepare<[string, string], { id: string; venue_json: string }>(
     'SELECT id, venue_json FROM venues WHERE tenant_id = ? AND id = ?',
   );

@@ -15,7 +15,9 @@ export function venueRoutes(venues: VenueRepo): Route[] {
       body: 'none',
       schema: {
         query: Type.Object({
-          lat: Type.String({ description: 'latitude in decimal degrees, -90 to 90 (any finite number: 50.0614, 5.00614e1)' }),
+          lat: Type.String({
+            description: 'latitude in decimal degrees, -90 to 90 (any finite number: 50.0614, 5.00614e1)',
+          }),
           lng: Type.String({ description: 'longitude, -180 to 180' }),
         }),
       },

@@ -1,4 +1,12 @@
-import { AppError, type ErrorCode, type ErrorDetail, invalidField, isNonEmpty, notFound, problem } from '../../shared/errors.js';
+import {
+  AppError,
+  type ErrorCode,
+  type ErrorDetail,
+  invalidField,
+  isNonEmpty,
+  notFound,
+  problem,
+} from '../../shared/errors.js';
 import { isoOf } from '../../shared/clock.js';
 import { fromMicro, MAX_QTY_MICRO } from '../../shared/qty.js';
 import { releaseLocks } from './stock-lock-service.js';
@@ -62,7 +70,8 @@ export function postDocument(deps: DocumentDeps, actor: Actor, warehouseId: stri
     const target = doc.targetWarehouse;
     if (target !== undefined) {
       if (target === warehouseId) throw invalidField('/targetWarehouse', 'targetWarehouse must be another warehouse');
-      if (!repo.warehouse(t, target)) throw invalidField('/targetWarehouse', 'targetWarehouse is not a warehouse of this tenant');
+      if (!repo.warehouse(t, target))
+        throw invalidField('/targetWarehouse', 'targetWarehouse is not a warehouse of this tenant');
     }
     const digest = contentDigest(doc);
     if (doc.number !== undefined) {
@@ -80,18 +89,40 @@ export function postDocument(deps: DocumentDeps, actor: Actor, warehouseId: stri
 
     const number = doc.number ?? assignNumber(repo, t, warehouseId, doc.kind, now);
     const document: StoredDocument = {
-      id: doc.id ?? deps.newId(), kind: doc.kind, warehouse: warehouseId, number,
+      id: doc.id ?? deps.newId(),
+      kind: doc.kind,
+      warehouse: warehouseId,
+      number,
       ...(target !== undefined ? { targetWarehouse: target } : {}),
-      user: actor.userId, created: isoOf(now), items: doc.items, unlockItems: doc.unlockItems, extra: doc.extra,
+      user: actor.userId,
+      created: isoOf(now),
+      items: doc.items,
+      unlockItems: doc.unlockItems,
+      extra: doc.extra,
     };
     repo.insertDocument({
-      tenantId: t, id: document.id, warehouseId, kind: doc.kind, number, targetWarehouseId: target ?? null,
-      userId: actor.userId, contentSha256: digest, documentJson: JSON.stringify(document), createdMs: now,
+      tenantId: t,
+      id: document.id,
+      warehouseId,
+      kind: doc.kind,
+      number,
+      targetWarehouseId: target ?? null,
+      userId: actor.userId,
+      contentSha256: digest,
+      documentJson: JSON.stringify(document),
+      createdMs: now,
     });
     repo.insertLedger(t, document.id, now, ledger);
-    deps.outbox.append(t, 'stock.document', document.id, {
-      document, ledger: ledger.map((l) => [l.warehouseId, l.line, l.itemId, l.unit, l.deltaMicro]),
-    }, now);
+    deps.outbox.append(
+      t,
+      'stock.document',
+      document.id,
+      {
+        document,
+        ledger: ledger.map((l) => [l.warehouseId, l.line, l.itemId, l.unit, l.deltaMicro]),
+      },
+      now,
+    );
     for (const c of changes) {
       repo.setBalance(t, c.warehouseId, c.itemId, c.unit, c.afterMicro);
       if (c.afterMicro < c.lockedMicro) {
@@ -123,16 +154,27 @@ function plan(repo: WarehouseRepo, actor: Actor, warehouseId: string, doc: Docum
   const overflows: ErrorDetail<ErrorCode>[] = [];
   const changes: Change[] = [];
   const afterOf = new Map<string, Change>(); // Inventory: the change of each item, for its ledger row
-  const apply = (w: string, id: string, item: { unit: string; units: Set<string> }, delta: (before: number) => number) => {
+  const apply = (
+    w: string,
+    id: string,
+    item: { unit: string; units: Set<string> },
+    delta: (before: number) => number,
+  ) => {
     const s = repo.itemState(actor.tenantId, w, id, actor.userId, now);
     const unit = s.unit ?? item.unit;
     for (const given of item.units) {
       if (given === unit) continue;
       const where = w === warehouseId ? 'this warehouse' : `warehouse ${w}`;
-      mismatches.push(problem('unitMismatch', `item ${id} is kept in ${unit} in ${where}, not ${given}`, [id, unit, given]));
+      mismatches.push(
+        problem('unitMismatch', `item ${id} is kept in ${unit} in ${where}, not ${given}`, [id, unit, given]),
+      );
     }
     const c: Change = {
-      warehouseId: w, itemId: id, unit, beforeMicro: s.qtyMicro, afterMicro: s.qtyMicro + delta(s.qtyMicro),
+      warehouseId: w,
+      itemId: id,
+      unit,
+      beforeMicro: s.qtyMicro,
+      afterMicro: s.qtyMicro + delta(s.qtyMicro),
       lockedMicro: s.lockedMicro,
     };
     changes.push(c);
@@ -141,26 +183,39 @@ function plan(repo: WarehouseRepo, actor: Actor, warehouseId: string, doc: Docum
       const available = Math.max(0, s.qtyMicro - (s.lockedMicro - s.ownMicro));
       const wanted = c.beforeMicro - c.afterMicro;
       if (wanted > available) {
-        shorts.push(problem('insufficientStock', `item ${id}: ${fromMicro(wanted)} ${unit} requested, ${fromMicro(available)} available`,
-          [id, String(fromMicro(available)), String(fromMicro(wanted))]));
+        shorts.push(
+          problem(
+            'insufficientStock',
+            `item ${id}: ${fromMicro(wanted)} ${unit} requested, ${fromMicro(available)} available`,
+            [id, String(fromMicro(available)), String(fromMicro(wanted))],
+          ),
+        );
       }
     }
     if (c.afterMicro > MAX_QTY_MICRO) {
-      overflows.push(problem('conflict', `item ${id} would pass the largest quantity ${fromMicro(MAX_QTY_MICRO)}`, [id]));
+      overflows.push(
+        problem('conflict', `item ${id} would pass the largest quantity ${fromMicro(MAX_QTY_MICRO)}`, [id]),
+      );
     }
     return c;
   };
 
   const sign = SIGN[doc.kind];
   for (const [id, item] of totals) {
-    if (doc.kind === 'Inventory') afterOf.set(id, apply(warehouseId, id, item, (before) => item.micro - before));
+    if (doc.kind === 'Inventory')
+      afterOf.set(
+        id,
+        apply(warehouseId, id, item, (before) => item.micro - before),
+      );
     // An MM from headquarters out of a warehouse this box does not keep: only the receipt is booked here.
     else if (!doc.sourceElsewhere) apply(warehouseId, id, item, () => sign * item.micro);
     if (doc.targetWarehouse !== undefined) apply(doc.targetWarehouse, id, item, () => item.micro);
   }
-  if (isNonEmpty(mismatches)) throw AppError.ofAll(`${mismatches.length} item unit(s) differ from the kept unit`, mismatches);
+  if (isNonEmpty(mismatches))
+    throw AppError.ofAll(`${mismatches.length} item unit(s) differ from the kept unit`, mismatches);
   if (isNonEmpty(shorts)) throw AppError.ofAll(`not enough stock for ${shorts.length} item(s)`, shorts);
-  if (isNonEmpty(overflows)) throw AppError.ofAll(`${overflows.length} item(s) would pass the largest quantity`, overflows);
+  if (isNonEmpty(overflows))
+    throw AppError.ofAll(`${overflows.length} item(s) would pass the largest quantity`, overflows);
 
   const ledger: LedgerRow[] = [];
   doc.items.forEach((it, line) => {
@@ -176,7 +231,13 @@ function plan(repo: WarehouseRepo, actor: Actor, warehouseId: string, doc: Docum
 }
 
 /** The next free server number of the warehouse, kind and month (a client may have used one already). */
-function assignNumber(repo: WarehouseRepo, tenantId: string, warehouseId: string, kind: DocumentKind, now: number): string {
+function assignNumber(
+  repo: WarehouseRepo,
+  tenantId: string,
+  warehouseId: string,
+  kind: DocumentKind,
+  now: number,
+): string {
   const period = periodOf(now);
   for (;;) {
     const number = formatNumber(kind, period, repo.nextNumber(tenantId, warehouseId, kind, period));

@@ -32,7 +32,13 @@ function compare(ledger: (BalanceRow & { units: number })[], cache: BalanceRow[]
   const differ = (l: BalanceRow | undefined, c: BalanceRow | undefined, problem: string, repairable = true) => {
     const r = (l ?? c)!;
     differences.push({
-      tenant: r.tenantId, warehouse: r.warehouseId, item: r.itemId, cached: describe(c), ledger: describe(l), problem, repairable,
+      tenant: r.tenantId,
+      warehouse: r.warehouseId,
+      item: r.itemId,
+      cached: describe(c),
+      ledger: describe(l),
+      problem,
+      repairable,
     });
   };
   for (const l of ledger) {

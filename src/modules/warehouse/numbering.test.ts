@@ -13,8 +13,13 @@ describe('document numbers', () => {
 
 describe('content digest', () => {
   const doc = (over: Partial<DocumentInput> = {}): DocumentInput => ({
-    kind: 'PZ', number: 'A', items: [{ id: 'x', unit: 'kg', qty: 1, extra: { a: '1', b: '2' } }], qtyMicro: [1_000_000],
-    unlockItems: false, extra: {}, ...over,
+    kind: 'PZ',
+    number: 'A',
+    items: [{ id: 'x', unit: 'kg', qty: 1, extra: { a: '1', b: '2' } }],
+    qtyMicro: [1_000_000],
+    unlockItems: false,
+    extra: {},
+    ...over,
   });
   test('key order does not matter, content does', () => {
     const reordered = doc({ items: [{ extra: { b: '2', a: '1' }, qty: 1, unit: 'kg', id: 'x' }] });
@@ -23,8 +28,9 @@ describe('content digest', () => {
     expect(contentDigest(doc({ unlockItems: true }))).not.toBe(contentDigest(doc()));
     expect(contentDigest(doc({ extra: { note: 'n' } }))).not.toBe(contentDigest(doc()));
     expect(contentDigest(doc({ extra: { b: '1', a: '2' } }))).toBe(contentDigest(doc({ extra: { a: '2', b: '1' } })));
-    expect(contentDigest(doc({ items: [{ id: 'x', unit: 'kg', qty: 1, extra: { a: '1', b: '2' }, cat: [] }] })))
-      .not.toBe(contentDigest(doc()));
+    expect(
+      contentDigest(doc({ items: [{ id: 'x', unit: 'kg', qty: 1, extra: { a: '1', b: '2' }, cat: [] }] })),
+    ).not.toBe(contentDigest(doc()));
     expect(contentDigest(doc({ targetWarehouse: 'w' }))).not.toBe(contentDigest(doc()));
   });
 });

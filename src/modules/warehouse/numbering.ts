@@ -26,7 +26,11 @@ const sorted = (map: Record<string, string> | undefined) =>
  */
 export function contentDigest(doc: DocumentInput): string {
   const content = [
-    doc.kind, doc.number ?? null, doc.unlockItems, sorted(doc.extra), doc.targetWarehouse ?? null,
+    doc.kind,
+    doc.number ?? null,
+    doc.unlockItems,
+    sorted(doc.extra),
+    doc.targetWarehouse ?? null,
     doc.items.map((i) => [i.id, i.unit, i.qty, i.unitPrice ?? null, i.total ?? null, i.cat ?? null, sorted(i.extra)]),
   ];
   return createHash('sha256').update(JSON.stringify(content)).digest('hex');

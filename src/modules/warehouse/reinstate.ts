@@ -18,14 +18,33 @@ export function reinstateDocument(repo: WarehouseRepo, tenantId: string, body: S
   if (repo.hasDocument(tenantId, doc.id)) return;
   const createdMs = Date.parse(doc.created);
   // The digest a retry of this number is compared with (docs/warehouse.md "The warehouse", Rules: same number, same content).
-  const input = { kind: doc.kind, number: doc.number, items: doc.items, unlockItems: doc.unlockItems, extra: doc.extra,
-    ...(doc.targetWarehouse !== undefined ? { targetWarehouse: doc.targetWarehouse } : {}) } as unknown as DocumentInput;
+  const input = {
+    kind: doc.kind,
+    number: doc.number,
+    items: doc.items,
+    unlockItems: doc.unlockItems,
+    extra: doc.extra,
+    ...(doc.targetWarehouse !== undefined ? { targetWarehouse: doc.targetWarehouse } : {}),
+  } as unknown as DocumentInput;
   repo.insertDocument({
-    tenantId, id: doc.id, warehouseId: doc.warehouse, kind: doc.kind as DocumentKind, number: doc.number,
-    targetWarehouseId: doc.targetWarehouse ?? null, userId: doc.user, contentSha256: contentDigest(input),
-    documentJson: JSON.stringify(doc), createdMs,
+    tenantId,
+    id: doc.id,
+    warehouseId: doc.warehouse,
+    kind: doc.kind as DocumentKind,
+    number: doc.number,
+    targetWarehouseId: doc.targetWarehouse ?? null,
+    userId: doc.user,
+    contentSha256: contentDigest(input),
+    documentJson: JSON.stringify(doc),
+    createdMs,
   });
-  const ledger = body.ledger.map(([warehouseId, line, itemId, unit, deltaMicro]) => ({ warehouseId, line, itemId, unit, deltaMicro }));
+  const ledger = body.ledger.map(([warehouseId, line, itemId, unit, deltaMicro]) => ({
+    warehouseId,
+    line,
+    itemId,
+    unit,
+    deltaMicro,
+  }));
   repo.insertLedger(tenantId, doc.id, createdMs, ledger);
   for (const l of ledger) {
     const before = repo.itemState(tenantId, l.warehouseId, l.itemId, '', createdMs);

@@ -61,7 +61,9 @@ export interface BalanceRow {
 export function createWarehouseRepo(db: Db) {
   const tx = inTransaction(db);
   const s = {
-    warehouse: db.prepare<[string, string], Warehouse>('SELECT id, name FROM warehouses WHERE tenant_id = ? AND id = ?'),
+    warehouse: db.prepare<[string, string], Warehouse>(
+      'SELECT id, name FROM warehouses WHERE tenant_id = ? AND id = ?',
+    ),
     insertWarehouse: db.prepare('INSERT INTO warehouses (tenant_id, id, name) VALUES (?, ?, ?)'),
     renameWarehouse: db.prepare('UPDATE warehouses SET name = ? WHERE tenant_id = ? AND id = ?'),
     itemState: db.prepare<
@@ -88,10 +90,15 @@ export function createWarehouseRepo(db: Db) {
     allDocuments: db.prepare<[], { tenant_id: string; id: string; document_json: string }>(
       'SELECT tenant_id, id, document_json FROM stock_documents ORDER BY created_ms, rowid',
     ),
-    ledgerOf: db.prepare<[string, string], { warehouse_id: string; line: number; item_id: string; unit: string; delta_qty_micro: number }>(
+    ledgerOf: db.prepare<
+      [string, string],
+      { warehouse_id: string; line: number; item_id: string; unit: string; delta_qty_micro: number }
+    >(
       'SELECT warehouse_id, line, item_id, unit, delta_qty_micro FROM stock_ledger WHERE tenant_id = ? AND document_id = ?',
     ),
-    documentById: db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM stock_documents WHERE tenant_id = ? AND id = ?'),
+    documentById: db.prepare<[string, string], { one: number }>(
+      'SELECT 1 AS one FROM stock_documents WHERE tenant_id = ? AND id = ?',
+    ),
     upsertWarehouse: db.prepare(
       'INSERT INTO warehouses (tenant_id, id, name) VALUES (?, ?, ?) ON CONFLICT (tenant_id, id) DO UPDATE SET name = excluded.name',
     ),
@@ -129,16 +136,25 @@ export function createWarehouseRepo(db: Db) {
       'SELECT item_id FROM stock_locks WHERE tenant_id = ? AND warehouse_id = ? AND user_id = ? ORDER BY item_id',
     ),
     deleteExpiredLocks: db.prepare('DELETE FROM stock_locks WHERE expires_ms <= ?'),
-    ledgerSums: db.prepare<[], {
-      tenant_id: string; warehouse_id: string; item_id: string; unit: string; units: number; qty_micro: number;
-    }>(
+    ledgerSums: db.prepare<
+      [],
+      {
+        tenant_id: string;
+        warehouse_id: string;
+        item_id: string;
+        unit: string;
+        units: number;
+        qty_micro: number;
+      }
+    >(
       `SELECT tenant_id, warehouse_id, item_id, MIN(unit) AS unit, COUNT(DISTINCT unit) AS units,
          SUM(delta_qty_micro) AS qty_micro
        FROM stock_ledger GROUP BY tenant_id, warehouse_id, item_id`,
     ),
-    balances: db.prepare<[], { tenant_id: string; warehouse_id: string; item_id: string; unit: string; qty_micro: number }>(
-      'SELECT tenant_id, warehouse_id, item_id, unit, qty_micro FROM stock_balances',
-    ),
+    balances: db.prepare<
+      [],
+      { tenant_id: string; warehouse_id: string; item_id: string; unit: string; qty_micro: number }
+    >('SELECT tenant_id, warehouse_id, item_id, unit, qty_micro FROM stock_balances'),
     putBalance: db.prepare(
       `INSERT INTO stock_balances (tenant_id, warehouse_id, item_id, unit, qty_micro) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, warehouse_id, item_id) DO UPDATE SET unit = excluded.unit, qty_micro = excluded.qty_micro`,
@@ -168,7 +184,11 @@ export function createWarehouseRepo(db: Db) {
     *allDocuments(): Generator<{ tenantId: string; documentJson: string; ledger: LedgerRow[] }> {
       for (const d of s.allDocuments.all()) {
         const ledger = s.ledgerOf.all(d.tenant_id, d.id).map((l) => ({
-          warehouseId: l.warehouse_id, line: l.line, itemId: l.item_id, unit: l.unit, deltaMicro: l.delta_qty_micro,
+          warehouseId: l.warehouse_id,
+          line: l.line,
+          itemId: l.item_id,
+          unit: l.unit,
+          deltaMicro: l.delta_qty_micro,
         }));
         yield { tenantId: d.tenant_id, documentJson: d.document_json, ledger };
       }
@@ -187,14 +207,23 @@ export function createWarehouseRepo(db: Db) {
 
     liveLocks: (tenantId: string, warehouseId: string, itemId: string, nowMs: number): LockRow[] =>
       s.liveLocks.all(tenantId, warehouseId, itemId, nowMs).map((r) => ({
-        userId: r.user_id, qtyMicro: r.qty_micro, expiresMs: r.expires_ms,
+        userId: r.user_id,
+        qtyMicro: r.qty_micro,
+        expiresMs: r.expires_ms,
       })),
     lock(tenantId: string, warehouseId: string, itemId: string, userId: string): Omit<LockRow, 'userId'> | undefined {
       const r = s.lock.get(tenantId, warehouseId, itemId, userId);
       return r ? { qtyMicro: r.qty_micro, expiresMs: r.expires_ms } : undefined;
     },
     /** Sets a user's lock on an item; a quantity of zero removes it. */
-    setLock(tenantId: string, warehouseId: string, itemId: string, userId: string, qtyMicro: number, expiresMs: number) {
+    setLock(
+      tenantId: string,
+      warehouseId: string,
+      itemId: string,
+      userId: string,
+      qtyMicro: number,
+      expiresMs: number,
+    ) {
       if (qtyMicro > 0) s.setLock.run(tenantId, warehouseId, itemId, userId, qtyMicro, expiresMs);
       else s.deleteLock.run(tenantId, warehouseId, itemId, userId);
     },
@@ -205,12 +234,20 @@ export function createWarehouseRepo(db: Db) {
     /** Ledger sums per item; `units` counts the distinct units of the item's rows (1, unless something is wrong). */
     ledgerSums: (): (BalanceRow & { units: number })[] =>
       s.ledgerSums.all().map((r) => ({
-        tenantId: r.tenant_id, warehouseId: r.warehouse_id, itemId: r.item_id, unit: r.unit, units: r.units,
+        tenantId: r.tenant_id,
+        warehouseId: r.warehouse_id,
+        itemId: r.item_id,
+        unit: r.unit,
+        units: r.units,
         qtyMicro: r.qty_micro,
       })),
     balances: (): BalanceRow[] =>
       s.balances.all().map((r) => ({
-        tenantId: r.tenant_id, warehouseId: r.warehouse_id, itemId: r.item_id, unit: r.unit, qtyMicro: r.qty_micro,
+        tenantId: r.tenant_id,
+        warehouseId: r.warehouse_id,
+        itemId: r.item_id,
+        unit: r.unit,
+        qtyMicro: r.qty_micro,
       })),
     putBalance: (b: BalanceRow) => s.putBalance.run(b.tenantId, b.warehouseId, b.itemId, b.unit, b.qtyMicro),
     deleteBalance: (tenantId: string, warehouseId: string, itemId: string) =>

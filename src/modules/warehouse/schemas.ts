@@ -5,7 +5,14 @@ import { fieldError, micros, PositiveQty, Unit } from '../../shared/stock-docume
 
 // Documents are validated by one shared file: the central checks headquarters' documents with it too.
 export {
-  DocumentBody, documentInput, type DocumentInput, type DocumentItem, type DocumentKind, KINDS, kindOf, parseDocument,
+  DocumentBody,
+  documentInput,
+  type DocumentInput,
+  type DocumentItem,
+  type DocumentKind,
+  KINDS,
+  kindOf,
+  parseDocument,
 } from '../../shared/stock-document-schemas.js';
 
 const INT32_MAX = 2_147_483_647;
@@ -40,7 +47,6 @@ export interface PacketInput {
   qty: number;
   items: LockLine[];
 }
-
 
 const lockLines = (items: Static<typeof ItemLock>[], path: string): LockLine[] => {
   const q = micros(items.map((it, i) => ({ path: `${path}/${i}/qty`, qty: it.qty })));

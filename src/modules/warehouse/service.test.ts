@@ -26,12 +26,28 @@ beforeEach(() => {
   db.prepare('INSERT INTO tenants (id, name) VALUES (?, ?)').run(T, 't');
   for (const id of [A, B]) db.prepare('INSERT INTO warehouses (tenant_id, id, name) VALUES (?, ?, ?)').run(T, id, id);
   clock = Date.UTC(2026, 10, 5, 12);
-  svc = createWarehouseService({ repo: createWarehouseRepo(db), outbox: createOutbox(createSyncRepo(db)), now: () => clock, lockTtlMs: TTL });
+  svc = createWarehouseService({
+    repo: createWarehouseRepo(db),
+    outbox: createOutbox(createSyncRepo(db)),
+    now: () => clock,
+    lockTtlMs: TTL,
+  });
 });
 
-const post = (actor: typeof u1, kind: DocumentKind, items: [string, number][], extra: Record<string, unknown> = {}, w = A) =>
-  svc.postDocument(actor, w, parseDocument(kind, { items: items.map(([id, qty]) => ({ id, unit: 'kg', qty })), ...extra }));
-const lock = (actor: typeof u1, id: string, qty: number) => svc.lockItems(actor, A, 1, [{ id, unit: 'kg', qtyMicro: qty * 1e6 }]);
+const post = (
+  actor: typeof u1,
+  kind: DocumentKind,
+  items: [string, number][],
+  extra: Record<string, unknown> = {},
+  w = A,
+) =>
+  svc.postDocument(
+    actor,
+    w,
+    parseDocument(kind, { items: items.map(([id, qty]) => ({ id, unit: 'kg', qty })), ...extra }),
+  );
+const lock = (actor: typeof u1, id: string, qty: number) =>
+  svc.lockItems(actor, A, 1, [{ id, unit: 'kg', qtyMicro: qty * 1e6 }]);
 const stock = (id: string, w = A) => svc.stock(u1, w, [id]).items[0]!;
 const refusal = (fn: () => unknown): AppError => {
   try {
@@ -94,7 +110,9 @@ describe('issues and locks', () => {
     const doc = post(u1, 'Inventory', [['a', 5]]).document;
     expect(doc.kind).toBe('Inventory');
     expect(stock('a')).toMatchObject({ qty: 5, locked: 5, available: 0 });
-    expect(svc.releaseLocks({ tenantId: T, userId: 'u3' }, A, undefined).items).toEqual([{ id: 'a', unit: 'kg', released: 1 }]);
+    expect(svc.releaseLocks({ tenantId: T, userId: 'u3' }, A, undefined).items).toEqual([
+      { id: 'a', unit: 'kg', released: 1 },
+    ]);
     const ledger = db.prepare('SELECT delta_qty_micro AS d FROM stock_ledger WHERE document_id = ?').all(doc.id);
     expect(ledger).toEqual([{ d: -5_000_000 }]);
   });
@@ -108,10 +126,22 @@ describe('documents', () => {
     expect([stock('a').qty, stock('a', B).qty]).toEqual([1, 2]);
     svc.postDocument(u1, B, parseDocument('PZ', { items: [{ id: 'c', unit: 'l', qty: 1 }] }));
     post(u1, 'PZ', [['c', 1]]);
-    const err = refusal(() => post(u1, 'MM', [['c', 1], ['a', 1]], { targetWarehouse: B }));
+    const err = refusal(() =>
+      post(
+        u1,
+        'MM',
+        [
+          ['c', 1],
+          ['a', 1],
+        ],
+        { targetWarehouse: B },
+      ),
+    );
     expect(err.codes.map((c) => [c.code, ...c.args])).toEqual([['unitMismatch', 'c', 'l', 'kg']]);
     expect([stock('a').qty, stock('a', B).qty, stock('c').qty]).toEqual([1, 2, 1]);
-    expect(refusal(() => post(u1, 'MM', [['a', 1]], { targetWarehouse: A })).codes[0]!.args).toEqual(['/targetWarehouse']);
+    expect(refusal(() => post(u1, 'MM', [['a', 1]], { targetWarehouse: A })).codes[0]!.args).toEqual([
+      '/targetWarehouse',
+    ]);
   });
 
   test('numbers: per warehouse, kind and month; a client-used number is skipped; retry returns the stored one', () => {
@@ -136,12 +166,17 @@ describe('documents', () => {
   });
 
   test('stock check finds a tampered cache and rebuild repairs it', () => {
-    post(u1, 'PZ', [['a', 2], ['b', 1]]);
+    post(u1, 'PZ', [
+      ['a', 2],
+      ['b', 1],
+    ]);
     db.exec("UPDATE stock_balances SET qty_micro = 7 WHERE item_id = 'a'");
     db.exec("DELETE FROM stock_balances WHERE item_id = 'b'");
     db.exec(`INSERT INTO stock_balances VALUES ('${T}', '${A}', 'ghost', 'kg', 1)`);
     expect(svc.checkLedger().differences.map((d) => [d.item, d.problem])).toEqual([
-      ['a', 'cached quantity differs from the ledger'], ['b', 'no cached balance'], ['ghost', 'cached balance without ledger rows'],
+      ['a', 'cached quantity differs from the ledger'],
+      ['b', 'no cached balance'],
+      ['ghost', 'cached balance without ledger rows'],
     ]);
     expect(svc.rebuildBalances().differences).toHaveLength(3);
     expect(svc.checkLedger()).toEqual({ items: 2, differences: [] });

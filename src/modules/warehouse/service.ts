@@ -83,7 +83,10 @@ export function createWarehouseService(deps: WarehouseDeps) {
         const items = itemIds.map((id) => {
           const s = repo.itemState(actor.tenantId, warehouseId, id, actor.userId, now);
           return {
-            id, unit: s.unit, qty: fromMicro(s.qtyMicro), locked: fromMicro(s.lockedMicro),
+            id,
+            unit: s.unit,
+            qty: fromMicro(s.qtyMicro),
+            locked: fromMicro(s.lockedMicro),
             available: fromMicro(s.qtyMicro - s.lockedMicro),
           };
         });
@@ -116,16 +119,24 @@ export function createWarehouseService(deps: WarehouseDeps) {
           const w = repo.warehouse(d.tenantId, wid)!;
           deps.outbox.append(d.tenantId, 'warehouse.changed', wid, w, deps.now());
         }
-        deps.outbox.append(d.tenantId, 'stock.document', document.id, {
-          document, ledger: d.ledger.map((l) => [l.warehouseId, l.line, l.itemId, l.unit, l.deltaMicro]),
-        }, deps.now());
+        deps.outbox.append(
+          d.tenantId,
+          'stock.document',
+          document.id,
+          {
+            document,
+            ledger: d.ledger.map((l) => [l.warehouseId, l.line, l.itemId, l.unit, l.deltaMicro]),
+          },
+          deps.now(),
+        );
         count++;
       }
       return count;
     },
 
     /** Put back from the central's copy (src/modules/warehouse/reinstate.ts). */
-    reinstateWarehouse: (tenantId: string, body: WarehouseChangedBody): void => reinstateWarehouse(repo, tenantId, body),
+    reinstateWarehouse: (tenantId: string, body: WarehouseChangedBody): void =>
+      reinstateWarehouse(repo, tenantId, body),
     reinstateDocument: (tenantId: string, body: StockDocumentBody): void => reinstateDocument(repo, tenantId, body),
 
     checkLedger: (): LedgerCheck => checkLedger(repo),

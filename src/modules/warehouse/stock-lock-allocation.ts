@@ -26,7 +26,7 @@ export function allocateItems(packets: number, lines: ItemRequest[], free: Map<s
     // packets x qty can pass 2^53; when it does it is far above any available quantity, so the float
     // comparison still picks the right side, and a product <= available is an exact integer.
     const requestedMicro = packets * line.qtyMicro;
-    const lockedMicro = Math.min(requestedMicro , available);
+    const lockedMicro = Math.min(requestedMicro, available);
     free.set(line.id, available - lockedMicro);
     return { id: line.id, requestedMicro, lockedMicro };
   });
@@ -88,7 +88,8 @@ export function trimLocks(locks: HeldLock[], qtyMicro: number, callerId: string)
   if (excess <= 0) return [];
   const order = [...locks].sort(
     (a, b) =>
-      Number(b.userId === callerId) - Number(a.userId === callerId) || b.expiresMs - a.expiresMs ||
+      Number(b.userId === callerId) - Number(a.userId === callerId) ||
+      b.expiresMs - a.expiresMs ||
       a.userId.localeCompare(b.userId),
   );
   const changed: HeldLock[] = [];

@@ -46,10 +46,13 @@ function readItems(repo: WarehouseRepo, actor: Actor, warehouseId: string, lines
     const key = `${line.id}\0${line.unit}`;
     if (s.unit !== null && s.unit !== line.unit && !reported.has(key)) {
       reported.add(key);
-      mismatches.push(problem('unitMismatch', `item ${line.id} is kept in ${s.unit}, not ${line.unit}`, [line.id, s.unit, line.unit]));
+      mismatches.push(
+        problem('unitMismatch', `item ${line.id} is kept in ${s.unit}, not ${line.unit}`, [line.id, s.unit, line.unit]),
+      );
     }
   }
-  if (isNonEmpty(mismatches)) throw AppError.ofAll(`${mismatches.length} item unit(s) differ from the kept unit`, mismatches);
+  if (isNonEmpty(mismatches))
+    throw AppError.ofAll(`${mismatches.length} item unit(s) differ from the kept unit`, mismatches);
   // What is still free to lock: stock minus every user's live locks (the caller's own included, since
   // a new lock adds to the caller's lock).
   const free = new Map([...states].map(([id, s]) => [id, s.qtyMicro - s.lockedMicro]));
@@ -57,8 +60,14 @@ function readItems(repo: WarehouseRepo, actor: Actor, warehouseId: string, lines
 }
 
 /** Adds what was granted to the caller's lock on each item and renews the caller's locks on every named item. */
-function hold(deps: LockDeps, actor: Actor, warehouseId: string, states: Map<string, ItemState>,
-  granted: Map<string, number>, expiresMs: number): void {
+function hold(
+  deps: LockDeps,
+  actor: Actor,
+  warehouseId: string,
+  states: Map<string, ItemState>,
+  granted: Map<string, number>,
+  expiresMs: number,
+): void {
   for (const [id, s] of states) {
     const qty = s.ownMicro + (granted.get(id) ?? 0);
     if (qty > 0) deps.repo.setLock(actor.tenantId, warehouseId, id, actor.userId, qty, expiresMs);
@@ -66,7 +75,13 @@ function hold(deps: LockDeps, actor: Actor, warehouseId: string, states: Map<str
 }
 
 /** "Lock as much as possible": each item gets min(packets x item qty, available). */
-export function lockItems(deps: LockDeps, actor: Actor, warehouseId: string, packets: number, lines: LockLine[]): ItemLockResult {
+export function lockItems(
+  deps: LockDeps,
+  actor: Actor,
+  warehouseId: string,
+  packets: number,
+  lines: LockLine[],
+): ItemLockResult {
   return deps.repo.transaction(() => {
     const now = deps.now();
     const { states, free } = readItems(deps.repo, actor, warehouseId, lines, now);
@@ -79,19 +94,37 @@ export function lockItems(deps: LockDeps, actor: Actor, warehouseId: string, pac
       warehouse: warehouseId,
       expires: isoOf(expiresMs),
       items: grants.map((g, i) => ({
-        id: g.id, unit: lines[i]!.unit, requested: display(g.requestedMicro), locked: fromMicro(g.lockedMicro),
+        id: g.id,
+        unit: lines[i]!.unit,
+        requested: display(g.requestedMicro),
+        locked: fromMicro(g.lockedMicro),
       })),
     };
   });
 }
 
 /** "Lock as many packets as possible": whole packets only, in body order. */
-export function lockPackets(deps: LockDeps, actor: Actor, warehouseId: string, packets: PacketInput[]): PacketLockResult {
+export function lockPackets(
+  deps: LockDeps,
+  actor: Actor,
+  warehouseId: string,
+  packets: PacketInput[],
+): PacketLockResult {
   return deps.repo.transaction(() => {
     const now = deps.now();
-    const { states, free } = readItems(deps.repo, actor, warehouseId, packets.flatMap((p) => p.items), now);
+    const { states, free } = readItems(
+      deps.repo,
+      actor,
+      warehouseId,
+      packets.flatMap((p) => p.items),
+      now,
+    );
     const grants = allocatePackets(
-      packets.map((p) => ({ name: p.name, qty: p.qty, items: p.items.map((i) => ({ id: i.id, qtyMicro: i.qtyMicro })) })),
+      packets.map((p) => ({
+        name: p.name,
+        qty: p.qty,
+        items: p.items.map((i) => ({ id: i.id, qtyMicro: i.qtyMicro })),
+      })),
       free,
     );
     const granted = new Map<string, number>();
@@ -110,8 +143,13 @@ export function lockPackets(deps: LockDeps, actor: Actor, warehouseId: string, p
  * Removes the caller's locks on the items (all its locks in the warehouse when `itemIds` is undefined) and
  * reports what was still held. Runs inside the caller's transaction (a release call, or unlockItems).
  */
-export function releaseLocks(repo: WarehouseRepo, actor: Actor, warehouseId: string, itemIds: string[] | undefined,
-  now: number): ReleaseResult['items'] {
+export function releaseLocks(
+  repo: WarehouseRepo,
+  actor: Actor,
+  warehouseId: string,
+  itemIds: string[] | undefined,
+  now: number,
+): ReleaseResult['items'] {
   const t = actor.tenantId;
   const ids = itemIds ? [...new Set(itemIds)] : repo.userLockedItems(t, warehouseId, actor.userId);
   const released: ReleaseResult['items'] = [];
@@ -126,7 +164,12 @@ export function releaseLocks(repo: WarehouseRepo, actor: Actor, warehouseId: str
   return released;
 }
 
-export function releaseCall(deps: LockDeps, actor: Actor, warehouseId: string, itemIds: string[] | undefined): ReleaseResult {
+export function releaseCall(
+  deps: LockDeps,
+  actor: Actor,
+  warehouseId: string,
+  itemIds: string[] | undefined,
+): ReleaseResult {
   return deps.repo.transaction(() => {
     if (!deps.repo.warehouse(actor.tenantId, warehouseId)) throw notFound('warehouse');
     return { warehouse: warehouseId, items: releaseLocks(deps.repo, actor, warehouseId, itemIds, deps.now()) };

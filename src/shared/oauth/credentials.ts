@@ -7,8 +7,7 @@ import type { LoginThrottle } from './throttle.js';
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 // Verified against when the user is unknown, so that neither timing nor throttling reveals usernames.
-const DUMMY_HASH =
-  'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 /**
  * Client-secret and staff-password checks, both through the login throttle (./throttle.ts): the throttle
@@ -59,7 +58,12 @@ export function createCredentialChecks(store: Pick<OAuthStore, 'clientSecretHash
     },
 
     /** The user whose password this is; throws invalid_grant (400) or temporarily_unavailable (429). */
-    async checkPassword(tenantId: string, username: string, password: string, clientAddress: string): Promise<SignInUser> {
+    async checkPassword(
+      tenantId: string,
+      username: string,
+      password: string,
+      clientAddress: string,
+    ): Promise<SignInUser> {
       const user = await store.user(tenantId, username);
       const ok = await throttle.verify(`user\0${tenantId}\0${username}`, clientAddress, () =>
         verifySecret(password, user?.passwordHash ?? DUMMY_HASH),

@@ -32,8 +32,11 @@ describe('login throttle', () => {
   test('failures per account and address run out, then refill one per refillSeconds; refused checks run no hash', async () => {
     const t = setup();
     for (let i = 0; i < 3; i++) expect(await t.attempt('kelner', 'a', false)).toBe(false);
-    expect(await t.refusal(t.attempt('kelner', 'a', true)))
-      .toEqual({ error: 'temporarily_unavailable', status: 429, retryAfter: 10 });
+    expect(await t.refusal(t.attempt('kelner', 'a', true))).toEqual({
+      error: 'temporarily_unavailable',
+      status: 429,
+      retryAfter: 10,
+    });
     expect(t.hashes()).toBe(3);
     t.advance(9_000);
     expect(await t.refusal(t.attempt('kelner', 'a', true))).toMatchObject({ retryAfter: 1 });
@@ -72,7 +75,12 @@ describe('login throttle', () => {
       t.throttle.verify('kelner', 'a', () => {
         running += 1;
         peak = Math.max(peak, running);
-        return new Promise<boolean>((resolve) => releases.push(() => { running -= 1; resolve(false); }));
+        return new Promise<boolean>((resolve) =>
+          releases.push(() => {
+            running -= 1;
+            resolve(false);
+          }),
+        );
       });
     const first = slow();
     const second = slow();

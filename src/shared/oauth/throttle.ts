@@ -14,7 +14,6 @@ export interface ThrottleOptions {
   maxQueuedHashes: number;
 }
 
-
 /** 429 temporarily_unavailable with Retry-After: whole seconds until an attempt is available, at least 1. */
 export const tooMany = (waitMs: number, why: string): OAuthError =>
   new OAuthError('temporarily_unavailable', why, Math.max(1, Math.ceil(waitMs / 1000)));

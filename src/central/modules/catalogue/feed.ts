@@ -131,7 +131,12 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
    * cursor up to the answer's rev (entries commit in rev order with the catalogue, so none at or below that rev
    * can still be missing).
    */
-  async function read(tenantId: string, after: number, forceSnapshot: boolean, venueId?: string): Promise<CatalogueResponse> {
+  async function read(
+    tenantId: string,
+    after: number,
+    forceSnapshot: boolean,
+    venueId?: string,
+  ): Promise<CatalogueResponse> {
     const answer = await sharedRead(tenantId, after, forceSnapshot);
     if (venueId === undefined) return answer;
     const inbox = await createInboxRepo(pool).forBox(tenantId, venueId, after, answer.mode === 'snapshot', answer.rev);
@@ -150,7 +155,12 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
       const cached = checksums.get(tenantId);
       let checksum = cached?.rev === rev ? cached.checksum : undefined;
       // Revs taken by headquarters' documents and orders change no catalogue row: the checksum still holds.
-      if (checksum === undefined && cached && cached.rev < rev && (await repo.items(tenantId, cached.rev, false)).length === 0) {
+      if (
+        checksum === undefined &&
+        cached &&
+        cached.rev < rev &&
+        (await repo.items(tenantId, cached.rev, false)).length === 0
+      ) {
         checksum = cached.checksum;
         checksums.set(tenantId, { rev, checksum });
       }
@@ -182,7 +192,13 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
   return {
     read,
     /** The long poll: answers at once when there is something newer, else at the next change or after `waitMs`. */
-    async poll(tenantId: string, after: number, waitMs: number, forceSnapshot: boolean, venueId?: string): Promise<CatalogueResponse> {
+    async poll(
+      tenantId: string,
+      after: number,
+      waitMs: number,
+      forceSnapshot: boolean,
+      venueId?: string,
+    ): Promise<CatalogueResponse> {
       inFlight++;
       const waiter = notifier.waiter(tenantId, waitMs);
       try {

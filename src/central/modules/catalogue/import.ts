@@ -1,4 +1,9 @@
-import { type Provisioning, Provisioning as ProvisioningSchema, referenceProblems, staffUserId } from '../../../shared/catalogue-schemas.js';
+import {
+  type Provisioning,
+  Provisioning as ProvisioningSchema,
+  referenceProblems,
+  staffUserId,
+} from '../../../shared/catalogue-schemas.js';
 import { compile } from '../../../shared/validate.js';
 import type { Pool } from '../../db/pool.js';
 import { ProvisioningError } from '../../../shared/errors.js';
@@ -39,22 +44,36 @@ export async function importCatalogue(pool: Pool, name: string, document: unknow
       continue;
     }
     // scrypt before the transaction, so no connection waits on it; a secret that still matches keeps its hash.
-    const clients = await Promise.all(t.clients.map(async (c) =>
-      ({ clientId: c.clientId, hash: await keepOrHash(c.clientSecret, (await read.live('client', t.id, c.clientId))?.secretHash as string | undefined) })));
-    const users = await Promise.all(t.users.map(async (u) => {
-      const id = staffUserId(t.id, u.username);
-      const known = (await read.live('user', t.id, id))?.passwordHash as string | undefined;
-      return { id, username: u.username, scope: u.scope, passwordHash: await keepOrHash(u.password, known) };
-    }));
-    await pool.query('INSERT INTO tenants (tenant_id, name) VALUES ($1, $2) ON CONFLICT (tenant_id) DO NOTHING', [t.id, t.name]);
-    const result = await changeCatalogue(pool, t.id, (repo, rev) => anyChanged([
-      () => repo.tenant(t.id, t.name, rev),
-      ...clients.map((c) => () => repo.client(t.id, c.clientId, c.hash, rev)),
-      ...users.map((u) => () => repo.user(t.id, u, rev)),
-      ...t.warehouses.map((w) => () => repo.warehouse(t.id, w, rev)),
-      ...t.menus.map((m) => () => repo.menu(t.id, m.id, m.root, rev)),
-      ...t.venues.map((v) => () => repo.venue(t.id, v, rev)),
-    ]));
+    const clients = await Promise.all(
+      t.clients.map(async (c) => ({
+        clientId: c.clientId,
+        hash: await keepOrHash(
+          c.clientSecret,
+          (await read.live('client', t.id, c.clientId))?.secretHash as string | undefined,
+        ),
+      })),
+    );
+    const users = await Promise.all(
+      t.users.map(async (u) => {
+        const id = staffUserId(t.id, u.username);
+        const known = (await read.live('user', t.id, id))?.passwordHash as string | undefined;
+        return { id, username: u.username, scope: u.scope, passwordHash: await keepOrHash(u.password, known) };
+      }),
+    );
+    await pool.query('INSERT INTO tenants (tenant_id, name) VALUES ($1, $2) ON CONFLICT (tenant_id) DO NOTHING', [
+      t.id,
+      t.name,
+    ]);
+    const result = await changeCatalogue(pool, t.id, (repo, rev) =>
+      anyChanged([
+        () => repo.tenant(t.id, t.name, rev),
+        ...clients.map((c) => () => repo.client(t.id, c.clientId, c.hash, rev)),
+        ...users.map((u) => () => repo.user(t.id, u, rev)),
+        ...t.warehouses.map((w) => () => repo.warehouse(t.id, w, rev)),
+        ...t.menus.map((m) => () => repo.menu(t.id, m.id, m.root, rev)),
+        ...t.venues.map((v) => () => repo.venue(t.id, v, rev)),
+      ]),
+    );
     results.push({ tenant: t.id, ...result });
   }
   return results;

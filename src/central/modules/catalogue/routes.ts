@@ -15,17 +15,35 @@ import type { HqCatalogue } from './hq-service.js';
 
 const MenuBody = Type.Object({ root: Category }, { additionalProperties: false });
 const PriceBody = Type.Object({ price: Price }, { additionalProperties: false });
-const UserBody = Type.Object({ password: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })), scope: Scope },
-  { additionalProperties: false });
-const ClientBody = Type.Object({ clientSecret: Type.String({ minLength: 8, maxLength: 200 }) }, { additionalProperties: false });
-const WarehouseBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false });
-const SoldOutBody = Type.Object({ reason: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false });
+const UserBody = Type.Object(
+  { password: Type.Optional(Type.String({ minLength: 8, maxLength: 200 })), scope: Scope },
+  { additionalProperties: false },
+);
+const ClientBody = Type.Object(
+  { clientSecret: Type.String({ minLength: 8, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+const WarehouseBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+);
+const SoldOutBody = Type.Object(
+  { reason: Type.Optional(Type.String({ maxLength: 500 })) },
+  { additionalProperties: false },
+);
 const checkMenuId = compile(Type.String({ minLength: 1, maxLength: 100 }));
 
 /** A path parameter checked with the schema the body would use; a 400 naming the parameter. */
-function param(value: string | undefined, name: string, schema: { pattern?: string; minLength?: number; maxLength?: number }): string {
+function param(
+  value: string | undefined,
+  name: string,
+  schema: { pattern?: string; minLength?: number; maxLength?: number },
+): string {
   const v = value ?? '';
-  const ok = v.length >= (schema.minLength ?? 1) && v.length <= (schema.maxLength ?? 100) && (!schema.pattern || new RegExp(schema.pattern).test(v));
+  const ok =
+    v.length >= (schema.minLength ?? 1) &&
+    v.length <= (schema.maxLength ?? 100) &&
+    (!schema.pattern || new RegExp(schema.pattern).test(v));
   if (!ok) throw invalidField(name, `${name} is not a valid ${name}`);
   return v;
 }
@@ -40,77 +58,165 @@ const menuId = (v: string | undefined) => {
 
 /** The box's long poll for its catalogue: a request signed by the device, answered with its own tenant only. */
 export function catalogueFeedRoutes(devices: DeviceService, feed: CatalogueFeed, pool: Pool): Route[] {
-  return [{
-    method: 'get', path: PATHS.catalogue, auth: 'none', body: 'none',
-    schema: { query: Type.Object({
-      after: Type.Optional(Type.String({ description: 'the rev the box committed (default 0)' })),
-      wait: Type.Optional(Type.String({ description: `seconds to wait for a change, 0 to ${MAX_CATALOGUE_WAIT_S} (default 0)` })),
-      snapshot: Type.Optional(Type.String({ description: '1: the whole catalogue' })),
-    }) },
-    doc: {
-      summary: "The box's catalogue after a rev (signed; a long poll)", tag: 'sync-api', headers: SIGNED_HEADERS,
-      responses: ok('the changes after `after` (src/shared/catalogue-protocol.ts), or none when `wait` passed'),
+  return [
+    {
+      method: 'get',
+      path: PATHS.catalogue,
+      auth: 'none',
+      body: 'none',
+      schema: {
+        query: Type.Object({
+          after: Type.Optional(Type.String({ description: 'the rev the box committed (default 0)' })),
+          wait: Type.Optional(
+            Type.String({ description: `seconds to wait for a change, 0 to ${MAX_CATALOGUE_WAIT_S} (default 0)` }),
+          ),
+          snapshot: Type.Optional(Type.String({ description: '1: the whole catalogue' })),
+        }),
+      },
+      doc: {
+        summary: "The box's catalogue after a rev (signed; a long poll)",
+        tag: 'sync-api',
+        headers: SIGNED_HEADERS,
+        responses: ok('the changes after `after` (src/shared/catalogue-protocol.ts), or none when `wait` passed'),
+      },
+      async handle({ req }) {
+        const after = req.query.get('after') ?? '0';
+        if (!/^\d{1,15}$/.test(after)) throw invalidField('after', 'after must be a rev (a non-negative integer)');
+        const wait = req.query.get('wait') ?? '0';
+        if (!/^\d{1,3}$/.test(wait) || Number(wait) > MAX_CATALOGUE_WAIT_S) {
+          throw invalidField('wait', `wait must be 0 to ${MAX_CATALOGUE_WAIT_S} seconds`);
+        }
+        const device = await devices.authenticate(req, '');
+        // The box asks with the rev it committed: everything up to it (headquarters' entries too) is acknowledged.
+        await createInboxRepo(pool).acknowledge(device.tenantId, device.deviceId, Number(after));
+        return json(
+          200,
+          await feed.poll(
+            device.tenantId,
+            Number(after),
+            Number(wait) * 1000,
+            req.query.get('snapshot') === '1',
+            device.venueId,
+          ),
+        );
+      },
     },
-    async handle({ req }) {
-      const after = req.query.get('after') ?? '0';
-      if (!/^\d{1,15}$/.test(after)) throw invalidField('after', 'after must be a rev (a non-negative integer)');
-      const wait = req.query.get('wait') ?? '0';
-      if (!/^\d{1,3}$/.test(wait) || Number(wait) > MAX_CATALOGUE_WAIT_S) {
-        throw invalidField('wait', `wait must be 0 to ${MAX_CATALOGUE_WAIT_S} seconds`);
-      }
-      const device = await devices.authenticate(req, '');
-      // The box asks with the rev it committed: everything up to it (headquarters' entries too) is acknowledged.
-      await createInboxRepo(pool).acknowledge(device.tenantId, device.deviceId, Number(after));
-      return json(200, await feed.poll(device.tenantId, Number(after), Number(wait) * 1000, req.query.get('snapshot') === '1', device.venueId));
-    },
-  }];
+  ];
 }
 
 /** Headquarters' catalogue API (docs/sync.md "Down: the catalogue"): reads with `read`, changes with `read write`. */
 export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
   /** A change with a body: `body` validates (valid()) and documents it. */
-  const change = <B extends TSchema>(method: 'put' | 'patch', path: string, summary: string, body: B, handle: Route<B>['handle']): Route =>
-    route<B>({ method, path, auth: 'write', body: 'json', schema: { body }, doc: { summary, responses: ok('the catalogue entry and its new rev') }, handle });
-  const del = (path: string, summary: string, handle: Route['handle']): Route =>
-    ({ method: 'del', path, auth: 'write', body: 'none', doc: { summary, responses: ok('the retirement and its new rev') }, handle });
+  const change = <B extends TSchema>(
+    method: 'put' | 'patch',
+    path: string,
+    summary: string,
+    body: B,
+    handle: Route<B>['handle'],
+  ): Route =>
+    route<B>({
+      method,
+      path,
+      auth: 'write',
+      body: 'json',
+      schema: { body },
+      doc: { summary, responses: ok('the catalogue entry and its new rev') },
+      handle,
+    });
+  const del = (path: string, summary: string, handle: Route['handle']): Route => ({
+    method: 'del',
+    path,
+    auth: 'write',
+    body: 'none',
+    doc: { summary, responses: ok('the retirement and its new rev') },
+    handle,
+  });
   const base = '/hq-api/api';
   return [
     {
-      method: 'get', path: `${base}/catalogue`, auth: 'bearer', body: 'none',
-      doc: { summary: "The tenant's whole catalogue: venues, menus, staff users, clients, warehouses, sold-out flags", responses: ok('the catalogue') },
+      method: 'get',
+      path: `${base}/catalogue`,
+      auth: 'bearer',
+      body: 'none',
+      doc: {
+        summary: "The tenant's whole catalogue: venues, menus, staff users, clients, warehouses, sold-out flags",
+        responses: ok('the catalogue'),
+      },
       handle: async ({ principal }) => json(200, await hq.catalogue(principal.tenantId)),
     },
     change('put', `${base}/venues/:id`, 'Create or replace a venue', Venue, async ({ req, principal, valid }) =>
-      json(200, await hq.putVenue(principal.tenantId, uuid(req.params.id, 'id'), valid()))),
-    del(`${base}/venues/:id`, 'Retire a venue', async ({ req, principal }) => json(200, await hq.retireVenue(principal.tenantId, req.params.id!))),
+      json(200, await hq.putVenue(principal.tenantId, uuid(req.params.id, 'id'), valid())),
+    ),
+    del(`${base}/venues/:id`, 'Retire a venue', async ({ req, principal }) =>
+      json(200, await hq.retireVenue(principal.tenantId, req.params.id!)),
+    ),
     change('put', `${base}/menus/:id`, 'Create or replace a menu', MenuBody, async ({ req, principal, valid }) => {
       const id = menuId(req.params.id);
       return json(200, await hq.putMenu(principal.tenantId, id, valid().root));
     }),
-    del(`${base}/menus/:id`, 'Retire a menu', async ({ req, principal }) => json(200, await hq.retireMenu(principal.tenantId, req.params.id!))),
-    change('patch', `${base}/menus/:id/products/:productId`, "Set a product's price in a menu", PriceBody, async ({ req, principal, valid }) => {
-      const id = menuId(req.params.id);
-      const productId = param(req.params.productId, 'productId', ProductId);
-      return json(200, await hq.setPrice(principal.tenantId, id, productId, valid().price));
-    }),
-    change('put', `${base}/staff-users/:username`, 'Create or change a staff user of the boxes', UserBody, async ({ req, principal, valid }) =>
-      json(200, await hq.putStaffUser(principal.tenantId, param(req.params.username, 'username', Username), valid()))),
+    del(`${base}/menus/:id`, 'Retire a menu', async ({ req, principal }) =>
+      json(200, await hq.retireMenu(principal.tenantId, req.params.id!)),
+    ),
+    change(
+      'patch',
+      `${base}/menus/:id/products/:productId`,
+      "Set a product's price in a menu",
+      PriceBody,
+      async ({ req, principal, valid }) => {
+        const id = menuId(req.params.id);
+        const productId = param(req.params.productId, 'productId', ProductId);
+        return json(200, await hq.setPrice(principal.tenantId, id, productId, valid().price));
+      },
+    ),
+    change(
+      'put',
+      `${base}/staff-users/:username`,
+      'Create or change a staff user of the boxes',
+      UserBody,
+      async ({ req, principal, valid }) =>
+        json(200, await hq.putStaffUser(principal.tenantId, param(req.params.username, 'username', Username), valid())),
+    ),
     del(`${base}/staff-users/:username`, 'Retire a staff user', async ({ req, principal }) =>
-      json(200, await hq.retireStaffUser(principal.tenantId, req.params.username!))),
-    change('put', `${base}/clients/:clientId`, "Create an OAuth client of the boxes, or change its secret", ClientBody, async ({ req, principal, valid }) =>
-      json(200, await hq.putClient(principal.tenantId, param(req.params.clientId, 'clientId', {}), valid().clientSecret))),
-    del(`${base}/clients/:clientId`, 'Retire a client', async ({ req, principal }) => json(200, await hq.retireClient(principal.tenantId, req.params.clientId!))),
-    change('put', `${base}/warehouses/:id`, 'Create or rename a warehouse', WarehouseBody, async ({ req, principal, valid }) =>
-      json(200, await hq.putWarehouse(principal.tenantId, uuid(req.params.id, 'id'), valid().name))),
+      json(200, await hq.retireStaffUser(principal.tenantId, req.params.username!)),
+    ),
+    change(
+      'put',
+      `${base}/clients/:clientId`,
+      'Create an OAuth client of the boxes, or change its secret',
+      ClientBody,
+      async ({ req, principal, valid }) =>
+        json(
+          200,
+          await hq.putClient(principal.tenantId, param(req.params.clientId, 'clientId', {}), valid().clientSecret),
+        ),
+    ),
+    del(`${base}/clients/:clientId`, 'Retire a client', async ({ req, principal }) =>
+      json(200, await hq.retireClient(principal.tenantId, req.params.clientId!)),
+    ),
+    change(
+      'put',
+      `${base}/warehouses/:id`,
+      'Create or rename a warehouse',
+      WarehouseBody,
+      async ({ req, principal, valid }) =>
+        json(200, await hq.putWarehouse(principal.tenantId, uuid(req.params.id, 'id'), valid().name)),
+    ),
     del(`${base}/warehouses/:id`, 'Retire a warehouse', async ({ req, principal }) =>
-      json(200, await hq.retireWarehouse(principal.tenantId, req.params.id!))),
-    change('put', `${base}/sold-out/:venueId/:productId`, "Mark a product sold out at a venue (headquarters' flag)", SoldOutBody,
+      json(200, await hq.retireWarehouse(principal.tenantId, req.params.id!)),
+    ),
+    change(
+      'put',
+      `${base}/sold-out/:venueId/:productId`,
+      "Mark a product sold out at a venue (headquarters' flag)",
+      SoldOutBody,
       async ({ req, principal, valid }) => {
         const venueId = uuid(req.params.venueId, 'venueId');
         const productId = param(req.params.productId, 'productId', ProductId);
         return json(200, await hq.setSoldOut(principal.tenantId, venueId, productId, valid().reason ?? ''));
-      }),
+      },
+    ),
     del(`${base}/sold-out/:venueId/:productId`, "Clear headquarters' sold-out flag", async ({ req, principal }) =>
-      json(200, await hq.clearSoldOut(principal.tenantId, req.params.venueId!, req.params.productId!))),
+      json(200, await hq.clearSoldOut(principal.tenantId, req.params.venueId!, req.params.productId!)),
+    ),
   ];
 }

@@ -13,8 +13,11 @@ export interface ChangeResult {
  * that rev and says whether anything differed, then NOTIFY (delivered at COMMIT). A change that differs in
  * nothing rolls back and takes no rev; one that throws writes nothing.
  */
-export async function changeCatalogue(pool: Pool, tenantId: string, fn: (repo: CatalogueRepo, rev: number) => Promise<boolean>):
-  Promise<ChangeResult> {
+export async function changeCatalogue(
+  pool: Pool,
+  tenantId: string,
+  fn: (repo: CatalogueRepo, rev: number) => Promise<boolean>,
+): Promise<ChangeResult> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

@@ -39,4 +39,5 @@ export function isCanonical(key: Uint8Array): boolean {
 }
 
 /** Whether `key` may be enrolled: 32 bytes, canonical, not of small order. */
-export const isAcceptableKey = (key: Uint8Array): boolean => key.length === 32 && isCanonical(key) && !hasSmallOrder(key);
+export const isAcceptableKey = (key: Uint8Array): boolean =>
+  key.length === 32 && isCanonical(key) && !hasSmallOrder(key);

@@ -33,10 +33,17 @@ export interface DeviceView {
 const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, head_header, head_signature, pending_seq`;
 // biome-ignore lint/suspicious/noExplicitAny: a pg row, whose columns are DEVICE's: typed by the mapping below.
 const toDevice = (r: Record<string, any>): DeviceRow => ({
-  tenantId: r.tenant_id, deviceId: r.device_id, venueId: r.venue_id, publicKey: r.public_key, keyId: r.key_id,
-  status: r.status, head: { epoch: r.head_epoch, seq: r.head_seq, hash: r.head_hash },
-  proof: r.head_seq > 0 && r.head_header !== null && r.head_signature !== null
-    ? { header: r.head_header, signature: (r.head_signature as Buffer).toString('base64') } : null,
+  tenantId: r.tenant_id,
+  deviceId: r.device_id,
+  venueId: r.venue_id,
+  publicKey: r.public_key,
+  keyId: r.key_id,
+  status: r.status,
+  head: { epoch: r.head_epoch, seq: r.head_seq, hash: r.head_hash },
+  proof:
+    r.head_seq > 0 && r.head_header !== null && r.head_signature !== null
+      ? { header: r.head_header, signature: (r.head_signature as Buffer).toString('base64') }
+      : null,
   pendingSeq: r.pending_seq,
 });
 
@@ -65,10 +72,20 @@ export function createDeviceRepo(db: Queryable) {
     },
     async consumeCode(tenantId: string, codeHash: string, deviceId: string): Promise<void> {
       await db.query('UPDATE enrol_codes SET used_at = now(), device_id = $3 WHERE tenant_id = $1 AND code_hash = $2', [
-        tenantId, codeHash, deviceId,
+        tenantId,
+        codeHash,
+        deviceId,
       ]);
     },
-    async insertDevice(d: { tenantId: string; deviceId: string; venueId: string; name: string | null; publicKey: Buffer; keyId: string; genesis: string }) {
+    async insertDevice(d: {
+      tenantId: string;
+      deviceId: string;
+      venueId: string;
+      name: string | null;
+      publicKey: Buffer;
+      keyId: string;
+      genesis: string;
+    }) {
       await db.query(
         `INSERT INTO devices (tenant_id, device_id, venue_id, name, public_key, key_id, head_hash)
          VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -76,18 +93,28 @@ export function createDeviceRepo(db: Queryable) {
       );
     },
     async device(tenantId: string, deviceId: string): Promise<DeviceRow | undefined> {
-      const { rows } = await db.query(`SELECT ${DEVICE} FROM devices WHERE tenant_id = $1 AND device_id = $2`, [tenantId, deviceId]);
+      const { rows } = await db.query(`SELECT ${DEVICE} FROM devices WHERE tenant_id = $1 AND device_id = $2`, [
+        tenantId,
+        deviceId,
+      ]);
       return rows[0] && toDevice(rows[0]);
     },
     /** The device and its head, locked until the batch's transaction ends: one writer per device. */
     async deviceForUpdate(tenantId: string, deviceId: string): Promise<DeviceRow | undefined> {
-      const { rows } = await db.query(`SELECT ${DEVICE} FROM devices WHERE tenant_id = $1 AND device_id = $2 FOR UPDATE`, [
-        tenantId, deviceId,
-      ]);
+      const { rows } = await db.query(
+        `SELECT ${DEVICE} FROM devices WHERE tenant_id = $1 AND device_id = $2 FOR UPDATE`,
+        [tenantId, deviceId],
+      );
       return rows[0] && toDevice(rows[0]);
     },
     /** The new head with its proof: the header line (text as received) and signature of the batch that set it. */
-    async advanceHead(tenantId: string, deviceId: string, head: Head, pendingSeq: number, proof: { header: string; signature: Buffer }): Promise<void> {
+    async advanceHead(
+      tenantId: string,
+      deviceId: string,
+      head: Head,
+      pendingSeq: number,
+      proof: { header: string; signature: Buffer },
+    ): Promise<void> {
       await db.query(
         `UPDATE devices SET head_epoch = $3, head_seq = $4, head_hash = $5, pending_seq = $6, last_contact_at = now(),
                 head_header = $7, head_signature = $8
@@ -138,16 +165,25 @@ export function createDeviceRepo(db: Queryable) {
         [tenantId ?? null],
       );
       return rows.map((r) => ({
-        id: r.device_id, tenant: r.tenant_id, venue: r.venue_id, name: r.name, status: r.status, keyId: r.key_id,
+        id: r.device_id,
+        tenant: r.tenant_id,
+        venue: r.venue_id,
+        name: r.name,
+        status: r.status,
+        keyId: r.key_id,
         head: { epoch: r.head_epoch, seq: r.head_seq, hash: r.head_hash },
-        lagEvents: Math.max(0, r.pending_seq - r.head_seq), lastContactAt: iso(r.last_contact_at),
-        clockOffsetMs: r.clock_offset_ms, deadLetters: r.dead, enrolledAt: iso(r.enrolled_at)!,
+        lagEvents: Math.max(0, r.pending_seq - r.head_seq),
+        lastContactAt: iso(r.last_contact_at),
+        clockOffsetMs: r.clock_offset_ms,
+        deadLetters: r.dead,
+        enrolledAt: iso(r.enrolled_at)!,
       }));
     },
     /** Device ids are UUIDs made by the central, unique across tenants, so the CLI names only the id. */
     async revoke(deviceId: string): Promise<boolean> {
       const r = await db.query(
-        `UPDATE devices SET status = 'revoked', revoked_at = coalesce(revoked_at, now()) WHERE device_id = $1`, [deviceId],
+        `UPDATE devices SET status = 'revoked', revoked_at = coalesce(revoked_at, now()) WHERE device_id = $1`,
+        [deviceId],
       );
       return (r.rowCount ?? 0) > 0;
     },

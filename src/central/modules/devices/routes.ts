@@ -1,7 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import { json, type Route, route } from '../../../http/types.js';
 import { AppError, invalidField } from '../../../shared/errors.js';
-import { EnrolRequest, EnrolResponse, HelloRequest, HelloResponse, TailResponse } from '../../../shared/sync-messages.js';
+import {
+  EnrolRequest,
+  EnrolResponse,
+  HelloRequest,
+  HelloResponse,
+  TailResponse,
+} from '../../../shared/sync-messages.js';
 import { PATHS } from '../../../shared/sync-protocol.js';
 import { limitOf, parseJson } from '../../../shared/validate.js';
 import { SIGNED_HEADERS } from '../../contracts.js';
@@ -17,21 +23,34 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 export function deviceRoutes(devices: DeviceService): Route[] {
   return [
     route({
-      method: 'post', path: PATHS.enrol, auth: 'none', body: 'json',
+      method: 'post',
+      path: PATHS.enrol,
+      auth: 'none',
+      body: 'json',
       schema: { body: EnrolRequest },
       doc: {
-        summary: 'Enrol a box with a one-time code and its public key', tag: 'sync-api',
-        responses: { 201: { description: "the device's identity", schema: EnrolResponse }, 429: { description: 'too many failed enrolments from this address', headers: ['Retry-After'] } },
+        summary: 'Enrol a box with a one-time code and its public key',
+        tag: 'sync-api',
+        responses: {
+          201: { description: "the device's identity", schema: EnrolResponse },
+          429: { description: 'too many failed enrolments from this address', headers: ['Retry-After'] },
+        },
       },
       handle: async ({ req, valid }) => json(201, await devices.enrol(valid(), req.remoteAddress)),
     }),
     route({
       // Raw: the signature covers the body's exact bytes.
-      method: 'post', path: PATHS.hello, auth: 'none', body: 'raw',
+      method: 'post',
+      path: PATHS.hello,
+      auth: 'none',
+      body: 'raw',
       schema: { body: HelloRequest },
       doc: {
-        summary: "A box's hello (signed): the central's head for it, its clock and protocols", tag: 'sync-api', requestType: 'application/json',
-        headers: SIGNED_HEADERS, responses: { 200: { description: "the device's head", schema: HelloResponse } },
+        summary: "A box's hello (signed): the central's head for it, its clock and protocols",
+        tag: 'sync-api',
+        requestType: 'application/json',
+        headers: SIGNED_HEADERS,
+        responses: { 200: { description: "the device's head", schema: HelloResponse } },
       },
       async handle({ req, body, valid }) {
         let text: string;
@@ -44,11 +63,16 @@ export function deviceRoutes(devices: DeviceService): Route[] {
       },
     }),
     {
-      method: 'get', path: PATHS.events, auth: 'none', body: 'none',
+      method: 'get',
+      path: PATHS.events,
+      auth: 'none',
+      body: 'none',
       schema: { query: TailQuery },
       doc: {
-        summary: "The device's own events after a seq (signed), for a box restored from an old copy", tag: 'sync-api',
-        headers: SIGNED_HEADERS, responses: { 200: { description: 'a page of events with the proof of the head', schema: TailResponse } },
+        summary: "The device's own events after a seq (signed), for a box restored from an old copy",
+        tag: 'sync-api',
+        headers: SIGNED_HEADERS,
+        responses: { 200: { description: 'a page of events with the proof of the head', schema: TailResponse } },
       },
       async handle({ req }) {
         const afterText = req.query.get('after') ?? '0';

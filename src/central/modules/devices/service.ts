@@ -1,8 +1,21 @@
 import { AppError, invalidField, ProcessError, retryLater, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
 import { createRateLimiter } from '../../../shared/token-bucket.js';
-import { GENESIS_HASH, keyIdOf, PROTOCOL, requestSigningText, SCHEMA, verifyDetached } from '../../../shared/sync-protocol.js';
-import type { EnrolRequest, EnrolResponse, HelloRequest, HelloResponse, TailResponse } from '../../../shared/sync-messages.js';
+import {
+  GENESIS_HASH,
+  keyIdOf,
+  PROTOCOL,
+  requestSigningText,
+  SCHEMA,
+  verifyDetached,
+} from '../../../shared/sync-protocol.js';
+import type {
+  EnrolRequest,
+  EnrolResponse,
+  HelloRequest,
+  HelloResponse,
+  TailResponse,
+} from '../../../shared/sync-messages.js';
 import type { HttpRequest } from '../../../http/types.js';
 import { inTransaction, type Pool } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';
@@ -29,11 +42,13 @@ export function createDeviceService(pool: Pool, now: () => number) {
     const device = tenant && deviceId ? await repo.device(tenant, deviceId) : undefined;
     if (device?.status !== 'active') throw unauthorized('unknown or revoked device');
     // A small-order key enrolled before enrolment refused them would verify forgeries: never trusted.
-    if (!isAcceptableKey(device.publicKey)) throw unauthorized('the device key is a small-order point; enrol the device again');
+    if (!isAcceptableKey(device.publicKey))
+      throw unauthorized('the device key is a small-order point; enrol the device again');
     // The signature covers the path and query exactly as sent.
     const query = req.rawQuery;
     const text = requestSigningText(req.method, query ? `${req.path}?${query}` : req.path, tenant, deviceId, body);
-    if (!verifyDetached(Buffer.from(text, 'utf8'), signature, device.publicKey)) throw unauthorized('bad request signature');
+    if (!verifyDetached(Buffer.from(text, 'utf8'), signature, device.publicKey))
+      throw unauthorized('bad request signature');
     return device;
   }
 
@@ -45,7 +60,10 @@ export function createDeviceService(pool: Pool, now: () => number) {
     }
     // Checked before the code is looked at: a refused key leaves the code usable for a proper one.
     if (!isAcceptableKey(publicKey)) {
-      throw invalidField('/publicKey', 'publicKey is a small-order or non-canonical Ed25519 point, which no key pair yields');
+      throw invalidField(
+        '/publicKey',
+        'publicKey is a small-order or non-canonical Ed25519 point, which no key pair yields',
+      );
     }
     const codeHash = codeHashOf(body.code);
     return inTransaction(pool, async (client) => {
@@ -55,7 +73,13 @@ export function createDeviceService(pool: Pool, now: () => number) {
       const deviceId = newId();
       const keyId = keyIdOf(publicKey);
       await tx.insertDevice({
-        tenantId: code.tenant_id, deviceId, venueId: code.venue_id, name: body.name ?? null, publicKey, keyId, genesis: GENESIS_HASH,
+        tenantId: code.tenant_id,
+        deviceId,
+        venueId: code.venue_id,
+        name: body.name ?? null,
+        publicKey,
+        keyId,
+        genesis: GENESIS_HASH,
       });
       await tx.consumeCode(code.tenant_id, codeHash, deviceId);
       return { deviceId, tenant: code.tenant_id, venue: code.venue_id, keyId };
@@ -67,7 +91,8 @@ export function createDeviceService(pool: Pool, now: () => number) {
     async createCode(tenantId: string, venueId: string, ttlHours: number): Promise<string> {
       const tenants = createTenantRepo(pool);
       if (!(await tenants.tenantExists(tenantId))) throw new ProcessError('refused', `unknown tenant ${tenantId}`);
-      if (!(await tenants.venueExists(tenantId, venueId))) throw new ProcessError('refused', `venue ${venueId} is not a venue of tenant ${tenantId}`);
+      if (!(await tenants.venueExists(tenantId, venueId)))
+        throw new ProcessError('refused', `venue ${venueId} is not a venue of tenant ${tenantId}`);
       const code = newEnrolCode();
       await repo.insertCode(tenantId, codeHashOf(code), venueId, ttlHours * 3_600_000);
       return code;
@@ -96,7 +121,12 @@ export function createDeviceService(pool: Pool, now: () => number) {
         throw AppError.of('unsupportedProtocol', `this central speaks protocol ${PROTOCOL}, schema ${SCHEMA}`);
       }
       // Clocks are data: the offset is recorded for people to see, never used to refuse anything.
-      await repo.recordContact(device.tenantId, device.deviceId, body.pendingSeq, Math.round(body.boxTimeMs - receivedMs));
+      await repo.recordContact(
+        device.tenantId,
+        device.deviceId,
+        body.pendingSeq,
+        Math.round(body.boxTimeMs - receivedMs),
+      );
       const fresh = await repo.device(device.tenantId, device.deviceId);
       return { head: fresh!.head, serverTimeMs: now(), protocols: [PROTOCOL], schema: SCHEMA };
     },
@@ -104,7 +134,11 @@ export function createDeviceService(pool: Pool, now: () => number) {
     async tail(req: HttpRequest, after: number, limit: number): Promise<TailResponse> {
       const device = await authenticateSigned(req, '');
       // Head and proof come from one row read, so the proof is always that of the head it is returned with.
-      return { head: device.head, events: await repo.tail(device.tenantId, device.deviceId, after, limit), proof: device.proof };
+      return {
+        head: device.head,
+        events: await repo.tail(device.tenantId, device.deviceId, after, limit),
+        proof: device.proof,
+      };
     },
 
     /** The active device that signed this request (the catalogue's long poll uses it too); a 401 otherwise. */

@@ -5,7 +5,8 @@ import { invalidField } from '../../../shared/errors.js';
  * PostgreSQL's own text in UTC (`YYYY-MM-DD HH:MM:SS[.ffffff]+00`, repo.ts), so the next page compares with full
  * microsecond precision. The ingest keeps those dates to years 2000-9999, so every cursor handed out decodes.
  */
-export const encodeCursor = (at: string, id: string): string => Buffer.from(JSON.stringify([at, id])).toString('base64url');
+export const encodeCursor = (at: string, id: string): string =>
+  Buffer.from(JSON.stringify([at, id])).toString('base64url');
 
 const TIMESTAMP = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(\.\d{1,6})?([+-])(\d\d)(?::(\d\d))?$/;
 

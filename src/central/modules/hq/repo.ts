@@ -15,23 +15,45 @@ export interface OrderFilter {
 export function createHqRepo(db: Queryable) {
   return {
     async orders(tenantId: string, f: OrderFilter) {
-      const { rows } = await db.query<{ order_id: string; device_id: string; version: number; data: Record<string, unknown>; at: string }>(
+      const { rows } = await db.query<{
+        order_id: string;
+        device_id: string;
+        version: number;
+        data: Record<string, unknown>;
+        at: string;
+      }>(
         `SELECT order_id, device_id, version, data, (created_at AT TIME ZONE 'UTC')::text || '+00' AS at FROM orders
          WHERE tenant_id = $1 AND ($2::text IS NULL OR $2 = ANY(venue_ids)) AND ($3::text IS NULL OR status = $3)
            AND ($4::text IS NULL OR device_id = $4) AND ($5::timestamptz IS NULL OR (created_at, order_id) < ($5, $6))
          ORDER BY created_at DESC, order_id DESC LIMIT $7`,
-        [tenantId, f.venueId ?? null, f.status ?? null, f.deviceId ?? null, f.after?.at ?? null, f.after?.id ?? '', f.limit + 1],
+        [
+          tenantId,
+          f.venueId ?? null,
+          f.status ?? null,
+          f.deviceId ?? null,
+          f.after?.at ?? null,
+          f.after?.id ?? '',
+          f.limit + 1,
+        ],
       );
       return rows;
     },
     async order(tenantId: string, orderId: string) {
       const { rows } = await db.query<{ device_id: string; version: number; data: Record<string, unknown> }>(
-        'SELECT device_id, version, data FROM orders WHERE tenant_id = $1 AND order_id = $2', [tenantId, orderId],
+        'SELECT device_id, version, data FROM orders WHERE tenant_id = $1 AND order_id = $2',
+        [tenantId, orderId],
       );
       return rows[0];
     },
     async orderVersions(tenantId: string, orderId: string) {
-      const { rows } = await db.query<{ device_id: string; seq: number; version: number; data: unknown; command: unknown; received_at: Date }>(
+      const { rows } = await db.query<{
+        device_id: string;
+        seq: number;
+        version: number;
+        data: unknown;
+        command: unknown;
+        received_at: Date;
+      }>(
         `SELECT device_id, seq, version, data, command, received_at FROM order_versions
          WHERE tenant_id = $1 AND order_id = $2 ORDER BY version, seq`,
         [tenantId, orderId],
@@ -39,7 +61,10 @@ export function createHqRepo(db: Queryable) {
       return rows;
     },
     async warehouseExists(tenantId: string, warehouseId: string): Promise<boolean> {
-      return (await db.query('SELECT 1 FROM warehouses WHERE tenant_id = $1 AND warehouse_id = $2', [tenantId, warehouseId])).rowCount === 1;
+      return (
+        (await db.query('SELECT 1 FROM warehouses WHERE tenant_id = $1 AND warehouse_id = $2', [tenantId, warehouseId]))
+          .rowCount === 1
+      );
     },
     async balances(tenantId: string, warehouseId: string) {
       const { rows } = await db.query<{ item_id: string; unit: string; qty_micro: number }>(
@@ -48,8 +73,18 @@ export function createHqRepo(db: Queryable) {
       );
       return rows;
     },
-    async documents(tenantId: string, warehouseId: string, after: { at: string; id: string } | undefined, limit: number) {
-      const { rows } = await db.query<{ document_id: string; device_id: string; data: Record<string, unknown>; at: string }>(
+    async documents(
+      tenantId: string,
+      warehouseId: string,
+      after: { at: string; id: string } | undefined,
+      limit: number,
+    ) {
+      const { rows } = await db.query<{
+        document_id: string;
+        device_id: string;
+        data: Record<string, unknown>;
+        at: string;
+      }>(
         `SELECT document_id, device_id, data, (created_at AT TIME ZONE 'UTC')::text || '+00' AS at FROM stock_documents
          WHERE tenant_id = $1 AND warehouse_id = $2 AND ($3::timestamptz IS NULL OR (created_at, document_id) < ($3, $4))
          ORDER BY created_at DESC, document_id DESC LIMIT $5`,

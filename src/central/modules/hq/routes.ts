@@ -15,10 +15,13 @@ function idParam(query: URLSearchParams, name: string, required = false): string
 }
 
 const Id = (what: string) => Type.String({ description: what });
-const Page = (what: string) => Type.Object({
-  items: Type.Array(Type.Object({}, { additionalProperties: true }), { description: what }),
-  next: Type.Union([Type.String(), Type.Null()], { description: 'an opaque cursor for `after`, null on the last page' }),
-});
+const Page = (what: string) =>
+  Type.Object({
+    items: Type.Array(Type.Object({}, { additionalProperties: true }), { description: what }),
+    next: Type.Union([Type.String(), Type.Null()], {
+      description: 'an opaque cursor for `after`, null on the last page',
+    }),
+  });
 const listQuery = {
   after: Type.Optional(Type.String({ description: "the previous page's next" })),
   limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
@@ -28,44 +31,98 @@ const listQuery = {
 export function hqRoutes(hq: HqService): Route[] {
   return [
     {
-      method: 'get', path: '/hq-api/api/orders', auth: 'bearer', body: 'none',
-      schema: { query: Type.Object({ venueId: Type.Optional(Id('a venue')), status: Type.Optional(Id('an order status')), deviceId: Type.Optional(Id('a device')), ...listQuery }) },
-      doc: { summary: "The tenant's orders, newest first by created", responses: ok('a page of Orders, each with deviceId and version', Page('Orders')) },
+      method: 'get',
+      path: '/hq-api/api/orders',
+      auth: 'bearer',
+      body: 'none',
+      schema: {
+        query: Type.Object({
+          venueId: Type.Optional(Id('a venue')),
+          status: Type.Optional(Id('an order status')),
+          deviceId: Type.Optional(Id('a device')),
+          ...listQuery,
+        }),
+      },
+      doc: {
+        summary: "The tenant's orders, newest first by created",
+        responses: ok('a page of Orders, each with deviceId and version', Page('Orders')),
+      },
       async handle({ req, principal }) {
         const q = req.query;
-        return json(200, await hq.orders(principal.tenantId, {
-          venueId: idParam(q, 'venueId'), status: idParam(q, 'status'), deviceId: idParam(q, 'deviceId'),
-          after: decodeCursor(q.get('after')), limit: limitOf(q, 50, 200),
-        }));
+        return json(
+          200,
+          await hq.orders(principal.tenantId, {
+            venueId: idParam(q, 'venueId'),
+            status: idParam(q, 'status'),
+            deviceId: idParam(q, 'deviceId'),
+            after: decodeCursor(q.get('after')),
+            limit: limitOf(q, 50, 200),
+          }),
+        );
       },
     },
     {
-      method: 'get', path: '/hq-api/api/orders/:id', auth: 'bearer', body: 'none',
-      doc: { summary: 'One order as its box last sent it', params: { id: 'the order id' }, responses: ok('the Order with deviceId and version') },
+      method: 'get',
+      path: '/hq-api/api/orders/:id',
+      auth: 'bearer',
+      body: 'none',
+      doc: {
+        summary: 'One order as its box last sent it',
+        params: { id: 'the order id' },
+        responses: ok('the Order with deviceId and version'),
+      },
       handle: async ({ req, principal }) => json(200, await hq.order(principal.tenantId, req.params.id!)),
     },
     {
-      method: 'get', path: '/hq-api/api/orders/:id/versions', auth: 'bearer', body: 'none',
-      doc: { summary: 'Every version of an order, with the command that made it', params: { id: 'the order id' }, responses: ok('the versions') },
+      method: 'get',
+      path: '/hq-api/api/orders/:id/versions',
+      auth: 'bearer',
+      body: 'none',
+      doc: {
+        summary: 'Every version of an order, with the command that made it',
+        params: { id: 'the order id' },
+        responses: ok('the versions'),
+      },
       handle: async ({ req, principal }) => json(200, await hq.orderVersions(principal.tenantId, req.params.id!)),
     },
     {
-      method: 'get', path: '/hq-api/api/stock', auth: 'bearer', body: 'none',
+      method: 'get',
+      path: '/hq-api/api/stock',
+      auth: 'bearer',
+      body: 'none',
       schema: { query: Type.Object({ warehouseId: Id('the warehouse') }) },
       doc: { summary: "A warehouse's stock balances", responses: ok('the balances') },
-      handle: async ({ req, principal }) => json(200, await hq.stock(principal.tenantId, idParam(req.query, 'warehouseId', true)!)),
+      handle: async ({ req, principal }) =>
+        json(200, await hq.stock(principal.tenantId, idParam(req.query, 'warehouseId', true)!)),
     },
     {
-      method: 'get', path: '/hq-api/api/stock-documents', auth: 'bearer', body: 'none',
+      method: 'get',
+      path: '/hq-api/api/stock-documents',
+      auth: 'bearer',
+      body: 'none',
       schema: { query: Type.Object({ warehouseId: Id('the warehouse'), ...listQuery }) },
-      doc: { summary: "A warehouse's stock documents, newest first", responses: ok('a page of documents', Page('documents')) },
+      doc: {
+        summary: "A warehouse's stock documents, newest first",
+        responses: ok('a page of documents', Page('documents')),
+      },
       async handle({ req, principal }) {
         const q = req.query;
-        return json(200, await hq.documents(principal.tenantId, idParam(q, 'warehouseId', true)!, decodeCursor(q.get('after')), limitOf(q, 50, 200)));
+        return json(
+          200,
+          await hq.documents(
+            principal.tenantId,
+            idParam(q, 'warehouseId', true)!,
+            decodeCursor(q.get('after')),
+            limitOf(q, 50, 200),
+          ),
+        );
       },
     },
     {
-      method: 'get', path: '/hq-api/api/devices', auth: 'bearer', body: 'none',
+      method: 'get',
+      path: '/hq-api/api/devices',
+      auth: 'bearer',
+      body: 'none',
       doc: {
         summary: "The tenant's boxes: head, lag, last contact, clock offset, dead letters",
         responses: ok('the devices', Type.Array(Type.Object({}, { additionalProperties: true }))),

@@ -15,7 +15,12 @@ export function createHqService(pool: Pool, devices: DeviceService) {
   const repo = createHqRepo(pool);
 
   /** `limit + 1` rows were asked for: the extra one only says that a next page exists. */
-  function page<R extends { at: string }, T>(rows: R[], limit: number, idOf: (r: R) => string, view: (r: R) => T): Page<T> {
+  function page<R extends { at: string }, T>(
+    rows: R[],
+    limit: number,
+    idOf: (r: R) => string,
+    view: (r: R) => T,
+  ): Page<T> {
     const items = rows.slice(0, limit);
     const last = items[items.length - 1];
     return { items: items.map(view), next: rows.length > limit && last ? encodeCursor(last.at, idOf(last)) : null };
@@ -24,7 +29,12 @@ export function createHqService(pool: Pool, devices: DeviceService) {
   return {
     async orders(tenantId: string, filter: OrderFilter) {
       const rows = await repo.orders(tenantId, filter);
-      return page(rows, filter.limit, (r) => r.order_id, (r) => ({ ...r.data, deviceId: r.device_id, version: r.version }));
+      return page(
+        rows,
+        filter.limit,
+        (r) => r.order_id,
+        (r) => ({ ...r.data, deviceId: r.device_id, version: r.version }),
+      );
     },
     async order(tenantId: string, orderId: string) {
       const row = await repo.order(tenantId, orderId);
@@ -35,7 +45,12 @@ export function createHqService(pool: Pool, devices: DeviceService) {
       const rows = await repo.orderVersions(tenantId, orderId);
       if (rows.length === 0) throw notFound('order');
       return rows.map((r) => ({
-        version: r.version, deviceId: r.device_id, seq: r.seq, receivedAt: r.received_at.toISOString(), command: r.command, order: r.data,
+        version: r.version,
+        deviceId: r.device_id,
+        seq: r.seq,
+        receivedAt: r.received_at.toISOString(),
+        command: r.command,
+        order: r.data,
       }));
     },
     /**
@@ -50,10 +65,20 @@ export function createHqService(pool: Pool, devices: DeviceService) {
       });
       return { warehouse: warehouseId, items };
     },
-    async documents(tenantId: string, warehouseId: string, after: { at: string; id: string } | undefined, limit: number) {
+    async documents(
+      tenantId: string,
+      warehouseId: string,
+      after: { at: string; id: string } | undefined,
+      limit: number,
+    ) {
       if (!(await repo.warehouseExists(tenantId, warehouseId))) throw notFound('warehouse');
       const rows = await repo.documents(tenantId, warehouseId, after, limit);
-      return page(rows, limit, (r) => r.document_id, (r) => ({ ...r.data, deviceId: r.device_id }));
+      return page(
+        rows,
+        limit,
+        (r) => r.document_id,
+        (r) => ({ ...r.data, deviceId: r.device_id }),
+      );
     },
     async devices(tenantId: string) {
       return (await devices.list(tenantId)).map(({ tenant: _tenant, ...d }) => d);

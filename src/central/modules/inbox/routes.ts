@@ -9,7 +9,13 @@ import { ok } from '../../contracts.js';
 import type { InboxService } from './service.js';
 
 const UUID = new RegExp(UUID_PATTERN);
-const Entry = Type.Object({}, { additionalProperties: true, description: 'an entry: id, kind, venue, rev, createdBy, createdAt, status, codes, device, resultAt, body' });
+const Entry = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: 'an entry: id, kind, venue, rev, createdBy, createdAt, status, codes, device, resultAt, body',
+  },
+);
 
 const venueParam = (v: string | undefined): string => {
   if (!v || !UUID.test(v)) throw invalidField('venueId', 'venueId must be a venue id (a UUID)');
@@ -24,28 +30,49 @@ export function inboxRoutes(inbox: InboxService): Route[] {
   const base = '/hq-api/api';
   return [
     route({
-      method: 'post', path: `${base}/venues/:venueId/documents`, auth: 'write', body: 'json',
+      method: 'post',
+      path: `${base}/venues/:venueId/documents`,
+      auth: 'write',
+      body: 'json',
       schema: { body: HqDocumentBody },
       doc: {
-        summary: "A stock document for a venue's box to book (PZ, WZ, RW, MM, Inventory)", params: { venueId: 'the venue' },
-        description: "The box's own document body and rules (its warehouse API's), with the document's id, kind and warehouse.",
-        responses: { ...ok('the same entry again', Entry), 202: { description: 'the entry, on its way to the box', schema: Entry } },
+        summary: "A stock document for a venue's box to book (PZ, WZ, RW, MM, Inventory)",
+        params: { venueId: 'the venue' },
+        description:
+          "The box's own document body and rules (its warehouse API's), with the document's id, kind and warehouse.",
+        responses: {
+          ...ok('the same entry again', Entry),
+          202: { description: 'the entry, on its way to the box', schema: Entry },
+        },
       },
       async handle({ req, principal, body, valid }) {
         const venueId = venueParam(req.params.venueId);
         const head = valid();
         // The box's own rules for the body (pointers as the box's warehouse API gives them).
         const doc = documentInput(head.kind, head);
-        const r = await inbox.createDocument(principal.tenantId, principal.userId, venueId, head, body as Record<string, unknown>, doc);
+        const r = await inbox.createDocument(
+          principal.tenantId,
+          principal.userId,
+          venueId,
+          head,
+          body as Record<string, unknown>,
+          doc,
+        );
         return json(r.created ? 202 : 200, r.entry);
       },
     }),
     route({
-      method: 'post', path: `${base}/orders`, auth: 'write', body: 'json',
+      method: 'post',
+      path: `${base}/orders`,
+      auth: 'write',
+      body: 'json',
       schema: { body: HqOrderBody },
       doc: {
         summary: "An order for a venue's box to apply (a call centre's order)",
-        responses: { ...ok('the same entry again', Entry), 202: { description: 'the entry, on its way to the box', schema: Entry } },
+        responses: {
+          ...ok('the same entry again', Entry),
+          202: { description: 'the entry, on its way to the box', schema: Entry },
+        },
       },
       async handle({ principal, valid }) {
         const r = await inbox.createOrder(principal.tenantId, principal.userId, valid());
@@ -53,20 +80,41 @@ export function inboxRoutes(inbox: InboxService): Route[] {
       },
     }),
     {
-      method: 'get', path: `${base}/inbox`, auth: 'bearer', body: 'none',
-      schema: { query: Type.Object({
-        venueId: Type.Optional(Type.String({ description: "one venue's entries" })),
-        limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
-      }) },
-      doc: { summary: "Headquarters' entries, newest first, with what the boxes reported", responses: ok('the entries', Type.Object({ items: Type.Array(Entry) })) },
+      method: 'get',
+      path: `${base}/inbox`,
+      auth: 'bearer',
+      body: 'none',
+      schema: {
+        query: Type.Object({
+          venueId: Type.Optional(Type.String({ description: "one venue's entries" })),
+          limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
+        }),
+      },
+      doc: {
+        summary: "Headquarters' entries, newest first, with what the boxes reported",
+        responses: ok('the entries', Type.Object({ items: Type.Array(Entry) })),
+      },
       async handle({ req, principal }) {
         const venue = req.query.get('venueId');
-        return json(200, { items: await inbox.list(principal.tenantId, venue === null ? undefined : venueParam(venue), limitOf(req.query, 50, 200)) });
+        return json(200, {
+          items: await inbox.list(
+            principal.tenantId,
+            venue === null ? undefined : venueParam(venue),
+            limitOf(req.query, 50, 200),
+          ),
+        });
       },
     },
     {
-      method: 'get', path: `${base}/inbox/:id`, auth: 'bearer', body: 'none',
-      doc: { summary: 'One entry and what its box reported', params: { id: 'the entry id' }, responses: ok('the entry', Entry) },
+      method: 'get',
+      path: `${base}/inbox/:id`,
+      auth: 'bearer',
+      body: 'none',
+      doc: {
+        summary: 'One entry and what its box reported',
+        params: { id: 'the entry id' },
+        responses: ok('the entry', Entry),
+      },
       handle: async ({ req, principal }) => json(200, await inbox.get(principal.tenantId, req.params.id!)),
     },
   ];

@@ -20,16 +20,24 @@ export interface Created {
  * as it stands, and takes no rev; the same id with other content is a 409.
  */
 export function createInboxService(pool: Pool) {
-  async function create(tenantId: string, userId: string, entry: { id: string; venue: string; kind: InboxKind; body: unknown },
-    check: (catalogue: ReturnType<typeof createCatalogueRepo>) => Promise<void>): Promise<Created> {
+  async function create(
+    tenantId: string,
+    userId: string,
+    entry: { id: string; venue: string; kind: InboxKind; body: unknown },
+    check: (catalogue: ReturnType<typeof createCatalogueRepo>) => Promise<void>,
+  ): Promise<Created> {
     const result = await inTransaction(pool, async (client) => {
       const catalogue = createCatalogueRepo(client);
       const inbox = createInboxRepo(client);
       const rev = await catalogue.nextRev(tenantId);
       const existing = await inbox.get(tenantId, entry.id);
       if (existing) {
-        const same = existing.kind === entry.kind && existing.venue === entry.venue && canonicalJson(existing.body) === canonicalJson(entry.body);
-        if (!same) throw AppError.of('conflict', `${existing.kind} ${entry.id} was sent before with other content`, [entry.id]);
+        const same =
+          existing.kind === entry.kind &&
+          existing.venue === entry.venue &&
+          canonicalJson(existing.body) === canonicalJson(entry.body);
+        if (!same)
+          throw AppError.of('conflict', `${existing.kind} ${entry.id} was sent before with other content`, [entry.id]);
         // Nothing new: the rev taken above rolls back with this transaction.
         throw new Replay(existing);
       }
@@ -57,7 +65,14 @@ export function createInboxService(pool: Pool) {
      * A stock document for the venue's box (the box's own document body, checked as the box checks it): it books
      * into the venue's warehouse (an MM: out of any catalogue warehouse, e.g. the central one, into it).
      */
-    createDocument(tenantId: string, userId: string, venueId: string, head: HqDocumentHead, body: Record<string, unknown>, doc: DocumentInput) {
+    createDocument(
+      tenantId: string,
+      userId: string,
+      venueId: string,
+      head: HqDocumentHead,
+      body: Record<string, unknown>,
+      doc: DocumentInput,
+    ) {
       return create(tenantId, userId, { id: head.id, venue: venueId, kind: 'document', body }, async (catalogue) => {
         const { warehouse } = await liveVenue(catalogue, tenantId, venueId);
         if (!(await catalogue.live('warehouse', tenantId, head.warehouse))) {
@@ -66,18 +81,22 @@ export function createInboxService(pool: Pool) {
         if (doc.targetWarehouse !== undefined && !(await catalogue.live('warehouse', tenantId, doc.targetWarehouse))) {
           throw invalidField('/targetWarehouse', `no warehouse ${doc.targetWarehouse} in the catalogue`);
         }
-        if (doc.targetWarehouse === head.warehouse) throw invalidField('/targetWarehouse', 'targetWarehouse must be another warehouse');
+        if (doc.targetWarehouse === head.warehouse)
+          throw invalidField('/targetWarehouse', 'targetWarehouse must be another warehouse');
         const into = head.kind === 'MM' ? doc.targetWarehouse : head.warehouse;
         if (into !== warehouse) {
-          throw invalidField(head.kind === 'MM' ? '/targetWarehouse' : '/warehouse',
-            `a document for venue ${venueId} books into its warehouse ${warehouse}`);
+          throw invalidField(
+            head.kind === 'MM' ? '/targetWarehouse' : '/warehouse',
+            `a document for venue ${venueId} books into its warehouse ${warehouse}`,
+          );
         }
       });
     },
 
     /** An order for the box of its venue (one bucket); the order's id is the entry's id. */
     createOrder(tenantId: string, userId: string, order: HqOrderBody) {
-      if (order.buckets.length !== 1) throw invalidField('/buckets', 'an order created at the central names exactly one venue');
+      if (order.buckets.length !== 1)
+        throw invalidField('/buckets', 'an order created at the central names exactly one venue');
       const venue = order.buckets[0]!.venue;
       const body = { ...order, extra: { ...order.extra, 'X-SOURCE': CENTRAL_SOURCE } };
       return create(tenantId, userId, { id: order.id, venue, kind: 'order', body }, async (catalogue) => {
@@ -92,7 +111,8 @@ export function createInboxService(pool: Pool) {
       if (!entry) throw notFound('entry');
       return entry;
     },
-    list: (tenantId: string, venueId: string | undefined, limit: number) => createInboxRepo(pool).list(tenantId, venueId, limit),
+    list: (tenantId: string, venueId: string | undefined, limit: number) =>
+      createInboxRepo(pool).list(tenantId, venueId, limit),
   };
 }
 export type InboxService = ReturnType<typeof createInboxService>;

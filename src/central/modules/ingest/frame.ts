@@ -1,6 +1,14 @@
 import { AppError } from '../../../shared/errors.js';
 import { BatchHeader } from '../../../shared/sync-messages.js';
-import { BatchFormatError, type DecodedBatch, decodeBatch, MAX_BATCH_EVENTS, MAX_EVENT_BYTES, PROTOCOL, SCHEMA } from '../../../shared/sync-protocol.js';
+import {
+  BatchFormatError,
+  type DecodedBatch,
+  decodeBatch,
+  MAX_BATCH_EVENTS,
+  MAX_EVENT_BYTES,
+  PROTOCOL,
+  SCHEMA,
+} from '../../../shared/sync-protocol.js';
 
 /** A real header is about 400 bytes; the cap keeps a signed header from carrying megabytes of anything. */
 export const MAX_HEADER_BYTES = 4096;

@@ -17,7 +17,11 @@ test('admits at most max batches and one per device; refusals are 429 with Retry
   a.claimDevice('a');
   const second = limiter.admit();
   const sameDevice = refusal(() => second.claimDevice('a'));
-  expect(sameDevice).toMatchObject({ status: 429, codes: [{ code: 'tooManyRequests' }], headers: { 'Retry-After': '5' } });
+  expect(sameDevice).toMatchObject({
+    status: 429,
+    codes: [{ code: 'tooManyRequests' }],
+    headers: { 'Retry-After': '5' },
+  });
   second.release();
   const b = limiter.admit();
   b.claimDevice('b');

@@ -20,7 +20,8 @@ export interface DeadLetter {
  * PostgreSQL's text cannot hold U+0000; a box's event may carry one as a JSON escape, and its reason for a dead
  * letter may quote it. Such text is stored with U+FFFD instead, so the event stays a dead letter, never a 500.
  */
-export const textSafe = (text: string): string => (text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text);
+export const textSafe = (text: string): string =>
+  text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 
 /** SQL of the ingest: raw events, stored chain hashes, dead letters. */
 export function createIngestRepo(db: Queryable) {
@@ -41,12 +42,27 @@ export function createIngestRepo(db: Queryable) {
          SELECT $1::text, $2::text, $3::int, * FROM unnest($4::bigint[], $5::uuid[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
          ON CONFLICT DO NOTHING`,
         [
-          tenantId, deviceId, epoch, events.map((e) => e.seq), events.map((e) => e.eventId), events.map((e) => e.kind),
-          events.map((e) => e.stream), events.map((e) => e.aggregate), events.map((e) => e.envelope), events.map((e) => e.hash),
+          tenantId,
+          deviceId,
+          epoch,
+          events.map((e) => e.seq),
+          events.map((e) => e.eventId),
+          events.map((e) => e.kind),
+          events.map((e) => e.stream),
+          events.map((e) => e.aggregate),
+          events.map((e) => e.envelope),
+          events.map((e) => e.hash),
         ],
       );
     },
-    async insertDeadLetter(tenantId: string, deviceId: string, seq: number, eventId: string | null, reason: string, envelope: string) {
+    async insertDeadLetter(
+      tenantId: string,
+      deviceId: string,
+      seq: number,
+      eventId: string | null,
+      reason: string,
+      envelope: string,
+    ) {
       await db.query(
         `INSERT INTO sync_dead_letters (tenant_id, device_id, seq, event_id, reason, envelope) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT DO NOTHING`,

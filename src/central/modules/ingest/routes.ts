@@ -6,24 +6,32 @@ import { BatchAck, SyncErrorBody } from '../../../shared/sync-messages.js';
 import { type createIngestService, SyncConflict } from './service.js';
 
 const BatchText = Type.String({
-  description: 'newline-delimited: line 1 the header (#/components/schemas/BatchHeader, its exact bytes signed), line 2 the '
-    + "device's Ed25519 signature of it (base64), then one event a line (#/components/schemas/SyncEnvelope)",
+  description:
+    'newline-delimited: line 1 the header (#/components/schemas/BatchHeader, its exact bytes signed), line 2 the ' +
+    "device's Ed25519 signature of it (base64), then one event a line (#/components/schemas/SyncEnvelope)",
 });
 
 /** POST a batch: the body's bytes untouched ('raw'), since the signature covers them as sent. */
 export function ingestRoutes(ingest: ReturnType<typeof createIngestService>): Route[] {
   return [
     {
-      method: 'post', path: PATHS.batches, auth: 'none', body: 'raw',
+      method: 'post',
+      path: PATHS.batches,
+      auth: 'none',
+      body: 'raw',
       // Documents the bytes; frame.ts reads them (the header by its schema, BatchHeader) with bounded work.
       schema: { body: BatchText },
       doc: {
-        summary: 'A batch of events from a box, signed by it', tag: 'sync-api',
+        summary: 'A batch of events from a box, signed by it',
+        tag: 'sync-api',
         responses: {
           200: { description: 'committed up to ackedSeq', schema: BatchAck },
           409: { description: 'syncGap or syncDiverged: resume from expectedSeq and head', schema: SyncErrorBody },
           426: { description: 'unsupportedProtocol: a protocol or schema this central does not know' },
-          429: { description: 'tooManyRequests: too many batches at once, or one of this device in flight', headers: ['Retry-After'] },
+          429: {
+            description: 'tooManyRequests: too many batches at once, or one of this device in flight',
+            headers: ['Retry-After'],
+          },
         },
       },
       async handle({ req, body }): Promise<Reply> {

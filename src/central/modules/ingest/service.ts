@@ -1,6 +1,12 @@
 import { AppError, problem, STATUS, unauthorized } from '../../../shared/errors.js';
 import { isUuid } from '../../../shared/ids.js';
-import { chainHash, type DecodedBatch, GENESIS_HASH, type SyncRejection, verifyDetached } from '../../../shared/sync-protocol.js';
+import {
+  chainHash,
+  type DecodedBatch,
+  GENESIS_HASH,
+  type SyncRejection,
+  verifyDetached,
+} from '../../../shared/sync-protocol.js';
 import type { BatchAck, Head } from '../../../shared/sync-messages.js';
 import { type Client, inTransaction, type Pool } from '../../db/pool.js';
 import { isAcceptableKey } from '../devices/public-key.js';
@@ -13,7 +19,12 @@ import { createIngestRepo, type RawEvent, textSafe } from './repo.js';
 
 /** A 409 that tells the box where to resume: its body carries expectedSeq and head (SyncErrorBody). */
 export class SyncConflict extends AppError {
-  constructor(code: Extract<SyncRejection, 'syncGap' | 'syncDiverged'>, message: string, readonly expectedSeq: number, readonly head: Head) {
+  constructor(
+    code: Extract<SyncRejection, 'syncGap' | 'syncDiverged'>,
+    message: string,
+    readonly expectedSeq: number,
+    readonly head: Head,
+  ) {
     super(STATUS[code], message, [problem(code, message, [String(expectedSeq)])]);
   }
 }
@@ -39,10 +50,13 @@ export function createIngestService(deps: IngestDeps) {
   /** Signature and chain: the device's key signed the header, and the events hash to its lastHash. */
   function checkAuthentic(batch: DecodedBatch, device: DeviceRow | undefined): string[] {
     const h = batch.header;
-    if (device?.status !== 'active' || device.keyId !== h.keyId) throw unauthorized('unknown or revoked device, or unknown key');
+    if (device?.status !== 'active' || device.keyId !== h.keyId)
+      throw unauthorized('unknown or revoked device, or unknown key');
     // A small-order key enrolled before enrolment refused them would verify forgeries: never trusted.
-    if (!isAcceptableKey(device.publicKey)) throw unauthorized('the device key is a small-order point; enrol the device again');
-    if (!verifyDetached(Buffer.from(batch.headerText, 'utf8'), batch.signature, device.publicKey)) throw unauthorized('bad batch signature');
+    if (!isAcceptableKey(device.publicKey))
+      throw unauthorized('the device key is a small-order point; enrol the device again');
+    if (!verifyDetached(Buffer.from(batch.headerText, 'utf8'), batch.signature, device.publicKey))
+      throw unauthorized('bad batch signature');
     const hashes: string[] = [];
     let hash = h.prevHash;
     for (const e of batch.envelopes) {
@@ -58,16 +72,30 @@ export function createIngestService(deps: IngestDeps) {
     const repo = createIngestRepo(client);
     const device = await createDeviceRepo(client).deviceForUpdate(h.tenant, h.deviceId);
     // Revoked (or re-keyed) since the first look, which took no lock.
-    if (device?.status !== 'active' || device.keyId !== h.keyId) throw unauthorized('unknown or revoked device, or unknown key');
+    if (device?.status !== 'active' || device.keyId !== h.keyId)
+      throw unauthorized('unknown or revoked device, or unknown key');
     const head = device.head;
     const next = head.seq + 1;
-    if (h.epoch < head.epoch) throw new SyncConflict('syncGap', `epoch ${h.epoch} is older than the central's ${head.epoch}`, next, head);
-    if (h.firstSeq > next) throw new SyncConflict('syncGap', `the central expects seq ${next}, the batch starts at ${h.firstSeq}`, next, head);
+    if (h.epoch < head.epoch)
+      throw new SyncConflict('syncGap', `epoch ${h.epoch} is older than the central's ${head.epoch}`, next, head);
+    if (h.firstSeq > next)
+      throw new SyncConflict(
+        'syncGap',
+        `the central expects seq ${next}, the batch starts at ${h.firstSeq}`,
+        next,
+        head,
+      );
     const overlapTo = Math.min(h.lastSeq, head.seq);
     const stored = await repo.hashes(h.tenant, h.deviceId, h.firstSeq - 1, overlapTo);
-    const prevStored = h.firstSeq === 1 ? GENESIS_HASH : h.firstSeq - 1 === head.seq ? head.hash : stored.get(h.firstSeq - 1);
+    const prevStored =
+      h.firstSeq === 1 ? GENESIS_HASH : h.firstSeq - 1 === head.seq ? head.hash : stored.get(h.firstSeq - 1);
     if (prevStored !== h.prevHash) {
-      throw new SyncConflict('syncDiverged', `prevHash differs from the central's chain at seq ${h.firstSeq - 1}`, next, head);
+      throw new SyncConflict(
+        'syncDiverged',
+        `prevHash differs from the central's chain at seq ${h.firstSeq - 1}`,
+        next,
+        head,
+      );
     }
     for (let seq = h.firstSeq; seq <= overlapTo; seq++) {
       if (stored.get(seq) !== hashes[seq - h.firstSeq]) {
@@ -83,9 +111,16 @@ export function createIngestService(deps: IngestDeps) {
     await projectAll(client, h.tenant, h.deviceId, fresh);
     if (h.lastSeq > head.seq) {
       // The proof of the new head: this batch's header and signature, as received (TailResponse.proof).
-      await createDeviceRepo(client).advanceHead(h.tenant, h.deviceId, { epoch: h.epoch, seq: h.lastSeq, hash: h.lastHash }, Math.max(h.pendingSeq, h.lastSeq), {
-        header: batch.headerText, signature: batch.signature,
-      });
+      await createDeviceRepo(client).advanceHead(
+        h.tenant,
+        h.deviceId,
+        { epoch: h.epoch, seq: h.lastSeq, hash: h.lastHash },
+        Math.max(h.pendingSeq, h.lastSeq),
+        {
+          header: batch.headerText,
+          signature: batch.signature,
+        },
+      );
     } else {
       // A duplicate: the head and its proof stay those of the batch that set them.
       await createDeviceRepo(client).recordContact(h.tenant, h.deviceId, h.pendingSeq);
@@ -105,7 +140,8 @@ export function createIngestService(deps: IngestDeps) {
     await client.query('SAVEPOINT batch');
     try {
       const orders: PendingOrder[] = [];
-      for (const e of events) await projectEvent(client, { tenantId, deviceId, seq: e.seq }, parseEvent(e.envelope, tenantId), known, orders);
+      for (const e of events)
+        await projectEvent(client, { tenantId, deviceId, seq: e.seq }, parseEvent(e.envelope, tenantId), known, orders);
       await flushOrders(client, tenantId, deviceId, orders);
       await client.query('RELEASE SAVEPOINT batch');
       return;
@@ -119,7 +155,13 @@ export function createIngestService(deps: IngestDeps) {
   }
 
   /** Each event in its own savepoint: one that breaks a rule is undone alone and kept as a dead letter. */
-  async function projectOne(client: Client, tenantId: string, deviceId: string, e: RawEvent, known: KnownIds): Promise<void> {
+  async function projectOne(
+    client: Client,
+    tenantId: string,
+    deviceId: string,
+    e: RawEvent,
+    known: KnownIds,
+  ): Promise<void> {
     await client.query('SAVEPOINT event');
     try {
       await projectEvent(client, { tenantId, deviceId, seq: e.seq }, parseEvent(e.envelope, tenantId), known);
@@ -128,7 +170,14 @@ export function createIngestService(deps: IngestDeps) {
       if (!isEventFault(err)) throw err;
       await client.query('ROLLBACK TO SAVEPOINT event');
       const reason = err instanceof RuleBroken ? err.message : `projection failed: ${(err as Error).message}`;
-      await createIngestRepo(client).insertDeadLetter(tenantId, deviceId, e.seq, e.eventId, reason.slice(0, 500), e.envelope);
+      await createIngestRepo(client).insertDeadLetter(
+        tenantId,
+        deviceId,
+        e.seq,
+        e.eventId,
+        reason.slice(0, 500),
+        e.envelope,
+      );
     }
   }
 
@@ -167,7 +216,12 @@ function columnsOf(envelope: string): Pick<RawEvent, 'eventId' | 'kind' | 'strea
     const e = JSON.parse(envelope) as Record<string, unknown>;
     // A "\u0000" escape parses to a NUL, which a text column refuses: that would fail the batch, not the event.
     const str = (v: unknown) => (typeof v === 'string' ? textSafe(v.slice(0, 200)) : null);
-    return { eventId: typeof e.eventId === 'string' && isUuid(e.eventId) ? e.eventId : null, kind: str(e.kind), stream: str(e.stream), aggregate: str(e.aggregate) };
+    return {
+      eventId: typeof e.eventId === 'string' && isUuid(e.eventId) ? e.eventId : null,
+      kind: str(e.kind),
+      stream: str(e.stream),
+      aggregate: str(e.aggregate),
+    };
   } catch {
     return { eventId: null, kind: null, stream: null, aggregate: null };
   }

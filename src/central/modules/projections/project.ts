@@ -1,6 +1,14 @@
 import {
-  type Envelope, ENVELOPE_KINDS, type EnvelopeKind, type InboxResultBody, type OrderChangedBody, problemOf, type SoldOutChangedBody,
-  type StockDocumentBody, SYNC_CHECKS, type WarehouseChangedBody,
+  type Envelope,
+  ENVELOPE_KINDS,
+  type EnvelopeKind,
+  type InboxResultBody,
+  type OrderChangedBody,
+  problemOf,
+  type SoldOutChangedBody,
+  type StockDocumentBody,
+  SYNC_CHECKS,
+  type WarehouseChangedBody,
 } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 import { createInboxRepo } from '../inbox/repo.js';
@@ -33,7 +41,8 @@ export function parseEvent(text: string, tenant: string): ParsedEvent {
     return fail('not JSON');
   }
   const kindOf = (value as { kind?: unknown } | null)?.kind;
-  if (typeof kindOf === 'string' && !Object.hasOwn(ENVELOPE_KINDS, kindOf)) fail(`unknown kind ${kindOf.slice(0, 100)}`);
+  if (typeof kindOf === 'string' && !Object.hasOwn(ENVELOPE_KINDS, kindOf))
+    fail(`unknown kind ${kindOf.slice(0, 100)}`);
   const problem = problemOf(SYNC_CHECKS.envelope, value);
   if (problem) fail(`envelope ${problem}`);
   const e = value as Envelope;
@@ -56,7 +65,8 @@ const MAX_LIST_DATE_MS = Date.UTC(10000, 0, 1) - 1;
 const dateOf = (text: string, what: string): Date => {
   const ms = Date.parse(text);
   if (!Number.isFinite(ms)) fail(`${what} is not a date: ${String(text).slice(0, 100)}`);
-  if (ms < MIN_LIST_DATE_MS || ms > MAX_LIST_DATE_MS) fail(`${what} ${String(text).slice(0, 100)} is outside years 2000-9999`);
+  if (ms < MIN_LIST_DATE_MS || ms > MAX_LIST_DATE_MS)
+    fail(`${what} ${String(text).slice(0, 100)} is outside years 2000-9999`);
   return new Date(ms);
 };
 
@@ -74,8 +84,13 @@ export const noneKnown = (): KnownIds => ({ venues: new Set(), warehouses: new S
  * Applies one checked event to the central's tables (the caller holds a savepoint around it). With `orders`
  * given, an order.changed event is checked and kept there for its batch's one upsert (`flushOrders`) instead.
  */
-export async function projectEvent(db: Queryable, source: Source, event: ParsedEvent, known: KnownIds = noneKnown(),
-  orders?: PendingOrder[]): Promise<void> {
+export async function projectEvent(
+  db: Queryable,
+  source: Source,
+  event: ParsedEvent,
+  known: KnownIds = noneKnown(),
+  orders?: PendingOrder[],
+): Promise<void> {
   const repo = createProjectionRepo(db);
   const { tenantId } = source;
   const venuesKnown = async (ids: string[]) => {
@@ -103,14 +118,27 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
       const orderJson = JSON.stringify(b.order);
       const createdAt = dateOf(b.order.created, 'order.created');
       if (orders) {
-        orders.push({ id: b.order.id, seq: source.seq, version: b.version, status: b.order.status, venueIds, createdAt,
-          json: orderJson, commandJson: JSON.stringify(b.command) });
+        orders.push({
+          id: b.order.id,
+          seq: source.seq,
+          version: b.version,
+          status: b.order.status,
+          venueIds,
+          createdAt,
+          json: orderJson,
+          commandJson: JSON.stringify(b.command),
+        });
         return;
       }
       // An order belongs to the device that first sent it (each kind of data has one writer): another device
       // sending the same id, by mistake or on purpose, must not turn it back to an older version.
       const owner = await repo.upsertOrder(source, {
-        id: b.order.id, version: b.version, status: b.order.status, venueIds, createdAt, json: orderJson,
+        id: b.order.id,
+        version: b.version,
+        status: b.order.status,
+        venueIds,
+        createdAt,
+        json: orderJson,
       });
       if (owner !== undefined) fail(`order belongs to device ${owner}`);
       await repo.insertOrderVersion(source, b.order.id, b.version, orderJson, JSON.stringify(b.command));
@@ -119,18 +147,26 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
     case 'stock.document': {
       const b = event.body as StockDocumentBody;
       const d = b.document;
-      const named = [...new Set([d.warehouse, ...(d.targetWarehouse ? [d.targetWarehouse] : []), ...b.ledger.map((r) => r[0])])];
+      const named = [
+        ...new Set([d.warehouse, ...(d.targetWarehouse ? [d.targetWarehouse] : []), ...b.ledger.map((r) => r[0])]),
+      ];
       if (!(await warehousesKnown(named))) fail('stock document names a warehouse the central does not know');
       const created = dateOf(d.created, 'document.created');
       const inserted = await repo.insertDocument(source, {
-        id: d.id, warehouse: d.warehouse, target: d.targetWarehouse ?? null, kind: d.kind, number: d.number, createdAt: created,
+        id: d.id,
+        warehouse: d.warehouse,
+        target: d.targetWarehouse ?? null,
+        kind: d.kind,
+        number: d.number,
+        createdAt: created,
         json: JSON.stringify(d),
       });
       if (inserted) {
         try {
           await repo.bookLedger(tenantId, d.id, b.ledger);
         } catch (err) {
-          if ((err as { constraint?: string }).constraint === BALANCE_CHECK) fail('a stock balance would pass +-9007199254740991 micro-units');
+          if ((err as { constraint?: string }).constraint === BALANCE_CHECK)
+            fail('a stock balance would pass +-9007199254740991 micro-units');
           throw err;
         }
       }
@@ -161,7 +197,12 @@ export async function projectEvent(db: Queryable, source: Source, event: ParsedE
 }
 
 /** The batch's kept order events in one go; an order another device owns breaks a rule (the caller goes slow). */
-export async function flushOrders(db: Queryable, tenantId: string, deviceId: string, orders: PendingOrder[]): Promise<void> {
+export async function flushOrders(
+  db: Queryable,
+  tenantId: string,
+  deviceId: string,
+  orders: PendingOrder[],
+): Promise<void> {
   if (orders.length === 0) return;
   const foreign = await createProjectionRepo(db).projectOrders(tenantId, deviceId, orders);
   if (foreign.length > 0) fail(`order ${foreign[0]} belongs to another device`);

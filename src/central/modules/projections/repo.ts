@@ -24,13 +24,15 @@ export function createProjectionRepo(db: Queryable) {
   return {
     async countVenues(tenantId: string, ids: string[]): Promise<number> {
       const { rows } = await db.query<{ n: number }>(
-        'SELECT count(*) AS n FROM venues WHERE tenant_id = $1 AND venue_id = ANY($2)', [tenantId, ids],
+        'SELECT count(*) AS n FROM venues WHERE tenant_id = $1 AND venue_id = ANY($2)',
+        [tenantId, ids],
       );
       return rows[0]!.n;
     },
     async countWarehouses(tenantId: string, ids: string[]): Promise<number> {
       const { rows } = await db.query<{ n: number }>(
-        'SELECT count(*) AS n FROM warehouses WHERE tenant_id = $1 AND warehouse_id = ANY($2)', [tenantId, ids],
+        'SELECT count(*) AS n FROM warehouses WHERE tenant_id = $1 AND warehouse_id = ANY($2)',
+        [tenantId, ids],
       );
       return rows[0]!.n;
     },
@@ -38,7 +40,10 @@ export function createProjectionRepo(db: Queryable) {
      * The newest event of an order wins (by seq of its device): a replay of an older one changes nothing. Only
      * the device that first sent the order may change it; returns that device when it is another one.
      */
-    async upsertOrder(s: Source, o: { id: string; version: number; status: string; venueIds: string[]; createdAt: Date; json: string }): Promise<string | undefined> {
+    async upsertOrder(
+      s: Source,
+      o: { id: string; version: number; status: string; venueIds: string[]; createdAt: Date; json: string },
+    ): Promise<string | undefined> {
       const written = await db.query(
         `INSERT INTO orders (tenant_id, order_id, device_id, version, last_seq, status, venue_ids, created_at, data)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -51,7 +56,10 @@ export function createProjectionRepo(db: Queryable) {
       if (written.rowCount === 1) return undefined;
       // Not written: a replay of this device's older event, or another device's order (the row it conflicted
       // with is committed or ours, so this read sees it).
-      const { rows } = await db.query<{ device_id: string }>('SELECT device_id FROM orders WHERE tenant_id = $1 AND order_id = $2', [s.tenantId, o.id]);
+      const { rows } = await db.query<{ device_id: string }>(
+        'SELECT device_id FROM orders WHERE tenant_id = $1 AND order_id = $2',
+        [s.tenantId, o.id],
+      );
       const owner = rows[0]?.device_id;
       return owner !== undefined && owner !== s.deviceId ? owner : undefined;
     },
@@ -66,8 +74,15 @@ export function createProjectionRepo(db: Queryable) {
          SELECT $1, o, $2, s, v, d::jsonb, c::jsonb
          FROM unnest($3::text[], $4::bigint[], $5::int[], $6::text[], $7::text[]) AS t(o, s, v, d, c)
          ON CONFLICT DO NOTHING`,
-        [tenantId, deviceId, events.map((e) => e.id), events.map((e) => e.seq), events.map((e) => e.version),
-          events.map((e) => e.json), events.map((e) => e.commandJson)],
+        [
+          tenantId,
+          deviceId,
+          events.map((e) => e.id),
+          events.map((e) => e.seq),
+          events.map((e) => e.version),
+          events.map((e) => e.json),
+          events.map((e) => e.commandJson),
+        ],
       );
       const newest = [...new Map(events.map((e) => [e.id, e])).values()];
       const written = await db.query<{ order_id: string }>(
@@ -80,9 +95,17 @@ export function createProjectionRepo(db: Queryable) {
            created_at = EXCLUDED.created_at, data = EXCLUDED.data, updated_at = now()
          WHERE orders.device_id = EXCLUDED.device_id AND orders.last_seq < EXCLUDED.last_seq
          RETURNING order_id`,
-        [tenantId, deviceId, newest.map((e) => e.id), newest.map((e) => e.version), newest.map((e) => e.seq),
-          newest.map((e) => e.status), newest.map((e) => JSON.stringify(e.venueIds)), newest.map((e) => e.createdAt),
-          newest.map((e) => e.json)],
+        [
+          tenantId,
+          deviceId,
+          newest.map((e) => e.id),
+          newest.map((e) => e.version),
+          newest.map((e) => e.seq),
+          newest.map((e) => e.status),
+          newest.map((e) => JSON.stringify(e.venueIds)),
+          newest.map((e) => e.createdAt),
+          newest.map((e) => e.json),
+        ],
       );
       if (written.rowCount === newest.length) return [];
       const done = new Set(written.rows.map((r) => r.order_id));
@@ -100,7 +123,18 @@ export function createProjectionRepo(db: Queryable) {
       );
     },
     /** False when the document is known already: documents are immutable, so its ledger is not booked twice. */
-    async insertDocument(s: Source, d: { id: string; warehouse: string; target: string | null; kind: string; number: string; createdAt: Date; json: string }) {
+    async insertDocument(
+      s: Source,
+      d: {
+        id: string;
+        warehouse: string;
+        target: string | null;
+        kind: string;
+        number: string;
+        createdAt: Date;
+        json: string;
+      },
+    ) {
       const r = await db.query(
         `INSERT INTO stock_documents (tenant_id, document_id, device_id, seq, warehouse_id, target_warehouse_id, kind, number, created_at, data)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (tenant_id, document_id) DO NOTHING`,
@@ -141,7 +175,11 @@ export function createProjectionRepo(db: Queryable) {
       );
     },
     async clearSoldOut(tenantId: string, venue: string, productId: string): Promise<void> {
-      await db.query('DELETE FROM sold_out WHERE tenant_id = $1 AND venue_id = $2 AND product_id = $3', [tenantId, venue, productId]);
+      await db.query('DELETE FROM sold_out WHERE tenant_id = $1 AND venue_id = $2 AND product_id = $3', [
+        tenantId,
+        venue,
+        productId,
+      ]);
     },
   };
 }
@@ -150,5 +188,11 @@ export type ProjectionRepo = ReturnType<typeof createProjectionRepo>;
 
 /** Ledger tuples as the five column arrays unnest() takes. */
 function columns(ledger: LedgerTuple[]): [string[], number[], string[], string[], number[]] {
-  return [ledger.map((r) => r[0]), ledger.map((r) => r[1]), ledger.map((r) => r[2]), ledger.map((r) => r[3]), ledger.map((r) => r[4])];
+  return [
+    ledger.map((r) => r[0]),
+    ledger.map((r) => r[1]),
+    ledger.map((r) => r[2]),
+    ledger.map((r) => r[3]),
+    ledger.map((r) => r[4]),
+  ];
 }

@@ -12,7 +12,9 @@ const Provisioning = Type.Object({
     Type.Object({
       id: Type.String({ minLength: 1, maxLength: 64 }),
       name: Type.String({ minLength: 1 }),
-      clients: Type.Array(Type.Object({ clientId: Type.String({ minLength: 1 }), clientSecret: Type.String({ minLength: 8 }) })),
+      clients: Type.Array(
+        Type.Object({ clientId: Type.String({ minLength: 1 }), clientSecret: Type.String({ minLength: 8 }) }),
+      ),
       users: Type.Array(
         Type.Object({
           username: Type.String({ minLength: 1, pattern: '^(?!anonymous$)' }),
@@ -20,14 +22,17 @@ const Provisioning = Type.Object({
           scope: Type.String({ pattern: '^read( write)?$' }),
         }),
       ),
-      venues: Type.Array(Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), name: Type.String({ minLength: 1 }) })),
-      warehouses: Type.Array(Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), name: Type.String({ minLength: 1 }) })),
+      venues: Type.Array(
+        Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), name: Type.String({ minLength: 1 }) }),
+      ),
+      warehouses: Type.Array(
+        Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), name: Type.String({ minLength: 1 }) }),
+      ),
     }),
   ),
 });
 type Provisioning = Static<typeof Provisioning>;
 const check = TypeCompiler.Compile(Provisioning);
-
 
 /** Headquarters' demo login, added to the demo tenant by `central serve --demo`. */
 export const DEMO_HQ_USER = { username: 'centrala', password: 'centrala-demo-1', scope: 'read write' };
@@ -52,16 +57,24 @@ export async function provision(pool: Pool, name: string, document: unknown, opt
     const users = options.demo ? [DEMO_HQ_USER] : t.users;
     // scrypt runs before the transaction so no connection waits on it.
     const repo0 = createTenantRepo(pool);
-    const clients = await Promise.all(t.clients.map(async (c) => ({ ...c, hash: await keepOrHash(c.clientSecret, await repo0.clientHash(t.id, c.clientId)) })));
-    const hqUsers = await Promise.all(users.map(async (u) => {
-      const known = await repo0.hqUser(t.id, u.username);
-      return { ...u, userId: known?.user_id ?? newId(), hash: await keepOrHash(u.password, known?.password_hash) };
-    }));
+    const clients = await Promise.all(
+      t.clients.map(async (c) => ({
+        ...c,
+        hash: await keepOrHash(c.clientSecret, await repo0.clientHash(t.id, c.clientId)),
+      })),
+    );
+    const hqUsers = await Promise.all(
+      users.map(async (u) => {
+        const known = await repo0.hqUser(t.id, u.username);
+        return { ...u, userId: known?.user_id ?? newId(), hash: await keepOrHash(u.password, known?.password_hash) };
+      }),
+    );
     await inTransaction(pool, async (client) => {
       const repo = createTenantRepo(client);
       await repo.upsertTenant(t.id, t.name);
       for (const c of clients) await repo.putClient(t.id, c.clientId, c.hash);
-      for (const u of hqUsers) await repo.putHqUser(t.id, { username: u.username, userId: u.userId, passwordHash: u.hash, scope: u.scope });
+      for (const u of hqUsers)
+        await repo.putHqUser(t.id, { username: u.username, userId: u.userId, passwordHash: u.hash, scope: u.scope });
       for (const v of t.venues) await repo.putVenue(t.id, v);
       for (const w of t.warehouses) await repo.putWarehouse(t.id, w);
     });

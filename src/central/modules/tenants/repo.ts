@@ -18,7 +18,8 @@ export function createTenantRepo(db: Queryable) {
     },
     async clientHash(tenantId: string, clientId: string): Promise<string | undefined> {
       const { rows } = await db.query<{ secret_hash: string }>(
-        'SELECT secret_hash FROM oauth_clients WHERE tenant_id = $1 AND client_id = $2 AND retired_at IS NULL', [tenantId, clientId],
+        'SELECT secret_hash FROM oauth_clients WHERE tenant_id = $1 AND client_id = $2 AND retired_at IS NULL',
+        [tenantId, clientId],
       );
       return rows[0]?.secret_hash;
     },
@@ -31,11 +32,15 @@ export function createTenantRepo(db: Queryable) {
     },
     async hqUser(tenantId: string, username: string) {
       const { rows } = await db.query<{ user_id: string; password_hash: string; scope: string }>(
-        'SELECT user_id, password_hash, scope FROM hq_users WHERE tenant_id = $1 AND username = $2', [tenantId, username],
+        'SELECT user_id, password_hash, scope FROM hq_users WHERE tenant_id = $1 AND username = $2',
+        [tenantId, username],
       );
       return rows[0];
     },
-    async putHqUser(tenantId: string, u: { username: string; userId: string; passwordHash: string; scope: string }): Promise<void> {
+    async putHqUser(
+      tenantId: string,
+      u: { username: string; userId: string; passwordHash: string; scope: string },
+    ): Promise<void> {
       await db.query(
         `INSERT INTO hq_users (tenant_id, username, user_id, password_hash, scope) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (tenant_id, username) DO UPDATE SET password_hash = EXCLUDED.password_hash, scope = EXCLUDED.scope`,
@@ -50,7 +55,10 @@ export function createTenantRepo(db: Queryable) {
       );
     },
     async venueExists(tenantId: string, venueId: string): Promise<boolean> {
-      return (await db.query('SELECT 1 FROM venues WHERE tenant_id = $1 AND venue_id = $2', [tenantId, venueId])).rowCount === 1;
+      return (
+        (await db.query('SELECT 1 FROM venues WHERE tenant_id = $1 AND venue_id = $2', [tenantId, venueId]))
+          .rowCount === 1
+      );
     },
     async putWarehouse(tenantId: string, w: { id: string; name: string }): Promise<void> {
       await db.query(
@@ -61,7 +69,8 @@ export function createTenantRepo(db: Queryable) {
     },
     async warehouseName(tenantId: string, warehouseId: string): Promise<string | undefined> {
       const { rows } = await db.query<{ name: string }>(
-        'SELECT name FROM warehouses WHERE tenant_id = $1 AND warehouse_id = $2', [tenantId, warehouseId],
+        'SELECT name FROM warehouses WHERE tenant_id = $1 AND warehouse_id = $2',
+        [tenantId, warehouseId],
       );
       return rows[0]?.name;
     },

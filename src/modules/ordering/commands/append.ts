@@ -1,7 +1,16 @@
 import { checkOrderSize } from '../bounds.js';
 import { AppendBody, type OrderType } from '../schemas.js';
 import { defineCommand, withIds } from './define.js';
-import { boundsOf, type Lifecycle, openVenue, orderFor, priceLines, recomputeTotals, requireBucket, type StoredLine } from './rules.js';
+import {
+  boundsOf,
+  type Lifecycle,
+  openVenue,
+  orderFor,
+  priceLines,
+  recomputeTotals,
+  requireBucket,
+  type StoredLine,
+} from './rules.js';
 
 export interface StoredAppend {
   venue: string;

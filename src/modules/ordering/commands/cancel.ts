@@ -18,7 +18,10 @@ export const cancelCommand = defineCommand({
   lifecycle,
   body: CancelBody,
   bodyRequired: false,
-  confirm: (body) => ({ stored: (body.reason === undefined ? {} : { reason: body.reason }) satisfies StoredCancel, lines: [] }),
+  confirm: (body) => ({
+    stored: (body.reason === undefined ? {} : { reason: body.reason }) satisfies StoredCancel,
+    lines: [],
+  }),
   apply(deps, cmd, body: StoredCancel, now) {
     orderFor(deps, cmd, lifecycle);
     const ordered = deps.repo.lines(cmd.tenantId, cmd.orderId).filter((l) => l.status === 'ORDERED');

@@ -35,12 +35,18 @@ export interface OrderCommand<Body extends TSchema = TSchema, Stored = unknown> 
 }
 
 /** Keeps each command's types together (its body's schema, what it stores) while the registry holds them all. */
-export const defineCommand = <Body extends TSchema, Stored>(command: OrderCommand<Body, Stored>): OrderCommand<Body, Stored> =>
-  command;
+export const defineCommand = <Body extends TSchema, Stored>(
+  command: OrderCommand<Body, Stored>,
+): OrderCommand<Body, Stored> => command;
 
 /** New lines with the ids the confirmation hands out; the kitchen note kept only when there is one. */
 export const withIds = (lines: LineInput[] = []): StoredLine[] =>
-  lines.map((l) => ({ id: newId7(), productId: l.productId, quantity: l.quantity, ...(l.extra?.note ? { note: l.extra.note } : {}) }));
+  lines.map((l) => ({
+    id: newId7(),
+    productId: l.productId,
+    quantity: l.quantity,
+    ...(l.extra?.note ? { note: l.extra.note } : {}),
+  }));
 
 export const LINE_ONCE = 'each line may be named only once';
 

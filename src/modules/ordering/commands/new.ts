@@ -18,7 +18,11 @@ export const newCommand = defineCommand({
   body: NewOrderBody,
   bodyRequired: true,
   confirm(body) {
-    rejectDuplicates(body.buckets.map((b) => b.venue), (i) => `/buckets/${i}/venue`, 'each venue may have only one bucket');
+    rejectDuplicates(
+      body.buckets.map((b) => b.venue),
+      (i) => `/buckets/${i}/venue`,
+      'each venue may have only one bucket',
+    );
     const stored: StoredNew = {
       orderType: body.orderType,
       buckets: body.buckets.map((b) => ({ venue: b.venue, lines: withIds(b.lines) })),
@@ -39,10 +43,14 @@ export const newCommand = defineCommand({
     checkOrderSize(cmd.orderId, lines, boundsOf(deps));
     const claimCode = pickClaimCode((code) => venues.some((v) => deps.repo.claimTaken(cmd.tenantId, v.id, code)));
     deps.repo.insertOrder({
-      tenantId: cmd.tenantId, id: cmd.orderId, orderType: body.orderType, claimCode,
+      tenantId: cmd.tenantId,
+      id: cmd.orderId,
+      orderType: body.orderType,
+      claimCode,
       source: body.extra?.['X-SOURCE'] ?? deps.source,
       contactJson: body.contact ? JSON.stringify(body.contact) : null,
-      extraJson: body.extra ? JSON.stringify(body.extra) : null, nowMs: now,
+      extraJson: body.extra ? JSON.stringify(body.extra) : null,
+      nowMs: now,
     });
     for (const v of venues) deps.repo.insertBucket(cmd.tenantId, cmd.orderId, v.id);
     deps.repo.insertUser(cmd.tenantId, cmd.orderId, cmd.userId, ROLES_OF_CREATOR);

@@ -35,4 +35,6 @@ export const commandOf = (kind: string): OrderCommand | undefined =>
 
 /** A command's route path (docs/api.md "The API"): `new` alone creates an order, the others name one. */
 export const commandPath = (name: CommandName): string =>
-  ORDER_COMMANDS[name].lifecycle === 'creates' ? `/ordering-api/api/order/${name}` : `/ordering-api/api/order/:id/${name}`;
+  ORDER_COMMANDS[name].lifecycle === 'creates'
+    ? `/ordering-api/api/order/${name}`
+    : `/ordering-api/api/order/:id/${name}`;

@@ -22,7 +22,8 @@ export const removeCommand = defineCommand({
   apply(deps, cmd, body: StoredRemove, now) {
     orderFor(deps, cmd, lifecycle);
     requireBucket(deps.repo, cmd, body.venue);
-    for (const l of editableLines(deps, cmd, body.venue, body.lines)) deps.repo.deleteLine(cmd.tenantId, cmd.orderId, l.id);
+    for (const l of editableLines(deps, cmd, body.venue, body.lines))
+      deps.repo.deleteLine(cmd.tenantId, cmd.orderId, l.id);
     recomputeTotals(deps.repo, cmd.tenantId, cmd.orderId, now);
   },
 });

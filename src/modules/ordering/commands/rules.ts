@@ -1,4 +1,10 @@
-import { type CommandErrorCode, commandProblem, CommandRejected, type ErrorDetail, reject } from '../../../shared/errors.js';
+import {
+  type CommandErrorCode,
+  commandProblem,
+  CommandRejected,
+  type ErrorDetail,
+  reject,
+} from '../../../shared/errors.js';
 import type { SoldOutFlags } from '../../menus/sold-out.js';
 import type { MenuService } from '../../menus/service.js';
 import { isOpen } from '../../venues/opening-hours.js';
@@ -105,15 +111,25 @@ export function openVenue(deps: CommandDeps, tenantId: string, venueId: string, 
 
 /** Prices each line from the menu; every unknown product is reported, not just the first. */
 export function priceLines(
-  deps: CommandDeps, cmd: Command, venue: Venue, type: OrderType, lines: StoredLine[], now: number,
+  deps: CommandDeps,
+  cmd: Command,
+  venue: Venue,
+  type: OrderType,
+  lines: StoredLine[],
+  now: number,
 ): NewLine[] {
   const problems: ErrorDetail<CommandErrorCode>[] = [];
   const priced: NewLine[] = [];
   for (const line of lines) {
     const product = deps.menus.productFor(cmd.tenantId, venue.menu, line.productId, channelOf(type));
     if (!product) {
-      problems.push(commandProblem('invalidProduct',
-        `line ${line.id}: product ${line.productId} is not on the menu for ${channelOf(type)}`, [line.id, line.productId]));
+      problems.push(
+        commandProblem(
+          'invalidProduct',
+          `line ${line.id}: product ${line.productId} is not on the menu for ${channelOf(type)}`,
+          [line.id, line.productId],
+        ),
+      );
       continue;
     }
     if (deps.soldOut.isSoldOut(cmd.tenantId, venue.id, product.id)) {
@@ -121,17 +137,32 @@ export function priceLines(
       continue;
     }
     priced.push({
-      id: line.id, venue_id: venue.id, creator: cmd.userId, product_id: product.id, quantity: line.quantity,
-      price_minor: product.priceMinor, status: 'NEW', productJson: product.snapshotJson, created_ms: now,
-      updated_ms: now, note: line.note ?? null,
+      id: line.id,
+      venue_id: venue.id,
+      creator: cmd.userId,
+      product_id: product.id,
+      quantity: line.quantity,
+      price_minor: product.priceMinor,
+      status: 'NEW',
+      productJson: product.snapshotJson,
+      created_ms: now,
+      updated_ms: now,
+      note: line.note ?? null,
     });
   }
   if (problems.length > 0) throw new CommandRejected(problems);
   return priced;
 }
 
-export const productUnavailable = (lineId: string, productId: string, venueName: string): ErrorDetail<CommandErrorCode> =>
-  commandProblem('productUnavailable', `line ${lineId}: product ${productId} is sold out at ${venueName}`, [lineId, productId]);
+export const productUnavailable = (
+  lineId: string,
+  productId: string,
+  venueName: string,
+): ErrorDetail<CommandErrorCode> =>
+  commandProblem('productUnavailable', `line ${lineId}: product ${productId} is sold out at ${venueName}`, [
+    lineId,
+    productId,
+  ]);
 
 /** editTotal is the sum of NEW lines; total the sum of ORDERED ones. */
 export function recomputeTotals(repo: OrderRepo, tenantId: string, orderId: string, now: number): void {

@@ -1,4 +1,10 @@
-import { CommandRejected, type CommandErrorCode, commandProblem, type ErrorDetail, reject } from '../../../shared/errors.js';
+import {
+  CommandRejected,
+  type CommandErrorCode,
+  commandProblem,
+  type ErrorDetail,
+  reject,
+} from '../../../shared/errors.js';
 import { formatMoney, parseMoney } from '../../../shared/money.js';
 import type { Venue } from '../../venues/schemas.js';
 import { EmptyBody, type OrderType } from '../schemas.js';
@@ -47,9 +53,13 @@ export const submitCommand = defineCommand({
           .filter((l) => l.venue_id === venueId && l.status !== 'CANCELLED')
           .reduce((sum, l) => sum + l.price_minor * l.quantity, 0);
         if (actual < required) {
-          problems.push(commandProblem('minOrderValue',
-            `delivery from ${venue.name} needs at least ${formatMoney(required)}, the order has ${formatMoney(actual)}`,
-            [venueId, formatMoney(required), formatMoney(actual)]));
+          problems.push(
+            commandProblem(
+              'minOrderValue',
+              `delivery from ${venue.name} needs at least ${formatMoney(required)}, the order has ${formatMoney(actual)}`,
+              [venueId, formatMoney(required), formatMoney(actual)],
+            ),
+          );
         }
       }
     }

@@ -1,7 +1,20 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { type CatalogueItem, type CatalogueResponse, catalogueChecksum, ITEM_TYPES } from '../../../shared/catalogue-protocol.js';
-import { Category, duplicateProduct, type MenuNode, MenuId, Scope, Username, Venue } from '../../../shared/catalogue-schemas.js';
+import {
+  type CatalogueItem,
+  type CatalogueResponse,
+  catalogueChecksum,
+  ITEM_TYPES,
+} from '../../../shared/catalogue-protocol.js';
+import {
+  Category,
+  duplicateProduct,
+  type MenuNode,
+  MenuId,
+  Scope,
+  Username,
+  Venue,
+} from '../../../shared/catalogue-schemas.js';
 import { ProductId, Uuid } from '../../../shared/types.js';
 import type { Revocation } from '../../auth/repo.js';
 import type { ProvisioningRepo } from '../../provisioning/repo.js';
@@ -62,9 +75,14 @@ function check(item: CatalogueItem): void {
  * row, then the references and the checksum; any failure throws and nothing is written (the box keeps serving
  * its last good catalogue). Staff sockets of every venue whose menu or venue changed get MENU_CHANGED.
  */
-export function applyCatalogue(deps: CatalogueApplyDeps, tenantId: string, res: CatalogueResponse): { items: number; venues: number } {
+export function applyCatalogue(
+  deps: CatalogueApplyDeps,
+  tenantId: string,
+  res: CatalogueResponse,
+): { items: number; venues: number } {
   const { catalogue, provisioning } = deps;
-  if (res.tenant !== tenantId) throw new CatalogueApplyError(`the central sent tenant ${res.tenant}, this box is ${tenantId}`);
+  if (res.tenant !== tenantId)
+    throw new CatalogueApplyError(`the central sent tenant ${res.tenant}, this box is ${tenantId}`);
   if (!Array.isArray(res.items) || !Number.isSafeInteger(res.rev) || typeof res.checksum !== 'string') {
     throw new CatalogueApplyError('the central answered with an unexpected body');
   }
@@ -97,12 +115,26 @@ export function applyCatalogue(deps: CatalogueApplyDeps, tenantId: string, res: 
         continue;
       }
       switch (item.type) {
-        case 'tenant': provisioning.upsertTenant(item.data.id, item.data.name); break;
-        case 'client': provisioning.upsertClient(tenantId, item.data.clientId, item.data.secretHash); break;
-        case 'user': provisioning.upsertUser(tenantId, item.data.id, item.data.username, item.data.passwordHash, item.data.scope); break;
-        case 'warehouse': provisioning.upsertWarehouse(tenantId, item.data.id, item.data.name); break;
-        case 'menu': writeMenu(provisioning, tenantId, item.data.id, item.data.root as MenuNode); menusTouched.add(item.id); break;
-        case 'venue': writeVenue(provisioning, tenantId, item.data as unknown as Static<typeof Venue>); touched.add(item.id); break;
+        case 'tenant':
+          provisioning.upsertTenant(item.data.id, item.data.name);
+          break;
+        case 'client':
+          provisioning.upsertClient(tenantId, item.data.clientId, item.data.secretHash);
+          break;
+        case 'user':
+          provisioning.upsertUser(tenantId, item.data.id, item.data.username, item.data.passwordHash, item.data.scope);
+          break;
+        case 'warehouse':
+          provisioning.upsertWarehouse(tenantId, item.data.id, item.data.name);
+          break;
+        case 'menu':
+          writeMenu(provisioning, tenantId, item.data.id, item.data.root as MenuNode);
+          menusTouched.add(item.id);
+          break;
+        case 'venue':
+          writeVenue(provisioning, tenantId, item.data as unknown as Static<typeof Venue>);
+          touched.add(item.id);
+          break;
         case 'soldOut':
           catalogue.setSoldOut(tenantId, item.data.venue, item.data.productId, item.data.reason, item.rev, now);
           touched.add(item.data.venue);
@@ -111,9 +143,15 @@ export function applyCatalogue(deps: CatalogueApplyDeps, tenantId: string, res: 
       catalogue.mark(item.type, tenantId, item.id, item.rev);
     }
     const after = catalogue.venues(tenantId);
-    const menus = new Set(catalogue.liveRows(tenantId).filter((r) => r.type === 'menu').map((r) => r.id));
+    const menus = new Set(
+      catalogue
+        .liveRows(tenantId)
+        .filter((r) => r.type === 'menu')
+        .map((r) => r.id),
+    );
     for (const v of after) {
-      if (!menus.has(v.menu)) throw new CatalogueApplyError(`venue ${v.id} names menu ${v.menu}, which this box does not hold`);
+      if (!menus.has(v.menu))
+        throw new CatalogueApplyError(`venue ${v.id} names menu ${v.menu}, which this box does not hold`);
       if (menusTouched.has(v.menu) || res.mode === 'snapshot') touched.add(v.id);
     }
     // Staff users gone (retired, or absent from a snapshot): their tokens stop working with this commit.
@@ -121,13 +159,16 @@ export function applyCatalogue(deps: CatalogueApplyDeps, tenantId: string, res: 
     for (const id of usersBefore) if (!usersAfter.has(id)) revoked.push(...deps.revokeUser(tenantId, id));
     const checksum = catalogueChecksum(catalogue.liveRows(tenantId));
     if (checksum !== res.checksum) {
-      throw new ChecksumMismatch(`checksum at rev ${res.rev} differs from the central's (${checksum.slice(0, 12)} != ${res.checksum.slice(0, 12)})`);
+      throw new ChecksumMismatch(
+        `checksum at rev ${res.rev} differs from the central's (${checksum.slice(0, 12)} != ${res.checksum.slice(0, 12)})`,
+      );
     }
     deps.alsoInTransaction?.();
     catalogue.setApplied(tenantId, res.rev, checksum, now);
     const menuOf = new Map([...before, ...after].map((v) => [v.id, v.menu]));
     const frames = [...touched].map((venue) =>
-      deps.menuChanged(tenantId, venue, menuChanged({ venue, menu: menuOf.get(venue) ?? null, rev: res.rev })));
+      deps.menuChanged(tenantId, venue, menuChanged({ venue, menu: menuOf.get(venue) ?? null, rev: res.rev })),
+    );
     return { frames, venues: touched.size };
   });
   deps.noteRevoked(revoked);
@@ -146,7 +187,13 @@ function splitSoldOut(id: string): [string, string] {
  * and every box without a central.
  */
 export function provisioningWithout(provisioning: unknown, tenantId: string | null): unknown {
-  if (!tenantId || typeof provisioning !== 'object' || provisioning === null || !Array.isArray((provisioning as { tenants?: unknown }).tenants)) return provisioning;
+  if (
+    !tenantId ||
+    typeof provisioning !== 'object' ||
+    provisioning === null ||
+    !Array.isArray((provisioning as { tenants?: unknown }).tenants)
+  )
+    return provisioning;
   const file = provisioning as { tenants: { id?: unknown }[] };
   return { ...file, tenants: file.tenants.filter((t) => t?.id !== tenantId) };
 }

@@ -15,14 +15,19 @@ export interface AnswerDeps {
  * (revs taken by entries, this venue's or another's) moves the cursor without the catalogue's work: the
  * checksum cannot have changed, and the central's must still equal the box's.
  */
-export function applyCentralAnswer(deps: AnswerDeps, tenantId: string, res: CatalogueResponse): { items: number; venues: number; inbox: number } {
+export function applyCentralAnswer(
+  deps: AnswerDeps,
+  tenantId: string,
+  res: CatalogueResponse,
+): { items: number; venues: number; inbox: number } {
   const entries = Array.isArray(res.inbox) ? res.inbox : [];
   let inbox = 0;
   const applyEntries = () => {
     inbox = applyInbox(deps.inbox, tenantId, entries);
   };
   if (res.mode === 'changes' && Array.isArray(res.items) && res.items.length === 0) {
-    if (res.tenant !== tenantId) throw new CatalogueApplyError(`the central sent tenant ${res.tenant}, this box is ${tenantId}`);
+    if (res.tenant !== tenantId)
+      throw new CatalogueApplyError(`the central sent tenant ${res.tenant}, this box is ${tenantId}`);
     if (!Number.isSafeInteger(res.rev)) throw new CatalogueApplyError('the central answered with an unexpected body');
     const { catalogue } = deps.catalogue;
     catalogue.transaction(() => {

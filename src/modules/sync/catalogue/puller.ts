@@ -43,13 +43,18 @@ export function createPuller(deps: PullerDeps) {
     const state = deps.state();
     // A box of another tenant before (a data dir moved between boxes) starts from a snapshot.
     const after = state.tenantId === d.tenant ? state.rev : 0;
-    const res = await centralClient.catalogue(d, deviceSigner(d.secretKey),
+    const res = await centralClient.catalogue(
+      d,
+      deviceSigner(d.secretKey),
       { after, waitS: options.waitSeconds, snapshot },
-      { ...client, requestTimeoutMs: client.requestTimeoutMs + options.waitSeconds * 1000 });
-    if (typeof res !== 'object' || res === null) throw new CatalogueApplyError('the central answered with an unexpected body');
+      { ...client, requestTimeoutMs: client.requestTimeoutMs + options.waitSeconds * 1000 },
+    );
+    if (typeof res !== 'object' || res === null)
+      throw new CatalogueApplyError('the central answered with an unexpected body');
     if (res.mode === 'changes' && Array.isArray(res.items) && res.items.length === 0 && res.rev === after) {
       // Nothing new. The central's checksum at the box's own rev says whether the two still agree.
-      if (state.checksum !== null && res.checksum !== state.checksum) throw new ChecksumMismatch(`drift at rev ${after}: asking for a snapshot`);
+      if (state.checksum !== null && res.checksum !== state.checksum)
+        throw new ChecksumMismatch(`drift at rev ${after}: asking for a snapshot`);
     } else {
       const applied = deps.apply(d.tenant, res);
       log.info({ mode: res.mode, from: after, rev: res.rev, ...applied }, 'catalogue from the central applied');
@@ -60,7 +65,9 @@ export function createPuller(deps: PullerDeps) {
 
   const loop = createCentralLoop({
     options: {
-      retryMinMs: options.retryMinMs, retryMaxMs: options.retryMaxMs, enrolPollMs: options.enrolPollMs,
+      retryMinMs: options.retryMinMs,
+      retryMaxMs: options.retryMaxMs,
+      enrolPollMs: options.enrolPollMs,
       requestTimeoutMs: options.requestTimeoutMs,
     },
     loadDevice: () => loadDevice(deps.dataDir),
@@ -75,8 +82,12 @@ export function createPuller(deps: PullerDeps) {
         log.error({ err: dbErr }, 'recording a catalogue error failed');
       }
       const applying = err instanceof CatalogueApplyError;
-      log[applying ? 'error' : 'warn']({ err: message, status: (err as CentralError).status, retryInMs: delay },
-        applying ? 'a catalogue change set from the central was not applied; serving the last good catalogue' : 'catalogue poll failed; retrying');
+      log[applying ? 'error' : 'warn'](
+        { err: message, status: (err as CentralError).status, retryInMs: delay },
+        applying
+          ? 'a catalogue change set from the central was not applied; serving the last good catalogue'
+          : 'catalogue poll failed; retrying',
+      );
     },
   });
 

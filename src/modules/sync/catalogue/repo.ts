@@ -28,10 +28,14 @@ type Keyed = keyof typeof TABLES;
  */
 export function createCatalogueRepo(db: Db) {
   const tx = inTransaction(db);
-  const mark = Object.fromEntries(Object.entries(TABLES).map(([type, t]) => [type, t.table === 'tenants'
-    ? db.prepare('UPDATE tenants SET cat_rev = ? WHERE id = ?')
-    : db.prepare(`UPDATE ${t.table} SET cat_rev = ? WHERE tenant_id = ? AND ${t.key} = ?`)])) as
-    Partial<Record<Keyed, { run(...args: unknown[]): unknown }>>;
+  const mark = Object.fromEntries(
+    Object.entries(TABLES).map(([type, t]) => [
+      type,
+      t.table === 'tenants'
+        ? db.prepare('UPDATE tenants SET cat_rev = ? WHERE id = ?')
+        : db.prepare(`UPDATE ${t.table} SET cat_rev = ? WHERE tenant_id = ? AND ${t.key} = ?`),
+    ]),
+  ) as Partial<Record<Keyed, { run(...args: unknown[]): unknown }>>;
   const remove = {
     client: db.prepare<[string, string]>('DELETE FROM oauth_clients WHERE tenant_id = ? AND client_id = ?'),
     user: db.prepare<[string, string]>('DELETE FROM staff_users WHERE tenant_id = ? AND id = ?'),
@@ -41,9 +45,20 @@ export function createCatalogueRepo(db: Db) {
     warehouse: db.prepare<[string, string]>('UPDATE warehouses SET cat_rev = NULL WHERE tenant_id = ? AND id = ?'),
   };
   const s = {
-    state: db.prepare<[], { tenant_id: string | null; rev: number; checksum: string | null; applied_ms: number | null;
-      last_error: string | null; last_error_ms: number | null }>('SELECT * FROM catalogue_state WHERE id = 1'),
-    applied: db.prepare('UPDATE catalogue_state SET tenant_id = ?, rev = ?, checksum = ?, applied_ms = ?, last_error = NULL WHERE id = 1'),
+    state: db.prepare<
+      [],
+      {
+        tenant_id: string | null;
+        rev: number;
+        checksum: string | null;
+        applied_ms: number | null;
+        last_error: string | null;
+        last_error_ms: number | null;
+      }
+    >('SELECT * FROM catalogue_state WHERE id = 1'),
+    applied: db.prepare(
+      'UPDATE catalogue_state SET tenant_id = ?, rev = ?, checksum = ?, applied_ms = ?, last_error = NULL WHERE id = 1',
+    ),
     error: db.prepare('UPDATE catalogue_state SET last_error = ?, last_error_ms = ? WHERE id = 1'),
     soldOut: db.prepare(
       `INSERT INTO hq_sold_out (tenant_id, venue_id, product_id, reason, since_ms, cat_rev) VALUES (?, ?, ?, ?, ?, ?)
@@ -51,25 +66,46 @@ export function createCatalogueRepo(db: Db) {
     ),
     clearSoldOut: db.prepare('DELETE FROM hq_sold_out WHERE tenant_id = ? AND venue_id = ? AND product_id = ?'),
     userIds: db.prepare<[string], { id: string }>('SELECT id FROM staff_users WHERE tenant_id = ?'),
-    venueIds: db.prepare<[string], { id: string; menu_id: string }>('SELECT id, menu_id FROM venues WHERE tenant_id = ?'),
-    tenant: db.prepare<[string], { id: string; name: string }>('SELECT id, name FROM tenants WHERE id = ? AND cat_rev IS NOT NULL'),
+    venueIds: db.prepare<[string], { id: string; menu_id: string }>(
+      'SELECT id, menu_id FROM venues WHERE tenant_id = ?',
+    ),
+    tenant: db.prepare<[string], { id: string; name: string }>(
+      'SELECT id, name FROM tenants WHERE id = ? AND cat_rev IS NOT NULL',
+    ),
     clients: db.prepare<[string], { client_id: string; secret_hash: string }>(
-      'SELECT client_id, secret_hash FROM oauth_clients WHERE tenant_id = ? AND cat_rev IS NOT NULL'),
+      'SELECT client_id, secret_hash FROM oauth_clients WHERE tenant_id = ? AND cat_rev IS NOT NULL',
+    ),
     users: db.prepare<[string], { id: string; username: string; password_hash: string; scope: string }>(
-      'SELECT id, username, password_hash, scope FROM staff_users WHERE tenant_id = ? AND cat_rev IS NOT NULL'),
-    warehouses: db.prepare<[string], { id: string; name: string }>('SELECT id, name FROM warehouses WHERE tenant_id = ? AND cat_rev IS NOT NULL'),
-    menus: db.prepare<[string], { id: string; root_json: string }>('SELECT id, root_json FROM menus WHERE tenant_id = ? AND cat_rev IS NOT NULL'),
-    venues: db.prepare<[string], { id: string; venue_json: string }>('SELECT id, venue_json FROM venues WHERE tenant_id = ? AND cat_rev IS NOT NULL'),
+      'SELECT id, username, password_hash, scope FROM staff_users WHERE tenant_id = ? AND cat_rev IS NOT NULL',
+    ),
+    warehouses: db.prepare<[string], { id: string; name: string }>(
+      'SELECT id, name FROM warehouses WHERE tenant_id = ? AND cat_rev IS NOT NULL',
+    ),
+    menus: db.prepare<[string], { id: string; root_json: string }>(
+      'SELECT id, root_json FROM menus WHERE tenant_id = ? AND cat_rev IS NOT NULL',
+    ),
+    venues: db.prepare<[string], { id: string; venue_json: string }>(
+      'SELECT id, venue_json FROM venues WHERE tenant_id = ? AND cat_rev IS NOT NULL',
+    ),
     soldOuts: db.prepare<[string], { venue_id: string; product_id: string; reason: string }>(
-      'SELECT venue_id, product_id, reason FROM hq_sold_out WHERE tenant_id = ?'),
+      'SELECT venue_id, product_id, reason FROM hq_sold_out WHERE tenant_id = ?',
+    ),
   };
 
   return {
     state(): CatalogueState {
       const r = s.state.get()!;
-      return { tenantId: r.tenant_id, rev: r.rev, checksum: r.checksum, appliedMs: r.applied_ms, lastError: r.last_error, lastErrorMs: r.last_error_ms };
+      return {
+        tenantId: r.tenant_id,
+        rev: r.rev,
+        checksum: r.checksum,
+        appliedMs: r.applied_ms,
+        lastError: r.last_error,
+        lastErrorMs: r.last_error_ms,
+      };
     },
-    setApplied: (tenantId: string, rev: number, checksum: string, nowMs: number) => s.applied.run(tenantId, rev, checksum, nowMs),
+    setApplied: (tenantId: string, rev: number, checksum: string, nowMs: number) =>
+      s.applied.run(tenantId, rev, checksum, nowMs),
     setError: (message: string, nowMs: number) => s.error.run(message.slice(0, 500), nowMs),
     /** Marks a row written by the provisioning repo's upsert as the central's, at its rev. */
     mark(type: Keyed, tenantId: string, id: string, rev: number): void {
@@ -79,22 +115,42 @@ export function createCatalogueRepo(db: Db) {
     remove: (type: keyof typeof remove, tenantId: string, id: string) => remove[type].run(tenantId, id),
     setSoldOut: (tenantId: string, venueId: string, productId: string, reason: string, rev: number, nowMs: number) =>
       s.soldOut.run(tenantId, venueId, productId, reason, nowMs, rev),
-    clearSoldOut: (tenantId: string, venueId: string, productId: string) => s.clearSoldOut.run(tenantId, venueId, productId),
+    clearSoldOut: (tenantId: string, venueId: string, productId: string) =>
+      s.clearSoldOut.run(tenantId, venueId, productId),
     userIds: (tenantId: string): string[] => s.userIds.all(tenantId).map((r) => r.id),
-    venues: (tenantId: string): { id: string; menu: string }[] => s.venueIds.all(tenantId).map((r) => ({ id: r.id, menu: r.menu_id })),
+    venues: (tenantId: string): { id: string; menu: string }[] =>
+      s.venueIds.all(tenantId).map((r) => ({ id: r.id, menu: r.menu_id })),
     /** What the checksum covers: the rows the central sent, in the shapes it sends them. */
     liveRows(tenantId: string): { type: ItemType; id: string; data: unknown }[] {
       const t = s.tenant.get(tenantId);
       return [
         ...(t ? [{ type: 'tenant' as const, id: t.id, data: { id: t.id, name: t.name } }] : []),
-        ...s.clients.all(tenantId).map((r) => ({ type: 'client' as const, id: r.client_id, data: { clientId: r.client_id, secretHash: r.secret_hash } })),
-        ...s.users.all(tenantId).map((r) => ({ type: 'user' as const, id: r.id,
-          data: { id: r.id, username: r.username, passwordHash: r.password_hash, scope: r.scope } })),
-        ...s.warehouses.all(tenantId).map((r) => ({ type: 'warehouse' as const, id: r.id, data: { id: r.id, name: r.name } })),
-        ...s.menus.all(tenantId).map((r) => ({ type: 'menu' as const, id: r.id, data: { id: r.id, root: JSON.parse(r.root_json) as unknown } })),
-        ...s.venues.all(tenantId).map((r) => ({ type: 'venue' as const, id: r.id, data: JSON.parse(r.venue_json) as unknown })),
-        ...s.soldOuts.all(tenantId).map((r) => ({ type: 'soldOut' as const, id: `${r.venue_id}/${r.product_id}`,
-          data: { venue: r.venue_id, productId: r.product_id, reason: r.reason } })),
+        ...s.clients.all(tenantId).map((r) => ({
+          type: 'client' as const,
+          id: r.client_id,
+          data: { clientId: r.client_id, secretHash: r.secret_hash },
+        })),
+        ...s.users.all(tenantId).map((r) => ({
+          type: 'user' as const,
+          id: r.id,
+          data: { id: r.id, username: r.username, passwordHash: r.password_hash, scope: r.scope },
+        })),
+        ...s.warehouses
+          .all(tenantId)
+          .map((r) => ({ type: 'warehouse' as const, id: r.id, data: { id: r.id, name: r.name } })),
+        ...s.menus.all(tenantId).map((r) => ({
+          type: 'menu' as const,
+          id: r.id,
+          data: { id: r.id, root: JSON.parse(r.root_json) as unknown },
+        })),
+        ...s.venues
+          .all(tenantId)
+          .map((r) => ({ type: 'venue' as const, id: r.id, data: JSON.parse(r.venue_json) as unknown })),
+        ...s.soldOuts.all(tenantId).map((r) => ({
+          type: 'soldOut' as const,
+          id: `${r.venue_id}/${r.product_id}`,
+          data: { venue: r.venue_id, productId: r.product_id, reason: r.reason },
+        })),
       ];
     },
     /** Before a snapshot: the tenant's catalogue rows go (warehouses stay, no longer the central's). */

@@ -21,7 +21,9 @@ export const DEVICE_FILE = 'sync-device.json';
 export function loadDevice(dataDir: string): Device | undefined {
   const file = join(dataDir, DEVICE_FILE);
   if (!existsSync(file)) return undefined;
-  const stored = JSON.parse(readFileSync(file, 'utf8')) as Omit<Device, 'secretKey' | 'publicKey'> & { secretKey: string };
+  const stored = JSON.parse(readFileSync(file, 'utf8')) as Omit<Device, 'secretKey' | 'publicKey'> & {
+    secretKey: string;
+  };
   const pair = nacl.sign.keyPair.fromSecretKey(Buffer.from(stored.secretKey, 'base64'));
   return { ...stored, secretKey: pair.secretKey, publicKey: pair.publicKey };
 }
@@ -31,11 +33,16 @@ export const newKeyPair = (): nacl.SignKeyPair => nacl.sign.keyPair();
 
 /** Writes the device file atomically with mode 0600. */
 export function saveDevice(dataDir: string, central: string, enrolled: EnrolResponse, pair: nacl.SignKeyPair): Device {
-  if (enrolled.keyId !== keyIdOf(pair.publicKey)) throw new Error('the central registered another key than this box sent');
+  if (enrolled.keyId !== keyIdOf(pair.publicKey))
+    throw new Error('the central registered another key than this box sent');
   const file = join(dataDir, DEVICE_FILE);
   const tmp = `${file}.tmp`;
   const stored = {
-    central, deviceId: enrolled.deviceId, tenant: enrolled.tenant, venue: enrolled.venue, keyId: enrolled.keyId,
+    central,
+    deviceId: enrolled.deviceId,
+    tenant: enrolled.tenant,
+    venue: enrolled.venue,
+    keyId: enrolled.keyId,
     secretKey: Buffer.from(pair.secretKey).toString('base64'),
   };
   writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });

@@ -83,7 +83,9 @@ function applyDocument(deps: InboxDeps, tenantId: string, entry: InboxEntry): bo
       const doc = parseDocument(head.kind, entry.body);
       const into = deps.venueWarehouse(tenantId, entry.venue);
       deps.bookDocument(tenantId, entry.createdBy, head.warehouse, {
-        ...doc, id: entry.id, ...(head.kind === 'MM' && head.warehouse !== into ? { sourceElsewhere: true } : {}),
+        ...doc,
+        id: entry.id,
+        ...(head.kind === 'MM' && head.warehouse !== into ? { sourceElsewhere: true } : {}),
       });
       result('applied', []);
     });
@@ -91,7 +93,10 @@ function applyDocument(deps: InboxDeps, tenantId: string, entry: InboxEntry): bo
     if (isEnvironmental(err)) throw err;
     if (!(err instanceof AppError)) deps.log.error({ err, entry: entry.id }, 'a document from headquarters failed');
     // Any other failure is this document's: it is refused, and the entries after it still apply.
-    result('rejected', err instanceof AppError ? err.codes : [{ code: 'internal', message: 'internal error', args: [entry.id] }]);
+    result(
+      'rejected',
+      err instanceof AppError ? err.codes : [{ code: 'internal', message: 'internal error', args: [entry.id] }],
+    );
   }
   return true;
 }
@@ -100,8 +105,16 @@ function applyOrder(deps: InboxDeps, tenantId: string, entry: InboxEntry): boole
   if (deps.orderKnown(tenantId, entry.id)) return false;
   const now = deps.now();
   if (!checkOrder.Check(entry.body) || entry.body.id !== entry.id || entry.body.buckets.length !== 1) {
-    deps.report(tenantId, { entry: entry.id, kind: 'order', status: 'rejected',
-      codes: invalid('the order from headquarters is not one this box reads', '/') }, now);
+    deps.report(
+      tenantId,
+      {
+        entry: entry.id,
+        kind: 'order',
+        status: 'rejected',
+        codes: invalid('the order from headquarters is not one this box reads', '/'),
+      },
+      now,
+    );
     return true;
   }
   const order = entry.body as HqOrderBody;
@@ -111,7 +124,12 @@ function applyOrder(deps: InboxDeps, tenantId: string, entry: InboxEntry): boole
     orderType: order.orderType,
     buckets: order.buckets.map((b) => ({
       venue: b.venue,
-      lines: (b.lines ?? []).map((l) => ({ id: newId7(), productId: l.productId, quantity: l.quantity, ...(l.extra?.note ? { note: l.extra.note } : {}) })),
+      lines: (b.lines ?? []).map((l) => ({
+        id: newId7(),
+        productId: l.productId,
+        quantity: l.quantity,
+        ...(l.extra?.note ? { note: l.extra.note } : {}),
+      })),
     })),
     ...(order.contact ? { contact: order.contact } : {}),
     extra: { ...order.extra, 'X-SOURCE': CENTRAL_SOURCE },
@@ -119,7 +137,8 @@ function applyOrder(deps: InboxDeps, tenantId: string, entry: InboxEntry): boole
   try {
     deps.savepoint(() => {
       deps.queueCommand({ ...base, correlationId: entry.id, kind: 'new', body });
-      if (order.submit !== false) deps.queueCommand({ ...base, correlationId: submitCorrelationId(entry.id), kind: 'submit', body: {} });
+      if (order.submit !== false)
+        deps.queueCommand({ ...base, correlationId: submitCorrelationId(entry.id), kind: 'submit', body: {} });
     });
   } catch (err) {
     // Its `new` is in the queue already (delivered before, not yet processed or its order since removed).

@@ -10,18 +10,28 @@ import { centralUserId } from './apply.js';
  * productUnavailable, ...), an `inbox.result` event goes up in the same transaction. Every other command is
  * the handler's alone.
  */
-export function reportCentralOrders(handler: CommandHandler, report: (tenantId: string, body: InboxResultBody, nowMs: number) => void): CommandHandler {
-  const isCentralNew = (cmd: { tenantId: string; userId: string; kind: string; correlationId: string; orderId: string }) =>
-    cmd.kind === 'new' && cmd.correlationId === cmd.orderId && cmd.userId === centralUserId(cmd.tenantId);
+export function reportCentralOrders(
+  handler: CommandHandler,
+  report: (tenantId: string, body: InboxResultBody, nowMs: number) => void,
+): CommandHandler {
+  const isCentralNew = (cmd: {
+    tenantId: string;
+    userId: string;
+    kind: string;
+    correlationId: string;
+    orderId: string;
+  }) => cmd.kind === 'new' && cmd.correlationId === cmd.orderId && cmd.userId === centralUserId(cmd.tenantId);
   return {
     process(cmd, now) {
       const frames = handler.process(cmd, now);
-      if (isCentralNew(cmd)) report(cmd.tenantId, { entry: cmd.orderId, kind: 'order', status: 'applied', codes: [] }, now);
+      if (isCentralNew(cmd))
+        report(cmd.tenantId, { entry: cmd.orderId, kind: 'order', status: 'applied', codes: [] }, now);
       return frames;
     },
     notify(cmd, codes: ErrorDetail<CommandErrorCode>[], now) {
       const frames = handler.notify(cmd, codes, now);
-      if (isCentralNew(cmd)) report(cmd.tenantId, { entry: cmd.orderId, kind: 'order', status: 'rejected', codes }, now);
+      if (isCentralNew(cmd))
+        report(cmd.tenantId, { entry: cmd.orderId, kind: 'order', status: 'rejected', codes }, now);
       return frames;
     },
   };

@@ -21,7 +21,8 @@ export interface ReinstateTargets {
 export function createReinstater(targets: ReinstateTargets, log: Logger): Reinstater {
   return {
     apply(envelope: Envelope, newer: Set<string>): void {
-      if ((envelope.kind === 'order.changed' || envelope.kind === 'soldout.changed') && newer.has(envelope.aggregate)) return;
+      if ((envelope.kind === 'order.changed' || envelope.kind === 'soldout.changed') && newer.has(envelope.aggregate))
+        return;
       try {
         targets.savepoint(() => {
           const body = envelope.body as never;
@@ -31,7 +32,10 @@ export function createReinstater(targets: ReinstateTargets, log: Logger): Reinst
           else if (envelope.kind === 'soldout.changed') targets.soldOut(envelope.tenant, body);
         });
       } catch (err) {
-        log.error({ err, eventId: envelope.eventId, kind: envelope.kind, aggregate: envelope.aggregate }, 'could not put back an event from the central');
+        log.error(
+          { err, eventId: envelope.eventId, kind: envelope.kind, aggregate: envelope.aggregate },
+          'could not put back an event from the central',
+        );
       }
     },
   };

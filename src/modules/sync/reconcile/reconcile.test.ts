@@ -35,7 +35,16 @@ beforeEach(() => {
   migrate(db);
   repo = createSyncRepo(db);
   // The old copy: event 1 (acknowledged), then one event of its own written after the restore.
-  repo.insert({ seq: 1, eventId: 'e1', tenantId: 't', kind: 'warehouse.changed', aggregateId: 'w1', envelope: central[0]!.envelope, chainHash: central[0]!.hash, createdMs: 1 });
+  repo.insert({
+    seq: 1,
+    eventId: 'e1',
+    tenantId: 't',
+    kind: 'warehouse.changed',
+    aggregateId: 'w1',
+    envelope: central[0]!.envelope,
+    chainHash: central[0]!.hash,
+    createdMs: 1,
+  });
   repo.ack(1, central[0]!.hash, 1, []);
   createOutbox(repo).append('t', 'warehouse.changed', 'mine', { id: 'mine', name: 'new' }, 10);
   applied = [];
@@ -47,13 +56,20 @@ const signedHeader = (secretKey: Uint8Array, over: Record<string, unknown> = {})
   return { header, signature: Buffer.from(signDetached(Buffer.from(header), secretKey)).toString('base64') };
 };
 const deps = (proof: TailResponse['proof'], events = central) => ({
-  repo, log, now: () => 100, device,
+  repo,
+  log,
+  now: () => 100,
+  device,
   reinstate: { apply: (e: Envelope) => void applied.push(e.aggregate) },
-  fetchTail: async (after: number) => ({ head: head(), proof, events: events.filter((e) => e.seq > after).map((e) => ({ ...e, epoch: 1 })) }),
+  fetchTail: async (after: number) => ({
+    head: head(),
+    proof,
+    events: events.filter((e) => e.seq > after).map((e) => ({ ...e, epoch: 1 })),
+  }),
 });
 
 describe('reconciling with a central that is ahead', () => {
-  test('with this box\'s signature on the head: lost events put back, its own renumbered after them in a new epoch', async () => {
+  test("with this box's signature on the head: lost events put back, its own renumbered after them in a new epoch", async () => {
     await reconcile(deps(signedHeader(keys.secretKey)), head());
     expect(applied).toEqual(['w2', 'w3']);
     const rows = repo.after(0, 10);
@@ -65,7 +81,7 @@ describe('reconciling with a central that is ahead', () => {
   test.each([
     ['no proof', () => null],
     ['a proof signed by another key', () => signedHeader(nacl.sign.keyPair().secretKey)],
-    ['this box\'s signature on another head', () => signedHeader(keys.secretKey, { lastSeq: 2 })],
+    ["this box's signature on another head", () => signedHeader(keys.secretKey, { lastSeq: 2 })],
     ['a proof for another device', () => signedHeader(keys.secretKey, { deviceId: 'd2' })],
   ])('with %s: refused, and nothing of the box changes', async (_what, proof) => {
     const before = repo.after(0, 10);
@@ -75,9 +91,11 @@ describe('reconciling with a central that is ahead', () => {
     expect(repo.state()).toMatchObject({ epoch: 1, ackedSeq: 1 });
   });
 
-  test('events that do not chain from the box\'s acknowledged position are refused before anything is applied', async () => {
+  test("events that do not chain from the box's acknowledged position are refused before anything is applied", async () => {
     const forged = central.map((e) => (e.seq === 2 ? { ...e, envelope: e.envelope.replace('M2', 'XX') } : e));
-    await expect(reconcile(deps(signedHeader(keys.secretKey), forged), head())).rejects.toThrow(/does not continue the chain/);
+    await expect(reconcile(deps(signedHeader(keys.secretKey), forged), head())).rejects.toThrow(
+      /does not continue the chain/,
+    );
     expect(applied).toEqual([]);
     expect(repo.state()).toMatchObject({ epoch: 1, ackedSeq: 1 });
   });

@@ -1,6 +1,12 @@
 import type { Logger } from '../../../log.js';
 import { chainHash, GENESIS_HASH, verifyDetached } from '../../../shared/sync-protocol.js';
-import { type BatchHeader, type Envelope, type Head, SYNC_CHECKS, type TailResponse } from '../../../shared/sync-messages.js';
+import {
+  type BatchHeader,
+  type Envelope,
+  type Head,
+  SYNC_CHECKS,
+  type TailResponse,
+} from '../../../shared/sync-messages.js';
 import type { SyncRepo } from '../repo.js';
 
 /**
@@ -42,13 +48,18 @@ export async function reconcile(deps: ReconcileDeps, head: Head): Promise<void> 
   const newest = repo.last()?.seq ?? 0;
   const oldest = repo.oldestSeq();
   if (head.seq <= newest && oldest !== undefined && head.seq < oldest - 1) {
-    throw new SyncStateError(`the central's head (seq ${head.seq}) is older than the oldest event this box keeps (seq ${oldest}): `
-      + 'those events are past the retention period and cannot be sent again');
+    throw new SyncStateError(
+      `the central's head (seq ${head.seq}) is older than the oldest event this box keeps (seq ${oldest}): ` +
+        'those events are past the retention period and cannot be sent again',
+    );
   }
   const mine = head.seq === 0 ? GENESIS_HASH : repo.one(head.seq)?.chainHash;
   if (mine === head.hash) {
     if (head.seq < state.ackedSeq) {
-      log.warn({ head, ackedSeq: state.ackedSeq }, 'the central is behind this box (restored from a backup?): sending again from its head');
+      log.warn(
+        { head, ackedSeq: state.ackedSeq },
+        'the central is behind this box (restored from a backup?): sending again from its head',
+      );
     } else {
       log.info({ head, ackedSeq: state.ackedSeq }, 'the central had taken events whose acknowledgement was lost');
     }
@@ -61,19 +72,23 @@ export async function reconcile(deps: ReconcileDeps, head: Head): Promise<void> 
 async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void> {
   const { repo, log } = deps;
   const state = repo.state();
-  log.warn({ head, ackedSeq: state.ackedSeq, newest: repo.last()?.seq ?? 0 },
-    'the central holds events this box does not have (restored from an old copy?): fetching them');
+  log.warn(
+    { head, ackedSeq: state.ackedSeq, newest: repo.last()?.seq ?? 0 },
+    'the central holds events this box does not have (restored from an old copy?): fetching them',
+  );
   // The central took everything up to our acknowledged position; walk its events from there while they are ours.
   let common = state.ackedSeq;
   let prev = state.ackedHash;
   let diverged = false;
   let proof: TailResponse['proof'] = null;
   repo.fetchedClear();
-  for (let after = state.ackedSeq; after < head.seq;) {
+  for (let after = state.ackedSeq; after < head.seq; ) {
     const page = await deps.fetchTail(after, PAGE);
-    if (!SYNC_CHECKS.tail.Check(page)) throw new SyncStateError('the central answered the tail fetch with an unexpected body');
+    if (!SYNC_CHECKS.tail.Check(page))
+      throw new SyncStateError('the central answered the tail fetch with an unexpected body');
     proof = page.proof ?? null;
-    if (page.events.length === 0) throw new SyncStateError(`the central sent no events after seq ${after}, below its head ${head.seq}`);
+    if (page.events.length === 0)
+      throw new SyncStateError(`the central sent no events after seq ${after}, below its head ${head.seq}`);
     repo.transaction(() => {
       for (const ev of page.events) {
         if (ev.seq !== after + 1 || chainHash(prev, ev.envelope) !== ev.hash) {
@@ -89,11 +104,13 @@ async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void>
       }
     });
   }
-  if (prev !== head.hash) throw new SyncStateError('the central\'s events do not reach its own head');
+  if (prev !== head.hash) throw new SyncStateError("the central's events do not reach its own head");
   // The central hashed those events itself: only this box's own signature on the head proves it sent them.
   if (!signedByThisBox(proof, head, deps.device)) {
     repo.fetchedClear();
-    throw new SyncStateError(`the central's head (seq ${head.seq}) carries no batch signature of this box: its events are not restored`);
+    throw new SyncStateError(
+      `the central's head (seq ${head.seq}) carries no batch signature of this box: its events are not restored`,
+    );
   }
 
   const now = deps.now();
@@ -105,8 +122,14 @@ async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void>
     for (const ev of lost) {
       const envelope = JSON.parse(ev.envelope) as Envelope;
       repo.insert({
-        seq: ev.seq, eventId: envelope.eventId, tenantId: envelope.tenant, kind: envelope.kind, aggregateId: envelope.aggregate,
-        envelope: ev.envelope, chainHash: ev.chainHash, createdMs: now,
+        seq: ev.seq,
+        eventId: envelope.eventId,
+        tenantId: envelope.tenant,
+        kind: envelope.kind,
+        aggregateId: envelope.aggregate,
+        envelope: ev.envelope,
+        chainHash: ev.chainHash,
+        createdMs: now,
       });
       deps.reinstate.apply(envelope, newer);
     }
@@ -123,7 +146,10 @@ async function fetchAndReinstate(deps: ReconcileDeps, head: Head): Promise<void>
     repo.fetchedClear();
     return { restored: lost.length, renumbered: ours.length, epoch };
   });
-  log.warn({ ...applied, head }, 'restored the events the central kept; this box\'s newer events follow them in a new epoch');
+  log.warn(
+    { ...applied, head },
+    "restored the events the central kept; this box's newer events follow them in a new epoch",
+  );
 }
 
 /**

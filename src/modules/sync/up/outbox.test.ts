@@ -24,7 +24,12 @@ test('events take consecutive seqs and each chain hash continues the previous on
   for (const row of repo.after(0, 10)) {
     expect(row.chainHash).toBe(chainHash(prev, row.envelope));
     prev = row.chainHash;
-    expect(JSON.parse(row.envelope)).toMatchObject({ tenant: 't', stream: 'stock', kind: 'warehouse.changed', aggregate: row.aggregateId });
+    expect(JSON.parse(row.envelope)).toMatchObject({
+      tenant: 't',
+      stream: 'stock',
+      kind: 'warehouse.changed',
+      aggregate: row.aggregateId,
+    });
   }
   // A JSON text given as is goes into the envelope untouched.
   outbox.append('t', 'order.changed', 'o1', { json: '{"version":1,"order":{"id":"o1"}}' }, 2000);
@@ -33,10 +38,12 @@ test('events take consecutive seqs and each chain hash continues the previous on
 
 test('a rolled-back change takes its event with it, and the chain goes on from the last committed one', () => {
   outbox.append('t', 'warehouse.changed', 'w1', wh(1), 1);
-  expect(() => db.transaction(() => {
-    outbox.append('t', 'warehouse.changed', 'w2', wh(2), 2);
-    throw new Error('the change failed');
-  })()).toThrow('the change failed');
+  expect(() =>
+    db.transaction(() => {
+      outbox.append('t', 'warehouse.changed', 'w2', wh(2), 2);
+      throw new Error('the change failed');
+    })(),
+  ).toThrow('the change failed');
   outbox.append('t', 'warehouse.changed', 'w3', wh(3), 3);
   const rows = repo.after(0, 10);
   expect(rows.map((r) => r.aggregateId)).toEqual(['w1', 'w3']);

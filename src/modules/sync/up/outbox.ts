@@ -23,14 +23,29 @@ export function createOutbox(repo: SyncRepo) {
      * number never goes down (`prune` keeps the newest row; a restore puts rows back at numbers at least as
      * high), so no number is given twice.
      */
-    append<K extends EnvelopeKind>(tenantId: string, kind: K, aggregateId: string, body: EnvelopeBodies[K] | { json: string }, nowMs: number): number {
+    append<K extends EnvelopeKind>(
+      tenantId: string,
+      kind: K,
+      aggregateId: string,
+      body: EnvelopeBodies[K] | { json: string },
+      nowMs: number,
+    ): number {
       const eventId = newId7(nowMs);
       const bodyJson = 'json' in body && typeof body.json === 'string' ? body.json : JSON.stringify(body);
-      const envelope = envelopeText({ eventId, tenant: tenantId, aggregate: aggregateId, kind, boxTime: isoOf(nowMs) }, bodyJson);
+      const envelope = envelopeText(
+        { eventId, tenant: tenantId, aggregate: aggregateId, kind, boxTime: isoOf(nowMs) },
+        bodyJson,
+      );
       const last = repo.last();
       const seq = repo.insert({
-        seq: (last?.seq ?? 0) + 1, eventId, tenantId, kind, aggregateId, envelope,
-        chainHash: chainHash(last?.chainHash ?? GENESIS_HASH, envelope), createdMs: nowMs,
+        seq: (last?.seq ?? 0) + 1,
+        eventId,
+        tenantId,
+        kind,
+        aggregateId,
+        envelope,
+        chainHash: chainHash(last?.chainHash ?? GENESIS_HASH, envelope),
+        createdMs: nowMs,
       });
       onAppend();
       return seq;

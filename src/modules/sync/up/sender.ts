@@ -62,8 +62,11 @@ export function createSender(deps: SenderDeps) {
 
   const loop = createCentralLoop({
     options: {
-      retryMinMs: options.retryMinMs, retryMaxMs: options.retryMaxMs, enrolPollMs: options.enrolPollMs,
-      requestTimeoutMs: options.requestTimeoutMs, wakeDelayMs: options.flushDelayMs,
+      retryMinMs: options.retryMinMs,
+      retryMaxMs: options.retryMaxMs,
+      enrolPollMs: options.enrolPollMs,
+      requestTimeoutMs: options.requestTimeoutMs,
+      wakeDelayMs: options.flushDelayMs,
     },
     loadDevice: () => loadDevice(deps.dataDir),
     step,
@@ -76,16 +79,28 @@ export function createSender(deps: SenderDeps) {
         // A full disk must not end the sender: the error is logged and retried with the rest.
         log.error({ err: dbErr }, 'recording a sync error failed');
       }
-      log.warn({ err: message, status: (err as CentralError).status, retryInMs: delay }, 'sync to the central failed; retrying');
+      log.warn(
+        { err: message, status: (err as CentralError).status, retryInMs: delay },
+        'sync to the central failed; retrying',
+      );
       helloDone = false;
     },
   });
 
   async function hello(d: Device): Promise<void> {
     signer ??= deps.signerFor(d);
-    const answer = await centralClient.hello(d, signer, {
-      protocol: PROTOCOL, schema: SCHEMA, boxTimeMs: deps.now(), pendingSeq: repo.last()?.seq ?? 0, version: deps.version,
-    }, client);
+    const answer = await centralClient.hello(
+      d,
+      signer,
+      {
+        protocol: PROTOCOL,
+        schema: SCHEMA,
+        boxTimeMs: deps.now(),
+        pendingSeq: repo.last()?.seq ?? 0,
+        version: deps.version,
+      },
+      client,
+    );
     if (!SYNC_CHECKS.hello.Check(answer)) {
       throw new CentralError(502, 'the central answered hello with an unexpected body');
     }
@@ -100,10 +115,17 @@ export function createSender(deps: SenderDeps) {
 
   /** Moves to where the central is: resend after a restored central, skip what it has, restore a restored box. */
   async function findCentral(d: Device, head: Head): Promise<void> {
-    await reconcile({
-      repo, log, now: deps.now, reinstate: deps.reinstate, device: d,
-      fetchTail: (after, limit) => centralClient.tail(d, signer!, after, limit, client),
-    }, head);
+    await reconcile(
+      {
+        repo,
+        log,
+        now: deps.now,
+        reinstate: deps.reinstate,
+        device: d,
+        fetchTail: (after, limit) => centralClient.tail(d, signer!, after, limit, client),
+      },
+      head,
+    );
   }
 
   /** Sends the next batch; false when there is nothing to send. */
@@ -115,9 +137,18 @@ export function createSender(deps: SenderDeps) {
     const first = rows[0]!;
     const last = rows.at(-1)!;
     const header: BatchHeader = {
-      protocol: PROTOCOL, schema: SCHEMA, tenant: d.tenant, deviceId: d.deviceId, keyId: d.keyId, epoch: state.epoch,
-      firstSeq: first.seq, lastSeq: last.seq, prevHash: state.ackedHash, lastHash: last.chainHash,
-      pendingSeq: repo.last()?.seq ?? last.seq, sentAt: isoOf(deps.now()),
+      protocol: PROTOCOL,
+      schema: SCHEMA,
+      tenant: d.tenant,
+      deviceId: d.deviceId,
+      keyId: d.keyId,
+      epoch: state.epoch,
+      firstSeq: first.seq,
+      lastSeq: last.seq,
+      prevHash: state.ackedHash,
+      lastHash: last.chainHash,
+      pendingSeq: repo.last()?.seq ?? last.seq,
+      sentAt: isoOf(deps.now()),
     };
     const headerText = JSON.stringify(header);
     signer ??= deps.signerFor(d);
@@ -128,7 +159,10 @@ export function createSender(deps: SenderDeps) {
     } catch (err) {
       // Not where the central is (a lost acknowledgement, a restored box or central): find it, then go on.
       if (err instanceof CentralError && err.status === 409 && SYNC_CHECKS.head.Check(err.body?.head)) {
-        log.info({ head: err.body.head, firstSeq: first.seq, code: err.body.codes?.[0]?.code }, 'the central is elsewhere; finding it');
+        log.info(
+          { head: err.body.head, firstSeq: first.seq, code: err.body.codes?.[0]?.code },
+          'the central is elsewhere; finding it',
+        );
         await findCentral(d, err.body.head);
         const moved = repo.state();
         // Sending the same batch again would get the same 409: back off instead of spinning.
@@ -137,13 +171,20 @@ export function createSender(deps: SenderDeps) {
       }
       throw err;
     }
-    if (!SYNC_CHECKS.ack.Check(ack) || ack.ackedSeq !== last.seq || ack.ackedHash !== last.chainHash
-      || ack.deadLetters.some((d) => d.seq < first.seq || d.seq > last.seq)) {
+    if (
+      !SYNC_CHECKS.ack.Check(ack) ||
+      ack.ackedSeq !== last.seq ||
+      ack.ackedHash !== last.chainHash ||
+      ack.deadLetters.some((d) => d.seq < first.seq || d.seq > last.seq)
+    ) {
       throw new CentralError(502, `the central's answer does not acknowledge the batch ${first.seq}..${last.seq}`);
     }
     repo.ack(ack.ackedSeq, ack.ackedHash, deps.now(), ack.deadLetters);
     if (ack.deadLetters.length > 0) {
-      log.error({ count: ack.deadLetters.length, first: ack.deadLetters.slice(0, 10) }, 'the central set events aside as breaking its rules');
+      log.error(
+        { count: ack.deadLetters.length, first: ack.deadLetters.slice(0, 10) },
+        'the central set events aside as breaking its rules',
+      );
     }
     return true;
   }
@@ -158,7 +199,7 @@ export function createSender(deps: SenderDeps) {
     const rows: OutboxRow[] = [];
     const chunks: Buffer[] = [];
     let bytes = 0;
-    for (let after = ackedSeq; ;) {
+    for (let after = ackedSeq; ; ) {
       const chunk = repo.after(after, READ_CHUNK);
       let taken = 0;
       for (const r of chunk) {
@@ -167,7 +208,16 @@ export function createSender(deps: SenderDeps) {
         rows.push(r);
         taken++;
       }
-      if (taken > 0) chunks.push(Buffer.from(chunk.slice(0, taken).map((r) => r.envelope).join('\n'), 'utf8'));
+      if (taken > 0)
+        chunks.push(
+          Buffer.from(
+            chunk
+              .slice(0, taken)
+              .map((r) => r.envelope)
+              .join('\n'),
+            'utf8',
+          ),
+        );
       if (taken < READ_CHUNK || chunk.length < READ_CHUNK) return { rows, chunks };
       after = chunk.at(-1)!.seq;
       await new Promise((resolve) => setImmediate(resolve));
