@@ -56,7 +56,11 @@ const run = spawnSync(
 try {
   const results = JSON.parse(readFileSync(report, 'utf8'));
   passed += results.numPassedTests;
-  failed += results.numFailedTests + (results.numFailedTestSuites ?? 0);
+  failed += results.numFailedTests;
+  // A file that failed with no failed test (it did not load, a hook threw) counts once.
+  failed += results.testResults.filter(
+    (file) => file.status === 'failed' && !file.assertionResults.some((t) => t.status === 'failed'),
+  ).length;
 } catch {
   failed += 1; // no report: vitest itself failed
 }

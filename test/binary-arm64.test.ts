@@ -80,11 +80,14 @@ describe.skipIf(skipReason !== undefined)(
     test(
       '--version runs from an empty directory, with the code cache accepted',
       () => {
+        const before = readdirSync(dir).filter((f) => f !== 'cache');
         const version = run(['--version']);
         expect(version.stderr).toBe(''); // an x64-made code cache crashes it; a rejected one warns "Code cache data rejected"
         expect(version.status).toBe(0);
         expect(version.stdout).toBe(`${pkg.version} (Node ${process.versions.node})\n`); // the arm64 build of this Node
-        expect(readdirSync(dir).filter((f) => f !== 'cache' && f !== 'empty-path')).toEqual(['venue-box']);
+        // Nothing written beside the binary, whichever test of this file ran before.
+        expect(readdirSync(dir).filter((f) => f !== 'cache')).toEqual(before);
+        expect(before).toContain('venue-box');
       },
       START_TIMEOUT_MS,
     );
