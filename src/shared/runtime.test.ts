@@ -178,6 +178,47 @@ test('a service that fails before it is ready fails the start, and what started 
   expect(exits).toEqual([]);
 });
 
+test('a part whose start throws at once fails the start too, though it names no ready of its own', async () => {
+  const calls: string[] = [];
+  const { log } = memoryLog();
+  const runtime = createRuntime({ log });
+  const first = recorded('first', calls);
+  const spooler = serviceOf({
+    start: () => {
+      throw new Error('SQLITE_IOERR: disk I/O error');
+    },
+  });
+  const next = recorded('next', calls);
+  await expect(
+    runtime.start([
+      { name: 'first', service: first.service, policy: 'fatal' },
+      { name: 'spooler', service: spooler, policy: 'fatal' },
+      { name: 'next', service: next.service, policy: 'fatal' },
+    ]),
+  ).rejects.toThrow('SQLITE_IOERR');
+  // The part after it never ran; the one before it was stopped.
+  expect(calls).toEqual(['run first', 'drain first', 'stop first']);
+});
+
+test('a stop() that never ends is left behind at its deadline: stopping ends, the parts before it stop', async () => {
+  const calls: string[] = [];
+  const { log, said } = memoryLog();
+  const runtime = createRuntime({ log, deadlineMs: 50 });
+  const storage = recorded('storage', calls);
+  const stuck = serviceOf({ stop: () => new Promise<void>(() => {}) });
+  await runtime.start([
+    { name: 'storage', service: storage.service, policy: 'fatal' },
+    { name: 'stuck', service: stuck, policy: 'fatal' },
+  ]);
+  const stopping = runtime.stop().then(() => 'stopped');
+  const timeout = new Promise((r) => setTimeout(() => r('still stopping'), 2000));
+  expect(await Promise.race([stopping, timeout])).toBe('stopped');
+  expect(said('service did not finish in time: going on without it')).toMatchObject([
+    { service: 'stuck', phase: 'stop' },
+  ]);
+  expect(calls.at(-1)).toBe('stop storage');
+});
+
 test('serviceOf: run() starts the part and lasts until stop()', async () => {
   const calls: string[] = [];
   const service = serviceOf({

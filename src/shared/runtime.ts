@@ -45,6 +45,14 @@ export interface RuntimeOptions {
   onFatal?(failure: ServiceFailure): void;
 }
 
+/** How a service's start is followed: a failure before it is ready fails the whole start. */
+interface Starting {
+  ready: boolean;
+  failed(err: unknown): void;
+  /** The failure that came before the service was ready, kept for start() to throw. */
+  early?: { err: unknown };
+}
+
 const DEADLINE_MS = 10_000;
 const BACKOFF = { minMs: 1000, maxMs: 60_000 };
 
@@ -87,12 +95,10 @@ export function createRuntime(options: RuntimeOptions) {
 
   /**
    * Runs one service, again after each failure while its policy says restart. A failure before the service is
-   * ready goes to `starting` (the start fails with it) instead.
+   * ready goes to `starting` (the start fails with it) instead, and is kept there: start() may resume after its
+   * `ready` won the race but before it marked the service ready, and must still see the failure.
    */
-  async function supervise(
-    entry: ServiceEntry,
-    starting: { ready: boolean; failed(err: unknown): void },
-  ): Promise<void> {
+  async function supervise(entry: ServiceEntry, starting: Starting): Promise<void> {
     for (let attempt = 1; ; ) {
       const since = Date.now();
       let err: unknown;
@@ -103,7 +109,10 @@ export function createRuntime(options: RuntimeOptions) {
       } catch (e) {
         err = e;
       }
-      if (!starting.ready) return starting.failed(err);
+      if (!starting.ready) {
+        starting.early = { err };
+        return starting.failed(err);
+      }
       if (stopping) {
         log.warn({ err, service: entry.name }, 'service failed while stopping');
         return;
@@ -122,12 +131,15 @@ export function createRuntime(options: RuntimeOptions) {
     }
   }
 
-  /** Waits for `work` at most the deadline; a part that hangs is named in the log, and shutdown goes on. */
+  /**
+   * Waits for `work` at most the deadline; a part that hangs is named in the log, and shutdown goes on. True when
+   * the work ended in time (failed or not).
+   */
   async function bounded(
     entry: ServiceEntry,
-    phase: 'drain' | 'stop',
+    phase: 'drain' | 'stop' | 'end',
     work: () => Promise<void> | void,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const deadlineMs = entry.deadlineMs ?? options.deadlineMs ?? DEADLINE_MS;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), deadlineMs)));
@@ -138,10 +150,14 @@ export function createRuntime(options: RuntimeOptions) {
           .then(() => 'done' as const),
         late,
       ]);
-      if (outcome === 'late')
+      if (outcome === 'late') {
         log.error({ service: entry.name, phase, deadlineMs }, 'service did not finish in time: going on without it');
+        return false;
+      }
+      return true;
     } catch (err) {
       log.error({ err, service: entry.name, phase }, 'service failed to stop cleanly');
+      return true;
     } finally {
       clearTimeout(timer);
     }
@@ -152,13 +168,18 @@ export function createRuntime(options: RuntimeOptions) {
   async function stopAll(): Promise<void> {
     stopping = true;
     for (const wake of [...wakeSleepers]) wake();
+    const late = new Set<ServiceEntry>();
     for (const entry of [...entries].reverse()) {
       const { service } = entry;
       if (service.drain) await bounded(entry, 'drain', () => service.drain!());
-      await bounded(entry, 'stop', () => service.stop());
-      log.debug({ service: entry.name }, 'service stopped');
+      if (await bounded(entry, 'stop', () => service.stop())) log.debug({ service: entry.name }, 'service stopped');
+      else late.add(entry);
     }
-    await Promise.all(supervisors);
+    // Each run() ends once its stop() has. A part whose stop() was late is left behind (its run() may never end),
+    // and so is a run() that outlives its stop() by a deadline: stopping never hangs on one part.
+    await Promise.all(
+      entries.map((entry, i) => (late.has(entry) ? undefined : bounded(entry, 'end', () => supervisors[i]))),
+    );
   }
 
   return {
@@ -170,13 +191,15 @@ export function createRuntime(options: RuntimeOptions) {
       if (entries.length > 0 || stopping) throw new Error('the runtime was started already');
       for (const entry of list) {
         entries.push(entry);
-        const starting = { ready: false, failed: (_err: unknown) => {} };
+        const starting: Starting = { ready: false, failed: () => {} };
         const failed = new Promise<never>((_, reject) => (starting.failed = reject));
         failed.catch(() => undefined);
         supervisors.push(supervise(entry, starting));
         try {
           await Promise.race([entry.ready?.() ?? Promise.resolve(), failed]);
           starting.ready = true;
+          // Failed after `ready` won the race, before this line: a failure to start all the same.
+          if (starting.early) throw starting.early.err;
         } catch (err) {
           starting.ready = true;
           await stop();
