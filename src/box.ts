@@ -94,9 +94,9 @@ export async function startBox({ config, log, provisioning, configFile, systemd 
     });
     const checkpointer = createBoxCheckpointer(storage, log, metrics, domain.queue);
 
-    // Started in this order, stopped in the reverse one (docs/printing.md "Command line": what SIGTERM does). The
-    // queue applies the commands confirmed before a crash or power cut before the printers start; the port opens
-    // last, and closes first at shutdown.
+    // Started in this order, stopped in the reverse one (docs/operations.md "Command line": what SIGTERM does). The
+    // queue applies the commands confirmed before a crash or power cut before the printers start (and its last
+    // commands at shutdown before they stop: the spooler's drain); the port opens last, and closes first.
     await runtime.start([
       { name: 'metrics', service: serviceOf({ stop: () => metrics?.close() }), policy: 'fatal' },
       { name: 'storage', service: storage.service, policy: 'fatal' },

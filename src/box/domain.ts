@@ -174,10 +174,16 @@ export function createDomain({ config, log, db, repos, publisher, durable, metri
   /** At start, the commands confirmed before a crash or power cut are applied before anything else runs. */
   const queueService: Service = serviceOf({ start: queue.start, drain: queue.drain, stop: queue.stop });
   /**
-   * Started after the queue's replay (every job of those commands is in the database by then). At shutdown a
-   * print job's write in flight finishes (and is recorded) or is abandoned unrecorded (docs/printing.md "Command line").
+   * Started after the queue's replay (every job of those commands is in the database by then). Stopped before the
+   * queue (the reverse order), so its drain is the queue's: the last confirmed commands are applied, and their
+   * tickets woken, while the printers still run. At shutdown a print job's write in flight finishes (and is
+   * recorded) or is abandoned unrecorded (docs/printing.md "How printing behaves").
    */
-  const spoolerService: Service = serviceOf({ start: () => spooler.start(), stop: () => spooler.stop() });
+  const spoolerService: Service = serviceOf({
+    start: () => spooler.start(),
+    drain: () => queue.drain(),
+    stop: () => spooler.stop(),
+  });
   return { soldOut, menus, spooler, printing, queue, ordering, warehouse, reportInbox, queueService, spoolerService };
 }
 export type Domain = ReturnType<typeof createDomain>;

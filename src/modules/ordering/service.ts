@@ -199,8 +199,6 @@ export function createOrderingService(deps: OrderingDeps) {
         next: rows.length > filter.limit && last ? encodeCursor({ createdMs: last.created_ms, id: last.id }) : null,
       };
     },
-
-    authorizeVenue: venueWatchGuard(deps.venues),
   };
 }
 export type OrderingService = ReturnType<typeof createOrderingService>;
