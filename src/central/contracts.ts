@@ -1,7 +1,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import pkg from '../../package.json';
-import { renderOpenApiHtml } from '../http/contracts/docs-html.js';
 import { openApiDocument } from '../http/contracts/openapi.js';
+import { openApiRoutes } from '../http/contracts/routes.js';
 import type { DocResponse, Route } from '../http/types.js';
 import { SYNC_SCHEMAS } from '../shared/sync-messages.js';
 
@@ -27,55 +27,21 @@ export const ok = (
   schema: TSchema = Type.Object({}, { additionalProperties: true, description }),
 ): Record<number, DocResponse> => ({ 200: { description, schema } });
 
-const Document = Type.Object({}, { additionalProperties: true, description: 'the document' });
-
 /**
- * The central's own contract (docs/sync.md "API"): OpenAPI 3.1 made from `routes()`, the route list
- * the central mounts (this one included), with the sync protocol's schemas; and a page of it. No token: they say
- * what any client may call. Built once, at the first ask.
+ * The central's own contract (docs/sync.md "API"): OpenAPI 3.1 made from `routes()`, the route list the central
+ * mounts (these included), with the sync protocol's schemas; and a page of it.
  */
 export function centralContractRoutes(routes: () => readonly Route[]): Route[] {
-  let texts: { openapi: string; page: string } | undefined;
-  const built = () => {
-    if (!texts) {
-      const openapi = openApiDocument(
-        routes(),
-        { title: 'venue-box central', version: pkg.version, description: DESCRIPTION },
-        {
-          server: 'the central node',
-          bearer:
-            'a central access token of POST /auth-oauth2/oauth/token (a headquarters user); changes need scope write',
-          schemas: SYNC_SCHEMAS,
-        },
-      );
-      texts = { openapi: JSON.stringify(openapi), page: renderOpenApiHtml(openapi) };
-    }
-    return texts;
-  };
-  return [
-    {
-      method: 'get',
-      path: '/openapi.json',
-      auth: 'none',
-      body: 'none',
-      doc: {
-        summary: 'This document: the HTTP API as OpenAPI 3.1',
-        tag: 'contracts',
-        responses: { 200: { description: 'OpenAPI 3.1', schema: Document } },
+  return openApiRoutes(() =>
+    openApiDocument(
+      routes(),
+      { title: 'venue-box central', version: pkg.version, description: DESCRIPTION },
+      {
+        server: 'the central node',
+        bearer:
+          'a central access token of POST /auth-oauth2/oauth/token (a headquarters user); changes need scope write',
+        schemas: SYNC_SCHEMAS,
       },
-      handle: () => ({ status: 200, raw: built().openapi }),
-    },
-    {
-      method: 'get',
-      path: '/docs/api',
-      auth: 'none',
-      body: 'none',
-      doc: {
-        summary: 'The HTTP API, as a page',
-        tag: 'contracts',
-        responses: { 200: { description: 'HTML', contentType: 'text/html' } },
-      },
-      handle: () => ({ status: 200, raw: built().page, headers: { 'content-type': 'text/html; charset=utf-8' } }),
-    },
-  ];
+    ),
+  );
 }

@@ -6,27 +6,21 @@ import { type ApiInfo, openApiDocument } from './openapi.js';
 
 const Document = Type.Object({}, { additionalProperties: true, description: 'the document' });
 
+const HTML = { 'content-type': 'text/html; charset=utf-8' };
+
 /**
- * The box's contracts, served by the box itself (docs/api.md "Contracts: /openapi.json and /asyncapi.json"): OpenAPI
- * 3.1 made from `routes()`, the route list the box mounts (these four included), AsyncAPI 3 from the socket
- * protocol, and an HTML page of each. No token: they say what any client may call. Built once, at the first ask.
+ * `/openapi.json` and its page, `/docs/api`, for the box and the central alike: the document is built once, at the
+ * first ask, from the routes mounted by then. No token: they say what any client may call.
  */
-export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): Route[] {
-  let texts: { openapi: string; asyncapi: string; api: string; socket: string } | undefined;
+export function openApiRoutes(document: () => Record<string, unknown>): Route[] {
+  let texts: { json: string; page: string } | undefined;
   const built = () => {
     if (!texts) {
-      const openapi = openApiDocument(routes(), info);
-      const asyncapi = asyncApiDocument(info);
-      texts = {
-        openapi: JSON.stringify(openapi),
-        asyncapi: JSON.stringify(asyncapi),
-        api: renderOpenApiHtml(openapi),
-        socket: renderAsyncApiHtml(asyncapi),
-      };
+      const openapi = document();
+      texts = { json: JSON.stringify(openapi), page: renderOpenApiHtml(openapi) };
     }
     return texts;
   };
-  const html = { 'content-type': 'text/html; charset=utf-8' };
   return [
     {
       method: 'get',
@@ -38,19 +32,7 @@ export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): R
         tag: 'contracts',
         responses: { 200: { description: 'OpenAPI 3.1', schema: Document } },
       },
-      handle: () => ({ status: 200, raw: built().openapi }),
-    },
-    {
-      method: 'get',
-      path: '/asyncapi.json',
-      auth: 'none',
-      body: 'none',
-      doc: {
-        summary: 'The socket as AsyncAPI 3',
-        tag: 'contracts',
-        responses: { 200: { description: 'AsyncAPI 3.0', schema: Document } },
-      },
-      handle: () => ({ status: 200, raw: built().asyncapi }),
+      handle: () => ({ status: 200, raw: built().json }),
     },
     {
       method: 'get',
@@ -62,7 +44,38 @@ export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): R
         tag: 'contracts',
         responses: { 200: { description: 'HTML', contentType: 'text/html' } },
       },
-      handle: () => ({ status: 200, raw: built().api, headers: html }),
+      handle: () => ({ status: 200, raw: built().page, headers: HTML }),
+    },
+  ];
+}
+
+/**
+ * The box's contracts, served by the box itself (docs/api.md "Contracts: /openapi.json and /asyncapi.json"): OpenAPI
+ * 3.1 made from `routes()`, the route list the box mounts (these four included), AsyncAPI 3 from the socket
+ * protocol, and an HTML page of each.
+ */
+export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): Route[] {
+  let socket: { json: string; page: string } | undefined;
+  const built = () => {
+    if (!socket) {
+      const asyncapi = asyncApiDocument(info);
+      socket = { json: JSON.stringify(asyncapi), page: renderAsyncApiHtml(asyncapi) };
+    }
+    return socket;
+  };
+  return [
+    ...openApiRoutes(() => openApiDocument(routes(), info)),
+    {
+      method: 'get',
+      path: '/asyncapi.json',
+      auth: 'none',
+      body: 'none',
+      doc: {
+        summary: 'The socket as AsyncAPI 3',
+        tag: 'contracts',
+        responses: { 200: { description: 'AsyncAPI 3.0', schema: Document } },
+      },
+      handle: () => ({ status: 200, raw: built().json }),
     },
     {
       method: 'get',
@@ -74,7 +87,7 @@ export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): R
         tag: 'contracts',
         responses: { 200: { description: 'HTML', contentType: 'text/html' } },
       },
-      handle: () => ({ status: 200, raw: built().socket, headers: html }),
+      handle: () => ({ status: 200, raw: built().page, headers: HTML }),
     },
   ];
 }

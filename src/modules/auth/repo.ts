@@ -1,20 +1,5 @@
 import { type Db, inTransaction } from '../../db/open.js';
-
-export interface RefreshRow {
-  tokenHash: string;
-  tenantId: string;
-  familyId: string;
-  clientId: string;
-  userId: string;
-  scope: string;
-  staff: boolean;
-  expiresMs: number;
-  usedMs: number | null;
-  revoked: boolean;
-  /** The access token issued together with this refresh token (null on rows from before migration 0006). */
-  accessJti: string | null;
-  accessExpiresMs: number | null;
-}
+import type { NewRefresh, RefreshRow } from '../../shared/oauth/store.js';
 
 export interface Revocation {
   tenantId: string;
@@ -117,7 +102,7 @@ export function createAuthRepo(db: Db) {
     clientSecretHash: (tenantId: string, clientId: string): string | undefined =>
       client.get(tenantId, clientId)?.secret_hash,
     staffUser: (tenantId: string, username: string) => staff.get(tenantId, username),
-    insertRefresh: (row: Omit<RefreshRow, 'usedMs' | 'revoked'>): void => {
+    insertRefresh: (row: NewRefresh): void => {
       insertRefresh.run({ ...row, staff: row.staff ? 1 : 0 });
     },
     refresh: (tokenHash: string): RefreshRow | undefined => {

@@ -155,12 +155,7 @@ export function createMediaFetcher(deps: FetcherDeps) {
   }
 
   const loop = createCentralLoop({
-    options: {
-      retryMinMs: options.retryMinMs,
-      retryMaxMs: options.retryMaxMs,
-      enrolPollMs: options.enrolPollMs,
-      requestTimeoutMs: options.requestTimeoutMs,
-    },
+    options,
     loadDevice: () => loadDevice(deps.dataDir),
     // One pass, then nothing until the menus change (wake()).
     step: async ({ device, client }: StepContext) => {

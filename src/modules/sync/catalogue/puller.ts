@@ -64,12 +64,7 @@ export function createPuller(deps: PullerDeps) {
   }
 
   const loop = createCentralLoop({
-    options: {
-      retryMinMs: options.retryMinMs,
-      retryMaxMs: options.retryMaxMs,
-      enrolPollMs: options.enrolPollMs,
-      requestTimeoutMs: options.requestTimeoutMs,
-    },
+    options,
     loadDevice: () => loadDevice(deps.dataDir),
     step,
     retryable: (err) => err instanceof CatalogueApplyError,

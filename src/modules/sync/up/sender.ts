@@ -61,13 +61,8 @@ export function createSender(deps: SenderDeps) {
   }
 
   const loop = createCentralLoop({
-    options: {
-      retryMinMs: options.retryMinMs,
-      retryMaxMs: options.retryMaxMs,
-      enrolPollMs: options.enrolPollMs,
-      requestTimeoutMs: options.requestTimeoutMs,
-      wakeDelayMs: options.flushDelayMs,
-    },
+    // A burst of appends travels together: a wake runs the step sync.flushDelayMs later.
+    options: { ...options, wakeDelayMs: options.flushDelayMs },
     loadDevice: () => loadDevice(deps.dataDir),
     step,
     retryable: (err) => err instanceof SyncStateError,
