@@ -43,7 +43,7 @@ export async function startBox({ config, log, provisioning, configFile, systemd 
     : undefined;
   let reportFailure!: (failure: ServiceFailure) => void;
   const failed = new Promise<ServiceFailure>((resolve) => (reportFailure = resolve));
-  const runtime = createRuntime({ log, onFatal: reportFailure });
+  const runtime = createRuntime({ log, onFatal: reportFailure, onRestart: metrics?.onServiceRestart });
 
   const storage = openStorage(config, log, metrics);
   const { db, dataDir, disk } = storage;

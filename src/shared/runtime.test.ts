@@ -88,7 +88,8 @@ test('a part that does not finish by its deadline is named in the log, and the o
 test("'restart': a run() that rejects is logged and run again after a backoff that doubles", async () => {
   const calls: string[] = [];
   const { log, said } = memoryLog();
-  const runtime = createRuntime({ log, backoff: { minMs: 20, maxMs: 1000 } });
+  const restarts: string[] = [];
+  const runtime = createRuntime({ log, backoff: { minMs: 20, maxMs: 1000 }, onRestart: (n) => restarts.push(n) });
   const flaky = recorded('flaky', calls);
   await runtime.start([{ name: 'flaky', service: flaky.service, policy: 'restart' }]);
   const failedAt = Date.now();
@@ -101,6 +102,7 @@ test("'restart': a run() that rejects is logged and run again after a backoff th
     { service: 'flaky', attempt: 1, retryInMs: 20, err: { message: 'lost the line' } },
     { service: 'flaky', attempt: 2, retryInMs: 40, err: { message: 'lost it again' } },
   ]);
+  expect(restarts).toEqual(['flaky', 'flaky']);
   expect(runtime.failure()).toBeUndefined();
   await runtime.stop();
   expect([

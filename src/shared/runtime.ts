@@ -43,6 +43,8 @@ export interface RuntimeOptions {
   backoff?: { minMs: number; maxMs: number };
   /** Told once, when a 'fatal' service fails (after the runtime has marked itself failed). */
   onFatal?(failure: ServiceFailure): void;
+  /** Told each time a 'restart' service failed and is to run again (the box counts them in its metrics). */
+  onRestart?(name: string): void;
 }
 
 /** How a service's start is followed: a failure before it is ready fails the whole start. */
@@ -121,6 +123,7 @@ export function createRuntime(options: RuntimeOptions) {
       // A run that lasted longer than the longest wait was a recovery: the backoff starts again.
       if (Date.now() - since > backoff.maxMs) attempt = 1;
       const delayMs = restartDelay(attempt++, backoff);
+      options.onRestart?.(entry.name);
       log.error(
         { err, service: entry.name, attempt: attempt - 1, retryInMs: delayMs },
         'service failed: restarting it',

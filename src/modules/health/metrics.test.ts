@@ -85,6 +85,8 @@ test('every family of the box, its type, and values read from the sources at scr
   m.onCheckpoint({ seconds: 0.001, ok: true, walFrames: -1 });
   m.onQueueHeld(0.004);
   m.onQueueHeld(1.5);
+  m.onServiceRestart('sync sender');
+  m.onServiceRestart('sync sender');
   m.onWalSync(0.0007);
   m.onWalSync(0.2);
   m.onWalSync(0.003);
@@ -104,6 +106,7 @@ test('every family of the box, its type, and values read from the sources at scr
     venue_box_wal_fsync_duration_seconds: 'HISTOGRAM',
     venue_box_wal_checkpoint_duration_seconds: 'HISTOGRAM',
     venue_box_wal_checkpoint_failures_total: 'COUNTER',
+    venue_box_service_restarts_total: 'COUNTER',
     venue_box_wal_restart_hold_seconds: 'HISTOGRAM',
     venue_box_wal_frames: 'GAUGE',
     venue_box_event_loop_delay_p99_seconds: 'GAUGE',
@@ -142,6 +145,7 @@ test('every family of the box, its type, and values read from the sources at scr
   expect(seriesValue(text, 'venue_box_queue_commit_duration_seconds_sum{phase="confirm"}')).toBe(0.003);
   expect(sampleValue(f, 'venue_box_wal_frames')).toBe(42);
   expect(sampleValue(f, 'venue_box_wal_checkpoint_failures_total')).toBe(1);
+  expect(sampleValue(f, 'venue_box_service_restarts_total', { service: 'sync sender' })).toBe(2);
   expect(Number(f.get('venue_box_wal_checkpoint_duration_seconds')!.metrics[0]!.count)).toBe(3);
   const holds = f.get('venue_box_wal_restart_hold_seconds')!.metrics[0]!;
   expect([holds.count, holds.buckets!['0.005'], holds.buckets!['1'], holds.buckets!['2.5']].map(Number)).toEqual([

@@ -104,6 +104,12 @@ export function createBoxMetrics(info: MetricsInfo) {
     help: 'WAL checkpoints that failed (a full disk, an I/O error).',
     registers,
   });
+  const serviceRestarts = new Counter({
+    name: 'venue_box_service_restarts_total',
+    help: 'Parts of the box whose run failed and that were run again (the loops to the central): by service.',
+    labelNames: ['service'],
+    registers,
+  });
   const queueHeld = new Histogram({
     name: 'venue_box_wal_restart_hold_seconds',
     help: 'Quiet moments the WAL checkpointer took from the command queue (confirmations wait): how long each held it.',
@@ -177,6 +183,10 @@ export function createBoxMetrics(info: MetricsInfo) {
       if (!done.ok) checkpointFailures.inc();
       // -1: another process's checkpoint held the lock, nothing was learnt of the WAL (not a failure).
       else if (done.walFrames >= 0) walFrames.set(done.walFrames);
+    },
+    /** For the runtime's 'restart' policy (src/shared/runtime.ts RuntimeOptions.onRestart). */
+    onServiceRestart(service: string): void {
+      serviceRestarts.inc({ service });
     },
     /** For the checkpointer's quiet moments (CheckpointerOptions.onHeld). */
     onQueueHeld(seconds: number): void {
