@@ -30,7 +30,13 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          globalSetup: ['test/global-setup.ts'],
+          // A box a test left running is named and killed after its file (test/support/leftover-boxes.ts).
+          setupFiles: ['test/support/leftover-boxes.ts'],
+        },
       },
     ],
   },

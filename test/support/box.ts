@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { expect } from 'vitest';
 import demo from '../../native-config/demo.json';
 
 export const DEMO = {
@@ -129,13 +130,29 @@ export interface Launched {
   exited: Promise<number | null>;
 }
 
+/**
+ * The boxes (the bundle or the binary) this test file started that have not exited yet, with the test that started
+ * each: test/support/leftover-boxes.ts ends what a file's tests left running.
+ */
+export const liveBoxes = new Map<ChildProcess, string>();
+
 /** Collects a started box's log lines and waits for its "venue-box listening" line (the node bundle or the binary). */
 export async function launch(proc: ChildProcess, what: string, startTimeoutMs = 20_000): Promise<Launched> {
   const logs: string[] = [];
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  liveBoxes.set(proc, expect.getState().currentTestName ?? 'a beforeAll');
+  const exited = new Promise<number | null>((resolve) =>
+    proc.on('exit', (code) => {
+      liveBoxes.delete(proc);
+      resolve(code);
+    }),
+  );
   createInterface({ input: proc.stderr! }).on('line', (line) => logs.push(line));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} did not start:\n${logs.join('\n')}`)), startTimeoutMs);
+    const timer = setTimeout(() => {
+      // Not left running behind the failed test.
+      proc.kill('SIGKILL');
+      reject(new Error(`${what} did not start:\n${logs.join('\n')}`));
+    }, startTimeoutMs);
     createInterface({ input: proc.stdout! }).on('line', (line) => {
       logs.push(line);
       const entry = JSON.parse(line) as { msg?: string; port?: number };
