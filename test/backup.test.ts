@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { DEMO, jsonLogs, startTestBox, type TestBox } from './support/box.js';
+import { expectOneLineFailure, runCli } from './support/cli.js';
 import { command, newOrder } from './support/orders.js';
 import { call, staff, W1, wpath } from './warehouse-client.js';
 
@@ -26,31 +27,13 @@ afterEach(async () => {
   for (const box of boxes.splice(0)) await box.stop();
 });
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-const cli = (...args: string[]): Run => {
-  const r = spawnSync(process.execPath, ['dist/main.cjs', ...args], { encoding: 'utf8', timeout: 60_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-};
+const cli = (...args: string[]) => runCli(args);
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'vb-backup-'));
 const backupsIn = (dir: string) =>
   readdirSync(dir)
     .filter((n) => /^venue-box-.*\.backup$/.test(n))
     .sort();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** One line on stderr, `venue-box: ...`, no stack trace. */
-function expectOneLine(r: Run, status: number, pattern: RegExp): void {
-  expect({ status: r.status, stderr: r.stderr }).toMatchObject({ status });
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^venue-box: /);
-  expect(lines[0]).toMatch(pattern);
-  expect(r.stderr).not.toMatch(/\n\s+at |\.ts:\d|\.c?js:\d/);
-}
 
 async function start(config: Record<string, unknown> = {}, dataDir?: string): Promise<TestBox> {
   const box = await startTestBox({ config, ...(dataDir ? { dataDir } : {}) });
@@ -129,7 +112,7 @@ describe('the scheduled backup', () => {
 
   test('a bad schedule stops the box at start with the option named', () => {
     const r = cli('serve', '--data-dir', tmp(), '--config', configFile({ backup: { schedule: 'every hour' } }));
-    expectOneLine(r, 78, /backup\/schedule.*every hour/);
+    expectOneLineFailure(r, /backup\/schedule.*every hour/, 78);
   });
 });
 
@@ -191,13 +174,13 @@ describe('backup now, list and retention', () => {
     const r = cli('backup', 'now', '--data-dir', box.dataDir, '--config', config);
     expect(r.status, r.stderr).toBe(0);
     expect(backupsIn(stick)).toHaveLength(1);
-    expectOneLine(cli('backup', 'now', '--data-dir', tmp()), 66, /no database at/);
-    expectOneLine(
+    expectOneLineFailure(cli('backup', 'now', '--data-dir', tmp()), /no database at/, 66);
+    expectOneLineFailure(
       cli('backup', 'list', '--data-dir', tmp(), '--config', configFile({ backup: { dir: join(stick, 'x') } })),
-      74,
       /cannot list backup directory .*ENOENT/,
+      74,
     );
-    expectOneLine(cli('backup', 'later'), 64, /unknown command: backup later/);
+    expectOneLineFailure(cli('backup', 'later'), /unknown command: backup later/, 64);
   });
 });
 
@@ -217,18 +200,18 @@ describe('restore refuses', () => {
     const box = await start();
     const before = statSync(join(box.dataDir, 'venue-box.db')).ino;
     const r = cli('restore', file, '--data-dir', box.dataDir);
-    expectOneLine(
+    expectOneLineFailure(
       r,
-      75,
       new RegExp(`refusing to restore: a venue-box is running on data directory ${box.dataDir}.*stop it first`),
+      75,
     );
     expect(statSync(join(box.dataDir, 'venue-box.db')).ino).toBe(before);
     expect(readdirSync(box.dataDir).filter((n) => n.startsWith('replaced-') || n.includes('.restore.'))).toEqual([]);
     expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(200);
-    expectOneLine(
+    expectOneLineFailure(
       cli('serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', box.dataDir),
-      75,
       /a venue-box is running on data directory/,
+      75,
     );
     // Once it stopped (even killed), the lock is gone with it.
     await box.stop('SIGKILL');
@@ -296,22 +279,22 @@ describe('restore refuses', () => {
   ])('%s: exit 65 with one line, the data dir neither created nor touched', async (_name, make, pattern) => {
     const file = await make();
     const target = join(tmp(), 'data');
-    expectOneLine(
+    expectOneLineFailure(
       cli('restore', file, '--data-dir', target),
-      65,
       new RegExp(`is not a venue-box backup: .*${pattern.source}`, pattern.flags),
+      65,
     );
     expect(existsSync(target)).toBe(false);
     expect(cli('backup', 'verify', file).status).toBe(65);
   });
 
   test('a missing file: exit 1; no --data-dir: a usage error', async () => {
-    expectOneLine(
+    expectOneLineFailure(
       cli('restore', join(tmp(), 'nope.backup'), '--data-dir', tmp()),
-      66,
       /cannot read .*nope\.backup: ENOENT/,
+      66,
     );
-    expectOneLine(cli('restore', await source()), 64, /restore needs --data-dir/);
+    expectOneLineFailure(cli('restore', await source()), /restore needs --data-dir/, 64);
   });
 });
 
@@ -388,10 +371,10 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
     const t = await box.token();
     await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
     // The same with the command: exit 74, one line, nothing left.
-    expectOneLine(
+    expectOneLineFailure(
       cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })),
-      74,
       /SQLITE_FULL|ENOSPC/,
+      74,
     );
     expect(readdirSync(stick)).toEqual([]);
     execFileSync('mount', ['-o', 'remount,size=64m', stick]);
@@ -403,10 +386,10 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
     const stick = mountTmpfs('size=1m,ro')!;
     mounts.push(stick);
     const box = await start();
-    expectOneLine(
+    expectOneLineFailure(
       cli('backup', 'now', '--data-dir', box.dataDir, '--config', configFile({ backup: { dir: stick } })),
-      74,
       /EROFS/,
+      74,
     );
     expect(readdirSync(stick)).toEqual([]);
   });
@@ -431,7 +414,7 @@ describe.skipIf(!probe)('a backup that fails on its disk leaves no partial file'
       '--config',
       configFile({ storage: { minFreeBytes: 1024 * 1024, warnFreeBytes } }),
     );
-    expectOneLine(r, 74, /not enough space for a backup on the data disk: .*storage\.warnFreeBytes/);
+    expectOneLineFailure(r, /not enough space for a backup on the data disk: .*storage\.warnFreeBytes/, 74);
     expect(readdirSync(join(dataDir, 'backups'))).toEqual([]);
     expect((await box.get('/venue-api/api/nearest?lat=50&lng=20', (await box.token()).access_token)).status).toBe(200);
   });

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CENTRAL_DEMO, hqTokenRequest, startTestCentral, type TestCentral } from './support/central.js';
+import {
+  CENTRAL_DEMO,
+  centralTokenRequest,
+  hqTokenRequest,
+  startTestCentral,
+  type TestCentral,
+} from './support/central.js';
 
 /*
  * The central's token endpoint is the box's OAuth server (src/shared/oauth/server.ts) on PostgreSQL: the same
@@ -15,18 +21,7 @@ afterAll(async () => {
   await central.stop();
 });
 
-function tokenRequest(form: Record<string, string>): Promise<Response> {
-  const basic = Buffer.from(`${CENTRAL_DEMO.client.clientId}:${CENTRAL_DEMO.client.clientSecret}`).toString('base64');
-  return fetch(central.url('/auth-oauth2/oauth/token'), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-tenant': CENTRAL_DEMO.tenant,
-      authorization: `Basic ${basic}`,
-    },
-    body: new URLSearchParams(form).toString(),
-  });
-}
+const tokenRequest = (form: Record<string, string>): Promise<Response> => centralTokenRequest(central, form);
 
 const refresh = (token: string, scope?: string) =>
   tokenRequest({ grant_type: 'refresh_token', refresh_token: token, ...(scope ? { scope } : {}) });

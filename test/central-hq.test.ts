@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { CENTRAL_DEMO, hqTokenRequest, startTestCentral, type TestCentral } from './support/central.js';
+import {
+  CENTRAL_DEMO,
+  centralTokenRequest,
+  hqTokenRequest,
+  startTestCentral,
+  type TestCentral,
+} from './support/central.js';
 import { SimDevice } from './support/sim-device.js';
 
 let central: TestCentral;
@@ -12,18 +18,8 @@ afterAll(async () => {
 
 const get = (path: string, headers: Record<string, string> = {}) => fetch(central.url(path), { headers });
 
-function refresh(token: string): Promise<Response> {
-  const basic = Buffer.from(`${CENTRAL_DEMO.client.clientId}:${CENTRAL_DEMO.client.clientSecret}`).toString('base64');
-  return fetch(central.url('/auth-oauth2/oauth/token'), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      'x-tenant': CENTRAL_DEMO.tenant,
-      authorization: `Basic ${basic}`,
-    },
-    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }).toString(),
-  });
-}
+const refresh = (token: string): Promise<Response> =>
+  centralTokenRequest(central, { grant_type: 'refresh_token', refresh_token: token });
 
 test('centrala gets a token in the box token shape; a wrong password and anonymous are invalid_grant', async () => {
   const res = await hqTokenRequest(central, 'centrala', 'centrala-demo-1');

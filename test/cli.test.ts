@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,36 +6,12 @@ import Database from 'better-sqlite3';
 import { describe, expect, test } from 'vitest';
 import { EXIT_CODES } from '../src/shared/errors.js';
 import { DEMO, startTestBox } from './support/box.js';
+import { type CliRun, expectOneLineFailure, runCli } from './support/cli.js';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'vb-cli-'));
 
-interface Run {
-  status: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the bundled CLI to completion; a hang is a failure (killed after 15 s), not a stuck test. */
-function cli(...args: string[]): Run {
-  const r = spawnSync(process.execPath, ['dist/main.cjs', ...args], { encoding: 'utf8', timeout: 15_000 });
-  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
-}
-
-/**
- * A failed start: the exit code of its kind (docs/operations.md "Exit codes"), nothing but one line on stderr,
- * `venue-box: ...`, no stack trace.
- */
-function expectOneLineFailure(r: Run, pattern: RegExp, status: number, program = 'venue-box'): void {
-  expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toMatchObject({ status, signal: null });
-  expect(r.stderr.endsWith('\n')).toBe(true);
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines).toHaveLength(1);
-  expect(lines[0]!.startsWith(`${program}: `)).toBe(true);
-  expect(lines[0]).toMatch(pattern);
-  expect(r.stderr).not.toMatch(/\n\s+at |\.ts:\d|\.c?js:\d/);
-}
+const cli = (...args: string[]): CliRun => runCli(args, 15_000);
 
 function configFile(text: string): string {
   const file = join(tmp(), 'venue-box.json');

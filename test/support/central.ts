@@ -94,11 +94,10 @@ export async function startTestCentral(
   return central;
 }
 
-/** The password grant at the central's token endpoint, with the demo client. */
-export function hqTokenRequest(
+/** A form posted to the central's token endpoint, with the demo client's Basic credentials and tenant. */
+export function centralTokenRequest(
   central: { url(path: string): string },
-  username: string,
-  password: string,
+  form: Record<string, string>,
 ): Promise<Response> {
   const basic = Buffer.from(`${CENTRAL_DEMO.client.clientId}:${CENTRAL_DEMO.client.clientSecret}`).toString('base64');
   return fetch(central.url('/auth-oauth2/oauth/token'), {
@@ -108,6 +107,10 @@ export function hqTokenRequest(
       'x-tenant': CENTRAL_DEMO.tenant,
       authorization: `Basic ${basic}`,
     },
-    body: new URLSearchParams({ grant_type: 'password', username, password }).toString(),
+    body: new URLSearchParams(form).toString(),
   });
 }
+
+/** The password grant at the central's token endpoint, with the demo client. */
+export const hqTokenRequest = (central: { url(path: string): string }, username: string, password: string) =>
+  centralTokenRequest(central, { grant_type: 'password', username, password });

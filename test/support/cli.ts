@@ -1,4 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
+import { expect } from 'vitest';
 
 /** What a run of the bundled CLI left: its exit status (null when killed), signal and output. */
 export interface CliRun {
@@ -28,4 +29,18 @@ export function runCliAsync(
       resolve({ code: typeof code === 'number' ? code : -1, stdout, stderr });
     });
   });
+}
+
+/**
+ * An operator's error: exit `status` (docs/operations.md "Exit codes"), not a signal, and nothing on stderr but
+ * one line, `<program>: ...` matching `pattern`, with no stack trace.
+ */
+export function expectOneLineFailure(r: CliRun, pattern: RegExp, status: number, program = 'venue-box'): void {
+  expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toMatchObject({ status, signal: null });
+  expect(r.stderr.endsWith('\n')).toBe(true);
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(lines[0]!.startsWith(`${program}: `)).toBe(true);
+  expect(lines[0]).toMatch(pattern);
+  expect(r.stderr).not.toMatch(/\n\s+at |\.ts:\d|\.c?js:\d/);
 }
