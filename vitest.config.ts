@@ -27,7 +27,7 @@ export default defineConfig({
         return false;
     },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'], globalSetup: ['test/run-dir.ts'] } },
       {
         extends: true,
         test: {
