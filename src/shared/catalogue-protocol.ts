@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { InboxEntry } from './hq-inbox.js';
+import type { ReleaseTarget } from './release.js';
 
 /** What a catalogue row is. */
 export const ITEM_TYPES = ['tenant', 'client', 'user', 'warehouse', 'menu', 'venue', 'soldOut'] as const;
@@ -55,6 +56,11 @@ export interface CatalogueResponse {
    * (with a snapshot: those no box reported on yet). Not in the checksum. Absent from a central without them.
    */
   inbox?: InboxEntry[];
+  /**
+   * The release the asking box should run (src/shared/release.ts; docs/operations.md "Updating boxes"), null
+   * when no rollout names it. Absent from a central without releases.
+   */
+  release?: ReleaseTarget | null;
 }
 
 /** Longest wait a box may ask for, in seconds; the central answers at once when a change commits. */

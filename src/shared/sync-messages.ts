@@ -11,6 +11,7 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { UpdateReport } from './release.js';
 import { INBOX_KINDS } from './hq-inbox.js';
 import { MAX_QTY_MICRO } from './qty.js';
 import { UUID_PATTERN } from './types.js';
@@ -239,6 +240,8 @@ export const HelloRequest = Type.Object({
     description: "the newest seq in the box's outbox",
   }),
   version: Type.String({ maxLength: 100 }),
+  /** The program the box runs and its update state (src/shared/release.ts); absent from boxes before updates. */
+  update: Type.Optional(UpdateReport),
 });
 export type HelloRequest = Static<typeof HelloRequest>;
 

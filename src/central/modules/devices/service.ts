@@ -20,7 +20,7 @@ import type { HttpRequest } from '../../../http/types.js';
 import { inTransaction, type Pool } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';
 import { codeHashOf, newEnrolCode } from './enrol-code.js';
-import { isAcceptableKey } from './public-key.js';
+import { isAcceptableKey } from '../../../shared/public-key.js';
 import { createDeviceRepo, type DeviceRow } from './repo.js';
 
 /**

@@ -9,7 +9,7 @@ import {
 } from '../../../shared/sync-protocol.js';
 import type { BatchAck, Head } from '../../../shared/sync-messages.js';
 import { type Client, inTransaction, type Pool } from '../../db/pool.js';
-import { isAcceptableKey } from '../devices/public-key.js';
+import { isAcceptableKey } from '../../../shared/public-key.js';
 import { createDeviceRepo, type DeviceRow } from '../devices/repo.js';
 import { flushOrders, type KnownIds, noneKnown, parseEvent, projectEvent, RuleBroken } from '../projections/project.js';
 import type { PendingOrder } from '../projections/repo.js';

@@ -1,0 +1,315 @@
+/**
+ * Releases of the box's program (docs/operations.md "Updating boxes"): the signed manifest headquarters makes
+ * offline with `venue-box release sign`, the key rotations, the target a central offers a box, and the update
+ * state a box reports in its hello. The box, the central and the release commands import this file; a box trusts
+ * the release keys it was flashed or provisioned with (and their rotations), never the central.
+ */
+import { createHash, verify } from 'node:crypto';
+import { type Static, Type } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { signDetached, verifyKeyOf } from './ed25519.js';
+import { isAcceptableKey } from './public-key.js';
+
+export const ARCHS = ['x64', 'arm64'] as const;
+export type Arch = (typeof ARCHS)[number];
+
+const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256, 64 lower-case hex digits' });
+const PublicKey = Type.String({
+  pattern: '^[A-Za-z0-9+/]{43}=$',
+  description: 'an Ed25519 public key: its 32 bytes, base64',
+});
+const Signature = Type.String({ pattern: '^[A-Za-z0-9+/]{86}==$', description: 'an Ed25519 signature, base64' });
+/** `MAJOR.MINOR.PATCH` with an optional pre-release (`-rc.1`); build metadata is not allowed. */
+export const Version = Type.String({
+  pattern: '^(0|[1-9]\\d{0,8})\\.(0|[1-9]\\d{0,8})\\.(0|[1-9]\\d{0,8})(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$',
+  maxLength: 64,
+  description: 'semantic version, MAJOR.MINOR.PATCH[-PRE]',
+});
+
+/** What a release is; its exact JSON text is what the release key signs. */
+export const ReleaseManifest = Type.Object(
+  {
+    format: Type.Literal(1),
+    version: Version,
+    arch: Type.Union(ARCHS.map((a) => Type.Literal(a))),
+    sha256: Sha256,
+    size: Type.Integer({ minimum: 1, maximum: 1024 * 1024 * 1024, description: "the binary's size in bytes" }),
+    node: Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'the Node version inside the binary' }),
+    schema: Type.Object(
+      {
+        box: Type.Integer({
+          minimum: 1,
+          maximum: 1_000_000,
+          description: "the box database's schema version the release migrates to; it opens none newer",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    notes: Type.String({ maxLength: 4000 }),
+    createdAt: Type.String({ format: 'date-time', maxLength: 40 }),
+    rollback: Type.Boolean({
+      description: 'headquarters allows boxes on a newer version to install this one (a forced rollback)',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ReleaseManifest = Static<typeof ReleaseManifest>;
+
+/** A new release key, vouched for by the key before it (`venue-box release rotate`). */
+export const KeyRotation = Type.Object(
+  {
+    publicKey: PublicKey,
+    signedBy: PublicKey,
+    signature: Signature,
+  },
+  { additionalProperties: false },
+);
+export type KeyRotation = Static<typeof KeyRotation>;
+
+/** The file `venue-box release sign` writes beside the binary (`<binary>.release.json`). */
+export const SignedRelease = Type.Object(
+  {
+    manifest: Type.String({ maxLength: 8192, description: "the manifest's JSON text: the signed bytes" }),
+    publicKey: PublicKey,
+    signature: Signature,
+    /** The rotations from older keys to `publicKey`, oldest first; empty when it is an original key. */
+    keys: Type.Array(KeyRotation, { maxItems: 32 }),
+  },
+  { additionalProperties: false },
+);
+export type SignedRelease = Static<typeof SignedRelease>;
+
+/** When a box may install: its venues' closed hours (from the catalogue), or a daily window in local time. */
+export const InstallWindow = Type.Union([
+  Type.Literal('closed'),
+  Type.Object(
+    {
+      from: Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' }),
+      to: Type.String({ pattern: '^([01]\\d|2[0-4]):[0-5]\\d$', description: '24:00 is the end of the day' }),
+    },
+    { additionalProperties: false },
+  ),
+]);
+export type InstallWindow = Static<typeof InstallWindow>;
+
+/** A binary patch (zstd `--patch-from`) from one binary to the release's. */
+export const ReleasePatch = Type.Object({
+  from: Sha256,
+  size: Type.Integer({ minimum: 1 }),
+  url: Type.String(),
+});
+
+/** What the central's catalogue long poll tells a box to run (`release` in the answer; null: stay). */
+export const ReleaseTarget = Type.Object({
+  rollout: Type.String({ minLength: 1, maxLength: 64 }),
+  release: SignedRelease,
+  /** The whole binary: signed GETs with `Range: bytes=A-B` (206). */
+  url: Type.String(),
+  patches: Type.Array(ReleasePatch),
+  window: InstallWindow,
+});
+export type ReleaseTarget = Static<typeof ReleaseTarget>;
+
+/** A box's update states (docs/operations.md "Updating boxes"). */
+export const UPDATE_STATES = [
+  'idle',
+  'downloading',
+  'verified',
+  'waiting',
+  'installing',
+  'healthy',
+  'rolledBack',
+  'refused',
+] as const;
+export type UpdateState = (typeof UPDATE_STATES)[number];
+
+/** Why a release was refused or rolled back. */
+export const UPDATE_REASONS = [
+  'signature',
+  'hash',
+  'size',
+  'arch',
+  'older',
+  'schema',
+  'disk',
+  'download',
+  'exited',
+  'notReady',
+  'gate',
+  'crashLoop',
+  'interrupted',
+] as const;
+export type UpdateReason = (typeof UPDATE_REASONS)[number];
+
+/** The box's program and update state, in every hello. */
+export const UpdateReport = Type.Object(
+  {
+    version: Version,
+    arch: Type.Union(ARCHS.map((a) => Type.Literal(a))),
+    node: Type.String({ maxLength: 32 }),
+    state: Type.Union(UPDATE_STATES.map((s) => Type.Literal(s))),
+    /** The release the state is about (the target, or the one rolled back or refused). */
+    target: Type.Optional(Version),
+    rollout: Type.Optional(Type.String({ maxLength: 64 })),
+    /** downloading: bytes so far and in all. */
+    progress: Type.Optional(Type.Object({ bytes: Type.Integer({ minimum: 0 }), total: Type.Integer({ minimum: 0 }) })),
+    reason: Type.Optional(Type.Union(UPDATE_REASONS.map((r) => Type.Literal(r)))),
+    detail: Type.Optional(Type.String({ maxLength: 500 })),
+    /** The box's clock when the state began, ms since the epoch. */
+    since: Type.Number(),
+  },
+  { additionalProperties: false },
+);
+export type UpdateReport = Static<typeof UpdateReport>;
+
+export const RELEASE_CHECKS = {
+  manifest: TypeCompiler.Compile(ReleaseManifest),
+  signed: TypeCompiler.Compile(SignedRelease),
+  target: TypeCompiler.Compile(ReleaseTarget),
+  report: TypeCompiler.Compile(UpdateReport),
+};
+
+/** Central paths a box downloads from (signed GETs). */
+export const RELEASE_PATHS = {
+  binary: (sha256: string) => `/sync-api/api/releases/${sha256}`,
+  patch: (sha256: string, from: string) => `/sync-api/api/releases/${sha256}/patches/${from}`,
+} as const;
+
+// ------------------------------------------------------------------------------------------ signatures
+
+// Domain separation: a signature over a manifest can never pass for a rotation, a sync batch or a token.
+const MANIFEST_CONTEXT = 'venue-box release manifest v1\n';
+const ROTATION_CONTEXT = 'venue-box release key rotation v1\n';
+
+const bytesOf = (context: string, text: string) => Buffer.from(context + text, 'utf8');
+const keyBytes = (b64: string) => Buffer.from(b64, 'base64');
+
+function verifies(context: string, text: string, signature: string, publicKey: string): boolean {
+  const key = keyBytes(publicKey);
+  if (key.length !== 32 || !isAcceptableKey(key)) return false;
+  const sig = Buffer.from(signature, 'base64');
+  return sig.length === 64 && verify(null, bytesOf(context, text), verifyKeyOf(key), sig);
+}
+
+/** A release key's public half, base64, from its 64-byte tweetnacl secret key. */
+export const publicKeyOf = (secretKey: Uint8Array): string => Buffer.from(secretKey.subarray(32)).toString('base64');
+
+export function signManifest(manifest: ReleaseManifest, secretKey: Uint8Array, keys: KeyRotation[]): SignedRelease {
+  const text = JSON.stringify(manifest);
+  const signature = Buffer.from(signDetached(bytesOf(MANIFEST_CONTEXT, text), secretKey)).toString('base64');
+  return { manifest: text, publicKey: publicKeyOf(secretKey), signature, keys };
+}
+
+/** The old key vouches for the new one. */
+export function signRotation(oldSecretKey: Uint8Array, newPublicKey: string): KeyRotation {
+  const signature = Buffer.from(signDetached(bytesOf(ROTATION_CONTEXT, newPublicKey), oldSecretKey)).toString('base64');
+  return { publicKey: newPublicKey, signedBy: publicKeyOf(oldSecretKey), signature };
+}
+
+export class ReleaseRefused extends Error {
+  constructor(
+    readonly reason: UpdateReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The manifest of a signed release, when a trusted key signed it. A rotation signed by a trusted key makes its
+ * key trusted and retires the one that signed it (rotations are followed in order); `trusted` is then the set
+ * the box keeps for the next release. Throws ReleaseRefused('signature') otherwise.
+ */
+export function verifyRelease(
+  signed: unknown,
+  trustedKeys: readonly string[],
+): { manifest: ReleaseManifest; trusted: string[] } {
+  if (!RELEASE_CHECKS.signed.Check(signed)) throw new ReleaseRefused('signature', 'not a signed release file');
+  let trusted = [...new Set(trustedKeys)];
+  for (const rotation of signed.keys) {
+    if (trusted.includes(rotation.publicKey)) continue;
+    if (!trusted.includes(rotation.signedBy)) continue;
+    if (!verifies(ROTATION_CONTEXT, rotation.publicKey, rotation.signature, rotation.signedBy)) {
+      throw new ReleaseRefused('signature', 'a key rotation in the release is not signed by the key it names');
+    }
+    trusted = [...trusted.filter((k) => k !== rotation.signedBy), rotation.publicKey];
+  }
+  if (!trusted.includes(signed.publicKey)) {
+    throw new ReleaseRefused('signature', 'the release is signed by a key this box does not trust');
+  }
+  if (!verifies(MANIFEST_CONTEXT, signed.manifest, signed.signature, signed.publicKey)) {
+    throw new ReleaseRefused('signature', "the manifest's signature does not verify");
+  }
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(signed.manifest);
+  } catch {
+    throw new ReleaseRefused('signature', 'the signed manifest is not JSON');
+  }
+  if (!RELEASE_CHECKS.manifest.Check(manifest)) {
+    throw new ReleaseRefused('signature', 'the signed manifest is not a release manifest of this program');
+  }
+  return { manifest, trusted };
+}
+
+// ------------------------------------------------------------------------------------------ versions
+
+/** -1, 0 or 1 as semantic versioning orders them (a pre-release sorts before its release). */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const [core, pre] = v.split(/-(.*)/s, 2) as [string, string | undefined];
+    return { nums: core.split('.').map(Number), pre: pre === undefined ? [] : pre.split('.') };
+  };
+  const x = parse(a);
+  const y = parse(b);
+  for (let i = 0; i < 3; i++) {
+    const d = (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
+    if (d !== 0) return Math.sign(d);
+  }
+  if (x.pre.length === 0 || y.pre.length === 0) return Math.sign(y.pre.length - x.pre.length);
+  for (let i = 0; i < Math.max(x.pre.length, y.pre.length); i++) {
+    const p = x.pre[i];
+    const q = y.pre[i];
+    if (p === undefined) return -1;
+    if (q === undefined) return 1;
+    const pn = /^\d+$/.test(p);
+    const qn = /^\d+$/.test(q);
+    if (pn && qn && Number(p) !== Number(q)) return Math.sign(Number(p) - Number(q));
+    if (pn !== qn) return pn ? -1 : 1;
+    if (p !== q) return p < q ? -1 : 1;
+  }
+  return 0;
+}
+
+/**
+ * Why this box must not install the release, or undefined: another architecture, not newer than what runs
+ * (unless headquarters signed it as a rollback release), or a schema older than the box's database.
+ */
+export function refusalFor(
+  manifest: ReleaseManifest,
+  box: { version: string; arch: string; databaseSchema: number },
+): ReleaseRefused | undefined {
+  if (manifest.arch !== box.arch) {
+    return new ReleaseRefused('arch', `the release is for ${manifest.arch}; this box is ${box.arch}`);
+  }
+  const order = compareVersions(manifest.version, box.version);
+  if (order === 0) return new ReleaseRefused('older', `${manifest.version} is the version this box runs`);
+  if (order < 0 && !manifest.rollback) {
+    return new ReleaseRefused(
+      'older',
+      `${manifest.version} is older than ${box.version} and not signed as a rollback release`,
+    );
+  }
+  if (manifest.schema.box < box.databaseSchema) {
+    return new ReleaseRefused(
+      'schema',
+      `${manifest.version} opens databases up to schema ${manifest.schema.box}; this box's is at ${box.databaseSchema}`,
+    );
+  }
+  return undefined;
+}
+
+/** A device's place in the fleet, 0 to 9999, the same for every rollout: a percentage picks the same boxes. */
+export function stableBucket(tenantId: string, deviceId: string): number {
+  return createHash('sha256').update(`${tenantId}/${deviceId}`).digest().readUInt32BE(0) % 10_000;
+}
