@@ -10,6 +10,8 @@ import { createRuntime, type ServiceFailure, serviceOf } from './shared/runtime.
 import { createBackground } from './box/background.js';
 import { applyProvisioningDocuments, createBoxAuth, createDomain, createRepos } from './box/domain.js';
 import { createBoxCheckpointer, openStorage } from './box/storage.js';
+import type { InstallPlan } from './modules/update/agent.js';
+import { createUpdateRepo } from './modules/update/repo.js';
 import { createHttp, createSockets } from './box/transport.js';
 import pkg from '../package.json';
 
@@ -22,6 +24,11 @@ export interface BoxOptions {
   configFile?: string;
   /** systemd's Type=notify and WatchdogSec (native-config/venue-box.service): READY=1 once serving. */
   systemd?: ReturnType<typeof createSystemdNotifier>;
+  /**
+   * A release under its health gate (src/modules/update/trial.ts): everything but the loops to the central, the
+   * scheduled jobs and the updates, which are the old release's until the new one is confirmed.
+   */
+  trial?: boolean;
 }
 
 export interface Box {
@@ -30,13 +37,17 @@ export interface Box {
   stop(): Promise<void>;
   /** Resolves if a service whose policy is 'fatal' fails: the caller stops the box and exits non-zero. */
   failed: Promise<ServiceFailure>;
+  /** Resolves when an update is to be installed: the caller stops the box and runs the install. */
+  installRequested: Promise<InstallPlan>;
+  /** The health gate's self-check (the database's quick_check, the printers' queue): a reason, or undefined. */
+  selfCheck(): string | undefined;
 }
 
 /**
  * The box's composition root (docs/architecture.md "Wiring and lifecycle"): each layer is made from the ones
  * above it, then the runtime runs every service in the order listed and stops them in the reverse order.
  */
-export async function startBox({ config, log, provisioning, configFile, systemd }: BoxOptions): Promise<Box> {
+export async function startBox({ config, log, provisioning, configFile, systemd, trial }: BoxOptions): Promise<Box> {
   const now = nowMs;
   const metrics = config.metrics.enabled
     ? createBoxMetrics({ version: pkg.version, commandKinds: COMMAND_KINDS })
@@ -103,11 +114,21 @@ export async function startBox({ config, log, provisioning, configFile, systemd 
       { name: 'sockets', service: sockets.service, policy: 'fatal' },
       { name: 'command queue', service: domain.queueService, policy: 'fatal' },
       { name: 'spooler', service: domain.spoolerService, policy: 'fatal' },
-      { name: 'sync sender', service: background.sender, policy: 'restart' },
-      { name: 'catalogue puller', service: background.puller, policy: 'restart' },
-      { name: 'menu images', service: background.mediaFetcher, policy: 'restart' },
+      ...(trial
+        ? []
+        : [
+            { name: 'sync sender', service: background.sender, policy: 'restart' as const },
+            { name: 'catalogue puller', service: background.puller, policy: 'restart' as const },
+            { name: 'menu images', service: background.mediaFetcher, policy: 'restart' as const },
+          ]),
       { name: 'checkpointer', service: checkpointer, policy: 'fatal' },
-      { name: 'jobs', service: background.jobs, policy: 'fatal' },
+      ...(trial
+        ? []
+        : [
+            { name: 'jobs', service: background.jobs, policy: 'fatal' as const },
+            // Before the port opens: a release just installed confirms itself here, before it takes a command.
+            { name: 'updates', service: background.updates.service, policy: 'restart' as const },
+          ]),
       { name: 'http', service: http.service, policy: 'fatal', ready: http.listening },
       ...(systemd
         ? [
@@ -123,6 +144,8 @@ export async function startBox({ config, log, provisioning, configFile, systemd 
       port: http.port(),
       db,
       failed,
+      installRequested: background.updates.installRequested,
+      selfCheck: () => createUpdateRepo(db).selfCheck(),
       async stop() {
         await runtime.stop();
         log.info('venue-box stopped');

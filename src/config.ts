@@ -157,6 +157,29 @@ const ConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    // Updates of the program (src/modules/update; docs/operations.md "Updating boxes").
+    update: Type.Object(
+      {
+        // Where releases live side by side: DIR/releases/<version>, DIR/current, DIR/previous, DIR/downloads.
+        dir: Type.String({ default: '/opt/venue-box', minLength: 1 }),
+        // The release keys this box trusts (Ed25519 public keys, base64, from `venue-box release keygen`).
+        releaseKeys: Type.Array(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' }), { default: [], maxItems: 16 }),
+        // The download's average rate at most (0: no limit): an update never crowds out the venue's own traffic.
+        downloadBytesPerSecond: Type.Integer({ default: 4_194_304, minimum: 0 }),
+        // Never install within this many minutes of an order command.
+        quietMinutes: Type.Number({ default: 10, minimum: 0, maximum: 24 * 60 }),
+        // How often a downloaded release waiting for its window looks again.
+        checkSeconds: Type.Number({ default: 30, minimum: 0.1, maximum: 3600 }),
+        // Free space the release directory's disk keeps after a download.
+        minFreeBytes: Type.Integer({ default: 268_435_456, minimum: 0 }),
+        // The health gate: ready within readySeconds, then answering /readyz for probationSeconds.
+        readySeconds: Type.Number({ default: 300, minimum: 1, maximum: 3600 }),
+        probationSeconds: Type.Number({ default: 30, minimum: 1, maximum: 3600 }),
+        // Starts of a new release after the switch before the unit's guard puts the old one back.
+        maxStarts: Type.Integer({ default: 3, minimum: 1, maximum: 100 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     // Backups of the database and the key files (src/modules/backup; docs/operations.md "Backups and restore").
     backup: Type.Object(
       {

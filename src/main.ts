@@ -14,6 +14,10 @@ import { createSystemdNotifier } from './modules/health/watchdog.js';
 import { listPrinters, printTestPage } from './modules/printing/cli.js';
 import { runStockCommand, type StockAction } from './modules/warehouse/ledger-check.js';
 import { SYNC } from './modules/sync/cli.js';
+import { UPDATE } from './modules/update/cli.js';
+import { recoverInterruptedInstall } from './modules/update/recover.js';
+import { installAfterStop, TRIAL_ENV } from './modules/update/trial.js';
+import { thisProgram } from './modules/update/program.js';
 import { ProcessError, usageError } from './shared/errors.js';
 import { untilSignal } from './shared/until-signal.js';
 import { backupList, backupNow, backupVerify, restore } from './modules/backup/cli.js';
@@ -32,6 +36,10 @@ Usage:
   venue-box backup list [--data-dir DIR] [--config FILE]
   venue-box backup verify FILE
   venue-box restore FILE --data-dir DIR
+  venue-box update status [--data-dir DIR] [--config FILE] [--json]
+  venue-box update apply FILE.release.json [--binary FILE] [--data-dir DIR] [--config FILE]
+  venue-box update init [--config FILE]
+  venue-box update guard [--data-dir DIR] [--config FILE]
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo]
                           [--provisioning FILE] [--refresh-retry-grace-seconds S]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
@@ -74,6 +82,15 @@ backup commands (docs/operations.md "Backups and restore"):
 restore FILE        put a backup into the data directory --data-dir DIR (created when missing):
                     refused while a box runs on DIR; what DIR held is moved to DIR/replaced-<time>;
                     exit 65 when FILE is not a usable venue-box backup
+
+update commands (docs/operations.md "Updating boxes"):
+  status            the program, the releases installed side by side, and the last update's state
+  apply FILE        a release from a USB stick (its .release.json, the binary beside it): checked
+                    with the box's release keys, then installed by the running box once no order
+                    is open, with the same health gate and way back as an update from the central
+  init              put this binary into update.dir as its first release (current names it)
+  guard             the systemd unit's ExecStartPre: puts the previous release back when a new
+                    one does not come up after the switch
 
 central commands (the central node: 'venue-box central --help' for more):
   serve             the central's API for boxes and headquarters, on PostgreSQL (an embedded
@@ -137,6 +154,7 @@ async function main(argv: string[]): Promise<number> {
     return runProgram(CENTRAL.name, () => dispatch(CENTRAL, argv.slice(1)));
   }
   if (argv[0] === 'sync') return runProgram(SYNC.name, () => dispatch(SYNC, argv.slice(1)));
+  if (argv[0] === 'update') return runProgram(UPDATE.name, () => dispatch(UPDATE, argv.slice(1)));
   return runProgram(BOX.name, async () => {
     const { values } = parseCommandLine(OPTIONS, argv);
     if (values.version && !values.help) return print(`${pkg.version} (Node ${process.versions.node})\n`);
@@ -176,9 +194,20 @@ async function serveVenueBox(values: CliValues): Promise<number> {
   if (config.provisioningFile) {
     provisioning.push({ name: config.provisioningFile, document: loadConfigFile(config.provisioningFile) });
   }
+  // A release under its health gate (docs/operations.md "Updating boxes") serves on loopback for the old one.
+  const trial = process.env[TRIAL_ENV] === '1';
+  // An install cut short by a power cut: the data is put back for this release before anything opens it.
+  if (!trial) recoverInterruptedInstall(resolve(config.dataDir), pkg.version, log, Date.now());
   // systemd's Type=notify and WatchdogSec (native-config/venue-box.service); nothing without NOTIFY_SOCKET.
   const systemd = createSystemdNotifier({ env: process.env, pid: process.pid, log });
-  const box = await startBox({ config, log, provisioning, configFile: values.config, systemd });
+  const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });
+  if (trial) {
+    const failure = box.selfCheck();
+    if (failure) {
+      await box.stop();
+      throw new ProcessError('data', `self-check failed: ${failure}`);
+    }
+  }
   // A service that failed for good (src/shared/runtime.ts 'fatal'): the box stops, and the failure's error is the
   // exit's (70 for a bug, docs/operations.md "Exit codes"), for systemd to start it again
   // (docs/architecture.md "Wiring and lifecycle").
@@ -188,7 +217,34 @@ async function serveVenueBox(values: CliValues): Promise<number> {
       await box.stop().catch((err: unknown) => log.error({ err }, 'stopping failed'));
       throw failure.err;
     }),
+    // An update to install: the box stops serving, this process watches the new release through its health
+    // gate, then exits for systemd to start `current` (the new release, or this one again after a rollback).
+    box.installRequested.then(async (plan) => {
+      systemd.holdForInstall(`installing ${plan.to}`);
+      await box.stop();
+      await installAfterStop({
+        config,
+        dir: config.update.dir,
+        plan,
+        log,
+        now: Date.now,
+        gate: { readySeconds: config.update.readySeconds, probationSeconds: config.update.probationSeconds },
+        program: thisProgram(),
+        serveArgs: serveArgsOf(values),
+      });
+      return 0;
+    }),
   ]);
+}
+
+/** `serve`'s options for the release under trial: the same configuration, data directory and provisioning. */
+function serveArgsOf(values: CliValues): string[] {
+  return [
+    'serve',
+    ...(values.config ? ['--config', resolve(values.config)] : []),
+    ...(values['data-dir'] ? ['--data-dir', resolve(values['data-dir'])] : []),
+    ...(values.demo ? ['--demo'] : []),
+  ];
 }
 
 /** `stock check` / `stock rebuild` on the data directory's database (safe beside a running box: WAL). */

@@ -16,6 +16,10 @@ import { createSender } from '../modules/sync/up/sender.js';
 import { deviceSigner } from '../modules/sync/enrolment/signer.js';
 import { syncStatus } from '../modules/sync/status.js';
 import { type BoxMetrics, registerSyncGauges } from '../modules/health/metrics.js';
+import { createUpdateAgent } from '../modules/update/agent.js';
+import { createUpdateRepo } from '../modules/update/repo.js';
+import { localMinutes, venuesClosed } from '../modules/update/window.js';
+import { thisProgram } from '../modules/update/program.js';
 import type { Domain, Repos } from './domain.js';
 import pkg from '../../package.json';
 
@@ -48,8 +52,21 @@ export function createBackground(d: BackgroundDeps) {
   const enrolPollMs = config.sync.enrolPollSeconds * 1000;
   const savepoint = <T>(fn: () => T): T => db.transaction(fn)();
 
+  // Declared before the sender, which reports its state in every hello (docs/operations.md "Updating boxes").
+  const updates = createUpdateAgent({
+    dataDir,
+    log,
+    now,
+    options: { ...config.update, requestTimeoutMs },
+    program: thisProgram(),
+    repo: createUpdateRepo(db),
+    venuesClosed: (ms) => venuesClosed(repos.venues.allVenues(), ms),
+    localMinutes: (ms) => localMinutes(repos.venues.allVenues(), ms),
+    changed: () => sender.helloSoon(),
+  });
   const sender = createSender({
     repo: repos.sync,
+    updateReport: updates.report,
     dataDir,
     log,
     now,
@@ -105,6 +122,7 @@ export function createBackground(d: BackgroundDeps) {
   const puller = createPuller({
     dataDir,
     log,
+    offer: updates.offer,
     state: repos.catalogue.state,
     setError: (message) => repos.catalogue.setError(message, now()),
     options: {
@@ -170,5 +188,5 @@ export function createBackground(d: BackgroundDeps) {
   });
 
   // The three loops to the central are Services themselves (docs/sync.md "Talking to the central").
-  return { sender, puller, mediaFetcher, jobs };
+  return { sender, puller, mediaFetcher, jobs, updates };
 }

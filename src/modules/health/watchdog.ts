@@ -44,6 +44,7 @@ export function createSystemdNotifier(deps: NotifierDeps) {
   let queued = 0;
   let timer: NodeJS.Timeout | undefined;
   let failed = false;
+  let held = false;
 
   function sendNow(states: string[]): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -87,14 +88,23 @@ export function createSystemdNotifier(deps: NotifierDeps) {
       }, pingMs);
       timer.unref();
     },
+    /**
+     * An update is installed (src/modules/update/trial.ts): the box stops serving, but the process lives on and
+     * watches the new release, so systemd hears no STOPPING=1 and the watchdog is still fed.
+     */
+    holdForInstall(status: string): void {
+      held = true;
+      if (enabled) void send(`STATUS=${status}`);
+    },
     /** Shutting down: STOPPING=1; no more pings. */
     stopping(): void {
+      if (held) return;
       clearInterval(timer);
       if (enabled) void send('STOPPING=1');
     },
     /** Waits (at most FLUSH_MS) for the messages still being sent, so the process does not end before them. */
     async close(): Promise<void> {
-      clearInterval(timer);
+      if (!held) clearInterval(timer);
       let t: NodeJS.Timeout | undefined;
       await Promise.race([chain, new Promise((r) => (t = setTimeout(r, FLUSH_MS)))]);
       clearTimeout(t);

@@ -111,7 +111,7 @@ export const retryAfterSeconds = (header: string | string[] | undefined): number
 const json = (body: string): Buffer[] => [Buffer.from(body, 'utf8')];
 
 /** Headers of a request signed by the device (hello, the tail fetch). */
-async function signedHeaders(device: Device, sign: Signer, method: string, pathAndQuery: string, body: string) {
+export async function signedHeaders(device: Device, sign: Signer, method: string, pathAndQuery: string, body: string) {
   const signature = await sign(
     Buffer.from(requestSigningText(method, pathAndQuery, device.tenant, device.deviceId, body), 'utf8'),
   );

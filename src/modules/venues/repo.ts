@@ -6,6 +6,9 @@ export function createVenueRepo(db: Db) {
   const all = db.prepare<[string], { id: string; venue_json: string }>(
     'SELECT id, venue_json FROM venues WHERE tenant_id = ?',
   );
+  const everyTenant = db.prepare<[], { tenant_id: string; id: string; venue_json: string }>(
+    'SELECT tenant_id, id, venue_json FROM venues',
+  );
   const one = db.prepare<[string, string], { id: string; venue_json: string }>(
     'SELECT id, venue_json FROM venues WHERE tenant_id = ? AND id = ?',
   );
@@ -25,6 +28,8 @@ export function createVenueRepo(db: Db) {
   };
   return {
     listVenues: (tenantId: string): Venue[] => all.all(tenantId).map((r) => parse(tenantId, r)),
+    /** Every venue on the box, of every tenant. */
+    allVenues: (): Venue[] => everyTenant.all().map((r) => parse(r.tenant_id, r)),
     getVenue: (tenantId: string, id: string): Venue | undefined => {
       const row = one.get(tenantId, id);
       return row ? parse(tenantId, row) : undefined;

@@ -1,5 +1,6 @@
 import type { Logger } from '../../../log.js';
 import type { CatalogueResponse } from '../../../shared/catalogue-protocol.js';
+import { RELEASE_CHECKS, type ReleaseTarget } from '../../../shared/release.js';
 import { CatalogueApplyError, ChecksumMismatch } from './apply.js';
 import type { CatalogueState } from './repo.js';
 import { createCentralLoop, type StepContext } from '../central-loop.js';
@@ -25,6 +26,8 @@ export interface PullerDeps {
   /** Applies an answer in one transaction with its cursor; throws (nothing written) when it cannot. */
   apply(tenantId: string, res: CatalogueResponse): { items: number; venues: number };
   setError(message: string): void;
+  /** The release the central names for this box in each answer (docs/operations.md "Updating boxes"). */
+  offer?(target: ReleaseTarget | null | undefined): void;
 }
 
 /**
@@ -60,6 +63,10 @@ export function createPuller(deps: PullerDeps) {
       log.info({ mode: res.mode, from: after, rev: res.rev, ...applied }, 'catalogue from the central applied');
     }
     snapshot = false;
+    if (res.release != null && !RELEASE_CHECKS.target.Check(res.release)) {
+      log.warn('the central named a release in a shape this box does not know: ignored');
+      deps.offer?.(null);
+    } else deps.offer?.(res.release);
     return 0;
   }
 

@@ -8,6 +8,7 @@ import { type Device, loadDevice } from '../enrolment/device.js';
 import { reconcile, type Reinstater, SyncStateError } from '../reconcile/reconcile.js';
 import type { OutboxRow, SyncRepo } from '../repo.js';
 import type { Signer } from '../enrolment/signer.js';
+import type { UpdateReport } from '../../../shared/release.js';
 
 export interface SenderOptions {
   /** Wait this long after a commit before sending, so a burst of commands travels in one batch. */
@@ -30,6 +31,8 @@ export interface SenderDeps {
   signerFor(device: Device): Signer;
   reinstate: Reinstater;
   version: string;
+  /** The program and its update state, carried by every hello (docs/operations.md "Updating boxes"). */
+  updateReport?(): UpdateReport;
   /**
    * Resolves once an fsync begun after the call is done: the outbox rows just read may be a moment from the
    * disk (docs/architecture.md "Durability and speed"), and headquarters never gets an event a power cut could
@@ -93,6 +96,7 @@ export function createSender(deps: SenderDeps) {
         boxTimeMs: deps.now(),
         pendingSeq: repo.last()?.seq ?? 0,
         version: deps.version,
+        ...(deps.updateReport ? { update: deps.updateReport() } : {}),
       },
       client,
     );
@@ -223,6 +227,11 @@ export function createSender(deps: SenderDeps) {
     run: loop.run,
     /** After a commit that wrote to the outbox: send within flushDelayMs (sooner if a send is due already). */
     wake: loop.wake,
+    /** Something the hello reports changed (an update's state): say hello at the next step, soon. */
+    helloSoon(): void {
+      lastHelloMs = 0;
+      loop.wake();
+    },
     /** Ends the request in flight (the central's transaction either committed or not: the next start asks). */
     stop: loop.stop,
   };

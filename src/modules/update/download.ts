@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto';
+import {
+  createReadStream,
+  existsSync,
+  openSync,
+  closeSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+  fsyncSync,
+} from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '../../log.js';
+import { type ReleaseManifest, ReleaseRefused, type ReleaseTarget } from '../../shared/release.js';
+import { applyPatch } from '../../shared/release-patch.js';
+import { CentralError, type ClientOptions, retryAfterSeconds, signedHeaders } from '../sync/client.js';
+import type { Device } from '../sync/enrolment/device.js';
+import { deviceSigner } from '../sync/enrolment/signer.js';
+import { downloadsDir } from './layout.js';
+
+/** Bytes asked for in one request: the central answers ranges of at most 8 MiB. */
+const RANGE_BYTES = 1024 * 1024;
+
+export interface DownloadDeps {
+  device: Device;
+  client: ClientOptions;
+  /** The release directory (docs/operations.md "Updating boxes"); downloads go to DIR/downloads. */
+  dir: string;
+  log: Logger;
+  /** Average rate the download keeps under (0: as fast as the line goes): updates never crowd out orders' sync. */
+  bytesPerSecond: number;
+  /** Throws ReleaseRefused('disk') when the disk cannot take `bytes` more. */
+  reserve(bytes: number): void;
+  progress(bytes: number, total: number): void;
+}
+
+/** sha256 of a file, streamed. */
+export async function sha256OfFile(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** Throws ReleaseRefused unless `file` has the manifest's size and sha256. */
+export async function verifyBinary(file: string, manifest: ReleaseManifest): Promise<void> {
+  const size = statSync(file).size;
+  if (size !== manifest.size) {
+    throw new ReleaseRefused('size', `the binary has ${size} bytes; its manifest says ${manifest.size}`);
+  }
+  if ((await sha256OfFile(file)) !== manifest.sha256) {
+    throw new ReleaseRefused('hash', "the binary's sha256 is not its manifest's");
+  }
+}
+
+/**
+ * The release's binary in DIR/downloads, verified against its signed manifest (whose signature the caller
+ * checked): from a patch against this box's own binary when the central offers one (a few MB instead of the
+ * whole), else the whole. Every part is asked for by range and appended as it arrives, so a download cut off by
+ * an outage or a restart resumes where it stopped; nothing is kept that does not verify.
+ */
+export async function obtainRelease(
+  deps: DownloadDeps,
+  target: ReleaseTarget,
+  manifest: ReleaseManifest,
+  own: { binary: string; sha256: string | undefined },
+): Promise<string> {
+  const dir = downloadsDir(deps.dir);
+  mkdirSync(dir, { recursive: true, mode: 0o750 });
+  const done = join(dir, `${manifest.sha256}.bin`);
+  if (existsSync(done)) {
+    try {
+      await verifyBinary(done, manifest);
+      return done;
+    } catch {
+      rmSync(done, { force: true });
+    }
+  }
+  const part = join(dir, `${manifest.sha256}.part`);
+  const patch = target.patches.find((p) => p.from === own.sha256 && p.size < manifest.size);
+  if (patch && !existsSync(part)) {
+    const patchFile = join(dir, `${manifest.sha256}.from-${patch.from}.patch`);
+    try {
+      deps.reserve(patch.size + manifest.size);
+      await fetchRanges(deps, patch.url, patchFile, patch.size);
+      const out = `${part}.patched`;
+      await applyPatch(own.binary, patchFile, out, { maxOutputBytes: manifest.size });
+      await verifyBinary(out, manifest);
+      renameSync(out, done);
+      rmSync(patchFile, { force: true });
+      return done;
+    } catch (err) {
+      if (deps.client.signal?.aborted || err instanceof CentralError || (err as ReleaseRefused).reason === 'disk')
+        throw err;
+      // A patch that does not apply or does not yield the release: the whole binary instead.
+      deps.log.warn({ err: (err as Error).message }, 'the update patch did not give the release; downloading it whole');
+      rmSync(patchFile, { force: true });
+      rmSync(`${part}.patched`, { force: true });
+    }
+  }
+  deps.reserve(manifest.size - (existsSync(part) ? statSync(part).size : 0));
+  await fetchRanges(deps, target.url, part, manifest.size);
+  try {
+    await verifyBinary(part, manifest);
+  } catch (err) {
+    rmSync(part, { force: true });
+    throw err;
+  }
+  renameSync(part, done);
+  return done;
+}
+
+/** GETs `path` of `total` bytes into `file` range by range, from the bytes it holds already. */
+async function fetchRanges(deps: DownloadDeps, path: string, file: string, total: number): Promise<void> {
+  let have = existsSync(file) ? statSync(file).size : 0;
+  if (have > total) {
+    rmSync(file, { force: true });
+    have = 0;
+  }
+  const started = Date.now();
+  const startedAt = have;
+  const fd = openSync(file, 'a', 0o640);
+  try {
+    while (have < total) {
+      if (deps.client.signal?.aborted) throw new CentralError(0, 'stopping');
+      const end = Math.min(total, have + RANGE_BYTES) - 1;
+      const bytes = await rangeGet(deps, path, have, end);
+      writeSync(fd, bytes);
+      fsyncSync(fd);
+      have += bytes.length;
+      deps.progress(have, total);
+      if (deps.bytesPerSecond > 0) {
+        const due = ((have - startedAt) / deps.bytesPerSecond) * 1000 - (Date.now() - started);
+        if (due > 0) await sleep(due, undefined, { signal: deps.client.signal }).catch(() => undefined);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One signed `Range: bytes=start-end` GET; exactly those bytes, or a throw. */
+async function rangeGet(deps: DownloadDeps, path: string, start: number, end: number): Promise<Buffer> {
+  const { device, client } = deps;
+  const headers = await signedHeaders(device, deviceSigner(device.secretKey), 'GET', path, '');
+  const target = new URL(`${device.central.replace(/\/+$/, '')}${path}`);
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  const signal = AbortSignal.any([
+    AbortSignal.timeout(client.requestTimeoutMs),
+    ...(client.signal ? [client.signal] : []),
+  ]);
+  const want = end - start + 1;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      target,
+      { method: 'GET', headers: { ...headers, range: `bytes=${start}-${end}` }, signal },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > want && status === 206) req.destroy(new Error('the central sent more than the range'));
+          else if (size <= Math.max(want, 64 * 1024)) chunks.push(c);
+        });
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          if (status === 206 && body.length === want) return resolve(body);
+          const retry = res.headers['retry-after'];
+          const text =
+            status === 206 ? `a range of ${body.length} bytes instead of ${want}` : body.toString('utf8', 0, 200);
+          reject(
+            new CentralError(
+              status === 206 ? 502 : status,
+              `central answered ${status} for ${path} bytes ${start}-${end}: ${text}`,
+              undefined,
+              retryAfterSeconds(typeof retry === 'string' ? retry : undefined),
+            ),
+          );
+        });
+        res.on('error', (err) => reject(new CentralError(0, `download cut off (${err.message})`)));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new CentralError(
+          0,
+          `central unreachable (${err.name === 'AbortError' ? 'timeout or stopping' : (err.code ?? err.message)})`,
+        ),
+      ),
+    );
+    req.end();
+  });
+}
