@@ -46,7 +46,10 @@ export const ReleaseManifest = Type.Object(
       { additionalProperties: false },
     ),
     notes: Type.String({ maxLength: 4000 }),
-    createdAt: Type.String({ format: 'date-time', maxLength: 40 }),
+    createdAt: Type.String({
+      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
+      description: 'when it was signed, ISO 8601',
+    }),
     rollback: Type.Boolean({
       description: 'headquarters allows boxes on a newer version to install this one (a forced rollback)',
     }),
