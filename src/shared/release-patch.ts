@@ -13,6 +13,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createZstdDecompress } from 'node:zlib';
 import { findOnPath } from './executable-arch.js';
+import { fsyncPath } from './files.js';
 
 /** Makes a patch when Debian's `zstd` is on PATH (the central's machine; a box never needs it). */
 export const zstdAvailable = (): boolean => findOnPath('zstd') !== undefined;
@@ -50,13 +51,13 @@ export async function makePatch(fromFile: string, toFile: string, outFile: strin
   const tmp = tempNameFor(outFile);
   try {
     await run(zstd, ['-q', '-q', '-f', `--memory=${memoryMiB}MiB`, `--patch-from=${fromFile}`, toFile, '-o', tmp]);
-    await fsyncFile(tmp);
+    fsyncPath(tmp);
     await rename(tmp, outFile);
   } catch (err) {
     await rm(tmp, { force: true });
     throw err;
   }
-  await fsyncDirectory(dirname(outFile));
+  fsyncPath(dirname(outFile), true);
 }
 
 /**
@@ -104,7 +105,7 @@ export async function applyPatch(
     }
     throw err;
   }
-  await fsyncDirectory(dirname(outFile));
+  fsyncPath(dirname(outFile), true);
 }
 
 /**
@@ -141,25 +142,6 @@ async function readWhole(file: string): Promise<Buffer> {
 /** A name beside `file` that no other writer uses; a crash can leave it, never `file` half-written. */
 function tempNameFor(file: string): string {
   return join(dirname(file), `.${basename(file)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
-}
-
-async function fsyncFile(file: string): Promise<void> {
-  const fh = await open(file, 'r+');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-/** Makes a rename in `dir` durable (POSIX: the directory entry is the directory's data). */
-export async function fsyncDirectory(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
 }
 
 /** Runs a command to its end; rejects with its last line of stderr when it fails. */
