@@ -227,6 +227,20 @@ describe('venue-box release', () => {
     expect(spawnSync('ls', [dir], { encoding: 'utf8' }).stdout).not.toMatch(/README\.release\.json|true\.release/);
   });
 
+  test('a binary given by a bare name is the file in the current directory, not a program on PATH', () => {
+    const key = keygen('hq-bare.json');
+    copyFileSync(binary, join(dir, 'node')); // `node` is on PATH: it prints no release info
+    const r = spawnSync(process.execPath, [join(root, 'dist/main.cjs'), 'release', 'sign', 'node', '--key', key.file], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    outputs.push(r.stdout, r.stderr);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^signed venue-box .*\nnode\.release\.json\n$/);
+    rmSync(join(dir, 'node'));
+  });
+
   test('--help lists the release commands; the box help names them too', () => {
     const r = release(['--help']);
     expect(r.status).toBe(0);

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -56,9 +56,11 @@ export async function infoOfBinary(file: string): Promise<BinaryInfo> {
   // The binary writes its addons to a cache at start: a directory of its own, so that signing leaves nothing behind.
   const cache = mkdtempSync(join(tmpdir(), 'venue-box-release-info-'));
   const { NODE_OPTIONS: _, ...env } = process.env;
+  // An absolute path: a bare name (`venue-box`) would otherwise be looked up on PATH, and another program run.
+  const path = resolve(file);
   const [command, args] = emulator?.command
-    ? [emulator.command, [file, 'release', 'info']]
-    : [file, ['release', 'info']];
+    ? [emulator.command, [path, 'release', 'info']]
+    : [path, ['release', 'info']];
   try {
     const run = await new Promise<{ code: number | string | null; stdout: string; stderr: string }>((resolve) => {
       execFile(
