@@ -47,6 +47,11 @@ Usage:
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
   venue-box central import FILE [--data-dir DIR] [--database-url URL]
   venue-box central purge-tombstones [--older-than-days D] [--data-dir DIR] [--database-url URL]
+  venue-box release keygen --out FILE
+  venue-box release rotate --key OLD --out NEW
+  venue-box release sign BINARY --key KEY [--notes TEXT] [--rollback] [--out FILE]
+  venue-box release verify FILE --public-key B64 [--binary BINARY]
+  venue-box release info
   venue-box --help
   venue-box --version
 
@@ -100,6 +105,13 @@ central commands (the central node: 'venue-box central --help' for more):
   import FILE       a provisioning file (native-config/demo.json's shape) into the catalogue
                     that flows down to every box of its tenants
   purge-tombstones  remove retired catalogue rows older than D days (default 30)
+
+release commands (headquarters' offline signing of the box's program, docs/operations.md "Updating boxes";
+'venue-box release --help' for more):
+  keygen, rotate    a new release key; the next key, vouched for by the one before
+  sign BINARY       BINARY.release.json, the signed manifest of a venue-box binary (x64, or arm64 under qemu)
+  verify FILE       check a release file's signature (and a binary) as a box would; exit 1 when refused
+  info              this binary's version, architecture, Node and box schema as JSON
 
 Logs are JSON lines on stdout. SIGTERM or SIGINT stops the box cleanly.
 Exit codes (docs/operations.md "Exit codes"): 0 done, 1 the command's answer is no, 64 usage,
@@ -155,6 +167,11 @@ async function main(argv: string[]): Promise<number> {
   }
   if (argv[0] === 'sync') return runProgram(SYNC.name, () => dispatch(SYNC, argv.slice(1)));
   if (argv[0] === 'update') return runProgram(UPDATE.name, () => dispatch(UPDATE, argv.slice(1)));
+  // Headquarters' release signing (docs/operations.md "Updating boxes"): loaded by its commands only, as the central's.
+  if (argv[0] === 'release') {
+    const { RELEASE } = await import('./modules/update/release-cli.js');
+    return runProgram(RELEASE.name, () => dispatch(RELEASE, argv.slice(1)));
+  }
   return runProgram(BOX.name, async () => {
     const { values } = parseCommandLine(OPTIONS, argv);
     if (values.version && !values.help) return print(`${pkg.version} (Node ${process.versions.node})\n`);

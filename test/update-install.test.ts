@@ -43,7 +43,12 @@ beforeAll(() => {
     ),
   );
   stallsAfterReady = buildRelease('1.3.0', (tree) =>
-    editSource(tree, 'src/main.ts', 'const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });', STALL),
+    editSource(
+      tree,
+      'src/main.ts',
+      'const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });',
+      STALL,
+    ),
   );
   migratesThenStalls = buildRelease('1.4.0', (tree) => {
     editSource(
@@ -52,7 +57,12 @@ beforeAll(() => {
       '  migration0012,\n];',
       "  migration0012,\n  { version: 13, name: 'update-test', up: 'CREATE TABLE update_test (x INTEGER) STRICT;' },\n];",
     );
-    editSource(tree, 'src/main.ts', 'const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });', STALL);
+    editSource(
+      tree,
+      'src/main.ts',
+      'const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });',
+      STALL,
+    );
   });
   dir = mkdtempSync(join(tmpdir(), 'vb-update-'));
   optDir = join(dir, 'opt');
@@ -66,7 +76,14 @@ beforeAll(() => {
       dataDir,
       provisioningFile: join(root, 'native-config/demo.json'),
       backup: { enabled: false },
-      update: { dir: optDir, releaseKeys: [pub], checkSeconds: 0.5, readySeconds: 60, probationSeconds: 4, quietMinutes: 0 },
+      update: {
+        dir: optDir,
+        releaseKeys: [pub],
+        checkSeconds: 0.5,
+        readySeconds: 60,
+        probationSeconds: 4,
+        quietMinutes: 0,
+      },
     }),
   );
   // The box as flashed: its first release put in place by itself.
@@ -81,15 +98,24 @@ afterAll(async () => {
 const url = (path: string) => `http://127.0.0.1:${unit.port()}${path}`;
 
 async function listening(version: string, after: number): Promise<void> {
-  await unit.waitForLog((e) => e.msg === 'venue-box listening' && e.host === '127.0.0.1' && e.port !== undefined && unit.port() !== undefined, 90_000, after);
+  await unit.waitForLog(
+    (e) =>
+      e.msg === 'venue-box listening' && e.host === '127.0.0.1' && e.port !== undefined && unit.port() !== undefined,
+    90_000,
+    after,
+  );
   await expect.poll(async () => (await updateStatus()).version, { timeout: 30_000 }).toBe(version);
 }
 
 /** `update status --json` of the release `current` names. */
 async function updateStatus(): Promise<Record<string, any>> {
-  const out = execFileSync(join(optDir, 'current', 'venue-box'), ['update', 'status', '--json', '--config', configFile], {
-    encoding: 'utf8',
-  });
+  const out = execFileSync(
+    join(optDir, 'current', 'venue-box'),
+    ['update', 'status', '--json', '--config', configFile],
+    {
+      encoding: 'utf8',
+    },
+  );
   return JSON.parse(out) as Record<string, any>;
 }
 
@@ -113,7 +139,9 @@ async function apply(release: BuiltRelease): Promise<void> {
   const signed = await signRelease(release, keys.secretKey);
   const file = `${release.binary}.release.json`;
   writeFileSync(file, JSON.stringify(signed));
-  execFileSync(join(optDir, 'current', 'venue-box'), ['update', 'apply', file, '--config', configFile], { stdio: 'pipe' });
+  execFileSync(join(optDir, 'current', 'venue-box'), ['update', 'apply', file, '--config', configFile], {
+    stdio: 'pipe',
+  });
 }
 
 describe('installing releases from a stick', STORY, () => {
@@ -127,7 +155,12 @@ describe('installing releases from a stick', STORY, () => {
     await apply(good);
     await listening('1.1.0', mark);
     await expect.poll(async () => (await updateStatus()).state, { timeout: 30_000 }).toBe('healthy');
-    expect(await updateStatus()).toMatchObject({ current: '1.1.0', previous: '1.0.0', target: '1.1.0', installing: null });
+    expect(await updateStatus()).toMatchObject({
+      current: '1.1.0',
+      previous: '1.0.0',
+      target: '1.1.0',
+      installing: null,
+    });
     expect(existsSync(join(optDir, 'releases/1.0.0/venue-box'))).toBe(true);
     expect((await orderOf(before)).status).toBe(200);
   }, 180_000);
@@ -137,7 +170,12 @@ describe('installing releases from a stick', STORY, () => {
     await apply(exitsAtStart);
     await unit.waitForLog((e) => e.msg === 'update rolled back', 120_000, mark);
     await listening('1.1.0', mark);
-    expect(await updateStatus()).toMatchObject({ state: 'rolledBack', target: '1.2.0', reason: 'exited', current: '1.1.0' });
+    expect(await updateStatus()).toMatchObject({
+      state: 'rolledBack',
+      target: '1.2.0',
+      reason: 'exited',
+      current: '1.1.0',
+    });
     expect((await updateStatus()).detail).toMatch(/broken on purpose/);
   }, 180_000);
 
@@ -146,7 +184,12 @@ describe('installing releases from a stick', STORY, () => {
     await apply(stallsAfterReady);
     await unit.waitForLog((e) => e.msg === 'update rolled back', 120_000, mark);
     await listening('1.1.0', mark);
-    expect(await updateStatus()).toMatchObject({ state: 'rolledBack', target: '1.3.0', reason: 'gate', current: '1.1.0' });
+    expect(await updateStatus()).toMatchObject({
+      state: 'rolledBack',
+      target: '1.3.0',
+      reason: 'gate',
+      current: '1.1.0',
+    });
   }, 180_000);
 
   test('one that migrates the database and fails: the backup is restored, the old release opens it', async () => {
@@ -154,7 +197,12 @@ describe('installing releases from a stick', STORY, () => {
     await apply(migratesThenStalls);
     await unit.waitForLog((e) => e.msg === 'update rolled back', 120_000, mark);
     await listening('1.1.0', mark);
-    expect(await updateStatus()).toMatchObject({ state: 'rolledBack', target: '1.4.0', reason: 'gate', current: '1.1.0' });
+    expect(await updateStatus()).toMatchObject({
+      state: 'rolledBack',
+      target: '1.4.0',
+      reason: 'gate',
+      current: '1.1.0',
+    });
     expect((await orderOf(before)).status).toBe(200);
     // A rolled-back release is never tried again by itself.
     const again = unit.logs.length;

@@ -18,7 +18,11 @@ export interface Unit {
   /** The port of the current start once it listens. */
   port(): number | undefined;
   /** The version that started last (from its `venue-box listening` line's process). */
-  waitForLog(match: (entry: Record<string, unknown>) => boolean, timeoutMs: number, after?: number): Promise<Record<string, unknown>>;
+  waitForLog(
+    match: (entry: Record<string, unknown>) => boolean,
+    timeoutMs: number,
+    after?: number,
+  ): Promise<Record<string, unknown>>;
   kill9(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -34,7 +38,11 @@ export function runUnit(dir: string, configFile: string, env: NodeJS.ProcessEnv 
   const guard = () => {
     const previous = join(dir, 'previous', 'venue-box');
     if (!existsSync(previous)) return;
-    const r = spawnSync(previous, ['update', 'guard', '--config', configFile], { env, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(previous, ['update', 'guard', '--config', configFile], {
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     for (const line of `${r.stdout}${r.stderr}`.split('\n').filter(Boolean)) logs.push(`guard: ${line}`);
   };
 
