@@ -12,6 +12,7 @@ export const SYSTEM_PACKAGES = {
   faketime: `/usr/lib/${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu/faketime/libfaketime.so.1`,
   systemd: '/usr/bin/systemd-notify',
   python3: '/usr/bin/python3',
+  zstd: '/usr/bin/zstd',
 } as const;
 
 export type SystemPackage = keyof typeof SYSTEM_PACKAGES;
