@@ -443,6 +443,12 @@ describe('rollouts', STORY, () => {
       'invalidField',
       ['/stages'],
     );
+    await expectApiError(
+      await hq('POST', '/rollouts', { version: '6.0.0', devices: { all: true }, startsAt: '0000-01-01T00:00:00Z' }),
+      400,
+      'invalidField',
+      ['/startsAt'],
+    );
     const bad = await hq('POST', '/rollouts', { version: '6.0.0', devices: { percent: 0 } });
     expect(bad.status).toBe(400);
     expect((await hq('GET', '/rollouts')).status).toBe(200);

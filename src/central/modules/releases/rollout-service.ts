@@ -172,7 +172,10 @@ export function createRolloutService(
     async create(tenantId: string, userId: string, input: RolloutInput) {
       const nowMs = o.now();
       const startsAtMs = input.startsAt === undefined ? nowMs : Date.parse(input.startsAt);
-      if (Number.isNaN(startsAtMs)) throw invalidField('/startsAt', 'startsAt must be an ISO date-time');
+      // Years 2000-9999: PostgreSQL has no year 0, and a date it cannot store must be a 400, never a 500.
+      if (!(startsAtMs >= Date.UTC(2000, 0, 1) && startsAtMs < Date.UTC(10_000, 0, 1))) {
+        throw invalidField('/startsAt', 'startsAt must be an ISO date-time of years 2000 to 9999');
+      }
       const stages = input.stages ?? DEFAULTS.stages;
       if (stages.some((s, i) => i > 0 && s <= stages[i - 1]!) || stages[stages.length - 1] !== 100) {
         throw invalidField('/stages', 'stages must ascend and end in 100');
