@@ -232,6 +232,21 @@ describe('uploads', () => {
     expect(await json(hq('GET', '/releases/2.2.0/x64'))).toMatchObject({ received: 0, state: 'uploading' });
   });
 
+  test('two pieces racing for the same place: one is stored, the other told where to resume', async () => {
+    const r = makeRelease('2.3.0', randomBytes(2 * MiB));
+    expect((await hq('POST', '/releases', r.signed)).status).toBe(201);
+    const piece = r.bytes.subarray(0, MiB + 1);
+    const answers = await Promise.all([put(r, 0, piece), put(r, 0, piece)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    expect(await json(hq('GET', '/releases/2.3.0/x64'))).toMatchObject({ received: MiB + 1 });
+    expect(await json(put(r, MiB + 1, r.bytes.subarray(MiB + 1)))).toMatchObject({ state: 'ready' });
+    // More than one request may carry: 413, nothing written.
+    const big = makeRelease('2.3.1', randomBytes(5 * MiB));
+    expect((await hq('POST', '/releases', big.signed)).status).toBe(201);
+    await expectApiError(await put(big, 0, big.bytes.subarray(0, 4 * MiB + 1)), 413, 'payloadTooLarge');
+    expect(await json(hq('GET', '/releases/2.3.1/x64'))).toMatchObject({ received: 0 });
+  });
+
   test('through the CLI: the file and its binary, one line per result; bad input is one line and its exit code', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vb-release-cli-'));
     const r = makeRelease('3.0.0', randomBytes(3 * MiB + 7));
