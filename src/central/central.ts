@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { bearerOf } from '../http/listen.js';
 import type { Logger } from '../log.js';
 import { loadOrCreateKey } from '../shared/jwt.js';
@@ -25,6 +25,10 @@ import { catalogueFeedRoutes, hqCatalogueRoutes } from './modules/catalogue/rout
 import { inboxRoutes } from './modules/inbox/routes.js';
 import { createInboxService } from './modules/inbox/service.js';
 import { mediaRoutes } from './modules/media/routes.js';
+import { createPatchMaker } from './modules/releases/patches.js';
+import { createRolloutService } from './modules/releases/rollout-service.js';
+import { releaseRoutes } from './modules/releases/routes.js';
+import { createReleaseService } from './modules/releases/service.js';
 import { createRuntime, type Service, type ServiceFailure, serviceOf } from '../shared/runtime.js';
 
 export interface CentralOptions {
@@ -97,12 +101,23 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       now,
       refreshRetryGraceMs: o.refreshRetryGraceMs ?? CENTRAL_AUTH_DEFAULTS.refreshRetryGraceMs,
     });
-    const devices = createDeviceService(pool, now);
+    const notifier = createNotifier(db.url, log);
+    const rollouts = createRolloutService(pool, { now, log, generation: notifier.generation });
+    const devices = createDeviceService(pool, now, {
+      // A failed evaluation must not fail the hello: the next report or long poll evaluates again.
+      onUpdateReport: (tenantId) =>
+        rollouts
+          .evaluate(tenantId)
+          .catch((err: unknown) => log.error({ err, tenant: tenantId }, 'rollout evaluation failed')),
+    });
+    const patchMaker = createPatchMaker(pool, { log, workDir: join(dataDir, 'release-work') });
+    const releases = createReleaseService(pool, {
+      onReady: (tenantId, sha256) => patchMaker.schedule(tenantId, sha256),
+    });
     // Two connections stay free of batches: hello, enrolment and headquarters' reads always find one.
     const limiter = createIngestLimiter(POOL_SIZE - 2);
     const ingest = createIngestService({ pool, limiter, ensurePartitions: monthlyPartitions(pool, now) });
     const hq = createHqService(pool, devices);
-    const notifier = createNotifier(db.url, log);
     const feed = createCatalogueFeed(pool, notifier);
 
     const http = createCentralHttp({
@@ -116,10 +131,19 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
         ...deviceRoutes(devices),
         ...ingestRoutes(ingest),
         ...hqRoutes(hq),
-        ...catalogueFeedRoutes(devices, feed, pool),
+        ...catalogueFeedRoutes(devices, feed, pool, (device) =>
+          rollouts.targetFor({
+            tenantId: device.tenantId,
+            deviceId: device.deviceId,
+            venueId: device.venueId,
+            version: device.programVersion,
+            arch: device.arch,
+          }),
+        ),
         ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
         ...mediaRoutes(pool, devices),
         ...inboxRoutes(createInboxService(pool)),
+        ...releaseRoutes(releases, rollouts, devices),
       ],
     });
 
@@ -137,6 +161,17 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       // Closed before the batches are waited for: waiting long polls answer now ("no change").
       { name: 'catalogue notifier', service: catalogueListener, policy: 'fatal', ready: catalogueListener.started },
       { name: 'hourly sweeps', service: hourlySweeps(auth, pool, log, now), policy: 'fatal' },
+      // Patches the central stopped before making are made now, in the background; stopping waits for the one under way.
+      {
+        name: 'release patches',
+        service: serviceOf({
+          start: () =>
+            void patchMaker.resume().catch((err: unknown) => log.error({ err }, 'resuming release patches failed')),
+          drain: () => patchMaker.idle(),
+        }),
+        policy: 'fatal',
+        deadlineMs: DRAIN_TIMEOUT_MS,
+      },
       { name: 'http', service: http.service, policy: 'fatal', ready: http.listening },
     ]);
 

@@ -10,6 +10,7 @@ import type { DeviceView } from './modules/devices/repo.js';
 import { createDeviceService } from './modules/devices/service.js';
 import { importCatalogue } from './modules/catalogue/import.js';
 import { createCatalogueRepo } from './modules/catalogue/repo.js';
+import { listReleases, uploadRelease } from './modules/releases/commands.js';
 import type { Pool } from './db/pool.js';
 import { untilSignal } from '../shared/until-signal.js';
 
@@ -21,9 +22,13 @@ const USAGE = `Usage:
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
   venue-box central import FILE [--data-dir DIR] [--database-url URL]
   venue-box central purge-tombstones [--older-than-days D] [--data-dir DIR] [--database-url URL]
+  venue-box central release upload FILE.release.json [--binary FILE] [--tenant T] [--data-dir DIR] [--database-url URL]
+  venue-box central release list [--json] [--data-dir DIR] [--database-url URL]
 
 Without --database-url the central runs PostgreSQL embedded in DIR/postgres (default DIR ./central-data);
 enrol, devices and revoke use that cluster while the central runs, or start it for the command.
+release upload takes the binary beside its release file (the file's name without .release.json) unless --binary
+names it, and the central's only tenant unless --tenant names one.
 `;
 
 const OPTIONS = {
@@ -40,6 +45,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   'older-than-days': { type: 'string', default: '30' },
   'refresh-retry-grace-seconds': { type: 'string', default: '30' },
+  binary: { type: 'string' },
 } as const;
 
 type Options = typeof OPTIONS;
@@ -52,6 +58,8 @@ const commands: Command<Options>[] = [
   { words: ['revoke'], args: 1, run: (values, [device]) => revoke(values, device!) },
   { words: ['import'], args: 1, run: (values, [file]) => importFile(values, file!) },
   { words: ['purge-tombstones'], run: (values) => purgeTombstones(values) },
+  { words: ['release', 'upload'], args: 1, run: (values, [file]) => releaseUpload(values, file!) },
+  { words: ['release', 'list'], run: (values) => releaseList(values) },
 ];
 
 /** `venue-box central ...`, run by the one front end (src/command-line.ts; exit codes: docs/operations.md "Exit codes"). */
@@ -132,6 +140,21 @@ async function purgeTombstones(values: Values): Promise<number> {
   return 0;
 }
 
+/** A signed release and its binary into the central (docs/sync.md "Releases and rollouts"), then its patches. */
+async function releaseUpload(values: Values, file: string): Promise<number> {
+  await withPool(values, (pool) =>
+    uploadRelease(pool, { file, binary: values.binary, tenant: values.tenant }, (line) =>
+      process.stdout.write(`${line}\n`),
+    ),
+  );
+  return 0;
+}
+
+async function releaseList(values: Values): Promise<number> {
+  process.stdout.write(await withPool(values, (pool) => listReleases(pool, values.json === true)));
+  return 0;
+}
+
 /** Runs `fn` with the device service on the central's database, then closes it (stopping a cluster it started). */
 async function withDevices<T>(
   values: Values,
@@ -179,9 +202,25 @@ function table(list: DeviceView[]): string {
     String(d.lagEvents),
     d.lastContactAt ?? '-',
     d.clockOffsetMs === null ? '-' : `${d.clockOffsetMs} ms`,
+    d.version ?? '-',
+    d.arch ?? '-',
+    updateText(d),
   ]);
   const all = [
-    ['DEVICE', 'TENANT', 'VENUE', 'STATUS', 'KEY', 'EPOCH/SEQ', 'LAG', 'LAST CONTACT', 'CLOCK OFFSET'],
+    [
+      'DEVICE',
+      'TENANT',
+      'VENUE',
+      'STATUS',
+      'KEY',
+      'EPOCH/SEQ',
+      'LAG',
+      'LAST CONTACT',
+      'CLOCK OFFSET',
+      'VERSION',
+      'ARCH',
+      'UPDATE',
+    ],
     ...rows,
   ];
   const widths = all[0]!.map((_, i) => Math.max(...all.map((r) => r[i]!.length)));
@@ -193,6 +232,15 @@ function table(list: DeviceView[]): string {
         .trimEnd(),
     )
     .join('\n')}\n`;
+}
+
+/** `downloading 1.2.0 40%`, `rolledBack 1.2.0 (crashLoop)`, `idle`; `-` before any report. */
+function updateText(d: DeviceView): string {
+  const u = d.update;
+  if (!u) return '-';
+  const progress =
+    u.progress && u.progress.total > 0 ? ` ${Math.floor((u.progress.bytes / u.progress.total) * 100)}%` : '';
+  return `${u.state}${u.target ? ` ${u.target}` : ''}${progress}${u.reason ? ` (${u.reason})` : ''}`;
 }
 
 async function revoke(values: Values, deviceId: string): Promise<number> {

@@ -63,6 +63,16 @@ export const HTTP_ERRORS = {
     message: 'body not application/json (or, for a sync batch, not application/x-ndjson)',
     args: [],
   },
+  rangeNotSatisfiable: {
+    status: 416,
+    message: 'a release download without one `Range: bytes=A-B` of at most 8 MiB inside the file',
+    args: ['the size in bytes'],
+  },
+  releaseMismatch: {
+    status: 422,
+    message: "a release upload whose bytes do not match its manifest's sha256 and size: the upload is discarded",
+    args: ['sha256 or size'],
+  },
   idempotencyKeyReused: {
     status: 422,
     message: 'an Idempotency-Key reused for another order command',

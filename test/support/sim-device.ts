@@ -217,6 +217,19 @@ export class SimDevice {
     return this.signed('GET', `${PATHS.catalogue}?after=${after}&wait=${waitS}${snapshot ? '&snapshot=1' : ''}`, '');
   }
 
+  /** A signed GET with more headers (a Range), its body as bytes: a release download as the box asks it. */
+  async download(pathAndQuery: string, headers: Record<string, string> = {}): Promise<Answer & { bytes: Buffer }> {
+    const text = requestSigningText('GET', pathAndQuery, this.tenant, this.deviceId, '');
+    const signature = Buffer.from(signDetached(Buffer.from(text, 'utf8'), this.keys.secretKey)).toString('base64');
+    const res = await fetch(`${this.baseUrl}${pathAndQuery}`, {
+      headers: { 'x-tenant': this.tenant, 'x-device': this.deviceId, 'x-signature': signature, ...headers },
+    });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    let body: unknown = bytes;
+    if (res.headers.get('content-type')?.startsWith('application/json')) body = JSON.parse(bytes.toString('utf8'));
+    return { status: res.status, body, bytes, headers: res.headers };
+  }
+
   private signed(method: string, pathAndQuery: string, body: string): Promise<Answer> {
     const text = requestSigningText(method, pathAndQuery, this.tenant, this.deviceId, body);
     const signature = Buffer.from(signDetached(Buffer.from(text, 'utf8'), this.keys.secretKey)).toString('base64');

@@ -38,6 +38,7 @@ test('migrates a new database once, records the version, and runs again as a no-
   await afterSchema2();
   await afterSchema3();
   await afterSchema4();
+  await afterSchema6();
 });
 
 /** Rows as a central at schema 1 wrote them: a device with a head, and a balance past the safe range. */
@@ -97,6 +98,29 @@ async function afterSchema4(): Promise<void> {
   await expect(
     pool.query(
       `INSERT INTO hq_inbox (tenant_id, entry_id, venue_id, kind, body, rev, created_by) VALUES ('t', 'g', 'v', 'letter', '{}', 3, 'u')`,
+    ),
+  ).rejects.toMatchObject({ code: '23514' });
+}
+
+/** Migration 6: devices have said nothing of their program yet; a tenant has at most one current rollout. */
+async function afterSchema6(): Promise<void> {
+  expect((await pool.query(`SELECT program_version, update_report, update_at FROM devices`)).rows).toEqual([
+    { program_version: null, update_report: null, update_at: null },
+  ]);
+  const rollout = (id: string, state: string) =>
+    pool.query(
+      `INSERT INTO rollouts (tenant_id, rollout_id, version, selection, starts_at, install_window, stages, stage_minutes,
+         halt_share, stage_started_at, state, created_by)
+       VALUES ('t', $1, '1.0.0', '{"all":true}', now(), '"closed"', '[100]', 0, 0.2, now(), $2, 'u')`,
+      [id, state],
+    );
+  await rollout('r1', 'superseded');
+  await rollout('r2', 'active');
+  await expect(rollout('r3', 'halted')).rejects.toMatchObject({ code: '23505' });
+  await expect(
+    pool.query(
+      `INSERT INTO releases (tenant_id, version, arch, signed, sha256, size, received, uploaded_by)
+       VALUES ('t', '1.0.0', 'x64', '{}', 'h', 10, 11, 'u')`,
     ),
   ).rejects.toMatchObject({ code: '23514' });
 }

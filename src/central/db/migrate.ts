@@ -6,6 +6,7 @@ import { sql as headProof } from './migrations/0002-head-proof.js';
 import { sql as catalogue } from './migrations/0003-catalogue.js';
 import { sql as hqExtras } from './migrations/0004-hq-extras.js';
 import { sql as refreshRetry } from './migrations/0005-refresh-retry.js';
+import { sql as releases } from './migrations/0006-releases.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -14,6 +15,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 3, name: 'catalogue', sql: catalogue },
   { version: 4, name: 'hq-extras', sql: hqExtras },
   { version: 5, name: 'refresh-retry', sql: refreshRetry },
+  { version: 6, name: 'releases', sql: releases },
 ];
 
 /** A database newer than this central: exit 65, not restarted by systemd (docs/operations.md "Exit codes"). */

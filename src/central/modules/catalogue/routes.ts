@@ -8,6 +8,8 @@ import { Price, ProductId, Uuid } from '../../../shared/types.js';
 import { compile } from '../../../shared/validate.js';
 import { ok, SIGNED_HEADERS } from '../../contracts.js';
 import type { Pool } from '../../db/pool.js';
+import type { ReleaseTarget } from '../../../shared/release.js';
+import type { DeviceRow } from '../devices/repo.js';
 import type { DeviceService } from '../devices/service.js';
 import { createInboxRepo } from '../inbox/repo.js';
 import type { CatalogueFeed } from './feed.js';
@@ -56,8 +58,16 @@ const menuId = (v: string | undefined) => {
   }
 };
 
-/** The box's long poll for its catalogue: a request signed by the device, answered with its own tenant only. */
-export function catalogueFeedRoutes(devices: DeviceService, feed: CatalogueFeed, pool: Pool): Route[] {
+/**
+ * The box's long poll for its catalogue: a request signed by the device, answered with its own tenant only, and
+ * with the release the box should run (`release`, from `targetFor`; docs/sync.md "Releases and rollouts").
+ */
+export function catalogueFeedRoutes(
+  devices: DeviceService,
+  feed: CatalogueFeed,
+  pool: Pool,
+  targetFor?: (device: DeviceRow) => Promise<ReleaseTarget | null>,
+): Route[] {
   return [
     {
       method: 'get',
@@ -89,16 +99,15 @@ export function catalogueFeedRoutes(devices: DeviceService, feed: CatalogueFeed,
         const device = await devices.authenticate(req, '');
         // The box asks with the rev it committed: everything up to it (headquarters' entries too) is acknowledged.
         await createInboxRepo(pool).acknowledge(device.tenantId, device.deviceId, Number(after));
-        return json(
-          200,
-          await feed.poll(
-            device.tenantId,
-            Number(after),
-            Number(wait) * 1000,
-            req.query.get('snapshot') === '1',
-            device.venueId,
-          ),
+        const answer = await feed.poll(
+          device.tenantId,
+          Number(after),
+          Number(wait) * 1000,
+          req.query.get('snapshot') === '1',
+          device.venueId,
         );
+        // Computed when the poll answers, so a rollout change that woke it is in the answer.
+        return json(200, targetFor ? { ...answer, release: await targetFor(device) } : answer);
       },
     },
   ];

@@ -1,4 +1,5 @@
 import { MAX_REQUEST_BYTES } from '../../../shared/sync-protocol.js';
+import type { UpdateReport } from '../../../shared/release.js';
 import type { Head, TailEvent, TailResponse } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 
@@ -13,6 +14,10 @@ export interface DeviceRow {
   /** The header line and signature of the batch that set the head (null at seq 0, or set before migration 2). */
   proof: TailResponse['proof'];
   pendingSeq: number;
+  /** The program its last hello named (its update report's version, else the hello's); null before any. */
+  programVersion: string | null;
+  /** Its architecture as its last update report said; null when it never sent one. */
+  arch: string | null;
 }
 
 export interface DeviceView {
@@ -28,9 +33,15 @@ export interface DeviceView {
   clockOffsetMs: number | null;
   deadLetters: number;
   enrolledAt: string;
+  /** The program it runs and its update state, from its last hello (docs/sync.md "Releases and rollouts"). */
+  version: string | null;
+  arch: string | null;
+  update: UpdateReport | null;
+  updateAt: string | null;
 }
 
-const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, head_header, head_signature, pending_seq`;
+const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, head_header, head_signature, pending_seq,
+  program_version, update_report->>'arch' AS arch`;
 // biome-ignore lint/suspicious/noExplicitAny: a pg row, whose columns are DEVICE's: typed by the mapping below.
 const toDevice = (r: Record<string, any>): DeviceRow => ({
   tenantId: r.tenant_id,
@@ -45,6 +56,8 @@ const toDevice = (r: Record<string, any>): DeviceRow => ({
       ? { header: r.head_header, signature: (r.head_signature as Buffer).toString('base64') }
       : null,
   pendingSeq: r.pending_seq,
+  programVersion: r.program_version,
+  arch: r.arch,
 });
 
 /** A tail page stops adding events once it holds this many bytes of envelopes (it always holds one). */
@@ -131,6 +144,19 @@ export function createDeviceRepo(db: Queryable) {
         [tenantId, deviceId, pendingSeq, clockOffsetMs ?? null],
       );
     },
+    /** What a hello says of the box's program: its version, and its update report (null from a box without one). */
+    async recordProgram(
+      tenantId: string,
+      deviceId: string,
+      version: string,
+      report: UpdateReport | null,
+    ): Promise<void> {
+      await db.query(
+        `UPDATE devices SET program_version = $3, update_report = $4, update_at = CASE WHEN $4::jsonb IS NULL THEN update_at ELSE now() END
+         WHERE tenant_id = $1 AND device_id = $2`,
+        [tenantId, deviceId, version, report === null ? null : JSON.stringify(report)],
+      );
+    },
     /**
      * Up to `limit` events after `after`, bounded by bytes too: events of up to MAX_EVENT_BYTES each would make a
      * page of hundreds of megabytes, past what one JSON text can hold. Sizes come first (octet_length reads
@@ -177,6 +203,10 @@ export function createDeviceRepo(db: Queryable) {
         clockOffsetMs: r.clock_offset_ms,
         deadLetters: r.dead,
         enrolledAt: iso(r.enrolled_at)!,
+        version: r.program_version,
+        arch: r.update_report?.arch ?? null,
+        update: r.update_report,
+        updateAt: iso(r.update_at),
       }));
     },
     /** Device ids are UUIDs made by the central, unique across tenants, so the CLI names only the id. */

@@ -30,7 +30,14 @@ import { createDeviceRepo, type DeviceRow } from './repo.js';
 export const ENROL_FAILURES = { burst: 10, refillSeconds: 60 };
 
 /** Devices: enrolment codes, enrolment, signed requests (hello and the tail), listing and revocation. */
-export function createDeviceService(pool: Pool, now: () => number) {
+export function createDeviceService(
+  pool: Pool,
+  now: () => number,
+  hooks: {
+    /** A hello carried an update report (after it was stored): the tenant's rollout may halt or advance. */
+    onUpdateReport?(tenantId: string): Promise<void>;
+  } = {},
+) {
   const repo = createDeviceRepo(pool);
   const enrolFailures = createRateLimiter(ENROL_FAILURES, now);
 
@@ -127,6 +134,13 @@ export function createDeviceService(pool: Pool, now: () => number) {
         body.pendingSeq,
         Math.round(body.boxTimeMs - receivedMs),
       );
+      await repo.recordProgram(
+        device.tenantId,
+        device.deviceId,
+        body.update?.version ?? body.version,
+        body.update ?? null,
+      );
+      if (body.update) await hooks.onUpdateReport?.(device.tenantId);
       const fresh = await repo.device(device.tenantId, device.deviceId);
       return { head: fresh!.head, serverTimeMs: now(), protocols: [PROTOCOL], schema: SCHEMA };
     },

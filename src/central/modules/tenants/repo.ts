@@ -13,6 +13,11 @@ export function createTenantRepo(db: Queryable) {
         [id, name],
       );
     },
+    async tenantIds(): Promise<string[]> {
+      return (await db.query<{ tenant_id: string }>('SELECT tenant_id FROM tenants ORDER BY tenant_id')).rows.map(
+        (r) => r.tenant_id,
+      );
+    },
     async tenantExists(id: string): Promise<boolean> {
       return (await db.query('SELECT 1 FROM tenants WHERE tenant_id = $1', [id])).rowCount === 1;
     },
