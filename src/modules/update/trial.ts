@@ -152,7 +152,8 @@ async function runTrial(binary: string, deps: InstallDeps): Promise<Verdict> {
         if (entry.msg === 'venue-box listening' && typeof entry.port === 'number') port = entry.port;
         if ((entry.level ?? 0) >= 50) lastErrors.push(entry.msg ?? line);
       } catch {
-        lastErrors.push(line);
+        // Not a log line: an error's message on stderr (its stack's frames are left out).
+        if (line.trim() !== '' && !/^\s+at /.test(line)) lastErrors.push(line);
       }
       if (lastErrors.length > 3) lastErrors.shift();
     });

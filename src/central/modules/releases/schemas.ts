@@ -4,7 +4,6 @@ import { UUID_PATTERN } from '../../../shared/types.js';
 
 /** RFC 3339's date-time, as `toISOString()` writes it and more (an offset, any fraction). */
 const DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/i;
-export const isDateTime = (value: string): boolean => DATE_TIME.test(value) && !Number.isNaN(Date.parse(value));
 
 const Percent = Type.Integer({ minimum: 1, maximum: 100 });
 
