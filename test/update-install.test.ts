@@ -89,7 +89,7 @@ beforeAll(() => {
   );
   // The box as flashed: its first release put in place by itself.
   execFileSync(base.binary, ['update', 'init', '--config', configFile], { stdio: 'pipe' });
-  unit = runUnit(optDir, configFile);
+  unit = runUnit(optDir, configFile, dataDir);
 }, 600_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -27,7 +27,34 @@ export interface Unit {
   stop(): Promise<void>;
 }
 
-export function runUnit(dir: string, configFile: string, env: NodeJS.ProcessEnv = process.env): Unit {
+const UNIT_FILE = fileURLToPath(new URL('../../native-config/venue-box.service', import.meta.url));
+
+/**
+ * The unit's command lines and the exits it does not restart, with the box's paths in place of /opt/venue-box, its
+ * configuration file and /var/lib/venue-box: what runs here is what the unit runs.
+ */
+function unitCommands(dir: string, configFile: string, dataDir: string) {
+  const text = readFileSync(UNIT_FILE, 'utf8');
+  const line = (key: string) => {
+    const value = new RegExp(`^${key}=(.*)$`, 'm').exec(text)?.[1];
+    if (value === undefined) throw new Error(`native-config/venue-box.service has no ${key}=`);
+    return value
+      .replace(/^-/, '')
+      .replaceAll('/opt/venue-box', dir)
+      .replaceAll('/etc/venue-box/venue-box.jsonc', configFile)
+      .replaceAll('/var/lib/venue-box', dataDir)
+      .split(/\s+/);
+  };
+  return {
+    pre: line('ExecStartPre'),
+    start: line('ExecStart'),
+    noRestart: line('RestartPreventExitStatus').map(Number),
+    always: /^Restart=always$/m.test(text),
+  };
+}
+
+export function runUnit(dir: string, configFile: string, dataDir: string, env: NodeJS.ProcessEnv = process.env): Unit {
+  const unit = unitCommands(dir, configFile, dataDir);
   const logs: string[] = [];
   let child: ChildProcess | undefined;
   let exited: Promise<number | null> = Promise.resolve(null);
@@ -36,13 +63,9 @@ export function runUnit(dir: string, configFile: string, env: NodeJS.ProcessEnv 
   let starts = 0;
 
   const guard = () => {
-    const previous = join(dir, 'previous', 'venue-box');
-    if (!existsSync(previous)) return;
-    const r = spawnSync(previous, ['update', 'guard', '--config', configFile], {
-      env,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const [command, ...args] = unit.pre;
+    if (!existsSync(command!)) return;
+    const r = spawnSync(command!, args, { env, encoding: 'utf8', timeout: 60_000 });
     for (const line of `${r.stdout}${r.stderr}`.split('\n').filter(Boolean)) logs.push(`guard: ${line}`);
   };
 
@@ -51,7 +74,8 @@ export function runUnit(dir: string, configFile: string, env: NodeJS.ProcessEnv 
       guard();
       port = undefined;
       starts++;
-      const proc = spawn(join(dir, 'current', 'venue-box'), ['serve', '--config', configFile], {
+      const [command, ...args] = unit.start;
+      const proc = spawn(command!, args, {
         env,
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
@@ -72,7 +96,7 @@ export function runUnit(dir: string, configFile: string, env: NodeJS.ProcessEnv 
       }
       const code = await exited;
       child = undefined;
-      if (code !== null && [64, 65, 78].includes(code)) {
+      if ((code !== null && unit.noRestart.includes(code)) || (code === 0 && !unit.always)) {
         logs.push(`unit: exited with ${code}: not restarted`);
         return;
       }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from '../../log.js';
 import { freeBytesOf } from '../../shared/files.js';
 import {
+  RELEASE_CHECKS,
   type ReleaseManifest,
   ReleaseRefused,
   type ReleaseTarget,
@@ -13,7 +14,7 @@ import {
 import type { Service } from '../../shared/runtime.js';
 import { CentralError } from '../sync/client.js';
 import { loadDevice } from '../sync/enrolment/device.js';
-import { obtainRelease, sha256OfFile } from './download.js';
+import { type Obtained, obtainRelease, sha256OfFile, verifyBinary } from './download.js';
 import { binaryOf, installedVersions, installRelease, linkedVersion, pruneReleases, runsFromLayout } from './layout.js';
 import type { UpdateRepo } from './repo.js';
 import {
@@ -95,6 +96,31 @@ export function createUpdateAgent(deps: AgentDeps) {
   const installRequested = new Promise<InstallPlan>((r) => (requestInstall = r));
 
   const trustedKeys = () => status.releaseKeys ?? options.releaseKeys;
+  /** The sha256 of the release in DIR/releases that this process checked last (hashing 100 MB is not free). */
+  let verified: string | undefined;
+
+  /** The release is in DIR/releases already (downloaded before a restart, or the previous one of a rollback). */
+  async function installedAlready(manifest: ReleaseManifest, rollout: string): Promise<boolean> {
+    if (!existsSync(binaryOf(options.dir, manifest.version))) return false;
+    try {
+      await verifyBinary(binaryOf(options.dir, manifest.version), manifest);
+    } catch {
+      return false;
+    }
+    verified = manifest.sha256;
+    if (status.state === 'downloading' || status.sha256 !== manifest.sha256) {
+      set({
+        state: 'verified',
+        target: manifest.version,
+        sha256: manifest.sha256,
+        rollout,
+        progress: undefined,
+        detail: undefined,
+        reason: undefined,
+      });
+    }
+    return true;
+  }
 
   function set(next: Partial<UpdateStatus>, announce = true): void {
     const changedState = next.state !== undefined && next.state !== status.state;
@@ -151,12 +177,19 @@ export function createUpdateAgent(deps: AgentDeps) {
       ({ manifest, trusted: keys } = verifyRelease(t.release, trustedKeys()));
     } catch (err) {
       if (!(err instanceof ReleaseRefused)) throw err;
-      const id = `manifest:${t.release.signature.slice(0, 16)}`;
+      // What the unverified manifest says, for the report only: headquarters sees which release was refused.
+      const claimed = claimedRelease(t.release.manifest);
+      // Kept by its signature, never by the sha256 it claims: a forgery naming a good release's hash must not
+      // make the box refuse the good one.
+      const id = `signature:${t.release.signature}`;
       if (status.refused[id]) return false;
-      log.warn({ rollout: t.rollout, err: err.message }, 'a release offered to this box is refused');
+      log.warn(
+        { rollout: t.rollout, version: claimed?.version, err: err.message },
+        'a release offered to this box is refused',
+      );
       status = markFailed(
         status,
-        { version: '?', sha256: id, rollout: t.rollout },
+        { version: claimed?.version, sha256: id, rollout: t.rollout },
         'refused',
         err.reason,
         err.message,
@@ -176,11 +209,7 @@ export function createUpdateAgent(deps: AgentDeps) {
     if (failed) return false;
     const refusal = refusalFor(manifest, { ...program, databaseSchema: deps.repo.schema() });
     if (refusal) return refuse(manifest, t, refusal);
-    if (
-      !existsSync(binaryOf(options.dir, manifest.version)) ||
-      status.sha256 !== manifest.sha256 ||
-      status.state === 'downloading'
-    ) {
+    if (verified !== manifest.sha256 && !(await installedAlready(manifest, t.rollout))) {
       if (status.state !== 'downloading' || status.sha256 !== manifest.sha256) {
         set({
           state: 'downloading',
@@ -195,9 +224,9 @@ export function createUpdateAgent(deps: AgentDeps) {
       const device = loadDevice(dataDir);
       if (!device && t.rollout !== 'local') return false;
       ownSha ??= await sha256OfFile(program.execPath);
-      let file: string;
+      let obtained: Obtained;
       try {
-        file = await obtainRelease(
+        obtained = await obtainRelease(
           {
             device: device!,
             client: { requestTimeoutMs: options.requestTimeoutMs, signal: abort.signal },
@@ -236,9 +265,13 @@ export function createUpdateAgent(deps: AgentDeps) {
         throw err;
       }
       pruneReleases(options.dir, [program.version, linkedVersion(options.dir, 'previous')]);
-      installRelease(options.dir, manifest.version, file, JSON.stringify(t.release), true);
+      installRelease(options.dir, manifest.version, obtained.file, JSON.stringify(t.release), true);
+      verified = manifest.sha256;
       set({ state: 'verified', progress: undefined, detail: undefined, reason: undefined });
-      log.info({ version: manifest.version, rollout: t.rollout }, 'update downloaded and verified');
+      log.info(
+        { version: manifest.version, rollout: t.rollout, fetchedBytes: obtained.fetched, patched: obtained.patched },
+        'update downloaded and verified',
+      );
     }
     const why = notNow(
       t.rollout === 'local' ? 'now' : t.window,
@@ -338,5 +371,15 @@ export function createUpdateAgent(deps: AgentDeps) {
   };
 }
 export type UpdateAgent = ReturnType<typeof createUpdateAgent>;
+
+/** The version a manifest claims, without trusting it; undefined when it does not parse as one. */
+function claimedRelease(text: string): { version: string } | undefined {
+  try {
+    const m = JSON.parse(text) as Partial<ReleaseManifest>;
+    return RELEASE_CHECKS.manifest.Check(m) ? { version: m.version! } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 const sameKeys = (a: string[], b: string[]) => a.length === b.length && a.every((k) => b.includes(k));

@@ -63,19 +63,28 @@ export async function verifyBinary(file: string, manifest: ReleaseManifest): Pro
  * whole), else the whole. Every part is asked for by range and appended as it arrives, so a download cut off by
  * an outage or a restart resumes where it stopped; nothing is kept that does not verify.
  */
+export interface Obtained {
+  file: string;
+  /** Bytes that came over the network for it (a resumed download: since the restart). */
+  fetched: number;
+  /** Made from a patch against this box's own binary. */
+  patched: boolean;
+}
+
 export async function obtainRelease(
   deps: DownloadDeps,
   target: ReleaseTarget,
   manifest: ReleaseManifest,
   own: { binary: string; sha256: string | undefined },
-): Promise<string> {
+): Promise<Obtained> {
+  const counted = { bytes: 0 };
   const dir = downloadsDir(deps.dir);
   mkdirSync(dir, { recursive: true, mode: 0o750 });
   const done = join(dir, `${manifest.sha256}.bin`);
   if (existsSync(done)) {
     try {
       await verifyBinary(done, manifest);
-      return done;
+      return { file: done, fetched: 0, patched: false };
     } catch {
       rmSync(done, { force: true });
     }
@@ -86,13 +95,13 @@ export async function obtainRelease(
     const patchFile = join(dir, `${manifest.sha256}.from-${patch.from}.patch`);
     try {
       deps.reserve(patch.size + manifest.size);
-      await fetchRanges(deps, patch.url, patchFile, patch.size);
+      await fetchRanges(deps, patch.url, patchFile, patch.size, counted);
       const out = `${part}.patched`;
       await applyPatch(own.binary, patchFile, out, { maxOutputBytes: manifest.size });
       await verifyBinary(out, manifest);
       renameSync(out, done);
       rmSync(patchFile, { force: true });
-      return done;
+      return { file: done, fetched: counted.bytes, patched: true };
     } catch (err) {
       if (deps.client.signal?.aborted || err instanceof CentralError || (err as ReleaseRefused).reason === 'disk')
         throw err;
@@ -103,7 +112,7 @@ export async function obtainRelease(
     }
   }
   deps.reserve(manifest.size - (existsSync(part) ? statSync(part).size : 0));
-  await fetchRanges(deps, target.url, part, manifest.size);
+  await fetchRanges(deps, target.url, part, manifest.size, counted);
   try {
     await verifyBinary(part, manifest);
   } catch (err) {
@@ -111,11 +120,17 @@ export async function obtainRelease(
     throw err;
   }
   renameSync(part, done);
-  return done;
+  return { file: done, fetched: counted.bytes, patched: false };
 }
 
 /** GETs `path` of `total` bytes into `file` range by range, from the bytes it holds already. */
-async function fetchRanges(deps: DownloadDeps, path: string, file: string, total: number): Promise<void> {
+async function fetchRanges(
+  deps: DownloadDeps,
+  path: string,
+  file: string,
+  total: number,
+  counted: { bytes: number },
+): Promise<void> {
   let have = existsSync(file) ? statSync(file).size : 0;
   if (have > total) {
     rmSync(file, { force: true });
@@ -132,6 +147,7 @@ async function fetchRanges(deps: DownloadDeps, path: string, file: string, total
       writeSync(fd, bytes);
       fsyncSync(fd);
       have += bytes.length;
+      counted.bytes += bytes.length;
       deps.progress(have, total);
       if (deps.bytesPerSecond > 0) {
         const due = ((have - startedAt) / deps.bytesPerSecond) * 1000 - (Date.now() - started);

@@ -107,7 +107,7 @@ export function writeStatus(dataDir: string, status: UpdateStatus): void {
 /** A release that failed here: the status says why, and the box never installs it again by itself. */
 export function markFailed(
   status: UpdateStatus,
-  failed: { version: string; sha256: string; rollout?: string },
+  failed: { version: string | undefined; sha256: string; rollout?: string },
   state: 'rolledBack' | 'refused',
   reason: UpdateReason,
   detail: string,
@@ -123,7 +123,7 @@ export function markFailed(
     reason,
     detail: detail.slice(0, 500),
     since: now,
-    refused: { ...status.refused, [failed.sha256]: { version: failed.version, reason } },
+    refused: { ...status.refused, [failed.sha256]: { version: failed.version ?? '', reason } },
   };
 }
 

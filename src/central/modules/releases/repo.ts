@@ -64,6 +64,15 @@ export function createReleaseRepo(db: Queryable) {
       );
       return (rowCount ?? 0) > 0;
     },
+    /** The same bytes signed anew (a rollback release): its manifest replaces the one kept. */
+    async resign(tenantId: string, version: string, arch: string, signed: SignedRelease): Promise<void> {
+      await db.query('UPDATE releases SET signed = $4 WHERE tenant_id = $1 AND version = $2 AND arch = $3', [
+        tenantId,
+        version,
+        arch,
+        JSON.stringify(signed),
+      ]);
+    },
     async release(tenantId: string, version: string, arch: string, lock = false): Promise<ReleaseRow | undefined> {
       const { rows } = await db.query(
         `SELECT ${RELEASE} FROM releases WHERE tenant_id = $1 AND version = $2 AND arch = $3${lock ? ' FOR UPDATE' : ''}`,

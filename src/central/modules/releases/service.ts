@@ -125,7 +125,10 @@ export function createReleaseService(pool: Pool, options: ReleaseServiceOptions 
   return {
     get,
 
-    /** Registers a release file: created (true), or the same file again (false); other bytes under its name: 409. */
+    /**
+     * Registers a release file: created (true), or the same bytes again (false; a manifest signed anew, such as the
+     * same release signed as a rollback release, replaces the one kept); other bytes under its name: 409.
+     */
     async create(
       tenantId: string,
       userId: string,
@@ -147,6 +150,10 @@ export function createReleaseService(pool: Pool, options: ReleaseServiceOptions 
       }
       if (row.sha256 !== m.sha256 || row.size !== m.size) {
         throw AppError.of('conflict', `release ${m.version}/${m.arch} exists with other bytes (sha256 ${row.sha256})`);
+      }
+      if (!created && row.signed.signature !== signed.signature) {
+        await repo.resign(tenantId, m.version, m.arch, signed);
+        return { created, release: viewOf({ ...row, signed }) };
       }
       return { created, release: viewOf(row) };
     },

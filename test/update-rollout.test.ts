@@ -1,0 +1,235 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { sha256OfFile } from '../src/modules/update/download.js';
+import { CENTRAL_DEMO, centralCli, startTestCentral, type TestCentral } from './support/central.js';
+import { type BuiltRelease, buildRelease, editSource, releaseKeyPair, signRelease } from './support/releases.js';
+import { STORY } from './support/story.js';
+import { FAST_SYNC, waitFor } from './support/sync.js';
+import { skipWithout } from './support/system-packages.js';
+import { runUnit, type Unit } from './support/unit.js';
+
+// Updates from headquarters (docs/operations.md "Updating boxes"): releases built by build.sh, signed, uploaded to a
+// real central with its CLI, rolled out with the HQ API; two boxes run the single binary from release directories
+// under a stand-in for their systemd unit (test/support/unit.ts), enrolled at the central.
+const root = fileURLToPath(new URL('..', import.meta.url));
+const skip = skipWithout(import.meta.url, 'zstd');
+const keys = releaseKeyPair();
+const stranger = releaseKeyPair();
+const pub = Buffer.from(keys.publicKey).toString('base64');
+
+interface Box {
+  name: string;
+  opt: string;
+  dataDir: string;
+  config: string;
+  unit: Unit;
+}
+
+let central: TestCentral;
+let base: BuiltRelease;
+let good: BuiltRelease;
+let broken: BuiltRelease;
+let forged: BuiltRelease;
+let tampered: BuiltRelease;
+const boxes: Box[] = [];
+
+async function upload(release: BuiltRelease, secretKey = keys.secretKey): Promise<void> {
+  const file = `${release.binary}.release.json`;
+  writeFileSync(file, JSON.stringify(await signRelease(release, secretKey)));
+  const r = await centralCli(['release', 'upload', file, '--data-dir', central.dataDir]);
+  if (r.code !== 0) throw new Error(`release upload: ${r.code} ${r.stderr}`);
+}
+
+async function hqPost(path: string, body: unknown): Promise<any> {
+  const res = await fetch(central.url(path), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${await central.hqToken()}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+const statusOf = (box: Box): Record<string, any> =>
+  JSON.parse(
+    execFileSync(join(box.opt, 'current', 'venue-box'), ['update', 'status', '--json', '--config', box.config], {
+      encoding: 'utf8',
+    }),
+  );
+
+async function startBox(name: string): Promise<Box> {
+  const dir = mkdtempSync(join(tmpdir(), `vb-rollout-${name}-`));
+  const box = { name, opt: join(dir, 'opt'), dataDir: join(dir, 'data'), config: join(dir, 'venue-box.json') } as Box;
+  mkdirSync(box.dataDir);
+  writeFileSync(
+    box.config,
+    JSON.stringify({
+      host: '127.0.0.2',
+      port: 0,
+      dataDir: box.dataDir,
+      provisioningFile: join(root, 'native-config/demo.json'),
+      backup: { enabled: false },
+      ...FAST_SYNC,
+      sync: { ...FAST_SYNC.sync, catalogueWaitSeconds: 5 },
+      update: { dir: box.opt, releaseKeys: [pub], checkSeconds: 0.5, probationSeconds: 3, quietMinutes: 0 },
+    }),
+  );
+  execFileSync(base.binary, ['update', 'init', '--config', box.config], { stdio: 'pipe' });
+  const code = await central.enrolCode(CENTRAL_DEMO.venues[0]!);
+  execFileSync(base.binary, ['sync', 'enrol', '--central', central.url(''), '--code', code, '--config', box.config], {
+    stdio: 'pipe',
+  });
+  box.unit = runUnit(box.opt, box.config, box.dataDir);
+  boxes.push(box);
+  return box;
+}
+
+const EVERY_HOUR = { from: '00:00', to: '24:00' };
+
+beforeAll(async () => {
+  if (skip) return;
+  base = buildRelease('2.0.0');
+  good = buildRelease('2.1.0');
+  broken = buildRelease('2.2.0', (tree) =>
+    editSource(
+      tree,
+      'src/main.ts',
+      'async function serveVenueBox(values: CliValues): Promise<number> {',
+      "async function serveVenueBox(values: CliValues): Promise<number> {\n  throw new Error('this release is broken on purpose');",
+    ),
+  );
+  forged = buildRelease('2.3.0');
+  tampered = buildRelease('2.4.0');
+  central = await startTestCentral();
+  await upload(base);
+  await upload(good);
+  await upload(broken);
+  await upload(forged, stranger.secretKey);
+  await upload(tampered);
+  await startBox('a');
+  await startBox('b');
+}, 600_000);
+
+afterAll(async () => {
+  await Promise.all(boxes.map((b) => b.unit.stop()));
+  await central?.stop();
+});
+
+describe.skipIf(skip)('rollouts from headquarters', STORY, () => {
+  test('every box updates itself within its window, by a patch, and reports healthy', async () => {
+    await waitFor('both boxes to report 2.0.0 at the central', async () => {
+      const devices = (await central.hq('/hq-api/api/devices')) as any[];
+      return devices.filter((d) => d.version === '2.0.0').length === 2;
+    });
+    const rollout = await hqPost('/hq-api/api/rollouts', {
+      version: '2.1.0',
+      devices: { all: true },
+      window: EVERY_HOUR,
+      stages: [100],
+      stageMinutes: 0,
+    });
+    await waitFor(
+      'both boxes healthy on 2.1.0',
+      async () => (await central.hq(`/hq-api/api/rollouts/${rollout.id}`)).counts.healthy === 2,
+      120_000,
+    );
+    for (const box of boxes) {
+      expect(statusOf(box)).toMatchObject({ version: '2.1.0', state: 'healthy', current: '2.1.0', previous: '2.0.0' });
+      // The patch against 2.0.0 gave the exact binary the manifest names.
+      const downloaded = box.unit.logs
+        .map((l) => JSON.parse(l.startsWith('{') ? l : '{}'))
+        .find((e) => e.msg === 'update downloaded and verified');
+      expect(downloaded).toMatchObject({ version: '2.1.0', patched: true });
+      expect(downloaded.fetchedBytes).toBeLessThan(readFileSync(good.binary).length / 10);
+      expect(await sha256OfFile(join(box.opt, 'releases/2.1.0/venue-box'))).toBe(await sha256OfFile(good.binary));
+    }
+  }, 180_000);
+
+  test('a release signed by another key is refused by every box, whatever the central says', async () => {
+    const rollout = await hqPost('/hq-api/api/rollouts', {
+      version: '2.3.0',
+      devices: { all: true },
+      window: EVERY_HOUR,
+      stages: [100],
+      stageMinutes: 0,
+    });
+    await waitFor(
+      'both boxes to refuse it',
+      async () => (await central.hq(`/hq-api/api/rollouts/${rollout.id}`)).counts.refused === 2,
+      60_000,
+    );
+    for (const box of boxes)
+      expect(statusOf(box)).toMatchObject({ version: '2.1.0', state: 'refused', reason: 'signature' });
+  }, 120_000);
+
+  test('bytes changed at a broken-into central are refused: nothing installed, reported', async () => {
+    const facts = JSON.parse(readFileSync(join(central.dataDir, 'central-db.json'), 'utf8'));
+    const db = new pg.Client(
+      `postgres://${facts.user}:${encodeURIComponent(facts.password)}@127.0.0.1:${facts.port}/postgres`,
+    );
+    await db.connect();
+    const sha = await sha256OfFile(tampered.binary);
+    try {
+      // One byte of its binary changed where the central keeps it, and its patches gone: the boxes fetch it whole.
+      await db.query(
+        'UPDATE release_chunks SET data = set_byte(data, 100, (get_byte(data, 100) + 1) % 256) WHERE blob = $1 AND idx = 0',
+        [sha],
+      );
+      await db.query('DELETE FROM release_patches WHERE to_sha256 = $1', [sha]);
+    } finally {
+      await db.end();
+    }
+    const rollout = await hqPost('/hq-api/api/rollouts', {
+      version: '2.4.0',
+      devices: { all: true },
+      window: EVERY_HOUR,
+      stages: [100],
+      stageMinutes: 0,
+    });
+    await waitFor(
+      'both boxes to refuse it',
+      async () => (await central.hq(`/hq-api/api/rollouts/${rollout.id}`)).counts.refused === 2,
+      120_000,
+    );
+    for (const box of boxes) {
+      expect(statusOf(box)).toMatchObject({
+        version: '2.1.0',
+        state: 'refused',
+        reason: 'hash',
+        installed: ['2.0.0', '2.1.0'],
+      });
+    }
+  }, 180_000);
+
+  test('a staged rollout halts by itself when its canary rolls back; the others never get it', async () => {
+    const rollout = await hqPost('/hq-api/api/rollouts', {
+      version: '2.2.0',
+      devices: { all: true },
+      window: EVERY_HOUR,
+      stages: [50, 100],
+      stageMinutes: 0,
+      haltShare: 0,
+    });
+    const view = await waitFor(
+      'the rollout to halt',
+      async () => {
+        const r = await central.hq(`/hq-api/api/rollouts/${rollout.id}`);
+        return r.state === 'halted' ? r : undefined;
+      },
+      150_000,
+    );
+    expect(view.counts.rolledBack + view.counts.refused).toBe(1);
+    const states = boxes.map((b) => statusOf(b));
+    expect(states.map((s) => s.version)).toEqual(['2.1.0', '2.1.0']);
+    const canary = states.find((s) => s.target === '2.2.0')!;
+    expect(['rolledBack', 'refused']).toContain(canary.state);
+    const other = states.find((s) => s !== canary)!;
+    expect(other.target).not.toBe('2.2.0');
+  }, 200_000);
+});
