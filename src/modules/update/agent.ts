@@ -96,6 +96,7 @@ export function createUpdateAgent(deps: AgentDeps) {
   const installRequested = new Promise<InstallPlan>((r) => (requestInstall = r));
 
   const trustedKeys = () => status.releaseKeys ?? options.releaseKeys;
+  let superseded: AbortController | undefined;
   /** The sha256 of the release in DIR/releases that this process checked last (hashing 100 MB is not free). */
   let verified: string | undefined;
 
@@ -225,11 +226,16 @@ export function createUpdateAgent(deps: AgentDeps) {
       if (!device && t.rollout !== 'local') return false;
       ownSha ??= await sha256OfFile(program.execPath);
       let obtained: Obtained;
+      // A new target (a newer rollout) ends this download: the box goes for the latest, not each in between.
+      superseded = new AbortController();
       try {
         obtained = await obtainRelease(
           {
             device: device!,
-            client: { requestTimeoutMs: options.requestTimeoutMs, signal: abort.signal },
+            client: {
+              requestTimeoutMs: options.requestTimeoutMs,
+              signal: AbortSignal.any([abort.signal, superseded.signal]),
+            },
             dir: options.dir,
             log,
             bytesPerSecond: options.downloadBytesPerSecond,
@@ -257,6 +263,10 @@ export function createUpdateAgent(deps: AgentDeps) {
           return false;
         }
         if (err instanceof ReleaseRefused) return refuse(manifest, t, err);
+        if (superseded.signal.aborted && !abort.signal.aborted) {
+          log.info({ version: manifest.version }, 'update download left: the central names another release');
+          return false;
+        }
         if (err instanceof CentralError) {
           set({ detail: err.message.slice(0, 300) });
           log.warn({ err: err.message }, 'update download failed; retrying');
@@ -273,6 +283,8 @@ export function createUpdateAgent(deps: AgentDeps) {
         'update downloaded and verified',
       );
     }
+    // Named no more while it downloaded (a newer rollout, or none): the next step takes what is named now.
+    if (currentTarget()?.release.signature !== t.release.signature) return false;
     const why = notNow(
       t.rollout === 'local' ? 'now' : t.window,
       { ms: deps.now(), localMinutes: deps.localMinutes(deps.now()), venuesClosed: deps.venuesClosed(deps.now()) },
@@ -362,7 +374,9 @@ export function createUpdateAgent(deps: AgentDeps) {
     offer(next: ReleaseTarget | null | undefined): void {
       const before = JSON.stringify(target ?? null);
       target = next ?? null;
-      if (JSON.stringify(target) !== before) wake?.();
+      if (JSON.stringify(target) === before) return;
+      superseded?.abort();
+      wake?.();
     },
     /** `update apply` put a release on the box. */
     poke: () => wake?.(),
