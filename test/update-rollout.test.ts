@@ -36,6 +36,8 @@ let good: BuiltRelease;
 let broken: BuiltRelease;
 let forged: BuiltRelease;
 let tampered: BuiltRelease;
+let skipped: BuiltRelease;
+let latest: BuiltRelease;
 const boxes: Box[] = [];
 
 async function upload(release: BuiltRelease, secretKey = keys.secretKey): Promise<void> {
@@ -63,7 +65,7 @@ const statusOf = (box: Box): Record<string, any> =>
     }),
   );
 
-async function startBox(name: string): Promise<Box> {
+async function startBox(name: string, venue = CENTRAL_DEMO.venues[0]!): Promise<Box> {
   const dir = mkdtempSync(join(tmpdir(), `vb-rollout-${name}-`));
   const box = { name, opt: join(dir, 'opt'), dataDir: join(dir, 'data'), config: join(dir, 'venue-box.json') } as Box;
   mkdirSync(box.dataDir);
@@ -81,7 +83,7 @@ async function startBox(name: string): Promise<Box> {
     }),
   );
   execFileSync(base.binary, ['update', 'init', '--config', box.config], { stdio: 'pipe' });
-  const code = await central.enrolCode(CENTRAL_DEMO.venues[0]!);
+  const code = await central.enrolCode(venue);
   execFileSync(base.binary, ['sync', 'enrol', '--central', central.url(''), '--code', code, '--config', box.config], {
     stdio: 'pipe',
   });
@@ -106,14 +108,18 @@ beforeAll(async () => {
   );
   forged = buildRelease('2.3.0');
   tampered = buildRelease('2.4.0');
+  skipped = buildRelease('2.5.0');
+  latest = buildRelease('2.6.0');
   central = await startTestCentral();
   await upload(base);
   await upload(good);
   await upload(broken);
   await upload(forged, stranger.secretKey);
   await upload(tampered);
+  await upload(skipped);
+  await upload(latest);
   await startBox('a');
-  await startBox('b');
+  await startBox('b', CENTRAL_DEMO.venues[1]!);
 }, 600_000);
 
 afterAll(async () => {
@@ -232,4 +238,23 @@ describe.skipIf(skip)('rollouts from headquarters', STORY, () => {
     const other = states.find((s) => s !== canary)!;
     expect(other.target).not.toBe('2.2.0');
   }, 200_000);
+
+  test('a box offline while two releases went out gets the latest, not each in between', async () => {
+    const b = boxes[1]!;
+    await b.unit.stop();
+    const venueB = { venues: [CENTRAL_DEMO.venues[1]!] };
+    const rollout = { devices: venueB, window: EVERY_HOUR, stages: [100], stageMinutes: 0 };
+    await hqPost('/hq-api/api/rollouts', { version: '2.5.0', ...rollout });
+    const last = await hqPost('/hq-api/api/rollouts', { version: '2.6.0', ...rollout });
+    b.unit = runUnit(b.opt, b.config, b.dataDir);
+    await waitFor(
+      'box b healthy on 2.6.0',
+      async () => (await central.hq(`/hq-api/api/rollouts/${last.id}`)).counts.healthy === 1,
+      120_000,
+    );
+    expect(statusOf(b)).toMatchObject({ version: '2.6.0', state: 'healthy', previous: '2.1.0' });
+    expect(b.unit.logs.some((l) => l.includes('"2.5.0"'))).toBe(false);
+    // The other box was not named: it stays where it was.
+    expect(statusOf(boxes[0]!).version).toBe('2.1.0');
+  }, 180_000);
 });

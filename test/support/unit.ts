@@ -53,8 +53,19 @@ function unitCommands(dir: string, configFile: string, dataDir: string) {
   };
 }
 
-export function runUnit(dir: string, configFile: string, dataDir: string, env: NodeJS.ProcessEnv = process.env): Unit {
+export function runUnit(
+  dir: string,
+  configFile: string,
+  dataDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  /** A binary of another architecture: run under this emulator (qemu user emulation). */
+  emulator?: string,
+): Unit {
   const unit = unitCommands(dir, configFile, dataDir);
+  if (emulator) {
+    unit.pre.unshift(emulator);
+    unit.start.unshift(emulator);
+  }
   const logs: string[] = [];
   let child: ChildProcess | undefined;
   let exited: Promise<number | null> = Promise.resolve(null);
@@ -64,7 +75,7 @@ export function runUnit(dir: string, configFile: string, dataDir: string, env: N
 
   const guard = () => {
     const [command, ...args] = unit.pre;
-    if (!existsSync(command!)) return;
+    if (!existsSync(emulator ? args[0]! : command!)) return;
     const r = spawnSync(command!, args, { env, encoding: 'utf8', timeout: 60_000 });
     for (const line of `${r.stdout}${r.stderr}`.split('\n').filter(Boolean)) logs.push(`guard: ${line}`);
   };

@@ -166,7 +166,9 @@ export function createUpdateAgent(deps: AgentDeps) {
 
   async function step(): Promise<boolean> {
     const t = currentTarget();
-    if (!t) {
+    // Not heard from the central yet since the start: what the status says stands.
+    if (t === undefined) return false;
+    if (t === null) {
       if (['downloading', 'verified', 'waiting'].includes(status.state)) {
         set({ state: 'idle', target: undefined, progress: undefined, detail: 'the rollout no longer names this box' });
       }
