@@ -97,6 +97,7 @@ export function createUpdateAgent(deps: AgentDeps) {
 
   const trustedKeys = () => status.releaseKeys ?? options.releaseKeys;
   let superseded: AbortController | undefined;
+  let progressWrittenMs = 0;
   /** The sha256 of the release in DIR/releases that this process checked last (hashing 100 MB is not free). */
   let verified: string | undefined;
 
@@ -252,6 +253,11 @@ export function createUpdateAgent(deps: AgentDeps) {
             },
             progress: (bytes, total) => {
               status = { ...status, progress: { bytes, total } };
+              // On the disk for `update status` too, about once a second: an SD card need not see every range.
+              if (deps.now() - progressWrittenMs >= 1000 || bytes === total) {
+                progressWrittenMs = deps.now();
+                writeStatus(dataDir, status);
+              }
             },
           },
           t,

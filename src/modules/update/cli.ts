@@ -1,5 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { isSea } from 'node:sea';
 import pkg from '../../../package.json';
 import type { Program } from '../../command-line.js';
 import { type Config, loadConfigFile, resolveConfig } from '../../config.js';
@@ -158,7 +159,7 @@ async function apply(config: Config, file: string, binaryArg: string | undefined
 /** Makes the release directory from the running binary (a box flashed before it had one). */
 function init(config: Config): number {
   const dir = config.update.dir;
-  if (!process.execPath.endsWith('venue-box') || process.argv[1]?.endsWith('.cjs')) {
+  if (!isSea()) {
     throw usageError('update init runs from the single binary (dist/venue-box), not from node');
   }
   if (runsFromLayout(dir, process.execPath, pkg.version) && linkedVersion(dir, 'current') === pkg.version) {
