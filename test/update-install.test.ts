@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, basic } from './support/box.js';
+import { type KeyRotation, signRotation } from '../src/shared/release.js';
 import { type BuiltRelease, buildRelease, editSource, releaseKeyPair, signRelease } from './support/releases.js';
 import { STORY } from './support/story.js';
 import { runUnit, type Unit } from './support/unit.js';
@@ -21,6 +22,8 @@ let good: BuiltRelease;
 let exitsAtStart: BuiltRelease;
 let stallsAfterReady: BuiltRelease;
 let migratesThenStalls: BuiltRelease;
+let rotated: BuiltRelease;
+let byOldKey: BuiltRelease;
 let dir: string;
 let optDir: string;
 let dataDir: string;
@@ -64,6 +67,8 @@ beforeAll(() => {
       STALL,
     );
   });
+  rotated = buildRelease('1.5.0');
+  byOldKey = buildRelease('1.6.0');
   dir = mkdtempSync(join(tmpdir(), 'vb-update-'));
   optDir = join(dir, 'opt');
   dataDir = join(dir, 'data');
@@ -131,8 +136,8 @@ async function placeOrder(): Promise<string> {
   return ((await res.json()) as { orderId: string }).orderId;
 }
 
-async function apply(release: BuiltRelease): Promise<void> {
-  const signed = await signRelease(release, keys.secretKey);
+async function apply(release: BuiltRelease, secretKey = keys.secretKey, rotations: KeyRotation[] = []): Promise<void> {
+  const signed = await signRelease(release, secretKey, {}, rotations);
   const file = `${release.binary}.release.json`;
   writeFileSync(file, JSON.stringify(signed));
   execFileSync(join(optDir, 'current', 'venue-box'), ['update', 'apply', file, '--config', configFile], {
@@ -205,6 +210,24 @@ describe('installing releases from a stick', STORY, () => {
     await apply(migratesThenStalls);
     await new Promise((r) => setTimeout(r, 3000));
     expect(unit.logs.slice(again).some((l) => l.includes('installing an update'))).toBe(false);
+  }, 180_000);
+
+  test('a release signed by a rotated key is trusted through its rotation; the old key is then retired', async () => {
+    const next = releaseKeyPair();
+    const rotation = signRotation(keys.secretKey, Buffer.from(next.publicKey).toString('base64'));
+    const mark = unit.logs.length;
+    await apply(rotated, next.secretKey, [rotation]);
+    await listening('1.5.0', mark);
+    await expect.poll(async () => (await updateStatus()).state, { timeout: 30_000 }).toBe('healthy');
+    expect((await updateStatus()).releaseKeys).toEqual([Buffer.from(next.publicKey).toString('base64')]);
+    writeFileSync(`${byOldKey.binary}.release.json`, JSON.stringify(await signRelease(byOldKey, keys.secretKey)));
+    expect(() =>
+      execFileSync(
+        join(optDir, 'current', 'venue-box'),
+        ['update', 'apply', `${byOldKey.binary}.release.json`, '--config', configFile],
+        { stdio: 'pipe' },
+      ),
+    ).toThrow(/not trust|signature/);
   }, 180_000);
 });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import nacl from 'tweetnacl';
-import { type ReleaseManifest, type SignedRelease, signManifest } from '../../src/shared/release.js';
+import { type KeyRotation, type ReleaseManifest, type SignedRelease, signManifest } from '../../src/shared/release.js';
 import { MIGRATIONS } from '../../src/db/migrate.js';
 import { sha256OfFile } from '../../src/modules/update/download.js';
 
@@ -56,6 +56,7 @@ export async function signRelease(
   built: BuiltRelease,
   secretKey: Uint8Array,
   extra: Partial<ReleaseManifest> = {},
+  rotations: KeyRotation[] = [],
 ): Promise<SignedRelease> {
   const { size } = await import('node:fs').then((fs) => fs.statSync(built.binary));
   const manifest: ReleaseManifest = {
@@ -71,5 +72,5 @@ export async function signRelease(
     rollback: false,
     ...extra,
   };
-  return signManifest(manifest, secretKey, []);
+  return signManifest(manifest, secretKey, rotations);
 }
