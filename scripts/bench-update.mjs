@@ -1,5 +1,4 @@
-// Update figures (docs/sync.md "Releases and rollouts", docs/operations.md "Updating boxes"), on this machine,
-// printed, never asserted:
+// Update figures (docs/sync.md "Releases and rollouts"), on this machine, printed, never asserted:
 //  1. bytes a box downloads for a same-Node update: two releases built by build.sh from copies of this checkout
 //     (versions 1.0.0 and 1.0.1, the second with a changed log message), uploaded to a real central with
 //     `central release upload`, which makes the patch; the whole binary against the patch it offers;
