@@ -25,8 +25,8 @@ export interface BoxOptions {
   /** systemd's Type=notify and WatchdogSec (native-config/venue-box.service): READY=1 once serving. */
   systemd?: ReturnType<typeof createSystemdNotifier>;
   /**
-   * A release under its health gate (src/modules/update/trial.ts): everything but the loops to the central, the
-   * scheduled jobs and the updates, which are the old release's until the new one is confirmed.
+   * A release under its health gate (src/modules/update/trial.ts): everything but the printers, the loops to the
+   * central, the scheduled jobs and the updates, which are the old release's until the new one is confirmed.
    */
   trial?: boolean;
 }
@@ -113,7 +113,8 @@ export async function startBox({ config, log, provisioning, configFile, systemd,
       { name: 'storage', service: storage.service, policy: 'fatal' },
       { name: 'sockets', service: sockets.service, policy: 'fatal' },
       { name: 'command queue', service: domain.queueService, policy: 'fatal' },
-      { name: 'spooler', service: domain.spoolerService, policy: 'fatal' },
+      // Not under trial: a release that may yet be rolled back (and its database restored) prints nothing.
+      ...(trial ? [] : [{ name: 'spooler', service: domain.spoolerService, policy: 'fatal' as const }]),
       ...(trial
         ? []
         : [

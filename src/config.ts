@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
+import { PUBLIC_KEY_PATTERN } from './shared/release.js';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
 import cron from 'node-cron';
@@ -163,7 +164,7 @@ const ConfigSchema = Type.Object(
         // Where releases live side by side: DIR/releases/<version>, DIR/current, DIR/previous, DIR/downloads.
         dir: Type.String({ default: '/opt/venue-box', minLength: 1 }),
         // The release keys this box trusts (Ed25519 public keys, base64, from `venue-box release keygen`).
-        releaseKeys: Type.Array(Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' }), { default: [], maxItems: 16 }),
+        releaseKeys: Type.Array(Type.String({ pattern: PUBLIC_KEY_PATTERN }), { default: [], maxItems: 16 }),
         // The download's average rate at most (0: no limit): an update never crowds out the venue's own traffic.
         downloadBytesPerSecond: Type.Integer({ default: 4_194_304, minimum: 0 }),
         // Never install within this many minutes of an order command.

@@ -219,6 +219,8 @@ async function serveVenueBox(values: CliValues): Promise<number> {
   const systemd = createSystemdNotifier({ env: process.env, pid: process.pid, log });
   const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });
   if (trial) {
+    // The release that watches this one holds our stdin: when it is gone (killed), this trial stops too.
+    process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM')).resume();
     const failure = box.selfCheck();
     if (failure) {
       await box.stop();

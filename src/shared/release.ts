@@ -13,11 +13,17 @@ import { isAcceptableKey } from './public-key.js';
 export const ARCHS = ['x64', 'arm64'] as const;
 export type Arch = (typeof ARCHS)[number];
 
-const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$', description: 'sha256, 64 lower-case hex digits' });
+export const SHA256_PATTERN = '^[0-9a-f]{64}$';
+/** An Ed25519 public key's 32 bytes in base64: a release key as `update.releaseKeys` and the key files hold it. */
+export const PUBLIC_KEY_PATTERN = '^[A-Za-z0-9+/]{43}=$';
+/** RFC 3339's date-time, as `toISOString()` writes it (an offset and any fraction allowed). */
+export const DATE_TIME_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$';
+const Sha256 = Type.String({ pattern: SHA256_PATTERN, description: 'sha256, 64 lower-case hex digits' });
 const PublicKey = Type.String({
-  pattern: '^[A-Za-z0-9+/]{43}=$',
+  pattern: PUBLIC_KEY_PATTERN,
   description: 'an Ed25519 public key: its 32 bytes, base64',
 });
+const Arch = Type.Union(ARCHS.map((a) => Type.Literal(a)));
 const Signature = Type.String({ pattern: '^[A-Za-z0-9+/]{86}==$', description: 'an Ed25519 signature, base64' });
 /** `MAJOR.MINOR.PATCH` with an optional pre-release (`-rc.1`); build metadata is not allowed. */
 export const Version = Type.String({
@@ -31,7 +37,7 @@ export const ReleaseManifest = Type.Object(
   {
     format: Type.Literal(1),
     version: Version,
-    arch: Type.Union(ARCHS.map((a) => Type.Literal(a))),
+    arch: Arch,
     sha256: Sha256,
     size: Type.Integer({ minimum: 1, maximum: 1024 * 1024 * 1024, description: "the binary's size in bytes" }),
     node: Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+$', description: 'the Node version inside the binary' }),
@@ -46,10 +52,7 @@ export const ReleaseManifest = Type.Object(
       { additionalProperties: false },
     ),
     notes: Type.String({ maxLength: 4000 }),
-    createdAt: Type.String({
-      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$',
-      description: 'when it was signed, ISO 8601',
-    }),
+    createdAt: Type.String({ pattern: DATE_TIME_PATTERN, description: 'when it was signed (RFC 3339)' }),
     rollback: Type.Boolean({
       description: 'headquarters allows boxes on a newer version to install this one (a forced rollback)',
     }),
@@ -96,10 +99,14 @@ export const InstallWindow = Type.Union([
 export type InstallWindow = Static<typeof InstallWindow>;
 
 /** A binary patch (zstd `--patch-from`) from one binary to the release's. */
+const ReleasePath = Type.String({
+  pattern: '^/sync-api/api/releases/[0-9a-f]{64}(/patches/[0-9a-f]{64})?$',
+  description: 'RELEASE_PATHS: the box asks its own central for these, whatever this says',
+});
 export const ReleasePatch = Type.Object({
   from: Sha256,
   size: Type.Integer({ minimum: 1 }),
-  url: Type.String(),
+  url: ReleasePath,
 });
 
 /** What the central's catalogue long poll tells a box to run (`release` in the answer; null: stay). */
@@ -107,7 +114,7 @@ export const ReleaseTarget = Type.Object({
   rollout: Type.String({ minLength: 1, maxLength: 64 }),
   release: SignedRelease,
   /** The whole binary: signed GETs with `Range: bytes=A-B` (206). */
-  url: Type.String(),
+  url: ReleasePath,
   patches: Type.Array(ReleasePatch),
   window: InstallWindow,
 });
@@ -148,7 +155,7 @@ export type UpdateReason = (typeof UPDATE_REASONS)[number];
 export const UpdateReport = Type.Object(
   {
     version: Version,
-    arch: Type.Union(ARCHS.map((a) => Type.Literal(a))),
+    arch: Arch,
     node: Type.String({ maxLength: 32 }),
     state: Type.Union(UPDATE_STATES.map((s) => Type.Literal(s))),
     /** The release the state is about (the target, or the one rolled back or refused). */
@@ -286,11 +293,18 @@ export function compareVersions(a: string, b: string): number {
 
 /**
  * Why this box must not install the release, or undefined: another architecture, not newer than what runs
- * (unless headquarters signed it as a rollback release), or a schema older than the box's database.
+ * (unless headquarters signed it as a rollback release after the release the box runs), or a schema older than
+ * the box's database.
  */
 export function refusalFor(
   manifest: ReleaseManifest,
-  box: { version: string; arch: string; databaseSchema: number },
+  box: {
+    version: string;
+    arch: string;
+    databaseSchema: number;
+    /** When the manifest of the release the box runs was signed (absent: a release put in place by hand). */
+    signedAt?: string;
+  },
 ): ReleaseRefused | undefined {
   if (manifest.arch !== box.arch) {
     return new ReleaseRefused('arch', `the release is for ${manifest.arch}; this box is ${box.arch}`);
@@ -301,6 +315,14 @@ export function refusalFor(
     return new ReleaseRefused(
       'older',
       `${manifest.version} is older than ${box.version} and not signed as a rollback release`,
+    );
+  }
+  // A rollback release answers the release it rolls back from, so it is signed after it: an older one replayed by a
+  // broken-into central (to bring back a release with a known hole) is refused.
+  if (order < 0 && box.signedAt !== undefined && Date.parse(manifest.createdAt) <= Date.parse(box.signedAt)) {
+    return new ReleaseRefused(
+      'older',
+      `${manifest.version} was signed as a rollback release before ${box.version} was signed: not a rollback from it`,
     );
   }
   if (manifest.schema.box < box.databaseSchema) {

@@ -101,7 +101,7 @@ export function restoreBackup(file: string, dataDirArg: string, now: () => numbe
  * Run as root on a data directory owned by the box's user, the new files are given to that user: a root-owned
  * database or lock file would stop the box (it runs as venue-box). Otherwise they are the caller's.
  */
-function ownerFor(dataDir: string): ((path: string) => void) | undefined {
+export function ownerFor(dataDir: string): ((path: string) => void) | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const { uid, gid } = statSync(dataDir);
   if (uid === 0) return undefined;

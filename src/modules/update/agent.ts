@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../log.js';
-import { freeBytesOf } from '../../shared/files.js';
 import {
   RELEASE_CHECKS,
   type ReleaseManifest,
@@ -12,10 +11,19 @@ import {
   verifyRelease,
 } from '../../shared/release.js';
 import type { Service } from '../../shared/runtime.js';
-import { CentralError } from '../sync/client.js';
 import { loadDevice } from '../sync/enrolment/device.js';
-import { type Obtained, obtainRelease, sha256OfFile, verifyBinary } from './download.js';
-import { binaryOf, installedVersions, installRelease, linkedVersion, pruneReleases, runsFromLayout } from './layout.js';
+import { sha256OfFile, verifyBinary } from './download.js';
+import { fetchRelease, pruneDownloads } from './fetch.js';
+import {
+  binaryOf,
+  installedVersions,
+  installRelease,
+  linkedVersion,
+  MANIFEST,
+  pruneReleases,
+  releaseDir,
+  runsFromLayout,
+} from './layout.js';
 import type { UpdateRepo } from './repo.js';
 import {
   markFailed,
@@ -53,6 +61,9 @@ export interface InstallPlan {
   from: string;
   to: string;
   sha256: string;
+  size: number;
+  /** The signed release's signature: what a failure is kept by. */
+  key: string;
   rollout?: string;
   /** The release keys to keep once this release is confirmed (a rotation it carried). */
   releaseKeys: string[];
@@ -76,6 +87,12 @@ export interface AgentDeps {
   changed(): void;
 }
 
+/** The release to work on, and whether it came from a stick (never from anything the central says). */
+interface Named {
+  target: ReleaseTarget;
+  local: boolean;
+}
+
 /**
  * The box's update agent (docs/operations.md "Updating boxes"): takes the target the central names in the
  * catalogue's long poll (or a release applied from a stick), checks its signature with the box's own release
@@ -86,49 +103,30 @@ export interface AgentDeps {
 export function createUpdateAgent(deps: AgentDeps) {
   const { dataDir, log, options, program } = deps;
   const enabled = runsFromLayout(options.dir, program.execPath, program.version);
+  const applyFile = join(dataDir, UPDATE_DIR, APPLY_FILE);
   let status = readStatus(dataDir, deps.now());
-  let target: ReleaseTarget | null | undefined;
+  /** undefined until the central answered once since the start; null: it names no release. */
+  let offered: ReleaseTarget | null | undefined;
   let ownSha: string | undefined;
   let wake: (() => void) | undefined;
   let stopped = false;
   const abort = new AbortController();
+  let superseded: AbortController | undefined;
+  let progressWrittenMs = 0;
+  /** No download of a release whose bytes did not verify before this (a backoff), by signature. */
+  const notBefore = new Map<string, number>();
+  /** The signature of the release in DIR/releases that this process checked last (hashing 100 MB is not free). */
+  let verified: string | undefined;
   let requestInstall!: (plan: InstallPlan) => void;
   const installRequested = new Promise<InstallPlan>((r) => (requestInstall = r));
 
   const trustedKeys = () => status.releaseKeys ?? options.releaseKeys;
-  let superseded: AbortController | undefined;
-  let progressWrittenMs = 0;
-  /** The sha256 of the release in DIR/releases that this process checked last (hashing 100 MB is not free). */
-  let verified: string | undefined;
 
-  /** The release is in DIR/releases already (downloaded before a restart, or the previous one of a rollback). */
-  async function installedAlready(manifest: ReleaseManifest, rollout: string): Promise<boolean> {
-    if (!existsSync(binaryOf(options.dir, manifest.version))) return false;
-    try {
-      await verifyBinary(binaryOf(options.dir, manifest.version), manifest);
-    } catch {
-      return false;
-    }
-    verified = manifest.sha256;
-    if (status.state === 'downloading' || status.sha256 !== manifest.sha256) {
-      set({
-        state: 'verified',
-        target: manifest.version,
-        sha256: manifest.sha256,
-        rollout,
-        progress: undefined,
-        detail: undefined,
-        reason: undefined,
-      });
-    }
-    return true;
-  }
-
-  function set(next: Partial<UpdateStatus>, announce = true): void {
+  function set(next: Partial<UpdateStatus>): void {
     const changedState = next.state !== undefined && next.state !== status.state;
     status = { ...status, ...next, since: changedState ? deps.now() : status.since };
     writeStatus(dataDir, status);
-    if (announce && changedState) deps.changed();
+    if (changedState) deps.changed();
   }
 
   /** The release this process runs was just installed: it came up, so the install is done (before the port opens). */
@@ -147,154 +145,84 @@ export function createUpdateAgent(deps: AgentDeps) {
       // A rotation the release carried: from now on the box trusts the new key, not the configured one.
       releaseKeys: sameKeys(journal.releaseKeys, trustedKeys()) ? status.releaseKeys : journal.releaseKeys,
     });
-    rmSync(join(dataDir, UPDATE_DIR, APPLY_FILE), { force: true });
+    rmSync(applyFile, { force: true });
+    pruneDownloads(options.dir, undefined);
     const removed = pruneReleases(options.dir, [program.version, journal.from]);
     log.info({ from: journal.from, to: program.version, removed }, 'update installed and healthy');
   }
 
-  /** The target to work on: one applied from a stick wins over the central's. */
-  function currentTarget(): ReleaseTarget | null | undefined {
-    const file = join(dataDir, UPDATE_DIR, APPLY_FILE);
-    if (existsSync(file)) {
+  /** A release from a stick wins over the central's until it is installed, refused or rolled back. */
+  function named(): Named | null | undefined {
+    if (existsSync(applyFile)) {
+      let target: unknown;
       try {
-        return JSON.parse(readFileSync(file, 'utf8')) as ReleaseTarget;
+        target = JSON.parse(readFileSync(applyFile, 'utf8'));
       } catch {
-        rmSync(file, { force: true });
+        target = undefined;
       }
+      if (RELEASE_CHECKS.target.Check(target) && !status.refused[target.release.signature]) {
+        return { target, local: true };
+      }
+      rmSync(applyFile, { force: true });
     }
-    return target;
+    return offered ? { target: offered, local: false } : offered;
   }
 
+  function fail(n: Named, manifest: ReleaseManifest | undefined, err: ReleaseRefused, claimed?: string): false {
+    const version = manifest?.version ?? claimed;
+    log.warn({ version, rollout: n.target.rollout, reason: err.reason, err: err.message }, 'update refused');
+    const failed = { version, sha256: manifest?.sha256, key: n.target.release.signature, rollout: n.target.rollout };
+    status = markFailed(status, failed, 'refused', err.reason, err.message, deps.now());
+    writeStatus(dataDir, status);
+    if (n.local) rmSync(applyFile, { force: true });
+    deps.changed();
+    return false;
+  }
+
+  /** Verifies, downloads and waits for the window; true when the install is to begin. */
   async function step(): Promise<boolean> {
-    const t = currentTarget();
+    const n = named();
     // Not heard from the central yet since the start: what the status says stands.
-    if (t === undefined) return false;
-    if (t === null) {
+    if (n === undefined) return false;
+    if (n === null) {
       if (['downloading', 'verified', 'waiting'].includes(status.state)) {
         set({ state: 'idle', target: undefined, progress: undefined, detail: 'the rollout no longer names this box' });
       }
       return false;
     }
+    const { target: t } = n;
+    const key = t.release.signature;
+    if (status.refused[key]) return false;
     let manifest: ReleaseManifest;
     let keys: string[];
     try {
       ({ manifest, trusted: keys } = verifyRelease(t.release, trustedKeys()));
     } catch (err) {
       if (!(err instanceof ReleaseRefused)) throw err;
-      // What the unverified manifest says, for the report only: headquarters sees which release was refused.
-      const claimed = claimedRelease(t.release.manifest);
-      // Kept by its signature, never by the sha256 it claims: a forgery naming a good release's hash must not
-      // make the box refuse the good one.
-      const id = `signature:${t.release.signature}`;
-      if (status.refused[id]) return false;
-      log.warn(
-        { rollout: t.rollout, version: claimed?.version, err: err.message },
-        'a release offered to this box is refused',
-      );
-      status = markFailed(
-        status,
-        { version: claimed?.version, sha256: id, rollout: t.rollout },
-        'refused',
-        err.reason,
-        err.message,
-        deps.now(),
-      );
-      writeStatus(dataDir, status);
-      deps.changed();
-      return false;
+      // What the unverified manifest claims, for the report only: headquarters sees which release was refused.
+      return fail(n, undefined, err, claimedVersion(t.release.manifest));
     }
     if (manifest.version === program.version) {
+      if (n.local) rmSync(applyFile, { force: true });
       if (status.state !== 'healthy' || status.target !== program.version) {
         set({ state: 'healthy', target: program.version, rollout: t.rollout, reason: undefined, detail: undefined });
       }
       return false;
     }
-    const failed = status.refused[manifest.sha256];
-    if (failed) return false;
-    const refusal = refusalFor(manifest, { ...program, databaseSchema: deps.repo.schema() });
-    if (refusal) return refuse(manifest, t, refusal);
-    if (verified !== manifest.sha256 && !(await installedAlready(manifest, t.rollout))) {
-      if (status.state !== 'downloading' || status.sha256 !== manifest.sha256) {
-        set({
-          state: 'downloading',
-          target: manifest.version,
-          sha256: manifest.sha256,
-          rollout: t.rollout,
-          reason: undefined,
-          detail: undefined,
-          progress: { bytes: 0, total: manifest.size },
-        });
-      }
-      const device = loadDevice(dataDir);
-      if (!device && t.rollout !== 'local') return false;
-      ownSha ??= await sha256OfFile(program.execPath);
-      let obtained: Obtained;
-      // A new target (a newer rollout) ends this download: the box goes for the latest, not each in between.
-      superseded = new AbortController();
-      try {
-        obtained = await obtainRelease(
-          {
-            device: device!,
-            client: {
-              requestTimeoutMs: options.requestTimeoutMs,
-              signal: AbortSignal.any([abort.signal, superseded.signal]),
-            },
-            dir: options.dir,
-            log,
-            bytesPerSecond: options.downloadBytesPerSecond,
-            reserve: (bytes) => {
-              const free = freeBytesOf(options.dir);
-              if (free - bytes < options.minFreeBytes) {
-                throw new ReleaseRefused(
-                  'disk',
-                  `the disk has ${free} bytes free; the download needs ${bytes} and update.minFreeBytes ${options.minFreeBytes} stay free`,
-                );
-              }
-            },
-            progress: (bytes, total) => {
-              status = { ...status, progress: { bytes, total } };
-              // On the disk for `update status` too, about once a second: an SD card need not see every range.
-              if (deps.now() - progressWrittenMs >= 1000 || bytes === total) {
-                progressWrittenMs = deps.now();
-                writeStatus(dataDir, status);
-              }
-            },
-          },
-          t,
-          manifest,
-          { binary: program.execPath, sha256: ownSha },
-        );
-      } catch (err) {
-        if (err instanceof ReleaseRefused && err.reason === 'disk') {
-          set({ detail: err.message, reason: 'disk' });
-          log.warn({ err: err.message }, 'the update waits for disk space');
-          return false;
-        }
-        if (err instanceof ReleaseRefused) return refuse(manifest, t, err);
-        if (superseded.signal.aborted && !abort.signal.aborted) {
-          log.info({ version: manifest.version }, 'update download left: the central names another release');
-          return false;
-        }
-        if (err instanceof CentralError) {
-          set({ detail: err.message.slice(0, 300) });
-          log.warn({ err: err.message }, 'update download failed; retrying');
-          return false;
-        }
-        throw err;
-      }
-      pruneReleases(options.dir, [program.version, linkedVersion(options.dir, 'previous')]);
-      installRelease(options.dir, manifest.version, obtained.file, JSON.stringify(t.release), true);
-      verified = manifest.sha256;
-      set({ state: 'verified', progress: undefined, detail: undefined, reason: undefined });
-      log.info(
-        { version: manifest.version, rollout: t.rollout, fetchedBytes: obtained.fetched, patched: obtained.patched },
-        'update downloaded and verified',
-      );
+    const refusal = refusalFor(manifest, {
+      ...program,
+      databaseSchema: deps.repo.schema(),
+      signedAt: runningManifest()?.createdAt,
+    });
+    if (refusal) return fail(n, manifest, refusal);
+    if (verified !== key && !(await installedAlready(manifest, t))) {
+      if (!(await download(n, manifest))) return false;
+      verified = key;
     }
     // Named no more while it downloaded (a newer rollout, or none): the next step takes what is named now.
-    if (currentTarget()?.release.signature !== t.release.signature) return false;
+    if (named()?.target.release.signature !== key) return false;
     const why = notNow(
-      t.rollout === 'local' ? 'now' : t.window,
+      n.local ? 'now' : t.window,
       { ms: deps.now(), localMinutes: deps.localMinutes(deps.now()), venuesClosed: deps.venuesClosed(deps.now()) },
       deps.repo.quiet(),
       options.quietMinutes,
@@ -312,24 +240,120 @@ export function createUpdateAgent(deps: AgentDeps) {
       from: program.version,
       to: manifest.version,
       sha256: manifest.sha256,
+      size: manifest.size,
+      key,
       rollout: t.rollout,
       releaseKeys: keys,
     });
     return true;
   }
 
-  function refuse(manifest: ReleaseManifest, t: ReleaseTarget, err: ReleaseRefused): false {
-    log.warn({ version: manifest.version, rollout: t.rollout, reason: err.reason, err: err.message }, 'update refused');
-    status = markFailed(
-      status,
-      { version: manifest.version, sha256: manifest.sha256, rollout: t.rollout },
-      'refused',
-      err.reason,
-      err.message,
-      deps.now(),
+  /** The signed manifest of the release this process runs (absent for one put in place by `update init`). */
+  function runningManifest(): ReleaseManifest | undefined {
+    try {
+      const signed = JSON.parse(readFileSync(join(releaseDir(options.dir, program.version), MANIFEST), 'utf8'));
+      const manifest = JSON.parse(signed.manifest);
+      return RELEASE_CHECKS.manifest.Check(manifest) ? manifest : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The release is in DIR/releases already (downloaded before a restart, or the previous one of a rollback). */
+  async function installedAlready(manifest: ReleaseManifest, t: ReleaseTarget): Promise<boolean> {
+    if (!existsSync(binaryOf(options.dir, manifest.version))) return false;
+    try {
+      await verifyBinary(binaryOf(options.dir, manifest.version), manifest);
+    } catch {
+      return false;
+    }
+    verified = t.release.signature;
+    if (status.state === 'downloading' || status.sha256 !== manifest.sha256) {
+      set({
+        state: 'verified',
+        target: manifest.version,
+        sha256: manifest.sha256,
+        rollout: t.rollout,
+        progress: undefined,
+        detail: undefined,
+        reason: undefined,
+      });
+    }
+    return true;
+  }
+
+  /** Downloads the release into DIR/releases/<version>; false when it is not there yet (or was refused). */
+  async function download(n: Named, manifest: ReleaseManifest): Promise<boolean> {
+    const { target: t } = n;
+    const key = t.release.signature;
+    if ((notBefore.get(key) ?? 0) > deps.now()) return false;
+    if (status.state !== 'downloading' || status.sha256 !== manifest.sha256) {
+      pruneDownloads(options.dir, manifest.sha256);
+      set({
+        state: 'downloading',
+        target: manifest.version,
+        sha256: manifest.sha256,
+        rollout: t.rollout,
+        reason: undefined,
+        detail: undefined,
+        progress: { bytes: 0, total: manifest.size },
+      });
+    }
+    ownSha ??= await sha256OfFile(program.execPath);
+    // A new target (a newer rollout) ends this download: the box goes for the latest, not each in between.
+    superseded = new AbortController();
+    const bad = status.failures?.[key] ?? 0;
+    const result = await fetchRelease(
+      {
+        dir: options.dir,
+        log,
+        device: loadDevice(dataDir),
+        requestTimeoutMs: options.requestTimeoutMs,
+        signal: AbortSignal.any([abort.signal, superseded.signal]),
+        bytesPerSecond: options.downloadBytesPerSecond,
+        minFreeBytes: options.minFreeBytes,
+        own: { binary: program.execPath, sha256: ownSha },
+        progress(bytes, total) {
+          status = { ...status, progress: { bytes, total } };
+          // On the disk for `update status` too, about once a second: an SD card need not see every range.
+          if (deps.now() - progressWrittenMs >= 1000 || bytes === total) {
+            progressWrittenMs = deps.now();
+            writeStatus(dataDir, status);
+          }
+        },
+      },
+      t,
+      manifest,
+      bad,
     );
-    writeStatus(dataDir, status);
-    deps.changed();
+    if (result.ok) {
+      pruneReleases(options.dir, [program.version, linkedVersion(options.dir, 'previous')]);
+      installRelease(options.dir, manifest.version, result.obtained.file, JSON.stringify(t.release), true);
+      set({ state: 'verified', progress: undefined, detail: undefined, reason: undefined });
+      const { fetched, patched } = result.obtained;
+      log.info(
+        { version: manifest.version, rollout: t.rollout, fetchedBytes: fetched, patched },
+        'update downloaded and verified',
+      );
+      return true;
+    }
+    if ('bad' in result) {
+      if (result.refuse) return fail(n, manifest, result.bad);
+      // Tried again after a while: a copy damaged on the way is not the release's fault.
+      notBefore.set(key, deps.now() + options.checkSeconds * 1000 * 4 ** (bad + 1));
+      set({ failures: { ...status.failures, [key]: bad + 1 }, reason: result.bad.reason, detail: result.bad.message });
+      log.warn(
+        { version: manifest.version, err: result.bad.message, tries: bad + 1 },
+        'the update download did not verify',
+      );
+      return false;
+    }
+    if (superseded.signal.aborted && !abort.signal.aborted) {
+      log.info({ version: manifest.version }, 'update download left: the central names another release');
+      return false;
+    }
+    set({ detail: result.retry, reason: result.reason });
+    log.warn({ err: result.retry }, 'update download failed; retrying');
     return false;
   }
 
@@ -342,7 +366,7 @@ export function createUpdateAgent(deps: AgentDeps) {
         );
       } else {
         confirmInstall();
-        if (options.releaseKeys.length === 0 && !status.releaseKeys)
+        if (trustedKeys().length === 0)
           log.warn('updates are off: no update.releaseKeys configured (docs/operations.md "Updating boxes")');
       }
       while (!stopped) {
@@ -380,14 +404,12 @@ export function createUpdateAgent(deps: AgentDeps) {
     installRequested,
     /** The central's answer to the catalogue poll: its `release` (undefined: a central without releases). */
     offer(next: ReleaseTarget | null | undefined): void {
-      const before = JSON.stringify(target ?? null);
-      target = next ?? null;
-      if (JSON.stringify(target) === before) return;
+      const before = JSON.stringify(offered ?? null);
+      offered = next ?? null;
+      if (JSON.stringify(offered) === before) return;
       superseded?.abort();
       wake?.();
     },
-    /** `update apply` put a release on the box. */
-    poke: () => wake?.(),
     report: (): UpdateReport => reportOf(status, program),
     installed: () => installedVersions(options.dir),
   };
@@ -395,10 +417,10 @@ export function createUpdateAgent(deps: AgentDeps) {
 export type UpdateAgent = ReturnType<typeof createUpdateAgent>;
 
 /** The version a manifest claims, without trusting it; undefined when it does not parse as one. */
-function claimedRelease(text: string): { version: string } | undefined {
+function claimedVersion(text: string): string | undefined {
   try {
     const m = JSON.parse(text) as Partial<ReleaseManifest>;
-    return RELEASE_CHECKS.manifest.Check(m) ? { version: m.version! } : undefined;
+    return RELEASE_CHECKS.manifest.Check(m) ? m.version : undefined;
   } catch {
     return undefined;
   }

@@ -8,7 +8,8 @@ import { createLogger } from '../../log.js';
 import { nowMs } from '../../shared/clock.js';
 import { ProcessError, usageError } from '../../shared/errors.js';
 import { fsyncPath } from '../../shared/files.js';
-import { ReleaseRefused, type ReleaseTarget, refusalFor, verifyRelease } from '../../shared/release.js';
+import { RELEASE_PATHS, ReleaseRefused, type ReleaseTarget, refusalFor, verifyRelease } from '../../shared/release.js';
+import { ownerFor } from '../backup/restore.js';
 import { APPLY_FILE } from './agent.js';
 import { verifyBinary } from './download.js';
 import { downloadsDir, installRelease, installedVersions, linkedVersion, pointLink, runsFromLayout } from './layout.js';
@@ -138,14 +139,19 @@ async function apply(config: Config, file: string, binaryArg: string | undefined
     fsyncPath(`${landing}.tmp`);
     renameSync(`${landing}.tmp`, landing);
     fsyncPath(downloadsDir(dir), true);
+    // Run as root (sudo), what it wrote must still be the box's: the service runs as its own user.
+    const chown = ownerFor(dataDir);
+    for (const path of [updateDir(dataDir), downloadsDir(dir), landing]) chown?.(path);
     const target: ReleaseTarget = {
-      rollout: 'local',
+      // From a stick: the box knows it by the file it came in (apply.json), never by these fields.
+      rollout: 'stick',
       release: signed as ReleaseTarget['release'],
-      url: '',
+      url: RELEASE_PATHS.binary(manifest.sha256),
       patches: [],
       window: 'closed',
     };
     writeJsonDurably(join(updateDir(dataDir), APPLY_FILE), target);
+    chown?.(join(updateDir(dataDir), APPLY_FILE));
     out(
       `${manifest.version} (${manifest.arch}) verified: the box installs it as soon as no order is open; follow it with 'venue-box update status'\n`,
     );

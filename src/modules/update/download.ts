@@ -16,7 +16,7 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.js';
-import { type ReleaseManifest, ReleaseRefused, type ReleaseTarget } from '../../shared/release.js';
+import { RELEASE_PATHS, type ReleaseManifest, ReleaseRefused, type ReleaseTarget } from '../../shared/release.js';
 import { applyPatch } from '../../shared/release-patch.js';
 import { CentralError, type ClientOptions, retryAfterSeconds, signedHeaders } from '../sync/client.js';
 import type { Device } from '../sync/enrolment/device.js';
@@ -47,7 +47,7 @@ export async function sha256OfFile(file: string): Promise<string> {
 }
 
 /** Throws ReleaseRefused unless `file` has the manifest's size and sha256. */
-export async function verifyBinary(file: string, manifest: ReleaseManifest): Promise<void> {
+export async function verifyBinary(file: string, manifest: Pick<ReleaseManifest, 'size' | 'sha256'>): Promise<void> {
   const size = statSync(file).size;
   if (size !== manifest.size) {
     throw new ReleaseRefused('size', `the binary has ${size} bytes; its manifest says ${manifest.size}`);
@@ -57,12 +57,6 @@ export async function verifyBinary(file: string, manifest: ReleaseManifest): Pro
   }
 }
 
-/**
- * The release's binary in DIR/downloads, verified against its signed manifest (whose signature the caller
- * checked): from a patch against this box's own binary when the central offers one (a few MB instead of the
- * whole), else the whole. Every part is asked for by range and appended as it arrives, so a download cut off by
- * an outage or a restart resumes where it stopped; nothing is kept that does not verify.
- */
 export interface Obtained {
   file: string;
   /** Bytes that came over the network for it (a resumed download: since the restart). */
@@ -71,6 +65,12 @@ export interface Obtained {
   patched: boolean;
 }
 
+/**
+ * The release's binary in DIR/downloads, verified against its signed manifest (whose signature the caller
+ * checked): from a patch against this box's own binary when the central offers one (a few MB instead of the
+ * whole), else the whole. Every part is asked for by range and appended as it arrives, so a download cut off by
+ * an outage or a restart resumes where it stopped; nothing is kept that does not verify.
+ */
 export async function obtainRelease(
   deps: DownloadDeps,
   target: ReleaseTarget,
@@ -90,12 +90,14 @@ export async function obtainRelease(
     }
   }
   const part = join(dir, `${manifest.sha256}.part`);
+  // The paths are this program's own (RELEASE_PATHS), never a URL from the central: the device's signed requests go
+  // to its central only.
   const patch = target.patches.find((p) => p.from === own.sha256 && p.size < manifest.size);
   if (patch && !existsSync(part)) {
     const patchFile = join(dir, `${manifest.sha256}.from-${patch.from}.patch`);
     try {
       deps.reserve(patch.size + manifest.size);
-      await fetchRanges(deps, patch.url, patchFile, patch.size, counted);
+      await fetchRanges(deps, RELEASE_PATHS.patch(manifest.sha256, patch.from), patchFile, patch.size, counted);
       const out = `${part}.patched`;
       await applyPatch(own.binary, patchFile, out, { maxOutputBytes: manifest.size });
       await verifyBinary(out, manifest);
@@ -112,7 +114,7 @@ export async function obtainRelease(
     }
   }
   deps.reserve(manifest.size - (existsSync(part) ? statSync(part).size : 0));
-  await fetchRanges(deps, target.url, part, manifest.size, counted);
+  await fetchRanges(deps, RELEASE_PATHS.binary(manifest.sha256), part, manifest.size, counted);
   try {
     await verifyBinary(part, manifest);
   } catch (err) {

@@ -30,9 +30,9 @@ const journal = (phase: InstallJournal['phase'], starts = 0): InstallJournal => 
   from: '1.0.0',
   to: '1.1.0',
   sha256: 'a'.repeat(64),
+  key: 'signature-a',
   backup: null,
   schemaBefore: 0,
-  fromSchema: 12,
   starts,
   startedMs: 1,
   releaseKeys: [],
@@ -67,12 +67,12 @@ describe('an install cut short', () => {
     for (const tries of [1, 2]) {
       writeJournal(dataDir, journal('trial'));
       recoverInterruptedInstall(dataDir, '1.0.0', log, tries);
-      expect(readStatus(dataDir, 0)).toMatchObject({ state: 'verified', interrupted: { ['a'.repeat(64)]: tries } });
+      expect(readStatus(dataDir, 0)).toMatchObject({ state: 'verified', interrupted: { 'signature-a': tries } });
     }
     writeJournal(dataDir, journal('switching'));
     recoverInterruptedInstall(dataDir, '1.0.0', log, 3);
     expect(readStatus(dataDir, 0)).toMatchObject({ state: 'rolledBack', reason: 'interrupted' });
-    expect(readStatus(dataDir, 0).refused['a'.repeat(64)]).toEqual({ version: '1.1.0', reason: 'interrupted' });
+    expect(readStatus(dataDir, 0).refused['signature-a']).toEqual({ version: '1.1.0', reason: 'interrupted' });
   });
 
   test('is left to the new release once the links name it', () => {

@@ -25,8 +25,8 @@ export function recoverInterruptedInstall(dataDir: string, version: string, log:
   restoreForOldRelease(dataDir, journal, log);
   writeJournal(dataDir, undefined);
   const status = readStatus(dataDir, now);
-  const tries = (status.interrupted[journal.sha256] ?? 0) + 1;
-  const interrupted = { ...status.interrupted, [journal.sha256]: tries };
+  const tries = (status.interrupted[journal.key] ?? 0) + 1;
+  const interrupted = { ...status.interrupted, [journal.key]: tries };
   const failed = journal.phase === 'switched';
   if (failed || tries >= MAX_INTERRUPTED) {
     const detail = failed
@@ -35,7 +35,7 @@ export function recoverInterruptedInstall(dataDir: string, version: string, log:
     writeStatus(dataDir, {
       ...markFailed(
         status,
-        { version: journal.to, sha256: journal.sha256, rollout: journal.rollout },
+        { version: journal.to, sha256: journal.sha256, key: journal.key, rollout: journal.rollout },
         'rolledBack',
         failed ? 'crashLoop' : 'interrupted',
         detail,

@@ -10,6 +10,7 @@ import {
   type SignedRelease,
   signManifest,
   verifyRelease,
+  PUBLIC_KEY_PATTERN,
 } from '../../shared/release.js';
 import { archOf, type BinaryInfo, currentInfo, digestOf, infoOfBinary } from './release-binary.js';
 import { newReleaseKey, readReleaseKey, writeReleaseKey } from './release-key.js';
@@ -44,7 +45,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-const PUBLIC_KEY = /^[A-Za-z0-9+/]{43}=$/;
+const PUBLIC_KEY = new RegExp(PUBLIC_KEY_PATTERN);
 const MAX_NOTES = 4000;
 
 /** `venue-box release ...`, run by the one front end (src/command-line.ts). */

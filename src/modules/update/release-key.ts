@@ -5,7 +5,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import nacl from 'tweetnacl';
 import { ProcessError } from '../../shared/errors.js';
 import { fsyncPath } from '../../shared/files.js';
-import { KeyRotation, publicKeyOf, signRotation } from '../../shared/release.js';
+import { KeyRotation, PUBLIC_KEY_PATTERN, publicKeyOf, signRotation } from '../../shared/release.js';
 
 /**
  * Headquarters' release key files (docs/operations.md "Updating boxes"), kept offline: the Ed25519 key pair that
@@ -21,7 +21,7 @@ export const MAX_ROTATIONS = 32;
 const KeyFile = Type.Object(
   {
     type: Type.Literal(RELEASE_KEY_TYPE),
-    publicKey: Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$' }),
+    publicKey: Type.String({ pattern: PUBLIC_KEY_PATTERN }),
     secretKey: Type.String({ pattern: '^[A-Za-z0-9+/]{86}==$' }),
     keys: Type.Array(KeyRotation, { maxItems: MAX_ROTATIONS }),
   },

@@ -23,14 +23,16 @@ export interface InstallJournal {
   from: string;
   to: string;
   sha256: string;
+  /** The signed release's signature: what a failure is kept by (src/modules/update/state.ts markFailed). */
+  key: string;
   rollout?: string;
   /** The backup taken after the old release stopped, before the new one touched the database. */
   backup: string | null;
-  /** PRAGMA user_version before the trial, and the newest schema the old release opens. */
+  /** PRAGMA user_version before the trial. */
   schemaBefore: number;
-  fromSchema: number;
   /** Starts of the new release since the switch. */
   starts: number;
+  /** When the install began (the box's clock), shown by `update status`. */
   startedMs: number;
   /** The release keys to trust once the new release is confirmed (a rotation its manifest carried). */
   releaseKeys: string[];
@@ -46,10 +48,16 @@ export interface UpdateStatus {
   reason?: UpdateReason;
   detail?: string;
   since: number;
-  /** Releases (by sha256) refused or rolled back on this box: never installed again by themselves. */
+  /**
+   * Signed releases refused or rolled back on this box, by their signature: never installed again by themselves.
+   * A release signed anew (headquarters' answer to a refusal, such as the same bytes signed as a rollback
+   * release) has another signature, and gets its chance. The newest MAX_KEPT are kept.
+   */
   refused: Record<string, { version: string; reason: UpdateReason }>;
-  /** Installs of a release cut short by a power cut, by sha256: after three it counts as rolled back. */
+  /** Installs of a release cut short by a power cut, by signature: after three it counts as rolled back. */
   interrupted: Record<string, number>;
+  /** Downloads whose bytes did not verify, by signature: after three the release is refused. */
+  failures?: Record<string, number>;
   /** Release keys learnt from a rotation (replacing the configured ones), once a release signed so installed. */
   releaseKeys?: string[];
 }
@@ -104,10 +112,16 @@ export function writeStatus(dataDir: string, status: UpdateStatus): void {
   writeJsonDurably(join(updateDir(dataDir), STATUS), status);
 }
 
+/** How many refusals (and counts of interrupted installs) the status keeps: a hostile central cannot grow it. */
+const MAX_KEPT = 50;
+
+const newest = <T>(map: Record<string, T>): Record<string, T> =>
+  Object.fromEntries(Object.entries(map).slice(-MAX_KEPT));
+
 /** A release that failed here: the status says why, and the box never installs it again by itself. */
 export function markFailed(
   status: UpdateStatus,
-  failed: { version: string | undefined; sha256: string; rollout?: string },
+  failed: { version: string | undefined; sha256?: string; key: string; rollout?: string },
   state: 'rolledBack' | 'refused',
   reason: UpdateReason,
   detail: string,
@@ -123,7 +137,8 @@ export function markFailed(
     reason,
     detail: detail.slice(0, 500),
     since: now,
-    refused: { ...status.refused, [failed.sha256]: { version: failed.version ?? '', reason } },
+    refused: newest({ ...status.refused, [failed.key]: { version: failed.version ?? '', reason } }),
+    interrupted: newest(status.interrupted),
   };
 }
 

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { get } from 'node:http';
+import { type AddressInfo, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,11 +10,12 @@ import type { Config } from '../../config.js';
 import { DB_FILE } from '../../db/open.js';
 import { betterSqliteOptions } from '../../native/addons.js';
 import type { Logger } from '../../log.js';
-import type { UpdateReason } from '../../shared/release.js';
+import type { ReleaseRefused, UpdateReason } from '../../shared/release.js';
 import { backupTarget } from '../backup/cli.js';
 import { restoreBackup } from '../backup/restore.js';
 import { takeBackup } from '../backup/take.js';
 import type { InstallPlan, Program } from './agent.js';
+import { verifyBinary } from './download.js';
 import { binaryOf, linkedVersion, pointLink } from './layout.js';
 import { type InstallJournal, markFailed, readStatus, writeJournal, writeStatus } from './state.js';
 
@@ -79,27 +81,41 @@ export function restoreForOldRelease(dataDir: string, journal: InstallJournal, l
 export async function installAfterStop(deps: InstallDeps): Promise<void> {
   const { config, dir, plan, log } = deps;
   const dataDir = resolve(config.dataDir);
-  const fail = (reason: UpdateReason, detail: string) => {
-    const failed = { version: plan.to, sha256: plan.sha256, rollout: plan.rollout };
-    const status = markFailed(readStatus(dataDir, deps.now()), failed, 'rolledBack', reason, detail, deps.now());
+  const fail = (state: 'rolledBack' | 'refused', reason: UpdateReason, detail: string) => {
+    const failed = { version: plan.to, sha256: plan.sha256, key: plan.key, rollout: plan.rollout };
+    const status = markFailed(readStatus(dataDir, deps.now()), failed, state, reason, detail, deps.now());
     writeStatus(dataDir, status);
-    log.error({ from: plan.from, to: plan.to, reason, detail }, 'update rolled back');
+    log.error(
+      { from: plan.from, to: plan.to, reason, detail },
+      `update ${state === 'refused' ? 'refused' : 'rolled back'}`,
+    );
   };
+  // The binary again, just before it runs: it may have lain on the disk (an SD card) for days since its download.
+  try {
+    await verifyBinary(binaryOf(dir, plan.to), plan);
+  } catch (err) {
+    return fail('refused', (err as ReleaseRefused).reason ?? 'hash', (err as Error).message);
+  }
   let backup: string;
   try {
     backup = (await takeBackup(backupTarget(config))).file;
   } catch (err) {
-    return fail('gate', `the backup before the install failed: ${(err as Error).message}`);
+    // Not the release's fault (a backup stick that is out, a full disk): tried again in the next window.
+    const status = readStatus(dataDir, deps.now());
+    const detail = `the backup before the install failed (${(err as Error).message}); tried again in the next window`;
+    writeStatus(dataDir, { ...status, state: 'verified', detail, since: deps.now() });
+    log.error({ err: (err as Error).message }, 'update: the backup before the install failed; not installed now');
+    return;
   }
   const journal: InstallJournal = {
     phase: 'trial',
     from: plan.from,
     to: plan.to,
     sha256: plan.sha256,
+    key: plan.key,
     ...(plan.rollout ? { rollout: plan.rollout } : {}),
     backup,
     schemaBefore: databaseSchema(dataDir),
-    fromSchema: deps.program.schema,
     starts: 0,
     startedMs: deps.now(),
     releaseKeys: plan.releaseKeys,
@@ -110,7 +126,7 @@ export async function installAfterStop(deps: InstallDeps): Promise<void> {
   if (!verdict.ok) {
     restoreForOldRelease(dataDir, journal, log);
     writeJournal(dataDir, undefined);
-    return fail(verdict.reason, verdict.detail);
+    return fail('rolledBack', verdict.reason, verdict.detail);
   }
   writeJournal(dataDir, { ...journal, phase: 'switching' });
   if (linkedVersion(dir, 'current') !== undefined) pointLink(dir, 'previous', plan.from);
@@ -127,11 +143,13 @@ async function runTrial(binary: string, deps: InstallDeps): Promise<Verdict> {
   delete env.NOTIFY_SOCKET;
   delete env.WATCHDOG_USEC;
   delete env.WATCHDOG_PID;
-  const child = spawn(binary, [...deps.serveArgs, '--host', '127.0.0.1', '--port', '0'], {
+  // The port is chosen here, not read from the release's log (which a quieter logLevel leaves out).
+  const port = await freeLoopbackPort();
+  // Its stdin is a pipe from this process: when this process dies (kill -9), the trial sees it end and stops too.
+  const child = spawn(binary, [...deps.serveArgs, '--host', '127.0.0.1', '--port', String(port)], {
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
-  let port: number | undefined;
   const lastErrors: string[] = [];
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   const exit = new Promise<void>((r) =>
@@ -148,8 +166,7 @@ async function runTrial(binary: string, deps: InstallDeps): Promise<Verdict> {
     createInterface({ input: stream }).on('line', (line) => {
       out.write(`${line}\n`);
       try {
-        const entry = JSON.parse(line) as { msg?: string; port?: number; level?: number };
-        if (entry.msg === 'venue-box listening' && typeof entry.port === 'number') port = entry.port;
+        const entry = JSON.parse(line) as { msg?: string; level?: number };
         if ((entry.level ?? 0) >= 50) lastErrors.push(entry.msg ?? line);
       } catch {
         // Not a log line: an error's message on stderr (its stack's frames are left out).
@@ -164,7 +181,7 @@ async function runTrial(binary: string, deps: InstallDeps): Promise<Verdict> {
 
   try {
     const readyBy = Date.now() + gate.readySeconds * 1000;
-    while (!(port !== undefined && (await readyz(port, 2000)))) {
+    while (!(await readyz(port, 2000))) {
       if (exited) return { ok: false, reason: 'exited', detail: `the new release stopped at start (${why()})` };
       if (Date.now() > readyBy)
         return { ok: false, reason: 'notReady', detail: `not ready within ${gate.readySeconds} s` };
@@ -200,6 +217,18 @@ async function stopChild(child: ChildProcess, exit: Promise<void>, gone: () => b
   if (gone()) return;
   child.kill('SIGKILL');
   await exit;
+}
+
+/** A port free on 127.0.0.1 now (the kernel's pick, released at once for the release under trial). */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** True when GET /readyz answers 200 within `timeoutMs`. */

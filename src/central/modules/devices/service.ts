@@ -21,6 +21,7 @@ import { inTransaction, type Pool } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';
 import { codeHashOf, newEnrolCode } from './enrol-code.js';
 import { isAcceptableKey } from '../../../shared/public-key.js';
+import { RELEASE_CHECKS } from '../../../shared/release.js';
 import { createDeviceRepo, type DeviceRow } from './repo.js';
 
 /**
@@ -134,13 +135,10 @@ export function createDeviceService(
         body.pendingSeq,
         Math.round(body.boxTimeMs - receivedMs),
       );
-      await repo.recordProgram(
-        device.tenantId,
-        device.deviceId,
-        body.update?.version ?? body.version,
-        body.update ?? null,
-      );
-      if (body.update) await hooks.onUpdateReport?.(device.tenantId);
+      // A report this central does not know (a newer box's new state) is left out, never a reason to refuse the hello.
+      const report = RELEASE_CHECKS.report.Check(body.update) ? body.update : null;
+      await repo.recordProgram(device.tenantId, device.deviceId, report?.version ?? body.version, report);
+      if (report) await hooks.onUpdateReport?.(device.tenantId);
       const fresh = await repo.device(device.tenantId, device.deviceId);
       return { head: fresh!.head, serverTimeMs: now(), protocols: [PROTOCOL], schema: SCHEMA };
     },

@@ -8,7 +8,7 @@ import { MAX_REQUEST_BYTES } from '../../../shared/sync-protocol.js';
 import type { Pool } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';
 import { createPatchMaker } from './patches.js';
-import { createReleaseService, manifestOf, type ReleaseListEntry } from './service.js';
+import { createReleaseService, selfConsistentManifest, type ReleaseListEntry } from './service.js';
 
 /** What the CLI uploads as: the release rows name who uploaded them. */
 const CLI_USER = 'cli';
@@ -34,7 +34,7 @@ function readRelease(file: string): SignedRelease {
   }
   if (!RELEASE_CHECKS.signed.Check(signed)) throw new ProcessError('data', `${file} is not a signed release file`);
   try {
-    manifestOf(signed);
+    selfConsistentManifest(signed);
   } catch (err) {
     throw new ProcessError('data', `${file}: ${(err as Error).message}`);
   }
@@ -67,7 +67,7 @@ export async function uploadRelease(
   }
   const binary = o.binary ?? o.file.slice(0, -'.release.json'.length);
   const signed = readRelease(o.file);
-  const manifest = manifestOf(signed);
+  const manifest = selfConsistentManifest(signed);
   let size: number;
   try {
     size = statSync(binary).size;

@@ -94,6 +94,9 @@ export function createRolloutService(
   ) {
     try {
       return await inTransaction(pool, async (client) => {
+        // One change of a tenant's rollouts at a time: two new rollouts at once would both supersede the one before
+        // and collide on the tenant's one current rollout.
+        await client.query('SELECT 1 FROM tenants WHERE tenant_id = $1 FOR UPDATE', [tenantId]);
         const result = await fn(createRolloutRepo(client), async () =>
           fleetOf(await createReleaseRepo(client).devicePrograms(tenantId)),
         );
@@ -102,6 +105,7 @@ export function createRolloutService(
       });
     } finally {
       cache.delete(tenantId);
+      loading.delete(tenantId);
     }
   }
 
@@ -124,7 +128,10 @@ export function createRolloutService(
       await createReleaseRepo(client).notify(tenantId);
       changed = true;
     });
-    if (changed) cache.delete(tenantId);
+    if (changed) {
+      cache.delete(tenantId);
+      loading.delete(tenantId);
+    }
   }
 
   async function load(tenantId: string): Promise<TenantTargets> {

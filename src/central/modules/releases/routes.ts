@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { json, type Route, route } from '../../../http/types.js';
 import { invalidField, notFound } from '../../../shared/errors.js';
-import { ARCHS, RELEASE_PATHS, SignedRelease, Version } from '../../../shared/release.js';
+import { ARCHS, RELEASE_PATHS, SHA256_PATTERN, SignedRelease, Version } from '../../../shared/release.js';
 import { MAX_REQUEST_BYTES } from '../../../shared/sync-protocol.js';
 import { ok, SIGNED_HEADERS } from '../../contracts.js';
 import type { DeviceService } from '../devices/service.js';
@@ -11,7 +11,7 @@ import { HaltBody, RolloutBody } from './schemas.js';
 import type { ReleaseService } from './service.js';
 
 const AnObject = (description: string) => Type.Object({}, { additionalProperties: true, description });
-const SHA256 = /^[0-9a-f]{64}$/;
+const SHA256 = new RegExp(SHA256_PATTERN);
 const VERSION = new RegExp(Version.pattern!);
 const BASE = '/hq-api/api';
 

@@ -1,9 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { InstallWindow, Version } from '../../../shared/release.js';
+import { DATE_TIME_PATTERN, InstallWindow, Version } from '../../../shared/release.js';
 import { UUID_PATTERN } from '../../../shared/types.js';
-
-/** RFC 3339's date-time, as `toISOString()` writes it and more (an offset, any fraction). */
-const DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/i;
 
 const Percent = Type.Integer({ minimum: 1, maximum: 100 });
 
@@ -22,7 +19,7 @@ export const RolloutBody = Type.Object(
       { description: 'every device, the devices of some venues, or a stable percentage of the devices' },
     ),
     startsAt: Type.Optional(
-      Type.String({ pattern: DATE_TIME.source, maxLength: 40, description: 'an ISO date-time; default now' }),
+      Type.String({ pattern: DATE_TIME_PATTERN, maxLength: 40, description: 'an ISO date-time; default now' }),
     ),
     window: Type.Optional(InstallWindow),
     stages: Type.Optional(

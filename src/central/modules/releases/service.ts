@@ -53,7 +53,7 @@ export const viewOf = (r: ReleaseRow): ReleaseView => ({
  * The manifest of a release file that is consistent in itself: its manifest parses as one, and its signature
  * verifies with the publicKey it names. Whether that key is trusted is each box's question, never the central's.
  */
-export function manifestOf(signed: SignedRelease): ReleaseManifest {
+export function selfConsistentManifest(signed: SignedRelease): ReleaseManifest {
   let manifest: unknown;
   try {
     manifest = JSON.parse(signed.manifest);
@@ -134,7 +134,7 @@ export function createReleaseService(pool: Pool, options: ReleaseServiceOptions 
       userId: string,
       signed: SignedRelease,
     ): Promise<{ created: boolean; release: ReleaseView }> {
-      const m = manifestOf(signed);
+      const m = selfConsistentManifest(signed);
       const created = await repo.insert(tenantId, {
         version: m.version,
         arch: m.arch,
@@ -152,7 +152,17 @@ export function createReleaseService(pool: Pool, options: ReleaseServiceOptions 
         throw AppError.of('conflict', `release ${m.version}/${m.arch} exists with other bytes (sha256 ${row.sha256})`);
       }
       if (!created && row.signed.signature !== signed.signature) {
+        // Signed anew by the key that signed it (or its successor): a rollback release. Another key's manifest
+        // would make every box refuse a release that is being rolled out.
+        const kept = row.signed.publicKey;
+        if (signed.publicKey !== kept && !signed.keys.some((r) => r.signedBy === kept)) {
+          throw AppError.of(
+            'conflict',
+            `release ${m.version}/${m.arch} is signed by another key; sign it with that key`,
+          );
+        }
         await repo.resign(tenantId, m.version, m.arch, signed);
+        await repo.notify(tenantId);
         return { created, release: viewOf({ ...row, signed }) };
       }
       return { created, release: viewOf(row) };
