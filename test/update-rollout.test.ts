@@ -79,7 +79,14 @@ async function startBox(name: string, venue = CENTRAL_DEMO.venues[0]!): Promise<
       backup: { enabled: false },
       ...FAST_SYNC,
       sync: { ...FAST_SYNC.sync, catalogueWaitSeconds: 5 },
-      update: { dir: box.opt, releaseKeys: [pub], checkSeconds: 0.5, probationSeconds: 3, quietMinutes: 0 },
+      update: {
+        dir: box.opt,
+        releaseKeys: [pub],
+        checkSeconds: 0.5,
+        probationSeconds: 3,
+        quietMinutes: 0,
+        downloadBytesPerSecond: 0,
+      },
     }),
   );
   execFileSync(base.binary, ['update', 'init', '--config', box.config], { stdio: 'pipe' });

@@ -205,6 +205,16 @@ describe('refusalFor', () => {
     });
   });
 
+  test('a rollback release signed before the release the box runs (replayed): older', () => {
+    const running = { ...box, signedAt: '2026-11-20T10:00:00.000Z' };
+    const replayed = manifest({ version: '1.1.0', rollback: true, createdAt: '2026-11-01T10:00:00.000Z' });
+    expect(refusalFor(replayed, running)?.message).toMatch(/not a rollback from it/);
+    const answer = manifest({ version: '1.1.0', rollback: true, createdAt: '2026-11-21T10:00:00.000Z' });
+    expect(refusalFor(answer, running)).toBeUndefined();
+    // A newer release is not a rollback: when it was signed does not matter.
+    expect(refusalFor(manifest({ version: '1.3.0', createdAt: '2026-01-01T00:00:00.000Z' }), running)).toBeUndefined();
+  });
+
   test('a newer release whose schema is older than the database: schema', () => {
     expect(refusalFor(manifest({ version: '1.3.0', schema: { box: 11 } }), box)).toMatchObject({ reason: 'schema' });
   });

@@ -27,7 +27,8 @@ import { downloadsDir } from './layout.js';
 const RANGE_BYTES = 1024 * 1024;
 
 export interface DownloadDeps {
-  device: Device;
+  /** Undefined on a box not enrolled: only a release already on the disk (from a stick) is at hand. */
+  device: Device | undefined;
   client: ClientOptions;
   /** The release directory (docs/operations.md "Updating boxes"); downloads go to DIR/downloads. */
   dir: string;
@@ -89,6 +90,9 @@ export async function obtainRelease(
       rmSync(done, { force: true });
     }
   }
+  const { device } = deps;
+  if (!device) throw new CentralError(0, 'the box is not enrolled at a central');
+  const online = { ...deps, device };
   const part = join(dir, `${manifest.sha256}.part`);
   // The paths are this program's own (RELEASE_PATHS), never a URL from the central: the device's signed requests go
   // to its central only.
@@ -97,7 +101,7 @@ export async function obtainRelease(
     const patchFile = join(dir, `${manifest.sha256}.from-${patch.from}.patch`);
     try {
       deps.reserve(patch.size + manifest.size);
-      await fetchRanges(deps, RELEASE_PATHS.patch(manifest.sha256, patch.from), patchFile, patch.size, counted);
+      await fetchRanges(online, RELEASE_PATHS.patch(manifest.sha256, patch.from), patchFile, patch.size, counted);
       const out = `${part}.patched`;
       await applyPatch(own.binary, patchFile, out, { maxOutputBytes: manifest.size });
       await verifyBinary(out, manifest);
@@ -114,7 +118,7 @@ export async function obtainRelease(
     }
   }
   deps.reserve(manifest.size - (existsSync(part) ? statSync(part).size : 0));
-  await fetchRanges(deps, RELEASE_PATHS.binary(manifest.sha256), part, manifest.size, counted);
+  await fetchRanges(online, RELEASE_PATHS.binary(manifest.sha256), part, manifest.size, counted);
   try {
     await verifyBinary(part, manifest);
   } catch (err) {
@@ -127,7 +131,7 @@ export async function obtainRelease(
 
 /** GETs `path` of `total` bytes into `file` range by range, from the bytes it holds already. */
 async function fetchRanges(
-  deps: DownloadDeps,
+  deps: DownloadDeps & { device: Device },
   path: string,
   file: string,
   total: number,
@@ -162,7 +166,12 @@ async function fetchRanges(
 }
 
 /** One signed `Range: bytes=start-end` GET; exactly those bytes, or a throw. */
-async function rangeGet(deps: DownloadDeps, path: string, start: number, end: number): Promise<Buffer> {
+async function rangeGet(
+  deps: DownloadDeps & { device: Device },
+  path: string,
+  start: number,
+  end: number,
+): Promise<Buffer> {
   const { device, client } = deps;
   const headers = await signedHeaders(device, deviceSigner(device.secretKey), 'GET', path, '');
   const target = new URL(`${device.central.replace(/\/+$/, '')}${path}`);
