@@ -13,17 +13,8 @@ import {
 import type { Service } from '../../shared/runtime.js';
 import { loadDevice } from '../sync/enrolment/device.js';
 import { sha256OfFile, verifyBinary } from './download.js';
-import { fetchRelease, pruneDownloads } from './fetch.js';
-import {
-  binaryOf,
-  installedVersions,
-  installRelease,
-  linkedVersion,
-  MANIFEST,
-  pruneReleases,
-  releaseDir,
-  runsFromLayout,
-} from './layout.js';
+import { type DownloadContext, downloadRelease, pruneDownloads } from './fetch.js';
+import { binaryOf, installedVersions, MANIFEST, pruneReleases, releaseDir, runsFromLayout } from './layout.js';
 import type { UpdateRepo } from './repo.js';
 import {
   markFailed,
@@ -113,8 +104,6 @@ export function createUpdateAgent(deps: AgentDeps) {
   const abort = new AbortController();
   let superseded: AbortController | undefined;
   let progressWrittenMs = 0;
-  /** No download of a release whose bytes did not verify before this (a backoff), by signature. */
-  const notBefore = new Map<string, number>();
   /** The signature of the release in DIR/releases that this process checked last (hashing 100 MB is not free). */
   let verified: string | undefined;
   let requestInstall!: (plan: InstallPlan) => void;
@@ -216,7 +205,9 @@ export function createUpdateAgent(deps: AgentDeps) {
     });
     if (refusal) return fail(n, manifest, refusal);
     if (verified !== key && !(await installedAlready(manifest, t))) {
-      if (!(await download(n, manifest))) return false;
+      const downloaded = await downloadRelease(downloads, t, manifest);
+      if (downloaded instanceof ReleaseRefused) return fail(n, manifest, downloaded);
+      if (downloaded === 'later') return false;
       verified = key;
     }
     // Named no more while it downloaded (a newer rollout, or none): the next step takes what is named now.
@@ -282,80 +273,32 @@ export function createUpdateAgent(deps: AgentDeps) {
     return true;
   }
 
-  /** Downloads the release into DIR/releases/<version>; false when it is not there yet (or was refused). */
-  async function download(n: Named, manifest: ReleaseManifest): Promise<boolean> {
-    const { target: t } = n;
-    const key = t.release.signature;
-    if ((notBefore.get(key) ?? 0) > deps.now()) return false;
-    if (status.state !== 'downloading' || status.sha256 !== manifest.sha256) {
-      pruneDownloads(options.dir, manifest.sha256);
-      set({
-        state: 'downloading',
-        target: manifest.version,
-        sha256: manifest.sha256,
-        rollout: t.rollout,
-        reason: undefined,
-        detail: undefined,
-        progress: { bytes: 0, total: manifest.size },
-      });
-    }
-    ownSha ??= await sha256OfFile(program.execPath);
-    // A new target (a newer rollout) ends this download: the box goes for the latest, not each in between.
-    superseded = new AbortController();
-    const bad = status.failures?.[key] ?? 0;
-    const result = await fetchRelease(
-      {
-        dir: options.dir,
-        log,
-        device: loadDevice(dataDir),
-        requestTimeoutMs: options.requestTimeoutMs,
-        signal: AbortSignal.any([abort.signal, superseded.signal]),
-        bytesPerSecond: options.downloadBytesPerSecond,
-        minFreeBytes: options.minFreeBytes,
-        own: { binary: program.execPath, sha256: ownSha },
-        progress(bytes, total) {
-          status = { ...status, progress: { bytes, total } };
-          // On the disk for `update status` too, about once a second: an SD card need not see every range.
-          if (deps.now() - progressWrittenMs >= 1000 || bytes === total) {
-            progressWrittenMs = deps.now();
-            writeStatus(dataDir, status);
-          }
-        },
-      },
-      t,
-      manifest,
-      bad,
-    );
-    if (result.ok) {
-      pruneReleases(options.dir, [program.version, linkedVersion(options.dir, 'previous')]);
-      installRelease(options.dir, manifest.version, result.obtained.file, JSON.stringify(t.release), true);
-      set({ state: 'verified', progress: undefined, detail: undefined, reason: undefined });
-      const { fetched, patched } = result.obtained;
-      log.info(
-        { version: manifest.version, rollout: t.rollout, fetchedBytes: fetched, patched },
-        'update downloaded and verified',
-      );
-      return true;
-    }
-    if ('bad' in result) {
-      if (result.refuse) return fail(n, manifest, result.bad);
-      // Tried again after a while: a copy damaged on the way is not the release's fault.
-      notBefore.set(key, deps.now() + options.checkSeconds * 1000 * 4 ** (bad + 1));
-      set({ failures: { ...status.failures, [key]: bad + 1 }, reason: result.bad.reason, detail: result.bad.message });
-      log.warn(
-        { version: manifest.version, err: result.bad.message, tries: bad + 1 },
-        'the update download did not verify',
-      );
-      return false;
-    }
-    if (superseded.signal.aborted && !abort.signal.aborted) {
-      log.info({ version: manifest.version }, 'update download left: the central names another release');
-      return false;
-    }
-    set({ detail: result.retry, reason: result.reason });
-    log.warn({ err: result.retry }, 'update download failed; retrying');
-    return false;
-  }
+  const downloads: DownloadContext = {
+    dir: options.dir,
+    log,
+    now: deps.now,
+    options,
+    program,
+    ownSha: async () => (ownSha ??= await sha256OfFile(program.execPath)),
+    device: () => loadDevice(dataDir),
+    downloadSignal() {
+      // A new target (a newer rollout) ends this download: the box goes for the latest, not each in between.
+      superseded = new AbortController();
+      return AbortSignal.any([abort.signal, superseded.signal]);
+    },
+    superseded: () => superseded?.signal.aborted === true && !abort.signal.aborted,
+    status: () => status,
+    set,
+    progress(bytes, total) {
+      status = { ...status, progress: { bytes, total } };
+      // On the disk for `update status` too, about once a second: an SD card need not see every range.
+      if (deps.now() - progressWrittenMs >= 1000 || bytes === total) {
+        progressWrittenMs = deps.now();
+        writeStatus(dataDir, status);
+      }
+    },
+    notBefore: new Map(),
+  };
 
   const service: Service = {
     async run() {
