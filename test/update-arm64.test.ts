@@ -1,14 +1,12 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sha256OfFile } from '../src/modules/update/download.js';
 import { emulatorFor } from '../src/shared/executable-arch.js';
-import { CENTRAL_DEMO, centralCli, startTestCentral, type TestCentral } from './support/central.js';
-import { type BuiltRelease, buildRelease, releaseKeyPair, signRelease } from './support/releases.js';
-import { FAST_SYNC, waitFor } from './support/sync.js';
+import { centralCli, startTestCentral, type TestCentral } from './support/central.js';
+import { type BuiltRelease, buildRelease, prepareReleaseBox, releaseKeyPair, signRelease } from './support/releases.js';
+import { waitFor } from './support/sync.js';
 import { skipWithout } from './support/system-packages.js';
 import { runUnit, type Unit } from './support/unit.js';
 
@@ -35,7 +33,6 @@ let base: BuiltRelease;
 let next: BuiltRelease;
 let unit: Unit;
 let opt: string;
-let config: string;
 
 async function upload(release: BuiltRelease): Promise<void> {
   const file = `${release.binary}.release.json`;
@@ -51,30 +48,17 @@ beforeAll(async () => {
   central = await startTestCentral();
   await upload(base);
   await upload(next);
-  const dir = mkdtempSync(join(tmpdir(), 'vb-update-arm64-'));
-  opt = join(dir, 'opt');
-  const dataDir = join(dir, 'data');
-  config = join(dir, 'venue-box.json');
-  mkdirSync(dataDir);
-  writeFileSync(
-    config,
-    JSON.stringify({
-      host: '127.0.0.2',
-      port: 0,
-      dataDir,
-      provisioningFile: join(root, 'native-config/demo.json'),
-      backup: { enabled: false },
-      ...FAST_SYNC,
-      sync: { ...FAST_SYNC.sync, catalogueWaitSeconds: 5 },
-      update: { dir: opt, releaseKeys: [Buffer.from(keys.publicKey).toString('base64')], checkSeconds: 1 },
-    }),
-  );
-  const env = { ...process.env, ...emulator!.env, VENUE_BOX_CACHE: join(dir, 'cache') };
-  const run = (args: string[]) => execFileSync(emulator!.command!, [base.binary, ...args], { env, stdio: 'pipe' });
-  run(['update', 'init', '--config', config]);
-  const code = await central.enrolCode(CENTRAL_DEMO.venues[0]!);
-  run(['sync', 'enrol', '--central', central.url(''), '--code', code, '--config', config]);
-  unit = runUnit(opt, config, dataDir, env, emulator!.command);
+  const box = await prepareReleaseBox({
+    name: 'update-arm64',
+    base,
+    releaseKey: Buffer.from(keys.publicKey).toString('base64'),
+    update: { checkSeconds: 1 },
+    central,
+    emulator: { command: emulator!.command!, env: emulator!.env! },
+  });
+  opt = box.opt;
+  const env = { ...process.env, ...emulator!.env, VENUE_BOX_CACHE: join(box.dataDir, '..', 'cache') };
+  unit = runUnit(opt, box.config, box.dataDir, env, emulator!.command);
 }, 900_000);
 
 afterAll(async () => {

@@ -1,28 +1,25 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, basic } from './support/box.js';
-import { CENTRAL_DEMO, centralCli, startTestCentral, type TestCentral } from './support/central.js';
-import { type BuiltRelease, buildRelease, releaseKeyPair, signRelease } from './support/releases.js';
+import { centralCli, startTestCentral, type TestCentral } from './support/central.js';
+import { type BuiltRelease, buildRelease, prepareReleaseBox, releaseKeyPair, signRelease } from './support/releases.js';
 import { STORY } from './support/story.js';
-import { FAST_SYNC, waitFor } from './support/sync.js';
+import { waitFor } from './support/sync.js';
 import { runUnit, type Unit } from './support/unit.js';
 
 // Power cuts during an update (docs/operations.md "Updating boxes" "Power cuts"): kill -9 of the box's whole unit
 // (its process group, as systemd's control group) during the download, while the release waits, at the start of
 // the trial, during its health gate, right after the switch and at the new release's first start. After each the
 // box comes back on the old release or the new one, never on neither, and the order it had confirmed is there.
-const root = fileURLToPath(new URL('..', import.meta.url));
 const keys = releaseKeyPair();
 const pub = Buffer.from(keys.publicKey).toString('base64');
 
 let central: TestCentral;
 let base: BuiltRelease;
 let next: BuiltRelease;
-let dir: string;
 let opt: string;
 let dataDir: string;
 let config: string;
@@ -37,36 +34,14 @@ beforeAll(async () => {
   writeFileSync(file, JSON.stringify(await signRelease(next, keys.secretKey)));
   const r = await centralCli(['release', 'upload', file, '--data-dir', central.dataDir]);
   if (r.code !== 0) throw new Error(`release upload: ${r.stderr}`);
-  dir = mkdtempSync(join(tmpdir(), 'vb-update-faults-'));
-  opt = join(dir, 'opt');
-  dataDir = join(dir, 'data');
-  config = join(dir, 'venue-box.json');
-  mkdirSync(dataDir);
-  writeFileSync(
-    config,
-    JSON.stringify({
-      host: '127.0.0.2',
-      port: 0,
-      dataDir,
-      provisioningFile: join(root, 'native-config/demo.json'),
-      backup: { enabled: false },
-      ...FAST_SYNC,
-      sync: { ...FAST_SYNC.sync, catalogueWaitSeconds: 5 },
-      update: {
-        dir: opt,
-        releaseKeys: [pub],
-        checkSeconds: 0.5,
-        probationSeconds: 4,
-        quietMinutes: 0,
-        downloadBytesPerSecond: 8 * 1024 * 1024,
-      },
-    }),
-  );
-  execFileSync(base.binary, ['update', 'init', '--config', config], { stdio: 'pipe' });
-  const code = await central.enrolCode(CENTRAL_DEMO.venues[0]!);
-  execFileSync(base.binary, ['sync', 'enrol', '--central', central.url(''), '--code', code, '--config', config], {
-    stdio: 'pipe',
+  const box = await prepareReleaseBox({
+    name: 'update-faults',
+    base,
+    releaseKey: pub,
+    update: { probationSeconds: 4, quietMinutes: 0, downloadBytesPerSecond: 8 * 1024 * 1024 },
+    central,
   });
+  ({ opt, dataDir, config } = box);
   unit = runUnit(opt, config, dataDir);
 }, 600_000);
 

@@ -1,19 +1,24 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, basic } from './support/box.js';
 import { type KeyRotation, signRotation } from '../src/shared/release.js';
-import { type BuiltRelease, buildRelease, editSource, releaseKeyPair, signRelease } from './support/releases.js';
+import {
+  type BuiltRelease,
+  buildRelease,
+  editSource,
+  prepareReleaseBox,
+  releaseKeyPair,
+  signRelease,
+} from './support/releases.js';
 import { STORY } from './support/story.js';
 import { runUnit, type Unit } from './support/unit.js';
 
 // Installs with a way back (docs/operations.md "Updating boxes"), from releases on a stick (`update apply`): the box
 // runs from a release directory under a stand-in for its systemd unit (test/support/unit.ts); each release is
 // built by build.sh from this checkout with another version, some broken on purpose.
-const root = fileURLToPath(new URL('..', import.meta.url));
 const keys = releaseKeyPair();
 const pub = Buffer.from(keys.publicKey).toString('base64');
 
@@ -24,7 +29,6 @@ let stallsAfterReady: BuiltRelease;
 let migratesThenStalls: BuiltRelease;
 let rotated: BuiltRelease;
 let byOldKey: BuiltRelease;
-let dir: string;
 let optDir: string;
 let dataDir: string;
 let configFile: string;
@@ -34,7 +38,7 @@ let unit: Unit;
 const STALL = `const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });
   setTimeout(() => { const until = Date.now() + 600_000; while (Date.now() < until) {} }, 2000).unref();`;
 
-beforeAll(() => {
+beforeAll(async () => {
   base = buildRelease('1.0.0');
   good = buildRelease('1.1.0');
   exitsAtStart = buildRelease('1.2.0', (tree) =>
@@ -69,31 +73,13 @@ beforeAll(() => {
   });
   rotated = buildRelease('1.5.0');
   byOldKey = buildRelease('1.6.0');
-  dir = mkdtempSync(join(tmpdir(), 'vb-update-'));
-  optDir = join(dir, 'opt');
-  dataDir = join(dir, 'data');
-  configFile = join(dir, 'venue-box.json');
-  writeFileSync(
-    configFile,
-    JSON.stringify({
-      // Not 127.0.0.1: the release under trial listens there (src/modules/update/trial.ts).
-      host: '127.0.0.2',
-      port: 0,
-      dataDir,
-      provisioningFile: join(root, 'native-config/demo.json'),
-      backup: { enabled: false },
-      update: {
-        dir: optDir,
-        releaseKeys: [pub],
-        checkSeconds: 0.5,
-        readySeconds: 60,
-        probationSeconds: 4,
-        quietMinutes: 0,
-      },
-    }),
-  );
-  // The box as flashed: its first release put in place by itself.
-  execFileSync(base.binary, ['update', 'init', '--config', configFile], { stdio: 'pipe' });
+  const box = await prepareReleaseBox({
+    name: 'update',
+    base,
+    releaseKey: pub,
+    update: { readySeconds: 60, probationSeconds: 4, quietMinutes: 0 },
+  });
+  ({ opt: optDir, dataDir, config: configFile } = box);
   unit = runUnit(optDir, configFile, dataDir);
 }, 600_000);
 

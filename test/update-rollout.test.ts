@@ -1,22 +1,27 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sha256OfFile } from '../src/modules/update/download.js';
 import { CENTRAL_DEMO, centralCli, startTestCentral, type TestCentral } from './support/central.js';
-import { type BuiltRelease, buildRelease, editSource, releaseKeyPair, signRelease } from './support/releases.js';
+import {
+  type BuiltRelease,
+  buildRelease,
+  editSource,
+  prepareReleaseBox,
+  releaseKeyPair,
+  signRelease,
+} from './support/releases.js';
 import { STORY } from './support/story.js';
-import { FAST_SYNC, waitFor } from './support/sync.js';
+import { waitFor } from './support/sync.js';
 import { skipWithout } from './support/system-packages.js';
 import { runUnit, type Unit } from './support/unit.js';
 
 // Updates from headquarters (docs/operations.md "Updating boxes"): releases built by build.sh, signed, uploaded to a
 // real central with its CLI, rolled out with the HQ API; two boxes run the single binary from release directories
 // under a stand-in for their systemd unit (test/support/unit.ts), enrolled at the central.
-const root = fileURLToPath(new URL('..', import.meta.url));
 const skip = skipWithout(import.meta.url, 'zstd');
 const keys = releaseKeyPair();
 const stranger = releaseKeyPair();
@@ -66,35 +71,15 @@ const statusOf = (box: Box): Record<string, any> =>
   );
 
 async function startBox(name: string, venue = CENTRAL_DEMO.venues[0]!): Promise<Box> {
-  const dir = mkdtempSync(join(tmpdir(), `vb-rollout-${name}-`));
-  const box = { name, opt: join(dir, 'opt'), dataDir: join(dir, 'data'), config: join(dir, 'venue-box.json') } as Box;
-  mkdirSync(box.dataDir);
-  writeFileSync(
-    box.config,
-    JSON.stringify({
-      host: '127.0.0.2',
-      port: 0,
-      dataDir: box.dataDir,
-      provisioningFile: join(root, 'native-config/demo.json'),
-      backup: { enabled: false },
-      ...FAST_SYNC,
-      sync: { ...FAST_SYNC.sync, catalogueWaitSeconds: 5 },
-      update: {
-        dir: box.opt,
-        releaseKeys: [pub],
-        checkSeconds: 0.5,
-        probationSeconds: 3,
-        quietMinutes: 0,
-        downloadBytesPerSecond: 0,
-      },
-    }),
-  );
-  execFileSync(base.binary, ['update', 'init', '--config', box.config], { stdio: 'pipe' });
-  const code = await central.enrolCode(venue);
-  execFileSync(base.binary, ['sync', 'enrol', '--central', central.url(''), '--code', code, '--config', box.config], {
-    stdio: 'pipe',
+  const prepared = await prepareReleaseBox({
+    name: `rollout-${name}`,
+    base,
+    releaseKey: pub,
+    update: { probationSeconds: 3, quietMinutes: 0, downloadBytesPerSecond: 0 },
+    central,
+    venue,
   });
-  box.unit = runUnit(box.opt, box.config, box.dataDir);
+  const box: Box = { name, ...prepared, unit: runUnit(prepared.opt, prepared.config, prepared.dataDir) };
   boxes.push(box);
   return box;
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,8 @@ import nacl from 'tweetnacl';
 import { type KeyRotation, type ReleaseManifest, type SignedRelease, signManifest } from '../../src/shared/release.js';
 import { MIGRATIONS } from '../../src/db/migrate.js';
 import { sha256OfFile } from '../../src/modules/update/download.js';
+import { CENTRAL_DEMO } from './central.js';
+import { FAST_SYNC } from './sync.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const SOURCES = ['src', 'scripts', 'web', 'native-config', 'build.sh', 'tsconfig.json', 'package-lock.json'];
@@ -73,4 +75,58 @@ export async function signRelease(
     ...extra,
   };
   return signManifest(manifest, secretKey, rotations);
+}
+
+/** A box installed as releases (`update init`), its files in a directory of its own. */
+export interface ReleaseBox {
+  opt: string;
+  dataDir: string;
+  config: string;
+  /** Runs the base release's binary (under the emulator for another architecture). */
+  run(args: string[]): void;
+}
+
+/**
+ * Makes a box that runs `base` from a release directory, trusting `releaseKey`, with the demo's catalogue, on
+ * 127.0.0.2 (127.0.0.1 is where a release under trial listens: src/modules/update/trial.ts), and enrolled at
+ * `central` for `venue` when given. `update` adds to the update options (quick checks here).
+ */
+export async function prepareReleaseBox(options: {
+  name: string;
+  base: BuiltRelease;
+  releaseKey: string;
+  update?: Record<string, unknown>;
+  central?: { url(path: string): string; enrolCode(venue: string): Promise<string> };
+  venue?: string;
+  emulator?: { command: string; env: NodeJS.ProcessEnv };
+}): Promise<ReleaseBox> {
+  const dir = mkdtempSync(join(tmpdir(), `vb-${options.name}-`));
+  const box = { opt: join(dir, 'opt'), dataDir: join(dir, 'data'), config: join(dir, 'venue-box.json') };
+  mkdirSync(box.dataDir);
+  writeFileSync(
+    box.config,
+    JSON.stringify({
+      host: '127.0.0.2',
+      port: 0,
+      dataDir: box.dataDir,
+      provisioningFile: join(root, 'native-config/demo.json'),
+      backup: { enabled: false },
+      ...FAST_SYNC,
+      sync: { ...FAST_SYNC.sync, catalogueWaitSeconds: 5 },
+      update: { dir: box.opt, releaseKeys: [options.releaseKey], checkSeconds: 0.5, ...options.update },
+    }),
+  );
+  const env = { ...process.env, ...options.emulator?.env, VENUE_BOX_CACHE: join(dir, 'cache') };
+  const run = (args: string[]) => {
+    const [command, argv] = options.emulator
+      ? [options.emulator.command, [options.base.binary, ...args]]
+      : [options.base.binary, args];
+    execFileSync(command, argv, { env, stdio: 'pipe' });
+  };
+  run(['update', 'init', '--config', box.config]);
+  if (options.central) {
+    const code = await options.central.enrolCode(options.venue ?? CENTRAL_DEMO.venues[0]!);
+    run(['sync', 'enrol', '--central', options.central.url(''), '--code', code, '--config', box.config]);
+  }
+  return { ...box, run };
 }

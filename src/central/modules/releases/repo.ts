@@ -16,6 +16,7 @@ export interface ReleaseRow {
   sha256: string;
   size: number;
   state: 'uploading' | 'ready';
+  /** Bytes stored so far: an interrupted upload resumes from here. */
   received: number;
   uploadedBy: string;
   uploadedAt: string;

@@ -13,21 +13,12 @@ import { inTransaction, type Pool } from '../../db/pool.js';
 import { type ContentRange, parseRange } from './ranges.js';
 import { binaryBlob, CHUNK_BYTES, createReleaseRepo, patchBlob, type ReleaseRepo, type ReleaseRow } from './repo.js';
 
-export interface ReleaseView {
+/** A release as headquarters sees it: its row without the signed file, with the manifest read from it. */
+export type ReleaseView = Omit<ReleaseRow, 'tenantId' | 'signed'> & {
   /** `<version>/<arch>`, as the upload's path names it. */
   id: string;
-  version: string;
-  arch: string;
-  sha256: string;
-  size: number;
-  state: 'uploading' | 'ready';
-  /** Bytes stored so far: an interrupted upload resumes from here. */
-  received: number;
-  uploadedBy: string;
-  uploadedAt: string;
-  readyAt: string | null;
   manifest: ReleaseManifest;
-}
+};
 
 export interface ReleaseListEntry extends ReleaseView {
   patches: { from: string; fromVersion: string | null; size: number }[];
