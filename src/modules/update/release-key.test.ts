@@ -109,7 +109,16 @@ describe('release key files', () => {
 
   test('a file that is a directory is data (65)', () => {
     expect(failure(() => readReleaseKey(dir))).toMatchObject({ reason: 'data' });
-    writeFileSync(join(dir, 'empty.json'), '');
-    expect(failure(() => readReleaseKey(join(dir, 'empty.json')))).toMatchObject({ reason: 'data' });
+    writeFileSync(join(dir, 'empty.json'), '', { mode: 0o600 });
+    expect(failure(() => readReleaseKey(join(dir, 'empty.json'))).message).toMatch(/not a release key|JSON/);
+  });
+
+  test('a key file others can read is not used, as ssh refuses such a private key', () => {
+    const file = join(dir, 'open.key');
+    writeFileSync(file, releaseKeyText(newReleaseKey()), { mode: 0o644 });
+    expect(failure(() => readReleaseKey(file))).toMatchObject({
+      reason: 'data',
+      message: expect.stringMatching(/chmod 600/),
+    });
   });
 });

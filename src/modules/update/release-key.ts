@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { statSync, closeSync, fsyncSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -96,6 +96,14 @@ export function readReleaseKey(file: string): ReleaseKey {
     if (code === 'ENOENT') throw new ProcessError('noInput', `no release key file at ${file}`);
     if (code === 'EISDIR') throw new ProcessError('data', `${file} is a directory, not a release key file`);
     throw new ProcessError('io', `cannot read ${file}: ${code ?? (err as Error).message}`);
+  }
+  // As ssh with a private key: a release key others can read is not used (it signs what every box runs).
+  const mode = statSync(file).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new ProcessError(
+      'data',
+      `${file} can be read by others (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 it, and keep it offline`,
+    );
   }
   return parseReleaseKey(text, file);
 }
