@@ -1,6 +1,6 @@
 // First: src/shared/one-core.ts notes node's and V8's own threads before anything can start libuv's thread pool.
 import { tuneForOneCore } from './shared/one-core.js';
-import { existsSync } from 'node:fs';
+import { existsSync, fstatSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import demo from '../native-config/demo.json';
 import pkg from '../package.json';
@@ -219,8 +219,8 @@ async function serveVenueBox(values: CliValues): Promise<number> {
   const systemd = createSystemdNotifier({ env: process.env, pid: process.pid, log });
   const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });
   if (trial) {
-    // The release that watches this one holds our stdin: when it is gone (killed), this trial stops too.
-    process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM')).resume();
+    // The release that watches this one holds our stdin (a pipe): when it is gone (killed), this trial stops too.
+    if (fstatSync(0).isFIFO()) process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM')).resume();
     const failure = box.selfCheck();
     if (failure) {
       await box.stop();

@@ -232,6 +232,24 @@ describe('uploads', () => {
     expect(await json(hq('GET', '/releases/2.2.0/x64'))).toMatchObject({ received: 0, state: 'uploading' });
   });
 
+  test('the same bytes signed anew by their key are kept; by another key, even with a forged rotation, 409', async () => {
+    const r = makeRelease('3.7.11', randomBytes(2000));
+    await upload(r);
+    const asRollback = makeRelease('3.7.11', r.bytes, 'x64', { rollback: true, notes: 'rollback' });
+    expect((await hq('POST', '/releases', asRollback.signed)).status).toBe(200);
+    const stranger = nacl.sign.keyPair();
+    const hijack = signManifest({ ...r.manifest, notes: 'hijacked' }, stranger.secretKey, [
+      {
+        publicKey: Buffer.from(stranger.publicKey).toString('base64'),
+        signedBy: r.signed.publicKey,
+        signature: Buffer.alloc(64).toString('base64'),
+      },
+    ]);
+    await expectApiError(await hq('POST', '/releases', hijack), 409, 'conflict', []);
+    const kept = (await (await hq('GET', '/releases/3.7.11/x64')).json()) as { manifest: unknown };
+    expect(kept.manifest).toMatchObject({ rollback: true, notes: 'rollback' });
+  });
+
   test('two pieces racing for the same place: one is stored, the other told where to resume', async () => {
     const r = makeRelease('2.3.0', randomBytes(2 * MiB));
     expect((await hq('POST', '/releases', r.signed)).status).toBe(201);

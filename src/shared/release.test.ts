@@ -215,6 +215,14 @@ describe('refusalFor', () => {
     expect(refusalFor(manifest({ version: '1.3.0', createdAt: '2026-01-01T00:00:00.000Z' }), running)).toBeUndefined();
   });
 
+  test('after a forced rollback, nothing signed before it: the release rolled back from is withdrawn', () => {
+    const rolledBack = { ...box, version: '1.1.0', signedAfter: '2026-11-21T10:00:00.000Z' };
+    const withdrawn = manifest({ version: '1.2.0', createdAt: '2026-11-20T10:00:00.000Z' });
+    expect(refusalFor(withdrawn, rolledBack)?.message).toMatch(/withdrew it/);
+    const fix = manifest({ version: '1.2.1', createdAt: '2026-11-22T10:00:00.000Z' });
+    expect(refusalFor(fix, rolledBack)).toBeUndefined();
+  });
+
   test('a newer release whose schema is older than the database: schema', () => {
     expect(refusalFor(manifest({ version: '1.3.0', schema: { box: 11 } }), box)).toMatchObject({ reason: 'schema' });
   });

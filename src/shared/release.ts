@@ -256,7 +256,7 @@ export function verifyRelease(
   } catch {
     throw new ReleaseRefused('signature', 'the signed manifest is not JSON');
   }
-  if (!RELEASE_CHECKS.manifest.Check(manifest)) {
+  if (!RELEASE_CHECKS.manifest.Check(manifest) || Number.isNaN(Date.parse(manifest.createdAt))) {
     throw new ReleaseRefused('signature', 'the signed manifest is not a release manifest of this program');
   }
   return { manifest, trusted };
@@ -304,6 +304,11 @@ export function refusalFor(
     databaseSchema: number;
     /** When the manifest of the release the box runs was signed (absent: a release put in place by hand). */
     signedAt?: string;
+    /**
+     * After a forced rollback: when the rollback release was signed. Nothing signed before it is installed again
+     * (the release rolled back from included), only what headquarters signs after.
+     */
+    signedAfter?: string;
   },
 ): ReleaseRefused | undefined {
   if (manifest.arch !== box.arch) {
@@ -323,6 +328,12 @@ export function refusalFor(
     return new ReleaseRefused(
       'older',
       `${manifest.version} was signed as a rollback release before ${box.version} was signed: not a rollback from it`,
+    );
+  }
+  if (box.signedAfter !== undefined && Date.parse(manifest.createdAt) < Date.parse(box.signedAfter)) {
+    return new ReleaseRefused(
+      'older',
+      `${manifest.version} was signed before the rollback this box installed: headquarters withdrew it`,
     );
   }
   if (manifest.schema.box < box.databaseSchema) {

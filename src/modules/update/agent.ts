@@ -104,6 +104,8 @@ export function createUpdateAgent(deps: AgentDeps) {
   const abort = new AbortController();
   let superseded: AbortController | undefined;
   let progressWrittenMs = 0;
+  /** The signature of the last release refused for its signature (reported once). */
+  let lastForgery: string | undefined;
   /** The signature of the release in DIR/releases that this process checked last (hashing 100 MB is not free). */
   let verified: string | undefined;
   let requestInstall!: (plan: InstallPlan) => void;
@@ -123,7 +125,10 @@ export function createUpdateAgent(deps: AgentDeps) {
     const journal = readJournal(dataDir);
     if (!journal || journal.to !== program.version || journal.phase === 'trial') return;
     writeJournal(dataDir, undefined);
+    const installed = runningManifest();
     set({
+      // A forced rollback: what was signed before it (the release rolled back from) is not taken again.
+      ...(installed?.rollback ? { signedAfter: installed.createdAt } : {}),
       state: 'healthy',
       target: program.version,
       sha256: journal.sha256,
@@ -157,10 +162,10 @@ export function createUpdateAgent(deps: AgentDeps) {
     return offered ? { target: offered, local: false } : offered;
   }
 
-  function fail(n: Named, manifest: ReleaseManifest | undefined, err: ReleaseRefused, claimed?: string): false {
-    const version = manifest?.version ?? claimed;
+  function fail(n: Named, manifest: ReleaseManifest, err: ReleaseRefused): false {
+    const version = manifest.version;
     log.warn({ version, rollout: n.target.rollout, reason: err.reason, err: err.message }, 'update refused');
-    const failed = { version, sha256: manifest?.sha256, key: n.target.release.signature, rollout: n.target.rollout };
+    const failed = { version, sha256: manifest.sha256, key: n.target.release.signature, rollout: n.target.rollout };
     status = markFailed(status, failed, 'refused', err.reason, err.message, deps.now());
     writeStatus(dataDir, status);
     if (n.local) rmSync(applyFile, { force: true });
@@ -188,8 +193,22 @@ export function createUpdateAgent(deps: AgentDeps) {
       ({ manifest, trusted: keys } = verifyRelease(t.release, trustedKeys()));
     } catch (err) {
       if (!(err instanceof ReleaseRefused)) throw err;
-      // What the unverified manifest claims, for the report only: headquarters sees which release was refused.
-      return fail(n, undefined, err, claimedVersion(t.release.manifest));
+      // Reported, but not kept among the refused: anyone can make such files, and they must not crowd out the
+      // releases this box really refused or rolled back. The same one again is not reported again.
+      if (lastForgery === key) return false;
+      lastForgery = key;
+      const claimed = claimedVersion(t.release.manifest);
+      log.warn({ version: claimed, rollout: t.rollout, err: err.message }, 'update refused: its signature');
+      if (n.local) rmSync(applyFile, { force: true });
+      set({
+        state: 'refused',
+        target: claimed,
+        rollout: t.rollout,
+        reason: err.reason,
+        detail: err.message,
+        progress: undefined,
+      });
+      return false;
     }
     if (manifest.version === program.version) {
       if (n.local) rmSync(applyFile, { force: true });
@@ -202,6 +221,7 @@ export function createUpdateAgent(deps: AgentDeps) {
       ...program,
       databaseSchema: deps.repo.schema(),
       signedAt: runningManifest()?.createdAt,
+      signedAfter: status.signedAfter,
     });
     if (refusal) return fail(n, manifest, refusal);
     if (verified !== key && !(await installedAlready(manifest, t))) {
@@ -212,12 +232,20 @@ export function createUpdateAgent(deps: AgentDeps) {
     }
     // Named no more while it downloaded (a newer rollout, or none): the next step takes what is named now.
     if (named()?.target.release.signature !== key) return false;
-    const why = notNow(
-      n.local ? 'now' : t.window,
-      { ms: deps.now(), localMinutes: deps.localMinutes(deps.now()), venuesClosed: deps.venuesClosed(deps.now()) },
-      deps.repo.quiet(),
-      options.quietMinutes,
-    );
+    const waitFor = status.installAfterMs ?? 0;
+    const why =
+      waitFor > deps.now()
+        ? `the backup before the last install failed; tried again at ${new Date(waitFor).toISOString()}`
+        : notNow(
+            n.local ? 'now' : t.window,
+            {
+              ms: deps.now(),
+              localMinutes: deps.localMinutes(deps.now()),
+              venuesClosed: deps.venuesClosed(deps.now()),
+            },
+            deps.repo.quiet(),
+            options.quietMinutes,
+          );
     if (why) {
       if (status.state !== 'waiting' || status.detail !== why) set({ state: 'waiting', detail: why });
       return false;

@@ -60,6 +60,10 @@ export interface UpdateStatus {
   failures?: Record<string, number>;
   /** Release keys learnt from a rotation (replacing the configured ones), once a release signed so installed. */
   releaseKeys?: string[];
+  /** After a forced rollback: when its release was signed; nothing signed before it is installed (refusalFor). */
+  signedAfter?: string;
+  /** No install before this (the box's clock, ms): the backup before the last one failed. */
+  installAfterMs?: number;
 }
 
 export const emptyStatus = (now: number): UpdateStatus => ({ state: 'idle', since: now, refused: {}, interrupted: {} });

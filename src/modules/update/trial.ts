@@ -19,6 +19,9 @@ import { verifyBinary } from './download.js';
 import { binaryOf, linkedVersion, pointLink } from './layout.js';
 import { type InstallJournal, markFailed, readStatus, writeJournal, writeStatus } from './state.js';
 
+/** After a backup before an install failed, the next try waits this long. */
+const BACKUP_RETRY_MS = 3_600_000;
+
 /** Set in the environment of a release under trial: it serves on loopback only and runs no background loops. */
 export const TRIAL_ENV = 'VENUE_BOX_UPDATE_TRIAL';
 
@@ -102,8 +105,10 @@ export async function installAfterStop(deps: InstallDeps): Promise<void> {
   } catch (err) {
     // Not the release's fault (a backup stick that is out, a full disk): tried again in the next window.
     const status = readStatus(dataDir, deps.now());
-    const detail = `the backup before the install failed (${(err as Error).message}); tried again in the next window`;
-    writeStatus(dataDir, { ...status, state: 'verified', detail, since: deps.now() });
+    const detail = `the backup before the install failed (${(err as Error).message}); tried again in an hour`;
+    // Not at once: the process exits now and systemd starts it again within seconds, in the same window.
+    const installAfterMs = deps.now() + BACKUP_RETRY_MS;
+    writeStatus(dataDir, { ...status, state: 'verified', detail, installAfterMs, since: deps.now() });
     log.error({ err: (err as Error).message }, 'update: the backup before the install failed; not installed now');
     return;
   }

@@ -152,7 +152,9 @@ export function createDeviceRepo(db: Queryable) {
       report: UpdateReport | null,
     ): Promise<void> {
       await db.query(
-        `UPDATE devices SET program_version = $3, update_report = $4, update_at = CASE WHEN $4::jsonb IS NULL THEN update_at ELSE now() END
+        // A hello without a report this central can read keeps the last one (its arch names the box's releases).
+        `UPDATE devices SET program_version = $3, update_report = COALESCE($4, update_report),
+           update_at = CASE WHEN $4::jsonb IS NULL THEN update_at ELSE now() END
          WHERE tenant_id = $1 AND device_id = $2`,
         [tenantId, deviceId, version, report === null ? null : JSON.stringify(report)],
       );

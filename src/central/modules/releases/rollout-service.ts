@@ -96,7 +96,7 @@ export function createRolloutService(
       return await inTransaction(pool, async (client) => {
         // One change of a tenant's rollouts at a time: two new rollouts at once would both supersede the one before
         // and collide on the tenant's one current rollout.
-        await client.query('SELECT 1 FROM tenants WHERE tenant_id = $1 FOR UPDATE', [tenantId]);
+        await client.query('SELECT 1 FROM tenants WHERE tenant_id = $1 FOR NO KEY UPDATE', [tenantId]);
         const result = await fn(createRolloutRepo(client), async () =>
           fleetOf(await createReleaseRepo(client).devicePrograms(tenantId)),
         );

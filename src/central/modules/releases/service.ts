@@ -145,8 +145,10 @@ export function createReleaseService(pool: Pool, options: ReleaseServiceOptions 
       if (!created && row.signed.signature !== signed.signature) {
         // Signed anew by the key that signed it (or its successor): a rollback release. Another key's manifest
         // would make every box refuse a release that is being rolled out.
-        const kept = row.signed.publicKey;
-        if (signed.publicKey !== kept && !signed.keys.some((r) => r.signedBy === kept)) {
+        try {
+          // The key kept, or a successor it signed: verifyRelease checks each rotation's own signature.
+          verifyRelease(signed, [row.signed.publicKey]);
+        } catch {
           throw AppError.of(
             'conflict',
             `release ${m.version}/${m.arch} is signed by another key; sign it with that key`,
