@@ -14,7 +14,7 @@ import type { Service } from '../../shared/runtime.js';
 import { loadDevice } from '../sync/enrolment/device.js';
 import { sha256OfFile, verifyBinary } from './download.js';
 import { type DownloadContext, downloadRelease, pruneDownloads } from './fetch.js';
-import { binaryOf, installedVersions, MANIFEST, pruneReleases, releaseDir, runsFromLayout } from './layout.js';
+import { binaryOf, installedVersions, pruneReleases, runningManifest, runsFromLayout } from './layout.js';
 import type { UpdateRepo } from './repo.js';
 import {
   markFailed,
@@ -125,7 +125,7 @@ export function createUpdateAgent(deps: AgentDeps) {
     const journal = readJournal(dataDir);
     if (!journal || journal.to !== program.version || journal.phase === 'trial') return;
     writeJournal(dataDir, undefined);
-    const installed = runningManifest();
+    const installed = runningManifest(options.dir, program.version);
     set({
       // A forced rollback: what was signed before it (the release rolled back from) is not taken again.
       ...(installed?.rollback ? { signedAfter: installed.createdAt } : {}),
@@ -220,7 +220,7 @@ export function createUpdateAgent(deps: AgentDeps) {
     const refusal = refusalFor(manifest, {
       ...program,
       databaseSchema: deps.repo.schema(),
-      signedAt: runningManifest()?.createdAt,
+      signedAt: runningManifest(options.dir, program.version)?.createdAt,
       signedAfter: status.signedAfter,
     });
     if (refusal) return fail(n, manifest, refusal);
@@ -265,17 +265,6 @@ export function createUpdateAgent(deps: AgentDeps) {
       releaseKeys: keys,
     });
     return true;
-  }
-
-  /** The signed manifest of the release this process runs (absent for one put in place by `update init`). */
-  function runningManifest(): ReleaseManifest | undefined {
-    try {
-      const signed = JSON.parse(readFileSync(join(releaseDir(options.dir, program.version), MANIFEST), 'utf8'));
-      const manifest = JSON.parse(signed.manifest);
-      return RELEASE_CHECKS.manifest.Check(manifest) ? manifest : undefined;
-    } catch {
-      return undefined;
-    }
   }
 
   /** The release is in DIR/releases already (downloaded before a restart, or the previous one of a rollback). */

@@ -15,6 +15,7 @@ import { verifyBinary } from './download.js';
 import { downloadsDir, installRelease, installedVersions, linkedVersion, pointLink, runsFromLayout } from './layout.js';
 import { guardStart } from './recover.js';
 import { readJournal, readStatus, updateDir, writeJsonDurably } from './state.js';
+import { runningManifest } from './layout.js';
 import { databaseSchema } from './trial.js';
 
 const USAGE = `Usage:
@@ -125,10 +126,13 @@ async function apply(config: Config, file: string, binaryArg: string | undefined
   }
   try {
     const { manifest } = verifyRelease(signed, keys);
+    // The same rules as the running box's (src/modules/update/agent.ts), so what is taken here is installed there.
     const refusal = refusalFor(manifest, {
       version: pkg.version,
       arch: process.arch,
       databaseSchema: existsSync(dataDir) ? databaseSchema(dataDir) : 0,
+      signedAt: runningManifest(dir, pkg.version)?.createdAt,
+      signedAfter: readStatus(dataDir, nowMs()).signedAfter,
     });
     if (refusal) throw refusal;
     await verifyBinary(binary, manifest);

@@ -4,6 +4,7 @@ import {
   existsSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   readlinkSync,
   realpathSync,
   renameSync,
@@ -14,6 +15,7 @@ import {
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fsyncPath } from '../../shared/files.js';
+import { RELEASE_CHECKS, type ReleaseManifest } from '../../shared/release.js';
 
 /**
  * Releases side by side (docs/operations.md "Updating boxes"):
@@ -125,4 +127,15 @@ export function pruneReleases(dir: string, keep: Iterable<string | undefined>): 
   }
   if (removed.length > 0) fsyncPath(releasesDir(dir), true);
   return removed;
+}
+
+/** The signed manifest of a release in DIR/releases (absent for one put in place by `update init`). */
+export function runningManifest(dir: string, version: string): ReleaseManifest | undefined {
+  try {
+    const signed = JSON.parse(readFileSync(join(releaseDir(dir, version), MANIFEST), 'utf8')) as { manifest: string };
+    const manifest: unknown = JSON.parse(signed.manifest);
+    return RELEASE_CHECKS.manifest.Check(manifest) ? manifest : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -52,13 +52,15 @@ export function createSender(deps: SenderDeps) {
   let signer: Signer | undefined;
   let helloDone = false;
   let lastHelloMs = 0;
+  /** Something a hello reports changed: one more hello, even if one is in flight now (it carries the old state). */
+  let helloDue = false;
   let client: ClientOptions;
 
   /** A hello when due, then the next batch: at once again after a batch, else at the next heartbeat. */
   async function step(ctx: StepContext): Promise<number> {
     client = ctx.client;
     // A hello first, and again every heartbeat: the central sees the box alive, the box sees a restored central.
-    if (!helloDone || deps.now() - lastHelloMs >= options.heartbeatMs) await hello(ctx.device);
+    if (!helloDone || helloDue || deps.now() - lastHelloMs >= options.heartbeatMs) await hello(ctx.device);
     const sent = await sendBatch(ctx.device);
     return sent ? 0 : options.heartbeatMs;
   }
@@ -87,6 +89,7 @@ export function createSender(deps: SenderDeps) {
 
   async function hello(d: Device): Promise<void> {
     signer ??= deps.signerFor(d);
+    helloDue = false;
     const answer = await centralClient.hello(
       d,
       signer,
@@ -229,7 +232,7 @@ export function createSender(deps: SenderDeps) {
     wake: loop.wake,
     /** Something the hello reports changed (an update's state): say hello at the next step, soon. */
     helloSoon(): void {
-      lastHelloMs = 0;
+      helloDue = true;
       loop.wake();
     },
     /** Ends the request in flight (the central's transaction either committed or not: the next start asks). */
