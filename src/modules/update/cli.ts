@@ -80,7 +80,15 @@ function status(config: Config, json: boolean): number {
     reason: s.reason ?? null,
     detail: s.detail ?? null,
     since: new Date(s.since).toISOString(),
-    installing: journal ? { phase: journal.phase, from: journal.from, to: journal.to, starts: journal.starts } : null,
+    installing: journal
+      ? {
+          phase: journal.phase,
+          from: journal.from,
+          to: journal.to,
+          starts: journal.starts,
+          since: new Date(journal.startedMs).toISOString(),
+        }
+      : null,
   };
   if (json) {
     out(`${JSON.stringify(view, null, 2)}\n`);
@@ -99,7 +107,10 @@ function status(config: Config, json: boolean): number {
     `update     ${view.state}${view.target ? ` ${view.target}` : ''}${progress}${view.rollout ? ` (rollout ${view.rollout})` : ''} since ${view.since}\n`,
   );
   if (view.reason || view.detail) out(`           ${[view.reason, view.detail].filter(Boolean).join(': ')}\n`);
-  if (view.installing) out(`installing ${view.installing.from} -> ${view.installing.to}: ${view.installing.phase}\n`);
+  if (view.installing) {
+    const i = view.installing;
+    out(`installing ${i.from} -> ${i.to}: ${i.phase} since ${i.since}\n`);
+  }
   return 0;
 }
 
