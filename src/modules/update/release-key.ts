@@ -97,6 +97,7 @@ export function readReleaseKey(file: string): ReleaseKey {
     if (code === 'EISDIR') throw new ProcessError('data', `${file} is a directory, not a release key file`);
     throw new ProcessError('io', `cannot read ${file}: ${code ?? (err as Error).message}`);
   }
+  const key = parseReleaseKey(text, file);
   // As ssh with a private key: a release key others can read is not used (it signs what every box runs).
   const mode = statSync(file).mode & 0o777;
   if ((mode & 0o077) !== 0) {
@@ -105,7 +106,7 @@ export function readReleaseKey(file: string): ReleaseKey {
       `${file} can be read by others (mode ${mode.toString(8).padStart(4, '0')}): chmod 600 it, and keep it offline`,
     );
   }
-  return parseReleaseKey(text, file);
+  return key;
 }
 
 /**
