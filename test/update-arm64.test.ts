@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sha256OfFile } from '../src/modules/update/download.js';
+import { digestOf } from '../src/shared/files.js';
 import { emulatorFor } from '../src/shared/executable-arch.js';
 import { centralCli, startTestCentral, type TestCentral } from './support/central.js';
 import { type BuiltRelease, buildRelease, prepareReleaseBox, releaseKeyPair, signRelease } from './support/releases.js';
@@ -79,7 +79,7 @@ describe.skipIf(skip)(`an arm64 box${skipReason ? ` (skipped: ${skipReason})` : 
     expect(res.status).toBe(201);
     const downloaded = await unit.waitForLog((e) => e.msg === 'update downloaded and verified', 240_000);
     expect(downloaded).toMatchObject({ version: '4.1.0', patched: true });
-    expect(await sha256OfFile(join(opt, 'releases/4.1.0/venue-box'))).toBe(await sha256OfFile(next.binary));
+    expect((await digestOf(join(opt, 'releases/4.1.0/venue-box'))).sha256).toBe((await digestOf(next.binary)).sha256);
     await waitFor(
       'the central to see it waiting',
       async () => {

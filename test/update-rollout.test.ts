@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sha256OfFile } from '../src/modules/update/download.js';
+import { digestOf } from '../src/shared/files.js';
 import { CENTRAL_DEMO, centralCli, startTestCentral, type TestCentral } from './support/central.js';
 import {
   type BuiltRelease,
@@ -144,7 +144,9 @@ describe.skipIf(skip)('rollouts from headquarters', STORY, () => {
         .find((e) => e.msg === 'update downloaded and verified');
       expect(downloaded).toMatchObject({ version: '2.1.0', patched: true });
       expect(downloaded.fetchedBytes).toBeLessThan(readFileSync(good.binary).length / 10);
-      expect(await sha256OfFile(join(box.opt, 'releases/2.1.0/venue-box'))).toBe(await sha256OfFile(good.binary));
+      expect((await digestOf(join(box.opt, 'releases/2.1.0/venue-box'))).sha256).toBe(
+        (await digestOf(good.binary)).sha256,
+      );
     }
   }, 180_000);
 
@@ -171,7 +173,7 @@ describe.skipIf(skip)('rollouts from headquarters', STORY, () => {
       `postgres://${facts.user}:${encodeURIComponent(facts.password)}@127.0.0.1:${facts.port}/postgres`,
     );
     await db.connect();
-    const sha = await sha256OfFile(tampered.binary);
+    const sha = (await digestOf(tampered.binary)).sha256;
     try {
       // One byte of its binary changed where the central keeps it, and its patches gone: the boxes fetch it whole.
       await db.query(

@@ -1,4 +1,5 @@
-import { closeSync, fsyncSync, openSync, statfsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { closeSync, createReadStream, fsyncSync, openSync, statfsSync } from 'node:fs';
 
 /**
  * fsync of a file, or of a directory (its new entry: the rename). A few file systems (some FUSE and network
@@ -22,4 +23,15 @@ export function fsyncPath(path: string, directory = false): void {
 export function freeBytesOf(dir: string): number {
   const s = statfsSync(dir);
   return s.bavail * s.bsize;
+}
+
+/** A file's sha256 (hex) and size, read as a stream: a 115 MB binary is never held in memory. */
+export async function digestOf(file: string): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) {
+    hash.update(chunk as Buffer);
+    size += (chunk as Buffer).length;
+  }
+  return { sha256: hash.digest('hex'), size };
 }

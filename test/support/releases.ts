@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import nacl from 'tweetnacl';
 import { type KeyRotation, type ReleaseManifest, type SignedRelease, signManifest } from '../../src/shared/release.js';
 import { MIGRATIONS } from '../../src/db/migrate.js';
-import { sha256OfFile } from '../../src/modules/update/download.js';
+import { digestOf } from '../../src/shared/files.js';
 import { CENTRAL_DEMO } from './central.js';
 import { FAST_SYNC } from './sync.js';
 
@@ -60,12 +60,12 @@ export async function signRelease(
   extra: Partial<ReleaseManifest> = {},
   rotations: KeyRotation[] = [],
 ): Promise<SignedRelease> {
-  const { size } = await import('node:fs').then((fs) => fs.statSync(built.binary));
+  const { sha256, size } = await digestOf(built.binary);
   const manifest: ReleaseManifest = {
     format: 1,
     version: built.version,
     arch: process.arch as 'x64',
-    sha256: await sha256OfFile(built.binary),
+    sha256,
     size,
     node: process.versions.node,
     schema: { box: MIGRATIONS[MIGRATIONS.length - 1]!.version },

@@ -12,9 +12,10 @@ import {
 } from '../../shared/release.js';
 import type { Service } from '../../shared/runtime.js';
 import { loadDevice } from '../sync/enrolment/device.js';
-import { sha256OfFile, verifyBinary } from './download.js';
+import { digestOf } from '../../shared/files.js';
+import { verifyBinary } from './download.js';
 import { type DownloadContext, downloadRelease, pruneDownloads } from './fetch.js';
-import { binaryOf, installedVersions, pruneReleases, runningManifest, runsFromLayout } from './layout.js';
+import { binaryOf, pruneReleases, runningManifest, runsFromLayout } from './layout.js';
 import type { UpdateRepo } from './repo.js';
 import {
   markFailed,
@@ -296,7 +297,7 @@ export function createUpdateAgent(deps: AgentDeps) {
     now: deps.now,
     options,
     program,
-    ownSha: async () => (ownSha ??= await sha256OfFile(program.execPath)),
+    ownSha: async () => (ownSha ??= (await digestOf(program.execPath)).sha256),
     device: () => loadDevice(dataDir),
     downloadSignal() {
       // A new target (a newer rollout) ends this download: the box goes for the latest, not each in between.
@@ -371,7 +372,6 @@ export function createUpdateAgent(deps: AgentDeps) {
       wake?.();
     },
     report: (): UpdateReport => reportOf(status, program),
-    installed: () => installedVersions(options.dir),
   };
 }
 export type UpdateAgent = ReturnType<typeof createUpdateAgent>;

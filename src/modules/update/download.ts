@@ -1,21 +1,20 @@
-import { createHash } from 'node:crypto';
 import {
-  createReadStream,
-  existsSync,
-  openSync,
   closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
   renameSync,
   rmSync,
   statSync,
   writeSync,
-  fsyncSync,
 } from 'node:fs';
-import { mkdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.js';
+import { digestOf } from '../../shared/files.js';
 import { RELEASE_PATHS, type ReleaseManifest, ReleaseRefused, type ReleaseTarget } from '../../shared/release.js';
 import { applyPatch } from '../../shared/release-patch.js';
 import { CentralError, type ClientOptions, retryAfterSeconds, signedHeaders } from '../sync/client.js';
@@ -40,20 +39,13 @@ export interface DownloadDeps {
   progress(bytes: number, total: number): void;
 }
 
-/** sha256 of a file, streamed. */
-export async function sha256OfFile(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 /** Throws ReleaseRefused unless `file` has the manifest's size and sha256. */
 export async function verifyBinary(file: string, manifest: Pick<ReleaseManifest, 'size' | 'sha256'>): Promise<void> {
   const size = statSync(file).size;
   if (size !== manifest.size) {
     throw new ReleaseRefused('size', `the binary has ${size} bytes; its manifest says ${manifest.size}`);
   }
-  if ((await sha256OfFile(file)) !== manifest.sha256) {
+  if ((await digestOf(file)).sha256 !== manifest.sha256) {
     throw new ReleaseRefused('hash', "the binary's sha256 is not its manifest's");
   }
 }

@@ -10,7 +10,6 @@ import {
   renameSync,
   rmSync,
   symlinkSync,
-  unlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -53,12 +52,6 @@ export function pointLink(dir: string, link: 'current' | 'previous', version: st
   rmSync(tmp, { force: true });
   symlinkSync(`releases/${version}`, tmp);
   renameSync(tmp, join(dir, link));
-  fsyncPath(dir, true);
-}
-
-export function removeLink(dir: string, link: 'current' | 'previous'): void {
-  if (!existsSync(join(dir, link)) && linkedVersion(dir, link) === undefined) return;
-  unlinkSync(join(dir, link));
   fsyncPath(dir, true);
 }
 

@@ -1,9 +1,7 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import pkg from '../../../package.json';
@@ -124,17 +122,4 @@ export function archOf(file: string): Arch {
     throw new ProcessError('data', `${file} is an ${arch} executable; releases are for ${ARCHS.join(' and ')}`);
   }
   return arch as Arch;
-}
-
-/** A file's sha256 (hex) and size, read as a stream: a 115 MB binary is never held in memory. */
-export async function digestOf(file: string): Promise<{ sha256: string; size: number }> {
-  const hash = createHash('sha256');
-  let size = 0;
-  await pipeline(createReadStream(file), async (chunks: AsyncIterable<Buffer>) => {
-    for await (const chunk of chunks) {
-      hash.update(chunk);
-      size += chunk.length;
-    }
-  });
-  return { sha256: hash.digest('hex'), size };
 }

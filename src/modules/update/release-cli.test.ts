@@ -7,7 +7,8 @@ import pkg from '../../../package.json';
 import { MIGRATIONS } from '../../db/migrate.js';
 import { ProcessError } from '../../shared/errors.js';
 import { RELEASE_CHECKS, signManifest, verifyRelease } from '../../shared/release.js';
-import { archOf, currentInfo, digestOf, parseInfoOutput } from './release-binary.js';
+import { digestOf } from '../../shared/files.js';
+import { archOf, currentInfo, parseInfoOutput } from './release-binary.js';
 import { describeRelease, manifestOf } from './release-cli.js';
 import { newReleaseKey } from './release-key.js';
 

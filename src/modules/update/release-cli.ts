@@ -12,7 +12,8 @@ import {
   verifyRelease,
   PUBLIC_KEY_PATTERN,
 } from '../../shared/release.js';
-import { archOf, type BinaryInfo, currentInfo, digestOf, infoOfBinary } from './release-binary.js';
+import { digestOf } from '../../shared/files.js';
+import { archOf, type BinaryInfo, currentInfo, infoOfBinary } from './release-binary.js';
 import { newReleaseKey, readReleaseKey, writeReleaseKey } from './release-key.js';
 
 const USAGE = `Usage:
