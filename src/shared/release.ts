@@ -250,16 +250,24 @@ export function verifyRelease(
   if (!verifies(MANIFEST_CONTEXT, signed.manifest, signed.signature, signed.publicKey)) {
     throw new ReleaseRefused('signature', "the manifest's signature does not verify");
   }
-  let manifest: unknown;
-  try {
-    manifest = JSON.parse(signed.manifest);
-  } catch {
-    throw new ReleaseRefused('signature', 'the signed manifest is not JSON');
-  }
-  if (!RELEASE_CHECKS.manifest.Check(manifest) || Number.isNaN(Date.parse(manifest.createdAt))) {
+  const manifest = readManifest(signed.manifest);
+  if (!manifest) {
     throw new ReleaseRefused('signature', 'the signed manifest is not a release manifest of this program');
   }
   return { manifest, trusted };
+}
+
+/** A manifest's text as a release manifest (its signature is another matter), or undefined when it is not one. */
+export function readManifest(text: string): ReleaseManifest | undefined {
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return RELEASE_CHECKS.manifest.Check(manifest) && !Number.isNaN(Date.parse(manifest.createdAt))
+    ? manifest
+    : undefined;
 }
 
 // ------------------------------------------------------------------------------------------ versions

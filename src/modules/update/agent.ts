@@ -6,6 +6,7 @@ import {
   type ReleaseManifest,
   ReleaseRefused,
   type ReleaseTarget,
+  readManifest,
   refusalFor,
   type UpdateReport,
   verifyRelease,
@@ -198,7 +199,7 @@ export function createUpdateAgent(deps: AgentDeps) {
       // releases this box really refused or rolled back. The same one again is not reported again.
       if (lastForgery === key) return false;
       lastForgery = key;
-      const claimed = claimedVersion(t.release.manifest);
+      const claimed = readManifest(t.release.manifest)?.version;
       log.warn({ version: claimed, rollout: t.rollout, err: err.message }, 'update refused: its signature');
       if (n.local) rmSync(applyFile, { force: true });
       set({
@@ -375,15 +376,5 @@ export function createUpdateAgent(deps: AgentDeps) {
   };
 }
 export type UpdateAgent = ReturnType<typeof createUpdateAgent>;
-
-/** The version a manifest claims, without trusting it; undefined when it does not parse as one. */
-function claimedVersion(text: string): string | undefined {
-  try {
-    const m = JSON.parse(text) as Partial<ReleaseManifest>;
-    return RELEASE_CHECKS.manifest.Check(m) ? m.version : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const sameKeys = (a: string[], b: string[]) => a.length === b.length && a.every((k) => b.includes(k));

@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fsyncPath } from '../../shared/files.js';
-import { RELEASE_CHECKS, type ReleaseManifest } from '../../shared/release.js';
+import { type ReleaseManifest, readManifest } from '../../shared/release.js';
 
 /**
  * Releases side by side (docs/operations.md "Updating boxes"):
@@ -126,8 +126,7 @@ export function pruneReleases(dir: string, keep: Iterable<string | undefined>): 
 export function runningManifest(dir: string, version: string): ReleaseManifest | undefined {
   try {
     const signed = JSON.parse(readFileSync(join(releaseDir(dir, version), MANIFEST), 'utf8')) as { manifest: string };
-    const manifest: unknown = JSON.parse(signed.manifest);
-    return RELEASE_CHECKS.manifest.Check(manifest) ? manifest : undefined;
+    return readManifest(signed.manifest);
   } catch {
     return undefined;
   }
