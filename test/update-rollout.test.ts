@@ -85,6 +85,27 @@ async function startBox(name: string, venue = CENTRAL_DEMO.venues[0]!): Promise<
 
 const EVERY_HOUR = { from: '00:00', to: '24:00' };
 
+/** A rollout of `version` (HQ API), every hour its window, to all boxes at once unless `over` says otherwise. */
+const rollOut = (version: string, over: Record<string, unknown> = {}) =>
+  hqPost('/hq-api/api/rollouts', {
+    version,
+    devices: { all: true },
+    window: EVERY_HOUR,
+    stages: [100],
+    stageMinutes: 0,
+    ...over,
+  });
+
+/** Waits until `count` boxes report `state` on the rollout (its counts at the HQ API). */
+const reported = (id: string, state: string, count: number, ms: number) =>
+  waitFor(
+    `${count} box(es) ${state} on rollout ${id}`,
+    async () => {
+      return (await central.hq(`/hq-api/api/rollouts/${id}`)).counts[state] === count;
+    },
+    ms,
+  );
+
 beforeAll(async () => {
   if (skip) return;
   base = buildRelease('2.0.0');
@@ -124,18 +145,8 @@ describe.skipIf(skip)('rollouts from headquarters', STORY, () => {
       const devices = (await central.hq('/hq-api/api/devices')) as any[];
       return devices.filter((d) => d.version === '2.0.0').length === 2;
     });
-    const rollout = await hqPost('/hq-api/api/rollouts', {
-      version: '2.1.0',
-      devices: { all: true },
-      window: EVERY_HOUR,
-      stages: [100],
-      stageMinutes: 0,
-    });
-    await waitFor(
-      'both boxes healthy on 2.1.0',
-      async () => (await central.hq(`/hq-api/api/rollouts/${rollout.id}`)).counts.healthy === 2,
-      120_000,
-    );
+    const rollout = await rollOut('2.1.0');
+    await reported(rollout.id, 'healthy', 2, 120_000);
     for (const box of boxes) {
       expect(statusOf(box)).toMatchObject({ version: '2.1.0', state: 'healthy', current: '2.1.0', previous: '2.0.0' });
       // The patch against 2.0.0 gave the exact binary the manifest names.
@@ -151,18 +162,8 @@ describe.skipIf(skip)('rollouts from headquarters', STORY, () => {
   }, 180_000);
 
   test('a release signed by another key is refused by every box, whatever the central says', async () => {
-    const rollout = await hqPost('/hq-api/api/rollouts', {
-      version: '2.3.0',
-      devices: { all: true },
-      window: EVERY_HOUR,
-      stages: [100],
-      stageMinutes: 0,
-    });
-    await waitFor(
-      'both boxes to refuse it',
-      async () => (await central.hq(`/hq-api/api/rollouts/${rollout.id}`)).counts.refused === 2,
-      60_000,
-    );
+    const rollout = await rollOut('2.3.0');
+    await reported(rollout.id, 'refused', 2, 60_000);
     for (const box of boxes)
       expect(statusOf(box)).toMatchObject({ version: '2.1.0', state: 'refused', reason: 'signature' });
   }, 120_000);
@@ -184,18 +185,8 @@ describe.skipIf(skip)('rollouts from headquarters', STORY, () => {
     } finally {
       await db.end();
     }
-    const rollout = await hqPost('/hq-api/api/rollouts', {
-      version: '2.4.0',
-      devices: { all: true },
-      window: EVERY_HOUR,
-      stages: [100],
-      stageMinutes: 0,
-    });
-    await waitFor(
-      'both boxes to refuse it',
-      async () => (await central.hq(`/hq-api/api/rollouts/${rollout.id}`)).counts.refused === 2,
-      120_000,
-    );
+    const rollout = await rollOut('2.4.0');
+    await reported(rollout.id, 'refused', 2, 120_000);
     for (const box of boxes) {
       expect(statusOf(box)).toMatchObject({
         version: '2.1.0',
@@ -207,14 +198,7 @@ describe.skipIf(skip)('rollouts from headquarters', STORY, () => {
   }, 180_000);
 
   test('a staged rollout halts by itself when its canary rolls back; the others never get it', async () => {
-    const rollout = await hqPost('/hq-api/api/rollouts', {
-      version: '2.2.0',
-      devices: { all: true },
-      window: EVERY_HOUR,
-      stages: [50, 100],
-      stageMinutes: 0,
-      haltShare: 0,
-    });
+    const rollout = await rollOut('2.2.0', { stages: [50, 100], haltShare: 0 });
     const view = await waitFor(
       'the rollout to halt',
       async () => {
@@ -235,16 +219,11 @@ describe.skipIf(skip)('rollouts from headquarters', STORY, () => {
   test('a box offline while two releases went out gets the latest, not each in between', async () => {
     const b = boxes[1]!;
     await b.unit.stop();
-    const venueB = { venues: [CENTRAL_DEMO.venues[1]!] };
-    const rollout = { devices: venueB, window: EVERY_HOUR, stages: [100], stageMinutes: 0 };
-    await hqPost('/hq-api/api/rollouts', { version: '2.5.0', ...rollout });
-    const last = await hqPost('/hq-api/api/rollouts', { version: '2.6.0', ...rollout });
+    const venueB = { devices: { venues: [CENTRAL_DEMO.venues[1]!] } };
+    await rollOut('2.5.0', venueB);
+    const last = await rollOut('2.6.0', venueB);
     b.unit = runUnit(b.opt, b.config, b.dataDir);
-    await waitFor(
-      'box b healthy on 2.6.0',
-      async () => (await central.hq(`/hq-api/api/rollouts/${last.id}`)).counts.healthy === 1,
-      120_000,
-    );
+    await reported(last.id, 'healthy', 1, 120_000);
     expect(statusOf(b)).toMatchObject({ version: '2.6.0', state: 'healthy', previous: '2.1.0' });
     expect(b.unit.logs.some((l) => l.includes('"2.5.0"'))).toBe(false);
     // The other box was not named: it stays where it was.
