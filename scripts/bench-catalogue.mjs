@@ -10,7 +10,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { loadSimDevice } from './lib/sim-device.mjs';
 import { demo, quantile, withForeignCpu } from './lib/box.mjs';
 import { benchRun, cli, root, startCentral, stop, treeOf } from './lib/run.mjs';
 
@@ -23,17 +23,7 @@ const MENUS = Number(process.env.MENUS ?? 20);
 const { started, tmp } = benchRun();
 
 execFileSync('taskset', ['-apc', '0', String(process.pid)], { stdio: 'ignore' });
-const simFile = join(root, 'dist/bench-sim-device.mjs'); // inside the checkout: its imports resolve from node_modules
-await build({
-  entryPoints: [join(root, 'test/support/sim-device.ts')],
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  outfile: simFile,
-  logLevel: 'warning',
-  external: ['tweetnacl'],
-});
-const { SimDevice } = await import(simFile);
+const { SimDevice } = await loadSimDevice();
 
 const centralDir = tmp('vb-bench-cat-');
 // ---- a generated chain: VENUES venues (each its warehouse), PRODUCTS products over MENUS menus.

@@ -8,7 +8,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { loadSimDevice } from './lib/sim-device.mjs';
 import { demo, orderLoad, pinBox, quantile, startBox, token, withForeignCpu } from './lib/box.mjs';
 import { benchRun, cli, root, startCentral, stop, treeOf } from './lib/run.mjs';
 import { driveVenueDay } from './lib/venue-day.mjs';
@@ -107,17 +107,7 @@ await stop(central.proc);
 
 // ---- 3: DEVICES simulated boxes at once against a fresh central.
 pin(0);
-const simFile = join(root, 'dist/bench-sim-device.mjs'); // inside the checkout: its imports resolve from node_modules
-await build({
-  entryPoints: [join(root, 'test/support/sim-device.ts')],
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  outfile: simFile,
-  logLevel: 'warning',
-  external: ['tweetnacl'],
-});
-const { SimDevice } = await import(simFile);
+const { SimDevice } = await loadSimDevice();
 const hqDir = tmp('vb-bench-central-');
 central = await startCentralOn(hqDir);
 console.log(`${DEVICES} simulated boxes, ${BATCHES} batches of 500 events each, all at once...`);

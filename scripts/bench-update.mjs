@@ -15,10 +15,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { constants, zstdDecompressSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { loadSimDevice } from './lib/sim-device.mjs';
 import { demo, quantile, token, withForeignCpu } from './lib/box.mjs';
 import { buildRelease, editSource, fetchNode, node24Versions, releaseKey, signRelease } from './lib/release-build.mjs';
 import { benchRun, root, startCentral, stop } from './lib/run.mjs';
@@ -169,24 +168,7 @@ if (binaries[V3]) {
 }
 
 // ---- 3: DEVICES simulated boxes on 1.0.0, each holding the catalogue's long poll.
-const simFile = join(root, 'dist/bench-update-sim-device.mjs'); // inside the checkout: its imports resolve
-await build({
-  stdin: {
-    contents: [
-      "export { SimDevice } from './test/support/sim-device.ts';",
-      "export { requestSigningText, signDetached } from './src/shared/sync-protocol.ts';",
-    ].join('\n'),
-    resolveDir: root,
-    loader: 'ts',
-  },
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  outfile: simFile,
-  logLevel: 'warning',
-  external: ['tweetnacl'],
-});
-const { SimDevice, ...protocol } = await import(simFile);
+const { SimDevice, ...protocol } = await loadSimDevice('bench-update-sim-device');
 const get = rangeGetter(protocol);
 
 const enrolCode = () =>
