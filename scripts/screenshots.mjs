@@ -10,6 +10,8 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
+// Plain erasable TypeScript, loaded by Node 24's type stripping.
+import { CHROMIUM_ARGS } from '../test/support/system-packages.ts';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const { values } = parseArgs({ options: { out: { type: 'string', default: 'docs/screens' } } });
@@ -79,15 +81,7 @@ try {
     headless: true,
     viewport: { width: 1280, height: 800 },
     locale: 'pl-PL',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    args: CHROMIUM_ARGS,
   });
   const page = await browser.newPage();
   const shot = async (name, p = page) => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
-import { SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
+import { CHROMIUM_ARGS, SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
 
 // A kiosk web app served from another origin, in a real browser (Debian's Chromium, driven by playwright-core):
 // it gets a token and places an order from the box when its origin is in http.corsOrigins, and the browser
@@ -37,15 +37,7 @@ describe.skipIf(skip)('CORS in Chromium', () => {
     browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'vb-chromium-')), {
       executablePath: CHROMIUM,
       headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: CHROMIUM_ARGS,
     });
   }, 60_000);
   afterAll(async () => {

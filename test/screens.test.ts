@@ -7,7 +7,7 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, type Launched, launch, requestToken, type TokenBody } from './support/box.js';
 import { type FakePrinter, STATUS_OK, STATUS_PAPER_OUT, startFakePrinter } from './support/fake-printer.js';
-import { SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
+import { CHROMIUM_ARGS, SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
 
 // The box's own screens (README "Screens") in a real browser: Debian's Chromium driven by playwright-core, one
 // box (and its data dir and port) for the whole file, restarted once on the same data dir and port.
@@ -160,15 +160,7 @@ describe.skipIf(skip)('the screens in Chromium', () => {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1280, height: 800 },
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: CHROMIUM_ARGS,
     });
     kitchen = await browser.newPage();
     kiosk = await browser.newPage();

@@ -18,6 +18,20 @@ export const SYSTEM_PACKAGES = {
 export type SystemPackage = keyof typeof SYSTEM_PACKAGES;
 
 /**
+ * How the tests and scripts/screenshots.mjs start Debian's chromium (playwright-core): as root in a container
+ * (no sandbox), no GPU, and nothing of its own on the network (no QUIC, background fetches, updates or sync).
+ */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/**
  * True (skip) when one of `packages` is missing, after one warning line: `test/x.test.ts skipped: needs the
  * Debian package socat (apt-get install socat)`. `testFile` is the caller's `import.meta.url`.
  */
