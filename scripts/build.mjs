@@ -1,7 +1,7 @@
 // Bundles the box into one CommonJS file (dist/main.cjs). The native addons stay external: they are
 // loaded from node_modules here, and carried beside the bundle in the single binary (build.sh).
 import { build } from 'esbuild';
-import { buildWeb } from './lib/web-build.mjs';
+import { buildWeb, WEB_APPS } from './lib/web-build.mjs';
 import { makeOneByte } from './lib/one-byte.mjs';
 import { workerDefines } from './lib/worker-source.mjs';
 
@@ -26,5 +26,7 @@ await build({
 });
 makeOneByte('dist/main.cjs');
 
-// The screens (README "Screens"), served by the box from dist/web.
-await buildWeb(process.cwd(), 'dist/web');
+// The screens (README "Screens"), served by the box from dist/web; the headquarters console (README
+// "Headquarters console"), served by the central from dist/hq.
+await buildWeb(process.cwd(), 'dist/web', WEB_APPS.screens);
+await buildWeb(process.cwd(), 'dist/hq', WEB_APPS.hq);

@@ -1,3 +1,4 @@
+import { ApiError, send } from './http.js';
 import { Store } from './store.js';
 
 /**
@@ -13,25 +14,6 @@ export interface Bootstrap {
   venue: string | null;
 }
 
-export interface ApiProblem {
-  code: string;
-  message: string;
-  args?: string[];
-}
-
-/** A refused or failed call: `message` is the box's own (or, without an answer, says the box is unreachable). */
-export class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly codes: ApiProblem[] = [],
-  ) {
-    super(message);
-  }
-}
-
-export const UNREACHABLE = 'unreachable';
-
 let bootstrapValue: Bootstrap | undefined;
 
 export async function loadBootstrap(): Promise<Bootstrap> {
@@ -44,35 +26,6 @@ export async function loadBootstrap(): Promise<Bootstrap> {
 export function bootstrap(): Bootstrap {
   if (!bootstrapValue) throw new Error('bootstrap not loaded');
   return bootstrapValue;
-}
-
-/** fetch, with any non-2xx answer turned into an ApiError carrying the box's message. */
-async function send(path: string, init: RequestInit): Promise<Response> {
-  let res: Response;
-  try {
-    res = await fetch(path, { ...init, cache: 'no-store' });
-  } catch {
-    throw new ApiError(UNREACHABLE, 0);
-  }
-  if (res.ok) return res;
-  let message = `HTTP ${res.status}`;
-  let codes: ApiProblem[] = [];
-  try {
-    const body = (await res.json()) as {
-      message?: string;
-      codes?: ApiProblem[];
-      error?: string;
-      error_description?: string;
-    };
-    message = body.message ?? body.error_description ?? body.error ?? message;
-    codes = body.codes ?? (body.error ? [{ code: body.error, message }] : []);
-    // The codes name the field or line (`/items/0/qty`): shown with the message when they add to it.
-    const details = codes.map((c) => c.message).filter((m) => m && m !== message);
-    if (details.length > 0) message = `${message}: ${details.join('; ')}`;
-  } catch {
-    // not JSON: keep the status
-  }
-  throw new ApiError(message, res.status, codes);
 }
 
 export interface TokenAnswer {
@@ -126,7 +79,11 @@ export class Session {
   readonly tokens: Store<Tokens | null>;
   private refreshing: Promise<string> | undefined;
 
-  constructor(private readonly storageKey: string | null) {
+  constructor(
+    private readonly storageKey: string | null,
+    /** The token endpoint with the app's own client: the box's screens' by default. */
+    private readonly requestToken: (form: Record<string, string>) => Promise<TokenAnswer> = tokenRequest,
+  ) {
     let saved: Tokens | null = null;
     try {
       saved = storageKey ? (JSON.parse(localStorage.getItem(storageKey) ?? 'null') as Tokens | null) : null;
@@ -145,13 +102,13 @@ export class Session {
   }
 
   async signIn(username: string, password: string): Promise<void> {
-    this.save(toTokens(await tokenRequest({ grant_type: 'password', username, password }), username));
+    this.save(toTokens(await this.requestToken({ grant_type: 'password', username, password }), username));
   }
 
   async signInAnonymous(): Promise<void> {
     this.save(
       toTokens(
-        await tokenRequest({ grant_type: 'password', scope: 'read', username: 'anonymous', password: '' }),
+        await this.requestToken({ grant_type: 'password', scope: 'read', username: 'anonymous', password: '' }),
         'anonymous',
       ),
     );
@@ -175,7 +132,7 @@ export class Session {
   private async refresh(tokens: Tokens): Promise<string> {
     try {
       const next = toTokens(
-        await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken }),
+        await this.requestToken({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken }),
         tokens.username,
       );
       this.save(next);

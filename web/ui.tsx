@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ApiError, UNREACHABLE } from './api.js';
+import { ApiError, UNREACHABLE } from './http.js';
 import { t } from './i18n.js';
 import { Store, useStore } from './store.js';
 

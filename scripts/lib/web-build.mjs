@@ -1,19 +1,26 @@
-// Builds the box's screens (web/, README "Screens") to static files: one JS and one CSS bundle with content
-// hashes in their names under assets/, and index.html naming them. Preact's JSX goes through esbuild (no
+// Builds a web app to static files: one JS and one CSS bundle with content hashes in their names under assets/,
+// and index.html naming them. Two apps: the box's screens (web/main.tsx, README "Screens") and the central's
+// headquarters console (web/hq/main.tsx, README "Headquarters console"), sharing web/'s code. Preact's JSX goes through esbuild (no
 // Babel, nothing fetched at run time). Used by scripts/build.mjs (dist/web) and scripts/build-sea.mjs (the
 // single binary's assets).
 import { readdirSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { build } from 'esbuild';
 
+/** The apps: entry point and page title. */
+export const WEB_APPS = {
+  screens: { entry: 'web/main.tsx', title: 'venue-box' },
+  hq: { entry: 'web/hq/main.tsx', title: 'venue-box: centrala' },
+};
+
 /** Writes the web app into `outDir` (emptied first); returns the file names relative to it. */
-export async function buildWeb(root, outDir) {
+export async function buildWeb(root, outDir, app = WEB_APPS.screens) {
   const out = resolve(root, outDir);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: ['web/main.tsx'],
+    entryPoints: [app.entry],
     outdir: out,
     entryNames: 'assets/[name]-[hash]',
     assetNames: 'assets/[name]-[hash]',
@@ -35,11 +42,11 @@ export async function buildWeb(root, outDir) {
   );
   const js = outputs.find((f) => f.endsWith('.js'));
   const css = outputs.find((f) => f.endsWith('.css'));
-  writeFileSync(join(out, 'index.html'), indexHtml(js, css));
+  writeFileSync(join(out, 'index.html'), indexHtml(js, css, app.title));
   return listFiles(out);
 }
 
-function indexHtml(js, css) {
+function indexHtml(js, css, title) {
   // The icon is inline, so a browser's /favicon.ico request never reaches the API's 404.
   const icon =
     "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%23b3261e'/%3E%3C/svg%3E";
@@ -49,13 +56,13 @@ function indexHtml(js, css) {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
 <meta name="theme-color" content="#1d1b20">
-<title>venue-box</title>
+<title>${title}</title>
 <link rel="icon" href="${icon}">
 ${css ? `<link rel="stylesheet" href="/${css}">` : ''}
 <script type="module" src="/${js}"></script>
 </head>
 <body>
-<div id="app"><noscript>venue-box: JavaScript is needed for the screens.</noscript></div>
+<div id="app"><noscript>${title}: JavaScript is needed here.</noscript></div>
 </body>
 </html>
 `;

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { ApiError, bootstrap, type CommandConfirmation, Session } from '../api.js';
+import { bootstrap, type CommandConfirmation, Session } from '../api.js';
+import { ApiError } from '../http.js';
 import { language, LanguageSwitch, t } from '../i18n.js';
 import { LiveSocket } from '../live.js';
 import {

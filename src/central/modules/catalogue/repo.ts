@@ -1,4 +1,4 @@
-import type { CatalogueItem, ItemType } from '../../../shared/catalogue-protocol.js';
+import type { CatalogueItem, ItemType } from '../../../shared/catalogue-items.js';
 import type { Queryable } from '../../db/pool.js';
 
 /**

@@ -1,11 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import {
-  type CatalogueItem,
-  type CatalogueResponse,
-  catalogueChecksum,
-  ITEM_TYPES,
-} from '../../../shared/catalogue-protocol.js';
+import { type CatalogueItem, ITEM_TYPES } from '../../../shared/catalogue-items.js';
+import { type CatalogueResponse, catalogueChecksum } from '../../../shared/catalogue-protocol.js';
 import {
   Category,
   duplicateProduct,

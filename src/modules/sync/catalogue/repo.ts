@@ -1,5 +1,5 @@
 import { type Db, inTransaction } from '../../../db/open.js';
-import type { ItemType } from '../../../shared/catalogue-protocol.js';
+import type { ItemType } from '../../../shared/catalogue-items.js';
 
 export interface CatalogueState {
   tenantId: string | null;

@@ -1,0 +1,106 @@
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { t } from './i18n.js';
+
+export interface ChartSeries {
+  label: string;
+  values: (number | null)[];
+  /** How the figures read in the table and the legend. */
+  format?: (v: number) => string;
+}
+
+const COLORS = ['#b3261e', '#1b6e3a', '#1f5fa8', '#b26a00', '#6b3fa0', '#00796b', '#5d4037', '#c2185b'];
+
+/**
+ * A chart drawn by uPlot (a charting library made for time series, canvas, no dependencies), over categories
+ * (`labels`: hours, days, venues); bars or lines. The same figures are in a table under it for screen readers and
+ * for anyone who wants the numbers.
+ */
+export function Chart(props: {
+  title: string;
+  labels: string[];
+  series: ChartSeries[];
+  kind?: 'bars' | 'line';
+  height?: number;
+  testid?: string;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  const { labels, series } = props;
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return undefined;
+    const bars = props.kind !== 'line';
+    const xs = labels.map((_, i) => i);
+    const opts: uPlot.Options = {
+      width: Math.max(280, el.clientWidth),
+      height: props.height ?? 240,
+      scales: { x: { time: false, range: [-0.5, Math.max(0.5, labels.length - 0.5)] } },
+      axes: [
+        { values: (_u, ticks) => ticks.map((i) => labels[Math.round(i)] ?? ''), splits: () => xs, gap: 4 },
+        { size: 60 },
+      ],
+      legend: { show: series.length > 1 },
+      cursor: { drag: { x: false, y: false } },
+      series: [
+        {},
+        ...series.map((s, i) => ({
+          label: s.label,
+          stroke: COLORS[i % COLORS.length],
+          fill: bars ? `${COLORS[i % COLORS.length]}cc` : undefined,
+          width: bars ? 0 : 2,
+          value: (_u: uPlot, v: number | null) => (v === null ? '–' : s.format ? s.format(v) : String(v)),
+          paths: bars ? uPlot.paths.bars?.({ size: [0.8 / series.length, 60], align: 0 }) : undefined,
+          points: { show: !bars },
+        })),
+      ],
+    };
+    const data = [xs, ...series.map((s) => s.values)] as uPlot.AlignedData;
+    const plot = new uPlot(opts, data, el);
+    const resize = new ResizeObserver(() =>
+      plot.setSize({ width: Math.max(280, el.clientWidth), height: opts.height }),
+    );
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [labels.join('\0'), JSON.stringify(series.map((s) => [s.label, s.values])), props.kind]);
+
+  return (
+    <figure class="chart" data-testid={props.testid}>
+      <figcaption>{props.title}</figcaption>
+      <div ref={box} class="chart-canvas" role="img" aria-label={props.title} />
+      <details class="chart-data">
+        <summary>{t('app.chartTable')}</summary>
+        <table class="data">
+          <thead>
+            <tr>
+              <th scope="col">{props.title}</th>
+              {series.map((s) => (
+                <th key={s.label} scope="col" class="num">
+                  {s.label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {labels.map((label, i) => (
+              <tr key={label}>
+                <th scope="row">{label}</th>
+                {series.map((s) => {
+                  const v = s.values[i];
+                  return (
+                    <td key={s.label} class="num">
+                      {v === null || v === undefined ? '–' : s.format ? s.format(v) : v}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </figure>
+  );
+}

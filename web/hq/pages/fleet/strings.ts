@@ -1,0 +1,5 @@
+/** The fleet page's words (web/hq/i18n.ts merges them); keys start with `fleet.`. */
+export default {
+  pl: {} as Record<string, string>,
+  en: {} as Record<string, string>,
+};

@@ -1,0 +1,5 @@
+/** The reports page's words (web/hq/i18n.ts merges them); keys start with `reports.`. */
+export default {
+  pl: {} as Record<string, string>,
+  en: {} as Record<string, string>,
+};
