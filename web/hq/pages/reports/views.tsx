@@ -6,6 +6,28 @@ import type { Channels, Filters, Kitchen, Products, Sales, SalesRow } from './in
 
 const range = (f: Filters) => `${f.from}_${f.to}${f.venueId ? `_${f.venueId.slice(0, 8)}` : ''}`;
 
+/** Hour bars are drawn for every hour of a range up to this many days; longer, only the hours with sales. */
+const MAX_HOUR_FILL_DAYS = 14;
+
+/**
+ * The chart's periods: every day (or hour) from `from` to `to`, so a day without sales is a gap at zero and not
+ * left out; plus any period the rows hold (they are the venues' local dates, as `from`/`to` are).
+ */
+export function periodsOf(sales: Pick<Sales, 'from' | 'to' | 'by' | 'rows'>): string[] {
+  const all = new Set(sales.rows.map((r) => r.period));
+  const start = Date.parse(`${sales.from}T00:00:00Z`);
+  const end = Date.parse(`${sales.to}T00:00:00Z`);
+  const days = (end - start) / 86_400_000 + 1;
+  if (Number.isFinite(days) && days > 0 && days <= 366 && (sales.by === 'day' || days <= MAX_HOUR_FILL_DAYS)) {
+    for (let d = 0; d < days; d++) {
+      const day = new Date(start + d * 86_400_000).toISOString().slice(0, 10);
+      if (sales.by === 'day') all.add(day);
+      else for (let h = 0; h < 24; h++) all.add(`${day}T${String(h).padStart(2, '0')}`);
+    }
+  }
+  return [...all].sort();
+}
+
 /** "2026-11-27" -> "27.11", "2026-11-27T14" -> "27.11 14:00": short labels under a chart's bars. */
 export function periodLabel(period: string): string {
   const m = /^\d{4}-(\d{2})-(\d{2})(?:T(\d{2}))?$/.exec(period);
@@ -38,7 +60,7 @@ function Kpi(props: { label: string; value: string; testid: string }) {
 }
 
 export function SalesReport({ sales, filters }: { sales: Sales; filters: Filters }) {
-  const periods = [...new Set(sales.rows.map((r) => r.period))].sort();
+  const periods = periodsOf(sales);
   // One series: the shell's bars of several series overlap, and the table below has each venue's figures.
   const revenueAt = (period: string) =>
     sales.rows.filter((r) => r.period === period).reduce((minor, r) => minor + Math.round(Number(r.revenue) * 100), 0) /
