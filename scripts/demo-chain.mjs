@@ -18,4 +18,4 @@ const sent = await fillDemoChain({
   days: Number(values.days),
   seed: Number(values.seed),
 });
-console.log(`demo chain: ${sent} order events from 3 simulated boxes at ${values.central}`);
+console.log(`demo chain: ${sent} events from 3 simulated boxes at ${values.central}`);

@@ -126,6 +126,48 @@ function orderVersions(venue, createdMs, nowMs) {
     });
 }
 
+const GOODS = [
+  ['maka', 'kg', 25],
+  ['ziemniaki', 'kg', 40],
+  ['mleko', 'l', 20],
+  ['smietana', 'l', 6],
+  ['kapusta', 'kg', 15],
+  ['wieprzowina', 'kg', 12],
+  ['jaja', 'szt', 120],
+  ['piwo-keg', 'l', 50],
+];
+
+/** A morning delivery (PZ) at the venue's warehouse, as a box's stock.document event with its ledger rows. */
+function delivery(venue, atMs, n) {
+  const items = GOODS.filter(() => random() < 0.6).map(([id, unit, qty]) => ({
+    id,
+    unit,
+    qty: Math.round(qty * (0.5 + random())),
+  }));
+  if (items.length === 0) items.push({ id: 'maka', unit: 'kg', qty: 25 });
+  const id = randomUUID();
+  const day = new Date(atMs).toISOString().slice(0, 10).replaceAll('-', '');
+  return {
+    at: atMs,
+    kind: 'stock.document',
+    aggregate: id,
+    body: {
+      document: {
+        id,
+        kind: 'PZ',
+        warehouse: venue.warehouse,
+        number: `PZ/${day}/${n}`,
+        user: randomUUID(),
+        created: new Date(atMs).toISOString(),
+        items,
+        unlockItems: false,
+        extra: { supplier: pick(['Hurtownia Smak', 'Gospodarstwo Nowak', 'Browar Lokalny']) },
+      },
+      ledger: items.map((item, i) => [venue.warehouse, i + 1, item.id, item.unit, item.qty * 1_000_000]),
+    },
+  };
+}
+
 /** Local midnight in Warsaw (the demo venues' zone) `daysAgo` days back, as epoch ms. */
 function warsawMidnight(daysAgo, nowMs) {
   const day = new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Warsaw' }).format(
@@ -165,24 +207,26 @@ export async function fillDemoChain({ central, dataDir, days = 7, seed = 1, log 
     const events = [];
     for (let daysAgo = DAYS; daysAgo >= 0; daysAgo--) {
       const midnight = warsawMidnight(daysAgo, nowMs);
+      if (midnight + 8 * 3_600_000 <= nowMs) events.push(delivery(venue, midnight + 8 * 3_600_000, n + 1));
       const count = Math.round((25 + random() * 30) * (n === 0 ? 1.4 : 1));
       for (let i = 0; i < count; i++) {
         const createdMs = midnight + orderMinute() * 60_000;
         if (createdMs > nowMs) continue;
-        for (const v of orderVersions(venue, createdMs, nowMs)) events.push(v);
+        for (const v of orderVersions(venue, createdMs, nowMs))
+          events.push({ ...v, kind: 'order.changed', aggregate: v.body.order.id });
       }
     }
     events.sort((a, b) => a.at - b.at);
     for (const e of events) {
       device.clockMs = e.at;
-      device.append('order.changed', e.body.order.id, e.body);
+      device.append(e.kind, e.aggregate, e.body);
     }
     device.clockMs = nowMs;
     await device.drain(1, 200);
     const hello = await device.hello({ version: '0.1.0' });
     if (hello.status !== 200) throw new Error(`hello: ${hello.status} ${JSON.stringify(hello.body)}`);
     sent += events.length;
-    log(`${venue.name}: device ${device.deviceId}, ${events.length} order events sent`);
+    log(`${venue.name}: device ${device.deviceId}, ${events.length} events sent (orders and deliveries)`);
   }
   return sent;
 }
