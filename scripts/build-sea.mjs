@@ -19,7 +19,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { binaryArch } from './lib/emulation.mjs';
 import { makeOneByte } from './lib/one-byte.mjs';
-import * as webBuild from './lib/web-build.mjs';
+import { buildWeb, WEB_APPS } from './lib/web-build.mjs';
 import { workerDefines } from './lib/worker-source.mjs';
 // Plain erasable TypeScript, loaded by Node 24's type stripping: the same code src/native/uws.ts runs.
 import { GlibcCompatError, withoutGlibc238 } from '../src/native/glibc-compat.ts';
@@ -284,15 +284,6 @@ async function writeAppAssets(prefix, label, build) {
   return assets;
 }
 
-/** The console, once scripts/lib/web-build.mjs builds it (`buildHq`); a build without it serves the API alone. */
-async function writeConsoleAssets() {
-  if (typeof webBuild.buildHq !== 'function') {
-    console.log('  console: not built (scripts/lib/web-build.mjs has no buildHq)');
-    return {};
-  }
-  return writeAppAssets('hq', 'console', webBuild.buildHq);
-}
-
 function writeSeaConfig(assets) {
   const base = JSON.parse(readFileSync(join(root, 'native-config/sea-config.json'), 'utf8'));
   const inOut = (file) => relative(root, join(out, file));
@@ -307,8 +298,8 @@ try {
   await bundle(addons);
   writeSeaConfig({
     ...writeAddonAssets(addons),
-    ...(await writeAppAssets('web', 'screens', webBuild.buildWeb)),
-    ...(await writeConsoleAssets()),
+    ...(await writeAppAssets('web', 'screens', (r, o) => buildWeb(r, o, WEB_APPS.screens))),
+    ...(await writeAppAssets('hq', 'console', (r, o) => buildWeb(r, o, WEB_APPS.hq))),
   });
   console.log(`  bundle and assets in ${relative(root, out)}/ for ${platform}-${arch}, Node ${process.version}`);
 } catch (err) {

@@ -104,4 +104,3 @@ interface AxeViolation {
   impact: string | null;
   nodes: { target: string[] }[];
 }
-

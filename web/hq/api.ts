@@ -52,9 +52,12 @@ export const session = new Session('vb.hq.session', hqTokenRequest);
 export const signedIn = new Store<boolean>(session.tokens.value !== null);
 export const reauthNeeded = new Store<boolean>(false);
 let reauthWaiters: (() => void)[] = [];
+/** Who signed in last: the sign-in dialog of an ended session offers the same username. */
+let lastUsername = session.tokens.value?.username ?? '';
 
 session.tokens.subscribe((tokens) => {
   if (!tokens) return;
+  lastUsername = tokens.username;
   signedIn.set(true);
   if (reauthNeeded.value) {
     reauthNeeded.set(false);
@@ -126,7 +129,7 @@ export const hq = {
   canWrite(): boolean {
     return (session.tokens.value?.scope ?? '').split(' ').includes('write');
   },
-  username: (): string => session.tokens.value?.username ?? '',
+  username: (): string => session.tokens.value?.username ?? lastUsername,
 };
 
 const apiPath = (path: string) => (path.startsWith('/hq-') ? path : `/hq-api/api${path}`);

@@ -1,95 +1,11 @@
-import { useStore } from '../store.js';
-import { Store } from '../store.js';
+import { Store, useStore } from '../store.js';
 import catalogue from './pages/catalogue/strings.js';
 import dashboard from './pages/dashboard/strings.js';
 import fleet from './pages/fleet/strings.js';
 import orders from './pages/orders/strings.js';
 import reports from './pages/reports/strings.js';
 import stock from './pages/stock/strings.js';
-
-/** The console's own words; each page keeps its own in pages/<page>/strings.ts (keys prefixed by the page). */
-const SHELL = {
-  pl: {
-    'app.title': 'Centrala',
-    'app.loading': 'Ładowanie…',
-    'app.retry': 'Spróbuj ponownie',
-    'app.unreachable': 'Brak połączenia z centralą',
-    'app.signIn': 'Zaloguj',
-    'app.signInTitle': 'Logowanie do centrali',
-    'app.signInAgain': 'Sesja wygasła: zaloguj się ponownie, wpisane dane zostaną zachowane',
-    'app.signOut': 'Wyloguj',
-    'app.tenant': 'Sieć (identyfikator)',
-    'app.username': 'Użytkownik',
-    'app.password': 'Hasło',
-    'app.readOnly': 'Tylko podgląd: Twoje konto nie może wprowadzać zmian',
-    'app.save': 'Zapisz',
-    'app.saved': 'Zapisano',
-    'app.cancel': 'Anuluj',
-    'app.add': 'Dodaj',
-    'app.remove': 'Usuń',
-    'app.edit': 'Edytuj',
-    'app.close': 'Zamknij',
-    'app.search': 'Szukaj',
-    'app.more': 'Więcej',
-    'app.none': 'brak',
-    'app.csv': 'CSV',
-    'app.csvTitle': 'Pobierz tabelę jako CSV',
-    'app.empty': 'Brak danych',
-    'app.language': 'Język',
-    'app.venue': 'Lokal',
-    'app.allVenues': 'Wszystkie lokale',
-    'app.from': 'Od',
-    'app.to': 'Do',
-    'app.chartTable': 'Dane wykresu',
-    'nav.dashboard': 'Pulpit',
-    'nav.catalogue': 'Katalog',
-    'nav.fleet': 'Urządzenia',
-    'nav.orders': 'Zamówienia',
-    'nav.stock': 'Magazyn',
-    'nav.reports': 'Raporty',
-    'nav.main': 'Nawigacja',
-  },
-  en: {
-    'app.title': 'Headquarters',
-    'app.loading': 'Loading…',
-    'app.retry': 'Try again',
-    'app.unreachable': 'The central cannot be reached',
-    'app.signIn': 'Sign in',
-    'app.signInTitle': 'Sign in to headquarters',
-    'app.signInAgain': 'Your session ended: sign in again; what you typed is kept',
-    'app.signOut': 'Sign out',
-    'app.tenant': 'Chain (tenant id)',
-    'app.username': 'Username',
-    'app.password': 'Password',
-    'app.readOnly': 'Read only: your account cannot make changes',
-    'app.save': 'Save',
-    'app.saved': 'Saved',
-    'app.cancel': 'Cancel',
-    'app.add': 'Add',
-    'app.remove': 'Remove',
-    'app.edit': 'Edit',
-    'app.close': 'Close',
-    'app.search': 'Search',
-    'app.more': 'More',
-    'app.none': 'none',
-    'app.csv': 'CSV',
-    'app.csvTitle': 'Download the table as CSV',
-    'app.empty': 'No data',
-    'app.language': 'Language',
-    'app.venue': 'Venue',
-    'app.allVenues': 'All venues',
-    'app.from': 'From',
-    'app.to': 'To',
-    'app.chartTable': 'Chart data',
-    'nav.dashboard': 'Dashboard',
-    'nav.catalogue': 'Catalogue',
-    'nav.fleet': 'Fleet',
-    'nav.orders': 'Orders',
-    'nav.stock': 'Stock',
-    'nav.reports': 'Reports',
-    'nav.main': 'Navigation',
-  },
-};
+import SHELL from './strings.js';
 
 export type Lang = 'pl' | 'en';
 const PAGES = [dashboard, catalogue, fleet, orders, stock, reports];

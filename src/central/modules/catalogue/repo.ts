@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/pool.js';
 
 /**
  * Every catalogue row as (type, id, rev, retired, data), the data in the shape the box receives
- * (src/shared/catalogue-protocol.ts ItemData). $1 tenant, $2 "rev greater than", $3 live rows only.
+ * (src/shared/catalogue-items.ts ItemData). $1 tenant, $2 "rev greater than", $3 live rows only.
  */
 const ROWS = `
 SELECT 'tenant' AS type, tenant_id AS id, rev, false AS retired, jsonb_build_object('id', tenant_id, 'name', name) AS data
