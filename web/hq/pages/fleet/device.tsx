@@ -115,7 +115,8 @@ function Revoke(props: { device: Device; venue: string; onChanged: () => void })
             <button type="submit" class="btn danger" data-testid="fleet-revoke-confirm" disabled={form.busy}>
               {t('fleet.revokeConfirm')}
             </button>
-            <button type="button" class="btn" onClick={() => setOpen(false)}>
+            {/* The dialog opens on "cancel": Enter alone never revokes a box. */}
+            <button type="button" class="btn" autofocus onClick={() => setOpen(false)}>
               {t('app.cancel')}
             </button>
           </div>
