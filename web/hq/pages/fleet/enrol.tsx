@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { hq } from '../../api.js';
 import { useCatalogue, venuesOf } from '../../data.js';
 import { Field, FormError, inputValue, useApiForm } from '../../form.js';
@@ -22,14 +22,13 @@ export interface EnrolCode {
  */
 export function EnrolForm(props: { onEnrolCode?: () => void }) {
   const venues = venuesOf(useCatalogue());
-  const [venueId, setVenueId] = useState('');
+  const [picked, setVenueId] = useState('');
+  // The first venue until one is picked (the picker shows it selected): no effect that could undo a quick pick.
+  const venueId = picked || venues[0]?.id || '';
   const [ttlHours, setTtlHours] = useState('24');
   const [made, setMade] = useState<EnrolCode | null>(null);
   const form = useApiForm();
   const canWrite = hq.canWrite();
-  useEffect(() => {
-    if (!venueId && venues.length > 0) setVenueId(venues[0]!.id);
-  }, [venues.length]);
   return (
     <section class="card fleet-enrol" aria-labelledby="fleet-enrol">
       <h2 id="fleet-enrol">{t('fleet.enrol')}</h2>
