@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { expect } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './box.js';
 import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './central.js';
 import { enrol, FAST_SYNC, syncStatus, waitFor } from './sync.js';
@@ -47,7 +46,8 @@ export async function startConsoleRig(o: { box?: boolean } = {}): Promise<Consol
     box,
     browser,
     async open(path = '/', user = CENTRAL_DEMO.hqUser) {
-      const context = await browser!.newContext({ viewport: CONSOLE_VIEWPORT });
+      // bypassCSP: axe-core is injected as an inline script, which the console's CSP (script-src 'self') refuses.
+      const context = await browser!.newContext({ viewport: CONSOLE_VIEWPORT, bypassCSP: true });
       const page = await context.newPage();
       await page.goto(central.url(path));
       await signIn(page, user.username, user.password);
@@ -77,7 +77,8 @@ export async function signIn(page: Page, username: string, password: string): Pr
   await form.locator('input[name=username]').fill(username);
   await form.locator('input[name=password]').fill(password);
   await form.locator('button[type=submit]').click();
-  await expect.poll(() => page.getByTestId('user').count(), { timeout: 15_000 }).toBe(1);
+  // Not expect.poll: the rig is also used in beforeAll, outside any test.
+  await page.getByTestId('user').waitFor({ timeout: 15_000 });
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

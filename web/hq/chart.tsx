@@ -30,14 +30,26 @@ export function Chart(props: {
   useEffect(() => {
     const el = box.current;
     if (!el) return undefined;
-    const bars = props.kind !== 'line';
+    // Bars side by side for one or two series (uPlot aligns a bar left or right of its x); more series are lines,
+    // which stay readable where bars would overlap.
+    const bars = props.kind !== 'line' && series.length <= 2;
     const xs = labels.map((_, i) => i);
+    // At most about 24 labels on the axis (a week by hour has 168 bars).
+    const every = Math.max(1, Math.ceil(labels.length / 24));
     const opts: uPlot.Options = {
       width: Math.max(280, el.clientWidth),
       height: props.height ?? 240,
-      scales: { x: { time: false, range: [-0.5, Math.max(0.5, labels.length - 0.5)] } },
+      scales: {
+        x: { time: false, range: [-0.5, Math.max(0.5, labels.length - 0.5)] },
+        // Bars and counts start at zero, or 40 and 80 would look like 1 and 10.
+        y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] },
+      },
       axes: [
-        { values: (_u, ticks) => ticks.map((i) => labels[Math.round(i)] ?? ''), splits: () => xs, gap: 4 },
+        {
+          values: (_u, ticks) => ticks.map((i) => (Math.round(i) % every === 0 ? (labels[Math.round(i)] ?? '') : '')),
+          splits: () => xs,
+          gap: 4,
+        },
         { size: 60 },
       ],
       legend: { show: series.length > 1 },
@@ -50,7 +62,12 @@ export function Chart(props: {
           fill: bars ? `${COLORS[i % COLORS.length]}cc` : undefined,
           width: bars ? 0 : 2,
           value: (_u: uPlot, v: number | null) => (v === null ? '–' : s.format ? s.format(v) : String(v)),
-          paths: bars ? uPlot.paths.bars?.({ size: [0.8 / series.length, 60], align: 0 }) : undefined,
+          paths: bars
+            ? uPlot.paths.bars?.({
+                size: [series.length === 1 ? 0.7 : 0.4, 60],
+                align: series.length === 1 ? 0 : i === 0 ? -1 : 1,
+              })
+            : undefined,
           points: { show: !bars },
         })),
       ],
