@@ -35,12 +35,16 @@ type Provisioning = Static<typeof Provisioning>;
 const check = TypeCompiler.Compile(Provisioning);
 
 /** Headquarters' demo login, added to the demo tenant by `central serve --demo`. */
-export const DEMO_HQ_USER = { username: 'centrala', password: 'centrala-demo-1', scope: 'read write' };
+/** The demo's headquarters users: one who runs the chain, and one who may only look (the console's read-only view). */
+export const DEMO_HQ_USERS = [
+  { username: 'centrala', password: 'centrala-demo-1', scope: 'read write' },
+  { username: 'analityk', password: 'analityk-demo-1', scope: 'read' },
+];
 
 export interface ProvisionOptions {
   /**
    * The demo file's `users` are the box's staff, not headquarters: with `demo` they are skipped and
-   * DEMO_HQ_USER is provisioned instead. A provisioning file's users are headquarters users.
+   * DEMO_HQ_USERS are provisioned instead. A provisioning file's users are headquarters users.
    */
   demo?: boolean;
 }
@@ -54,7 +58,7 @@ export async function provision(pool: Pool, name: string, document: unknown, opt
   const doc: Provisioning = document;
   let tenants = 0;
   for (const t of doc.tenants) {
-    const users = options.demo ? [DEMO_HQ_USER] : t.users;
+    const users = options.demo ? DEMO_HQ_USERS : t.users;
     // scrypt runs before the transaction so no connection waits on it.
     const repo0 = createTenantRepo(pool);
     const clients = await Promise.all(
