@@ -547,6 +547,7 @@ function ChannelEditor(props: {
                         <button
                           type="button"
                           class="btn small ghost"
+                          data-testid={`remove-interval-${channel}-${day}-${i}`}
                           {...ch}
                           aria-label={t('catalogue.intervalRemove', { day: t(`catalogue.day.${day}`), n: i + 1 })}
                           onClick={() => set((v) => void v.week[day].splice(i, 1))}
