@@ -72,6 +72,19 @@ test("a price changed in the console is what the box's menu serves; the boxes pa
   );
   // The panel reads what each box applied: the enrolled box reaches the change's rev.
   await expect.poll(() => page.getByTestId('box-has-it').count(), { timeout: 20_000 }).toBe(1);
+  // "Change the price everywhere": one PATCH, every menu listing the product; the edit goes on from the new rev.
+  await page.getByTestId('product-price').fill('22.00');
+  await page.getByTestId('price-everywhere').click();
+  await expect
+    .poll(() => page.getByTestId('price-everywhere-result').textContent(), { timeout: 10_000 })
+    .toContain(MENU);
+  expect(await page.getByTestId('menu-save').isDisabled()).toBe(true);
+  expect(productIn((await itemOf('menu', MENU)).data.root, 'zurek').price).toBe('22.00');
+  await waitFor(
+    'the price set everywhere on the box',
+    async () => productIn((await boxMenu()).root, 'zurek')?.price === '22.00',
+    30_000,
+  );
   await page.context().close();
 });
 
@@ -241,5 +254,11 @@ test('axe-core finds no serious or critical violation on any sub-view', async ()
     await view.ready(page);
     expect(await seriousViolations(page), view.path).toEqual([]);
   }
+  // A refused save: the unsaved mark, the central's message and the tree's marks of where the errors are.
+  await openMenu(page, 'kompot');
+  await page.getByTestId('product-price').fill('siedem');
+  await page.getByTestId('menu-save').click();
+  await expect.poll(() => page.getByTestId('form-error').count(), { timeout: 10_000 }).toBe(1);
+  expect(await seriousViolations(page), 'a refused menu').toEqual([]);
   await page.context().close();
 });

@@ -1,11 +1,12 @@
 import { useState } from 'preact/hooks';
 import { newUuid } from '../../../api.js';
 import { hq } from '../../api.js';
-import { liveOf, useCatalogue } from '../../data.js';
-import { type ApiForm, Field, FormError, inputValue, useApiForm } from '../../form.js';
+import { liveOf, loadCatalogue, useCatalogue } from '../../data.js';
+import { showError } from '../../ui.js';
+import { type ApiForm, Field, inputValue, useApiForm } from '../../form.js';
 import { t } from '../../i18n.js';
 import { DataTable } from '../../table.js';
-import { type ChangeAnswer, ConfirmButton, changed, changeProps, SaveError } from './common.js';
+import { type ChangeAnswer, ConfirmButton, CreateError, changed, changeProps, SaveError } from './common.js';
 
 /**
  * The boxes' staff users, OAuth clients and warehouses (docs/sync.md "Down: the catalogue"). Each change is one
@@ -24,7 +25,9 @@ function useChange() {
 }
 
 /** The refusal of a row's change (a 412: the row changed; reload shows it). */
-const RowError = (props: { form: ApiForm }) => <SaveError form={props.form} onLoadCurrent={() => undefined} />;
+const RowError = (props: { form: ApiForm }) => (
+  <SaveError form={props.form} onLoadCurrent={() => void loadCatalogue(true).catch(showError)} />
+);
 
 /** An inline form of one secret (a new password or client secret), shown under the table. */
 function SecretForm(props: {
@@ -170,7 +173,7 @@ export function StaffView() {
         }}
       >
         <h2 id="staff-add-h">{t('catalogue.staffAdd')}</h2>
-        <FormError form={add.form} />
+        <CreateError form={add.form} />
         <div class="form-grid">
           <Field label={t('catalogue.username')} error={add.form.fieldError('username')}>
             {(a) => (
@@ -310,7 +313,7 @@ export function ClientsView() {
         }}
       >
         <h2 id="client-add-h">{t('catalogue.clientAdd')}</h2>
-        <FormError form={add.form} />
+        <CreateError form={add.form} />
         <div class="form-grid">
           <Field label={t('catalogue.clientId')} error={add.form.fieldError('clientId')}>
             {(a) => (
@@ -449,7 +452,7 @@ export function WarehousesView() {
         }}
       >
         <h2 id="warehouse-add-h">{t('catalogue.warehouseAdd')}</h2>
-        <FormError form={add.form} />
+        <CreateError form={add.form} />
         <Field label={t('catalogue.name')} error={add.form.fieldError('/name')}>
           {(a) => (
             <input

@@ -197,14 +197,15 @@ export function BoxesPanel() {
 /**
  * A menu image the central holds (`/media/<sha256>.<ext>`, docs/sync.md "Menu images") shown to headquarters: the
  * central serves it at /hq-api/api/media/<name> behind the bearer token, which an <img> cannot send, so it is read
- * as bytes and shown from an object URL. Other URLs (the demo's) are shown as they are.
+ * as bytes and shown from an object URL. An https address is shown as it is; a path of the box (the demo's) is not shown.
  */
 export function useImageUrl(url: string): string | undefined {
   const [shown, setShown] = useState<string | undefined>(undefined);
   useEffect(() => {
     const m = /^\/media\/([0-9a-f]{64}\.(?:png|jpg|webp))$/.exec(url);
     if (!m) {
-      setShown(url && /^(https?:)?\//.test(url) ? url : undefined);
+      // A path of the box's own (the demo's /media/zurek.jpg) is not the central's to show.
+      setShown(/^https?:\/\//.test(url) ? url : undefined);
       return;
     }
     let objectUrl: string | undefined;
@@ -268,5 +269,16 @@ export function ConfirmButton(props: {
         {t('app.cancel')}
       </button>
     </span>
+  );
+}
+
+/** A form that adds a row: its If-Match "0" met a row of that id, so a 412 here says the id is taken. */
+export function CreateError(props: { form: ApiForm }) {
+  const { error } = props.form;
+  if (!isConflict(error)) return <FormError form={props.form} />;
+  return (
+    <p class="form-error" role="alert" data-testid="form-error">
+      {t('catalogue.exists')} ({errorText(error)})
+    </p>
   );
 }

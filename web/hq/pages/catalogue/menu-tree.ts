@@ -126,3 +126,17 @@ export function mainImageIndex(p: Product): number {
   const i = p.details.media.findIndex((m) => m.name === 'MAIN_IMG');
   return Math.max(i, 0);
 }
+
+/**
+ * JSON with every object's keys sorted: the central keeps a tree as PostgreSQL jsonb, which orders keys its own way,
+ * so two equal trees are compared by this text, never by JSON.stringify's order of insertion.
+ */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}

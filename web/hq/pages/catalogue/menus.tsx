@@ -5,9 +5,19 @@ import { type Catalogue, type Live, liveOf, loadCatalogue, useCatalogue } from '
 import { type ApiForm, Field, FormError, inputValue, useApiForm } from '../../form.js';
 import { money, t } from '../../i18n.js';
 import { ReadOnlyNote } from '../../ui.js';
-import { type ChangeAnswer, ConfirmButton, changed, changeProps, RevNote, SaveError, useImageUrl } from './common.js';
+import {
+  type ChangeAnswer,
+  ConfirmButton,
+  CreateError,
+  changed,
+  changeProps,
+  RevNote,
+  SaveError,
+  useImageUrl,
+} from './common.js';
 import {
   CHANNELS,
+  canonical,
   type Category,
   type Channel,
   edit,
@@ -28,6 +38,8 @@ import {
 } from './menu-tree.js';
 
 type MenuRow = Live<'menu'>;
+/** A price as the API writes it ("12.50"); anything else is shown as typed, and the central refuses it. */
+const PRICE = /^\d{1,9}(\.\d{1,2})?$/;
 const rootOf = (row: MenuRow) => row.data.root as Category;
 
 /** PATCH /hq-api/api/products/:productId/price answers the rev and the live menus it changed. */
@@ -100,7 +112,7 @@ function NewMenuForm(props: { select: (id: string) => void }) {
       }}
     >
       <h3>{t('catalogue.newMenu')}</h3>
-      <FormError form={form} />
+      <CreateError form={form} />
       <Field label={t('catalogue.menuId')} error={form.fieldError('menuId')}>
         {(a) => <input {...a} {...changeProps(form.busy)} required value={id} onInput={(e) => setId(inputValue(e))} />}
       </Field>
@@ -121,7 +133,7 @@ interface Draft {
   /** The tree as the central holds it at baseRev (JSON), to tell an edit from none. */
   saved: string;
 }
-const draftOf = (row: MenuRow): Draft => ({ baseRev: row.rev, root: rootOf(row), saved: JSON.stringify(rootOf(row)) });
+const draftOf = (row: MenuRow): Draft => ({ baseRev: row.rev, root: rootOf(row), saved: canonical(rootOf(row)) });
 
 /**
  * One menu's tree: categories and products with their texts in the menu's languages, prices, channels, images and
@@ -132,7 +144,7 @@ function MenuEditor(props: { row: MenuRow }) {
   const [draft, setDraft] = useState<Draft>(() => draftOf(row));
   const [selected, setSelected] = useState<Path>([]);
   const form = useApiForm();
-  const dirty = JSON.stringify(draft.root) !== draft.saved;
+  const dirty = canonical(draft.root) !== draft.saved;
   // Someone's change arrived while nothing was edited here: shown at once. An edit in progress is never replaced.
   useEffect(() => {
     if (!dirty && row.rev !== draft.baseRev) setDraft(draftOf(row));
@@ -154,7 +166,7 @@ function MenuEditor(props: { row: MenuRow }) {
       setDraft((d) => ({
         baseRev: answer.changed ? answer.rev : d.baseRev,
         root: d.root,
-        saved: JSON.stringify(d.root),
+        saved: canonical(d.root),
       }));
       await changed(answer, t('catalogue.menuWhat', { id: row.id }));
     });
@@ -249,8 +261,8 @@ function MenuEditor(props: { row: MenuRow }) {
                 const basePriced = edit(base, (copy) => setPriceIn(copy, productId, price));
                 setDraft((d) => {
                   const root = edit(d.root, (copy) => setPriceIn(copy, productId, price));
-                  if (current && JSON.stringify(rootOf(current)) === JSON.stringify(basePriced))
-                    return { baseRev: current.rev, root, saved: JSON.stringify(basePriced) };
+                  if (current && canonical(rootOf(current)) === canonical(basePriced))
+                    return { baseRev: current.rev, root, saved: canonical(basePriced) };
                   return { ...d, root };
                 });
               }}
@@ -334,7 +346,7 @@ function TreeNode(props: { node: MenuNode; path: Path; selected: Path; select: (
       >
         {isProduct(node) ? '' : '▸ '}
         {label}
-        {isProduct(node) && <span class="muted"> · {money(node.price)}</span>}
+        {isProduct(node) && <span class="muted"> · {PRICE.test(node.price) ? money(node.price) : node.price}</span>}
         {bad && <span class="field-error"> {t('catalogue.hasErrors')}</span>}
       </button>
       {!isProduct(node) && node.items.length > 0 && (

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { hq } from '../../api.js';
-import { liveOf, useCatalogue, venuesOf } from '../../data.js';
-import { Field, FormError, inputValue, useApiForm } from '../../form.js';
+import { liveOf, loadCatalogue, useCatalogue, venuesOf } from '../../data.js';
+import { showError } from '../../ui.js';
+import { Field, inputValue, useApiForm } from '../../form.js';
 import { t } from '../../i18n.js';
 import { DataTable } from '../../table.js';
 import { type ChangeAnswer, ConfirmButton, changed, changeProps, SaveError } from './common.js';
@@ -51,7 +52,7 @@ export function SoldOutView(props: { id: string; select: (id: string) => void })
             </select>
           )}
         </Field>
-        <SaveError form={rows} onLoadCurrent={() => undefined} />
+        <SaveError form={rows} onLoadCurrent={() => void loadCatalogue(true).catch(showError)} />
         <DataTable
           csvName="sold-out"
           testid="soldout-table"
@@ -108,7 +109,7 @@ export function SoldOutView(props: { id: string; select: (id: string) => void })
         }}
       >
         <h2 id="soldout-add-h">{t('catalogue.soldOutSet')}</h2>
-        <FormError form={add} />
+        <SaveError form={add} onLoadCurrent={() => void loadCatalogue(true).catch(showError)} />
         <div class="form-grid">
           <Field label={t('catalogue.product')}>
             {(a) => (

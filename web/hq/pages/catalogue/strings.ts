@@ -17,6 +17,7 @@ const pl: Record<string, string> = {
   'catalogue.conflictKeep':
     'Nic nie zostało zapisane. Twoje zmiany są nadal widoczne; wczytaj aktualną wersję, aby zobaczyć zmiany drugiej osoby (Twoje zostaną wtedy odrzucone).',
   'catalogue.loadCurrent': 'Wczytaj aktualną wersję',
+  'catalogue.exists': 'Taki wpis już istnieje: nic nie zapisano',
   'catalogue.boxes': 'Urządzenia w lokalach',
   'catalogue.boxesCentralRev': 'Urządzenia otrzymają wersję katalogu {rev}',
   'catalogue.boxesWant': 'ostatnia zmiana: {what} (wersja {rev})',
@@ -179,6 +180,7 @@ const en: Record<string, string> = {
   'catalogue.conflictKeep':
     "Nothing was saved. Your changes are still shown; load the current version to see the other person's (yours are dropped then).",
   'catalogue.loadCurrent': 'Load the current version',
+  'catalogue.exists': 'Such an entry exists already: nothing was saved',
   'catalogue.boxes': 'Boxes in the venues',
   'catalogue.boxesCentralRev': 'The boxes will get catalogue rev {rev}',
   'catalogue.boxesWant': 'last change: {what} (rev {rev})',

@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { newUuid } from '../../../api.js';
 import { hq } from '../../api.js';
@@ -7,7 +8,7 @@ import { money, t } from '../../i18n.js';
 import { DataTable } from '../../table.js';
 import { ReadOnlyNote } from '../../ui.js';
 import { type ChangeAnswer, ConfirmButton, changed, changeProps, RevNote, SaveError } from './common.js';
-import { CHANNELS, type Channel } from './menu-tree.js';
+import { CHANNELS, type Channel, canonical } from './menu-tree.js';
 
 /**
  * A venue as PUT /hq-api/api/venues/:id takes it (src/shared/catalogue-schemas.ts Venue, mirrored here because that
@@ -165,14 +166,14 @@ function VenueEditor(props: { row: VenueRow | undefined; select: (id: string) =>
   const { row } = props;
   const initial = () => (row ? draftOf(venueOf(row)) : newVenue(menus[0]?.id ?? '', warehouses[0]?.id ?? ''));
   const [draft, setDraft] = useState<VenueDraft>(initial);
-  const [saved, setSaved] = useState(() => JSON.stringify(initial()));
+  const [saved, setSaved] = useState(() => canonical(initial()));
   const [baseRev, setBaseRev] = useState<number | undefined>(row?.rev);
   const form = useApiForm();
-  const dirty = JSON.stringify(draft) !== saved;
+  const dirty = canonical(draft) !== saved;
   useEffect(() => {
     if (row && !dirty && row.rev !== baseRev) {
       setDraft(draftOf(venueOf(row)));
-      setSaved(JSON.stringify(draftOf(venueOf(row))));
+      setSaved(canonical(draftOf(venueOf(row))));
       setBaseRev(row.rev);
     }
   }, [row?.rev]);
@@ -189,7 +190,7 @@ function VenueEditor(props: { row: VenueRow | undefined; select: (id: string) =>
       const answer = await hq.send<ChangeAnswer>('PUT', `/venues/${draft.id}`, bodyOf(draft), {
         ifMatch: baseRev ?? 0,
       });
-      setSaved(JSON.stringify(draft));
+      setSaved(canonical(draft));
       if (answer.changed) setBaseRev(answer.rev);
       await changed(answer, t('catalogue.venueWhat', { name: draft.name }));
       if (!row) props.select(draft.id);
@@ -199,7 +200,7 @@ function VenueEditor(props: { row: VenueRow | undefined; select: (id: string) =>
       const fresh = liveOf(c, 'venue').find((v) => v.id === draft.id);
       if (!fresh) return;
       setDraft(draftOf(venueOf(fresh)));
-      setSaved(JSON.stringify(draftOf(venueOf(fresh))));
+      setSaved(canonical(draftOf(venueOf(fresh))));
       setBaseRev(fresh.rev);
     });
   const text = (label: string, pointer: string, value: string, onValue: (v: string) => void, testid?: string) => (
@@ -381,20 +382,22 @@ function VenueEditor(props: { row: VenueRow | undefined; select: (id: string) =>
           )}
         </div>
       </fieldset>
-      {CHANNELS.map((c) => (
-        <ChannelEditor
-          key={c}
-          channel={c}
-          value={draft.channelConstraints[c]}
-          form={form}
-          onChange={(v) =>
-            set((d) => {
-              if (v) d.channelConstraints[c] = v;
-              else delete d.channelConstraints[c];
-            })
-          }
-        />
-      ))}
+      <div class="channels-grid">
+        {CHANNELS.map((c) => (
+          <ChannelEditor
+            key={c}
+            channel={c}
+            value={draft.channelConstraints[c]}
+            form={form}
+            onChange={(v) =>
+              set((d) => {
+                if (v) d.channelConstraints[c] = v;
+                else delete d.channelConstraints[c];
+              })
+            }
+          />
+        ))}
+      </div>
     </form>
   );
 }
@@ -511,37 +514,43 @@ function ChannelEditor(props: {
                           const error = form.fieldError(pointer);
                           const id = `hours-${channel}-${day}-${i}-${end}`;
                           return (
-                            <span key={end} class={`time ${error ? 'invalid' : ''}`}>
-                              <label for={id} class="sr-only">
-                                {t('catalogue.intervalEnd', {
-                                  day: t(`catalogue.day.${day}`),
-                                  n: i + 1,
-                                  end: t(`catalogue.${end}`),
-                                })}
-                              </label>
-                              <input
-                                id={id}
-                                {...ch}
-                                class="time-input"
-                                inputMode="numeric"
-                                placeholder="HH:MM"
-                                data-testid={id}
-                                aria-invalid={error ? true : undefined}
-                                aria-describedby={error ? `${id}-err` : undefined}
-                                value={iv[end]}
-                                onInput={(e) =>
-                                  set((v) => {
-                                    v.week[day][i]![end] = inputValue(e);
-                                  })
-                                }
-                              />
-                              {end === 'from' && '–'}
-                              {error && (
-                                <span class="field-error" id={`${id}-err`} data-testid="field-error">
-                                  {error}
+                            <Fragment key={end}>
+                              {end === 'to' && (
+                                <span aria-hidden="true" class="dash">
+                                  –
                                 </span>
                               )}
-                            </span>
+                              <span class={`time ${error ? 'invalid' : ''}`}>
+                                <label for={id} class="sr-only">
+                                  {t('catalogue.intervalEnd', {
+                                    day: t(`catalogue.day.${day}`),
+                                    n: i + 1,
+                                    end: t(`catalogue.${end}`),
+                                  })}
+                                </label>
+                                <input
+                                  id={id}
+                                  {...ch}
+                                  class="time-input"
+                                  inputMode="numeric"
+                                  placeholder="HH:MM"
+                                  data-testid={id}
+                                  aria-invalid={error ? true : undefined}
+                                  aria-describedby={error ? `${id}-err` : undefined}
+                                  value={iv[end]}
+                                  onInput={(e) =>
+                                    set((v) => {
+                                      v.week[day][i]![end] = inputValue(e);
+                                    })
+                                  }
+                                />
+                                {error && (
+                                  <span class="field-error" id={`${id}-err`} data-testid="field-error">
+                                    {error}
+                                  </span>
+                                )}
+                              </span>
+                            </Fragment>
                           );
                         })}
                         <button
