@@ -4,7 +4,6 @@ import { hq } from '../../api.js';
 import { type Catalogue, type Live, liveOf, loadCatalogue, useCatalogue } from '../../data.js';
 import { type ApiForm, Field, FormError, inputValue, useApiForm } from '../../form.js';
 import { money, t } from '../../i18n.js';
-import { ReadOnlyNote } from '../../ui.js';
 import {
   type ChangeAnswer,
   ConfirmButton,
@@ -224,7 +223,6 @@ function MenuEditor(props: { row: MenuRow }) {
           />
         </div>
       </div>
-      {!hq.canWrite() && <ReadOnlyNote />}
       <RevNote rev={draft.baseRev} />
       {dirty && <p class="badge warn">{t('catalogue.unsaved')}</p>}
       <SaveError form={form} onLoadCurrent={loadCurrent} />

@@ -6,7 +6,6 @@ import { type Live, liveOf, loadCatalogue, useCatalogue } from '../../data.js';
 import { type ApiForm, Field, inputValue, useApiForm } from '../../form.js';
 import { money, t } from '../../i18n.js';
 import { DataTable } from '../../table.js';
-import { ReadOnlyNote } from '../../ui.js';
 import { type ChangeAnswer, ConfirmButton, changed, changeProps, RevNote, SaveError } from './common.js';
 import { CHANNELS, type Channel, canonical } from './menu-tree.js';
 
@@ -243,7 +242,6 @@ function VenueEditor(props: { row: VenueRow | undefined; select: (id: string) =>
           )}
         </div>
       </div>
-      {!hq.canWrite() && <ReadOnlyNote />}
       <RevNote rev={baseRev} />
       {dirty && <p class="badge warn">{t('catalogue.unsaved')}</p>}
       <SaveError form={form} onLoadCurrent={loadCurrent} />
