@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { AppError } from './errors.js';
-import { limitOf } from './validate.js';
+import { Type } from '@sinclair/typebox';
+import { Category } from './catalogue-schemas.js';
+import { compile, limitOf } from './validate.js';
 
 describe('limitOf', () => {
   const q = (text: string) => new URLSearchParams(text);
@@ -26,4 +28,59 @@ describe('limitOf', () => {
       ]);
     }
   });
+});
+
+describe('compile: errors inside a union', () => {
+  const check = compile(Type.Object({ root: Category }));
+  const product = (id: string, price: unknown) => ({
+    kind: 'svc/product',
+    id,
+    details: { literals: { name: id }, media: [] },
+    price,
+    minPrice: null,
+    selCtx: '',
+    fltCtx: '',
+    _: { category: 'c' },
+  });
+  const category = (id: string, items: unknown[]) => ({
+    kind: 'svc/group/category',
+    id,
+    details: { literals: {} },
+    items,
+  });
+  const codesOf = (value: unknown) => {
+    try {
+      check(value);
+    } catch (err) {
+      return (err as AppError).codes;
+    }
+    throw new Error('valid');
+  };
+
+  test("name the field of the variant that fits best, so a form can show it by the field's pointer", () => {
+    const tree = { root: category('root', [category('soups', [product('zurek', '18.00'), product('rosol', 'x')])]) };
+    expect(codesOf(tree).map((c) => c.args[0])).toEqual(['/root/items/0/items/1/price']);
+  });
+
+  test('stay cheap on a deep hostile tree (bounded per union)', () => {
+    let node: unknown = product('deep', 'not-a-price');
+    for (let i = 0; i < 200; i++) node = category(`c${i}`, [node, product(`p${i}`, '1.00')]);
+    const started = performance.now();
+    const codes = codesOf({ root: node });
+    expect(codes[0]!.args[0]).toMatch(/\/price$/);
+    // A regression to exponential work would take minutes, not this bound (which holds on a loaded machine too).
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+});
+
+test('a union of literals keeps its own error: no variant is closer than another', () => {
+  const check = compile(Type.Object({ t: Type.Union([Type.Literal('A'), Type.Literal('B')]) }));
+  expect(() => check({ t: 'C' })).toThrow(AppError);
+  try {
+    check({ t: 'C' });
+  } catch (err) {
+    expect((err as AppError).codes).toEqual([
+      { code: 'invalidField', message: '/t: Expected union value', args: ['/t'] },
+    ]);
+  }
 });

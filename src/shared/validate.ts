@@ -1,5 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { type ValueError, ValueErrorType } from '@sinclair/typebox/errors';
 import { AppError, type ErrorCode, type ErrorDetail, invalidField, isNonEmpty, problem } from './errors.js';
 
 /** Returns the typed value or throws a 400 naming every offending field by JSON pointer. */
@@ -23,7 +24,7 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
     if (check.Check(value)) return value;
     const codes: ErrorDetail<ErrorCode>[] = [];
     const seen = new Set<string>();
-    for (const error of check.Errors(value)) {
+    for (const error of precise(check.Errors(value))) {
       const path = error.path === '' ? '/' : error.path;
       if (seen.has(path)) continue;
       seen.add(path);
@@ -33,6 +34,39 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
     // A failed Check always yields an error; the fallback only keeps the type honest.
     throw validationError(isNonEmpty(codes) ? codes : [fieldProblem('/', 'invalid value')]);
   };
+}
+
+/** Variants of a union compared at most this deep, so a hostile body cannot make the report expensive. */
+const MAX_VARIANT_ERRORS = 50;
+
+/**
+ * The errors with each failed union replaced by the errors of its closest variant (strictly fewer errors than every
+ * other), so a menu product with a bad price is reported at `/root/items/0/items/1/price`, not as "/root/items/0:
+ * Expected union value": a form can then show the message next to the field it names (docs/console.md "How it
+ * behaves"). A union with no closest variant (`orderType` against its literals) keeps its own error.
+ */
+function* precise(errors: Iterable<ValueError>): Generator<ValueError> {
+  for (const error of errors) {
+    const best = error.type === ValueErrorType.Union ? closestVariant(error) : undefined;
+    if (best) yield* precise(best);
+    else yield error;
+  }
+}
+
+function closestVariant(union: ValueError): ValueError[] | undefined {
+  const counted = union.errors.map((variant) => {
+    const found: ValueError[] = [];
+    for (const e of variant) {
+      found.push(e);
+      if (found.length >= MAX_VARIANT_ERRORS) break;
+    }
+    return found;
+  });
+  const sizes = counted.map((c) => c.length).sort((a, b) => a - b);
+  const best = counted.find((c) => c.length === sizes[0]);
+  // A tie says nothing about which variant was meant; errors only at the union's own path add nothing to it.
+  if (!best || best.length === 0 || sizes[0] === sizes[1]) return undefined;
+  return best.some((e) => e.path !== union.path) ? best : undefined;
 }
 
 /** Parses a JSON text; malformed JSON is a 400 `invalidBody`. */
