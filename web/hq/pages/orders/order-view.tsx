@@ -1,0 +1,124 @@
+import { navigate } from '../../../router.js';
+import { hq } from '../../api.js';
+import { dateTime, money, t } from '../../i18n.js';
+import { useVenueName } from '../../pickers.js';
+import { type Column, DataTable } from '../../table.js';
+import { Loaded, useLoad } from '../../ui.js';
+import { contactText, StatusBadge } from './search.js';
+import { type HqOrder, type InboxEntry, lineName, type OrderVersion } from './types.js';
+
+type Line = HqOrder['buckets'][number]['lines'][number];
+const lineTotal = (l: Line) => (Number(l.price) * l.quantity).toFixed(2);
+
+/**
+ * One order as its box last sent it (GET /hq-api/api/orders/:id): its lines and totals per venue, and every version
+ * with the command that made it (GET .../versions): who (user, staff or not), when (confirmed on the box, received
+ * at the central), on which box, and the status after it.
+ */
+export function OrderView(props: { id: string }) {
+  const venueName = useVenueName();
+  const state = useLoad(
+    () =>
+      Promise.all([
+        hq.get<HqOrder>(`/orders/${encodeURIComponent(props.id)}`),
+        hq.get<OrderVersion[]>(`/orders/${encodeURIComponent(props.id)}/versions`),
+        // An order taken at headquarters: its entry holds the contact the call centre typed (a box's copy has none).
+        hq.get<InboxEntry>(`/inbox/${encodeURIComponent(props.id)}`).catch(() => null),
+      ]),
+    [props.id],
+  );
+  const columns: Column<Line>[] = [
+    { label: t('orders.line.product'), cell: (l) => lineName(l.product, l.productId) },
+    { label: t('orders.line.productId'), cell: (l) => l.productId },
+    { label: t('orders.line.quantity'), cell: (l) => l.quantity, numeric: true },
+    { label: t('orders.line.price'), cell: (l) => money(l.price), csv: (l) => l.price, numeric: true },
+    { label: t('orders.line.total'), cell: (l) => money(lineTotal(l)), csv: lineTotal, numeric: true },
+    { label: t('orders.col.status'), cell: (l) => <StatusBadge status={l.status} />, csv: (l) => l.status },
+    { label: t('orders.line.note'), cell: (l) => l.extra?.note ?? '' },
+  ];
+  return (
+    <div data-testid="order-view">
+      <div class="row spread">
+        <h1>{t('orders.orderTitle', { id: props.id.slice(0, 8) })}</h1>
+        <button type="button" class="btn" onClick={() => navigate('/orders')}>
+          {t('orders.back')}
+        </button>
+      </div>
+      <Loaded state={state}>
+        {([order, versions, entry]) => (
+          <>
+            <section class="card" aria-labelledby="order-facts-h">
+              <h2 id="order-facts-h">{t('orders.facts')}</h2>
+              <dl class="orders-facts">
+                <dt>{t('orders.col.status')}</dt>
+                <dd>
+                  <StatusBadge status={order.status} />
+                </dd>
+                <dt>{t('orders.col.type')}</dt>
+                <dd>{t(`orders.type.${order.orderType}`)}</dd>
+                <dt>{t('orders.col.source')}</dt>
+                <dd>{order.source}</dd>
+                <dt>{t('orders.col.created')}</dt>
+                <dd>{dateTime(order.created)}</dd>
+                <dt>{t('orders.lastChanged')}</dt>
+                <dd>{dateTime(order.lastChanged)}</dd>
+                <dt>{t('orders.claimCode')}</dt>
+                <dd class="mono">{order.claimCode || '–'}</dd>
+                <dt>{t('orders.device')}</dt>
+                <dd class="mono">{order.deviceId}</dd>
+                <dt>{t('orders.col.contact')}</dt>
+                <dd data-testid="order-contact">
+                  {contactText(order.contact ?? (entry?.body.contact as HqOrder['contact'])) || '–'}
+                </dd>
+                <dt>{t('orders.col.total')}</dt>
+                <dd data-testid="order-total">{money(order.total)}</dd>
+              </dl>
+              <p class="mono muted">{order.id}</p>
+            </section>
+            {order.buckets.map((b) => (
+              <section class="card" key={b.venue} aria-label={venueName(b.venue)}>
+                <DataTable
+                  columns={columns}
+                  rows={b.lines}
+                  csvName={`zamowienie-${order.id.slice(0, 8)}`}
+                  caption={t('orders.linesOf', { venue: venueName(b.venue) })}
+                  rowKey={(l) => l.id}
+                  testid="order-lines"
+                />
+              </section>
+            ))}
+            <section class="card" aria-labelledby="order-versions-h">
+              <h2 id="order-versions-h">{t('orders.versions')}</h2>
+              <ol class="timeline" data-testid="order-timeline">
+                {versions.map((v) => (
+                  <li key={`${v.version}-${v.seq}`} data-testid="order-version">
+                    <strong>
+                      {t('orders.version', { n: v.version })}: <span class="mono">{v.command.kind}</span>
+                    </strong>{' '}
+                    <StatusBadge status={v.order.status} />
+                    <div class="muted">
+                      {t('orders.by', { user: v.command.userId })}{' '}
+                      <span class={`badge ${v.command.staff ? 'ok' : ''}`}>
+                        {v.command.staff ? t('orders.staff') : t('orders.notStaff')}
+                      </span>
+                    </div>
+                    <div class="muted">
+                      {t('orders.when', {
+                        confirmed: dateTime(v.command.confirmedAt),
+                        received: dateTime(v.receivedAt),
+                      })}
+                    </div>
+                    <div class="muted">
+                      {t('orders.onDevice')} <span class="mono">{v.deviceId}</span> · {t('orders.col.total')}{' '}
+                      {money(v.order.total)}
+                    </div>
+                  </li>
+                ))}
+              </ol>
+            </section>
+          </>
+        )}
+      </Loaded>
+    </div>
+  );
+}
