@@ -19,7 +19,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { binaryArch } from './lib/emulation.mjs';
 import { makeOneByte } from './lib/one-byte.mjs';
-import { buildWeb } from './lib/web-build.mjs';
+import * as webBuild from './lib/web-build.mjs';
 import { workerDefines } from './lib/worker-source.mjs';
 // Plain erasable TypeScript, loaded by Node 24's type stripping: the same code src/native/uws.ts runs.
 import { GlibcCompatError, withoutGlibc238 } from '../src/native/glibc-compat.ts';
@@ -270,14 +270,27 @@ function isBuiltin(path) {
   return builtins.has(path.split('/')[0]) || builtins.has(path);
 }
 
-/** The screens (README "Screens") as assets `web/<name>`, listed in `web.json` (src/modules/screens/web-files.ts). */
-async function writeWebAssets() {
-  const names = await buildWeb(root, join(out, 'web'));
-  writeFileSync(join(out, 'web.json'), `${JSON.stringify(names)}\n`);
-  const assets = { 'web.json': relative(root, join(out, 'web.json')) };
-  for (const name of names) assets[`web/${name}`] = relative(root, join(out, 'web', name));
-  console.log(`  screens: ${names.length} web files`);
+/**
+ * A web app's files as assets `<prefix>/<name>`, listed in `<prefix>.json` (src/modules/screens/web-files.ts):
+ * the screens (README "Screens", prefix `web`) and the headquarters console (docs/sync.md "The headquarters
+ * console", prefix `hq`).
+ */
+async function writeAppAssets(prefix, label, build) {
+  const names = await build(root, join(out, prefix));
+  writeFileSync(join(out, `${prefix}.json`), `${JSON.stringify(names)}\n`);
+  const assets = { [`${prefix}.json`]: relative(root, join(out, `${prefix}.json`)) };
+  for (const name of names) assets[`${prefix}/${name}`] = relative(root, join(out, prefix, name));
+  console.log(`  ${label}: ${names.length} web files`);
   return assets;
+}
+
+/** The console, once scripts/lib/web-build.mjs builds it (`buildHq`); a build without it serves the API alone. */
+async function writeConsoleAssets() {
+  if (typeof webBuild.buildHq !== 'function') {
+    console.log('  console: not built (scripts/lib/web-build.mjs has no buildHq)');
+    return {};
+  }
+  return writeAppAssets('hq', 'console', webBuild.buildHq);
 }
 
 function writeSeaConfig(assets) {
@@ -292,7 +305,11 @@ try {
   mkdirSync(out, { recursive: true });
   const addons = collectAddons();
   await bundle(addons);
-  writeSeaConfig({ ...writeAddonAssets(addons), ...(await writeWebAssets()) });
+  writeSeaConfig({
+    ...writeAddonAssets(addons),
+    ...(await writeAppAssets('web', 'screens', webBuild.buildWeb)),
+    ...(await writeConsoleAssets()),
+  });
   console.log(`  bundle and assets in ${relative(root, out)}/ for ${platform}-${arch}, Node ${process.version}`);
 } catch (err) {
   const known = err instanceof BuildError || err instanceof GlibcCompatError;

@@ -5,7 +5,7 @@ import { type Listening, listen } from './http/listen.js';
 import { mountRoutes, type HttpDeps } from './http/mount.js';
 import { mountStaticFiles } from './http/static-files.js';
 import { uws } from './native/uws.js';
-import type { WebFile } from './modules/screens/web-files.js';
+import { SCREENS_APP, type WebFile } from './modules/screens/web-files.js';
 import type { Route } from './http/types.js';
 import { createHub, type HubDeps } from './ws/hub.js';
 
@@ -40,7 +40,7 @@ export function mountHttp(
   webFiles = new Map<string, WebFile>(),
 ): HttpListener {
   // The screens' files (README "Screens"), each at its own path: nothing shadows an API path.
-  const webPaths = mountStaticFiles(app, webFiles);
+  const webPaths = mountStaticFiles(app, webFiles, SCREENS_APP.appPaths);
   const mounted: Route[] = [...routes];
   mounted.push(...contractRoutes(() => mounted, deps.contracts));
   mountRoutes(app, mounted, deps, [{ method: 'get', path: SOCKET_PATH }, ...webPaths]);

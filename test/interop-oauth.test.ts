@@ -132,6 +132,12 @@ describe('curl', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_request');
   });
+
+  test("the box has no public client: the central's hq-console without a secret is invalid_client", async () => {
+    const res = await curl(['-d', 'client_id=hq-console&grant_type=password&username=anonymous&password=']);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+  });
 });
 
 describe('token endpoint details', () => {

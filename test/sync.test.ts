@@ -189,6 +189,26 @@ describe('a box enrolled at a central', STORY, () => {
     expect(Date.parse(healed.lastSuccessAt!)).toBeGreaterThan(Date.parse(failed.lastErrorAt ?? failed.lastSuccessAt!));
   });
 
+  test("while its batches fail, the box's hellos tell headquarters how old its backlog is; sent, it is cleared", async () => {
+    // Batches cut off ('down'; the lost-acknowledgement test counts the injected 500s), hellos through.
+    proxy.set('down', { pathPrefix: '/sync-api/api/batches' });
+    const s = await staff(box);
+    const before = Date.now();
+    await command(box, s.token, 'new', newOrder(DEMO.openVenue, [{ productId: 'kompot', quantity: 1 }]));
+    const waiting = await waitFor('the backlog seen at the central', async () => {
+      const device = (await central.hq('/hq-api/api/devices'))[0];
+      return device.oldestPendingAt ? device : undefined;
+    });
+    // Box and central share this machine's clock: the time the order was written, less the measured offset.
+    expect(Date.parse(waiting.oldestPendingAt)).toBeGreaterThanOrEqual(before - 1000);
+    expect(Date.parse(waiting.oldestPendingAt)).toBeLessThanOrEqual(Date.now());
+    proxy.set('pass');
+    await drained(box);
+    await waitFor('the backlog cleared at the central', async () =>
+      (await central.hq('/hq-api/api/devices'))[0].oldestPendingAt === null ? true : undefined,
+    );
+  });
+
   test('a lost acknowledgement, a duplicated batch and a failing central never lose or double an event', async () => {
     const s = await staff(box);
     const before = (await central.hq('/hq-api/api/devices'))[0];

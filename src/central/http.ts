@@ -1,11 +1,14 @@
 import { type Listening, listen } from '../http/listen.js';
 import { mountRoutes } from '../http/mount.js';
+import { mountStaticFiles } from '../http/static-files.js';
+import type { WebFile } from '../modules/screens/web-files.js';
 import type { Principal, HttpRequest, Route } from '../http/types.js';
 import type { Logger } from '../log.js';
 import { uws } from '../native/uws.js';
 import { type Service, serviceOf } from '../shared/runtime.js';
 import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
 import { centralContractRoutes } from './contracts.js';
+import { HQ_CONSOLE_APP } from './modules/console/web.js';
 
 export interface CentralHttpDeps {
   host: string;
@@ -14,6 +17,8 @@ export interface CentralHttpDeps {
   log: Logger;
   routes: Route[];
   authenticate(req: HttpRequest): Principal;
+  /** The headquarters console's files (src/central/modules/console/web.ts); none: the API alone. */
+  consoleFiles?: Map<string, WebFile>;
 }
 
 /**
@@ -30,18 +35,25 @@ export function createCentralHttp(d: CentralHttpDeps): {
   // The central's own contract is made from exactly what is mounted, itself included (src/central/contracts.ts).
   const routes: Route[] = [...d.routes];
   routes.push(...centralContractRoutes(() => routes));
-  mountRoutes(app, routes, {
-    log: d.log,
-    maxBodyBytes: MAX_REQUEST_BYTES,
-    authenticate: d.authenticate,
-    accepting: () => accepting,
-    // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
-    // without the boxes coming back at once.
-    stopping: {
-      message: 'the central is shutting down; retry after Retry-After seconds',
-      retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5),
+  // The console's files, each at its own path as the box serves its screens: no API path is shadowed.
+  const consolePaths = mountStaticFiles(app, d.consoleFiles ?? new Map(), HQ_CONSOLE_APP.appPaths);
+  mountRoutes(
+    app,
+    routes,
+    {
+      log: d.log,
+      maxBodyBytes: MAX_REQUEST_BYTES,
+      authenticate: d.authenticate,
+      accepting: () => accepting,
+      // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
+      // without the boxes coming back at once.
+      stopping: {
+        message: 'the central is shutting down; retry after Retry-After seconds',
+        retryAfterSeconds: () => 5 + Math.floor(Math.random() * 5),
+      },
     },
-  });
+    consolePaths,
+  );
   let bound: Listening | undefined;
   let ready!: () => void;
   const listening = new Promise<void>((r) => (ready = r));

@@ -1,9 +1,6 @@
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { WebFile } from '../modules/screens/web-files.js';
 
-/** The app's own pages: each is index.html, and the app's router shows the screen (README "Screens"). */
-export const APP_PATHS = ['/', '/kitchen', '/pickup', '/tabs', '/orders', '/manager', '/kiosk'];
-
 // Only what is served from the box's own origin: scripts, styles and sockets of this box; menu images may come
 // from anywhere (the central, a CDN on the venue's own network).
 const CSP =
@@ -11,15 +8,20 @@ const CSP =
   "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
- * Serves the web app's files (GET and HEAD) at their exact paths, and index.html at the app's pages. Every path
- * is registered by name, never as a wildcard, so no API path (and no unknown path: still the API's 404) can be
- * shadowed. Synchronous, so uWS's request is only read inside its callback.
+ * Serves a web app's files (GET and HEAD) at their exact paths, and index.html at the app's pages (`appPaths`:
+ * the box's screens, or the central's console; src/modules/screens/web-files.ts). Every path is registered by
+ * name, never as a wildcard, so no API path (and no unknown path: still the API's 404) can be shadowed.
+ * Synchronous, so uWS's request is only read inside its callback.
  */
-export function mountStaticFiles(app: TemplatedApp, files: Map<string, WebFile>): { method: 'get'; path: string }[] {
+export function mountStaticFiles(
+  app: TemplatedApp,
+  files: Map<string, WebFile>,
+  appPaths: readonly string[],
+): { method: 'get'; path: string }[] {
   const index = files.get('index.html');
   if (!index) return [];
   const served: [string, WebFile][] = [
-    ...APP_PATHS.map((path): [string, WebFile] => [path, index]),
+    ...appPaths.map((path): [string, WebFile] => [path, index]),
     ...[...files]
       .filter(([name]) => name !== 'index.html')
       .map(([name, file]): [string, WebFile] => [`/${name}`, file]),

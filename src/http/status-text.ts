@@ -11,6 +11,7 @@ const TEXT: Record<number, string> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   416: 'Range Not Satisfiable',

@@ -37,7 +37,11 @@ const TokenForm = Type.Object({
   password: Type.Optional(Type.String()),
   refresh_token: Type.Optional(Type.String()),
   scope: Type.Optional(Type.String({ description: '`read` or `read write`' })),
-  client_id: Type.Optional(Type.String({ description: 'client_secret_post: instead of HTTP Basic' })),
+  client_id: Type.Optional(
+    Type.String({
+      description: 'client_secret_post: instead of HTTP Basic; alone for a public client where one exists',
+    }),
+  ),
   client_secret: Type.Optional(Type.String()),
 });
 
@@ -54,6 +58,8 @@ export interface TokenCall {
   tenantId: string;
   clientId: string;
   clientSecret: string;
+  /** A public client (RFC 6749 2.1) of the endpoint's `publicClients`: an id in the form, no secret to check. */
+  publicClient?: boolean;
   form: URLSearchParams;
 }
 
@@ -64,7 +70,8 @@ export interface TokenCall {
 function clientCredentials(
   authorization: string | undefined,
   form: URLSearchParams,
-): { clientId: string; clientSecret: string } {
+  publicClients: readonly string[],
+): { clientId: string; clientSecret: string; publicClient?: boolean } {
   const inForm = form.has('client_id') || form.has('client_secret');
   if (authorization !== undefined) {
     if (inForm)
@@ -75,7 +82,10 @@ function clientCredentials(
   }
   const clientId = form.get('client_id');
   const clientSecret = form.get('client_secret');
-  // A public client (an id without a secret) is not one the box knows.
+  // A public client (an id without a secret, RFC 6749 2.1) only where the endpoint names it: the box has none.
+  if (clientId && clientSecret === null && publicClients.includes(clientId)) {
+    return { clientId, clientSecret: '', publicClient: true };
+  }
   if (!clientId || clientSecret === null) {
     throw new OAuthError(
       'invalid_client',
@@ -90,7 +100,11 @@ function clientCredentials(
  * parameter (3.1), `x-tenant`, client credentials in HTTP Basic or the form (2.3.1); its errors are RFC 6749
  * section 5.2's.
  */
-export function tokenRoute(issue: (call: TokenCall, req: HttpRequest) => Promise<TokenResponse>): Route {
+export function tokenRoute(
+  issue: (call: TokenCall, req: HttpRequest) => Promise<TokenResponse>,
+  /** Client ids that may sign in without a secret (the central's console, `hq-console`); none on the box. */
+  publicClients: readonly string[] = [],
+): Route {
   return {
     method: 'post',
     path: '/auth-oauth2/oauth/token',
@@ -138,7 +152,7 @@ export function tokenRoute(issue: (call: TokenCall, req: HttpRequest) => Promise
         if (repeated) throw new OAuthError('invalid_request', `parameter ${repeated} is repeated`);
         const tenantId = req.headers['x-tenant'] ?? '';
         if (!isUuid(tenantId)) throw new OAuthError('invalid_request', 'x-tenant header must be a tenant UUID');
-        const client = clientCredentials(req.headers.authorization, form);
+        const client = clientCredentials(req.headers.authorization, form, publicClients);
         return { status: 200, body: await issue({ tenantId, ...client, form }, req), headers: { pragma: 'no-cache' } };
       } catch (err) {
         if (err instanceof OAuthError) return oauthReply(err);

@@ -57,6 +57,11 @@ export const HTTP_ERRORS = {
     message: 'an item named in another unit than the warehouse keeps it in',
     args: ['item', 'kept unit', 'sent unit'],
   },
+  revisionChanged: {
+    status: 412,
+    message: "a headquarters catalogue change whose If-Match names another rev than the row's: nothing written",
+    args: ['the row\'s current rev ("0": no such live row)'],
+  },
   payloadTooLarge: { status: 413, message: 'body over http.maxBodyBytes', args: [] },
   unsupportedMediaType: {
     status: 415,

@@ -240,6 +240,13 @@ export const HelloRequest = Type.Object({
     description: "the newest seq in the box's outbox",
   }),
   version: Type.String({ maxLength: 100 }),
+  /** Absent from boxes before the headquarters console; the central keeps it on its own clock (devices.oldest_pending_at). */
+  oldestPendingMs: Type.Optional(
+    Type.Union([Type.Number({ minimum: -BOX_TIME_MS, maximum: BOX_TIME_MS }), Type.Null()], {
+      description:
+        "the box's clock when its oldest event not yet acknowledged by the central was written; null: none pending",
+    }),
+  ),
   /**
    * The program the box runs and its update state: an UpdateReport (src/shared/release.ts); absent from boxes
    * before updates. Checked apart from the hello: one this central does not know (a newer box's) is left out.

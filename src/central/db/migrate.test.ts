@@ -39,6 +39,7 @@ test('migrates a new database once, records the version, and runs again as a no-
   await afterSchema3();
   await afterSchema4();
   await afterSchema6();
+  await afterSchema8();
 });
 
 /** Rows as a central at schema 1 wrote them: a device with a head, and a balance past the safe range. */
@@ -123,6 +124,17 @@ async function afterSchema6(): Promise<void> {
        VALUES ('t', '1.0.0', 'x64', '{}', 'h', 10, 11, 'u')`,
     ),
   ).rejects.toMatchObject({ code: '23514' });
+}
+
+/** Migration 8: no box has said when its oldest unsent event was written; a rev has at most one author. */
+async function afterSchema8(): Promise<void> {
+  expect((await pool.query(`SELECT device_id, oldest_pending_at FROM devices`)).rows).toEqual([
+    { device_id: 'd', oldest_pending_at: null },
+  ]);
+  await pool.query(`INSERT INTO catalogue_authors (tenant_id, rev, user_id) VALUES ('t', 1, 'u')`);
+  await expect(
+    pool.query(`INSERT INTO catalogue_authors (tenant_id, rev, user_id) VALUES ('t', 1, 'w')`),
+  ).rejects.toMatchObject({ code: '23505' });
 }
 
 test('every primary key and unique constraint starts with tenant_id (Citus distribution by tenant)', async () => {

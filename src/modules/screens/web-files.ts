@@ -5,10 +5,11 @@ import { gzipSync } from 'node:zlib';
 import { getAsset, isSea } from 'node:sea';
 
 /**
- * The box's own screens (web/, README "Screens"): static files built by scripts/lib/web-build.mjs. From
- * dist/main.cjs they are read from dist/web beside the bundle; inside the single binary from SEA assets
- * (`web/<name>`, listed in the `web.json` asset by scripts/build-sea.mjs). All are read once, at start: a few
- * hundred KiB, and gzipped once here so a tablet on a weak Wi-Fi gets a third of the bytes.
+ * A web app's static files, built by scripts/lib/web-build.mjs: the box's own screens (web/, README "Screens")
+ * and the central's headquarters console (web/hq/, docs/sync.md "The headquarters console"). From
+ * dist/main.cjs they are read from a directory beside the bundle (dist/web, dist/hq); inside the single binary
+ * from SEA assets (`<prefix>/<name>`, listed in the `<prefix>.json` asset by scripts/build-sea.mjs). All are read
+ * once, at start: a few hundred KiB, and gzipped once here so a tablet on a weak Wi-Fi gets a third of the bytes.
  */
 export interface WebFile {
   body: Buffer;
@@ -19,8 +20,22 @@ export interface WebFile {
   immutable: boolean;
 }
 
-/** SEA asset key of the list of web files (scripts/build-sea.mjs). */
-export const WEB_MANIFEST_ASSET = 'web.json';
+/** Where one web app's files are: the directory beside the bundle and the SEA assets share one name. */
+export interface WebApp {
+  /** `web`: dist/web beside dist/main.cjs, assets `web/<name>` listed in `web.json`. */
+  name: string;
+  /** The app's own pages, each answered with index.html (its router shows the page). */
+  appPaths: readonly string[];
+}
+
+/** The box's screens (README "Screens"). */
+export const SCREENS_APP: WebApp = {
+  name: 'web',
+  appPaths: ['/', '/kitchen', '/pickup', '/tabs', '/orders', '/manager', '/kiosk'],
+};
+
+/** SEA asset key of the list of the screens' files (scripts/build-sea.mjs). */
+export const WEB_MANIFEST_ASSET = `${SCREENS_APP.name}.json`;
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -31,11 +46,15 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
   '.txt': 'text/plain; charset=utf-8',
   '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
 };
 const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt']);
 
-/** Name (path under the web root, `/`-separated) -> file; empty when the web app was not built. */
-export function loadWebFiles(dir = defaultWebDir()): Map<string, WebFile> {
+/**
+ * Name (path under the app's root, `/`-separated) -> file; empty when the app was not built. `dir` overrides
+ * the directory beside the bundle (tests point it at a directory of their own).
+ */
+export function loadWebFiles(app: WebApp = SCREENS_APP, dir = defaultDir(app.name)): Map<string, WebFile> {
   const files = new Map<string, WebFile>();
   const add = (name: string, body: Buffer) => {
     const ext = extname(name).toLowerCase();
@@ -49,11 +68,11 @@ export function loadWebFiles(dir = defaultWebDir()): Map<string, WebFile> {
   if (isSea()) {
     let names: string[];
     try {
-      names = JSON.parse(getAsset(WEB_MANIFEST_ASSET, 'utf8')) as string[];
+      names = JSON.parse(getAsset(`${app.name}.json`, 'utf8')) as string[];
     } catch {
-      return files; // a binary built without the screens
+      return files; // a binary built without this app
     }
-    for (const name of names) add(name, Buffer.from(getAsset(`web/${name}`)));
+    for (const name of names) add(name, Buffer.from(getAsset(`${app.name}/${name}`)));
     return files;
   }
   if (!existsSync(dir)) return files;
@@ -61,9 +80,9 @@ export function loadWebFiles(dir = defaultWebDir()): Map<string, WebFile> {
   return files;
 }
 
-function defaultWebDir(): string {
-  // In dist/main.cjs import.meta.url is the bundle's own URL (scripts/build.mjs): dist/web sits beside it.
-  return fileURLToPath(new URL('./web/', import.meta.url));
+function defaultDir(name: string): string {
+  // In dist/main.cjs import.meta.url is the bundle's own URL (scripts/build.mjs): dist/<name> sits beside it.
+  return fileURLToPath(new URL(`./${name}/`, import.meta.url));
 }
 
 function walk(dir: string): string[] {

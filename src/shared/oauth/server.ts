@@ -27,6 +27,11 @@ export interface OAuthOptions {
    * per address (throws 429 past it). Absent where there is none (the central: all its data is headquarters').
    */
   anonymous?: { scope: string[]; admit(clientAddress: string): void };
+  /**
+   * Public clients (RFC 6749 2.1: a browser app cannot keep a secret), signed in without client authentication;
+   * the user's password is still checked and throttled, and a refresh token only refreshes for its own client.
+   */
+  publicClients?: readonly string[];
 }
 
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -202,7 +207,12 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
   return {
     /** The token endpoint's answer, or an OAuthError (RFC 6749 5.2). */
     async token(req: TokenRequest): Promise<TokenResponse> {
-      await credentials.checkClient(req.tenantId, req.clientId, req.clientSecret, req.clientAddress);
+      if (req.publicClient) {
+        if (!options.publicClients?.includes(req.clientId))
+          throw new OAuthError('invalid_client', 'client credentials are required');
+      } else {
+        await credentials.checkClient(req.tenantId, req.clientId, req.clientSecret, req.clientAddress);
+      }
       const grant = req.form.get('grant_type');
       if (!grant) throw new OAuthError('invalid_request', 'grant_type is required');
       if (grant === 'password') return passwordGrant(req);

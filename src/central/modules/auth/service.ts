@@ -17,6 +17,9 @@ export interface AuthOptions {
   now: () => number;
 }
 
+/** The headquarters console's OAuth client: public (no secret), at the central's token endpoint only. */
+export const HQ_CONSOLE_CLIENT = 'hq-console';
+
 /**
  * The box's defaults (src/config.ts `auth`): 30 s of retry grace; 5 failed sign-ins per account and address, then
  * one per 10 s; 100 per account, 20 per address; two scrypt checks at once, 16 waiting.
@@ -60,7 +63,7 @@ export function createCentralAuth(pool: Pool, key: SigningKey, options: AuthOpti
         return rotation;
       }),
   };
-  const oauth = createOAuthServer(store, key, options);
+  const oauth = createOAuthServer(store, key, { ...options, publicClients: [HQ_CONSOLE_CLIENT] });
 
   return {
     token: (req: TokenRequest): Promise<TokenResponse> => oauth.token(req),

@@ -5,13 +5,13 @@ import {
   staffUserId,
   type Venue,
 } from '../../../shared/catalogue-schemas.js';
-import { soldOutId } from '../../../shared/catalogue-protocol.js';
+import { type ItemType, soldOutId } from '../../../shared/catalogue-protocol.js';
 import { AppError, invalidField, notFound } from '../../../shared/errors.js';
 import { hashSecret } from '../../../shared/passwords.js';
 import type { Pool } from '../../db/pool.js';
 import type { CatalogueFeed } from './feed.js';
-import type { CatalogueRepo } from './repo.js';
-import { type ChangeResult, changeCatalogue } from './writer.js';
+import { type CatalogueRepo, createCatalogueRepo } from './repo.js';
+import { anyChanged, type ChangeResult, changeCatalogue } from './writer.js';
 
 const conflict = (message: string): AppError => AppError.of('conflict', message);
 
@@ -25,16 +25,38 @@ function findProduct(node: MenuNode, productId: string): (MenuNode & { price: st
   return undefined;
 }
 
+/** Who changes the catalogue, and the rev they last saw of the row (If-Match; docs/sync.md "Headquarters' catalogue API"). */
+export interface Caller {
+  tenantId: string;
+  userId: string;
+  /** The revs If-Match names; undefined when it was absent or `*`: no check. */
+  ifMatch?: number[];
+}
+
+/** The catalogue row a change is about, for its If-Match check. */
+type RowRef = { type: ItemType; id: string };
+
 /**
  * Headquarters' changes to the catalogue (docs/sync.md "Down: the catalogue"). Bodies arrive validated by the box's
- * own schemas (the routes); the references are checked here inside the change's transaction, after the tenant's
- * counter is locked, so no concurrent change can retire what a check just found. A refused change writes nothing.
+ * own schemas (the routes); the references and If-Match are checked here inside the change's transaction, after
+ * the tenant's counter is locked, so no concurrent change can retire what a check just found or slip in between
+ * the rev compared and the write. A refused change writes nothing.
  */
 export function createHqCatalogue(pool: Pool, feed: CatalogueFeed) {
   const change = (
-    tenantId: string,
+    caller: Caller,
+    row: RowRef | undefined,
     fn: (repo: CatalogueRepo, rev: number) => Promise<boolean>,
-  ): Promise<ChangeResult> => changeCatalogue(pool, tenantId, fn);
+  ): Promise<ChangeResult> =>
+    changeCatalogue(
+      pool,
+      caller.tenantId,
+      async (repo, rev) => {
+        if (row && caller.ifMatch) await checkRevision(repo, caller.tenantId, caller.ifMatch, row);
+        return fn(repo, rev);
+      },
+      caller.userId,
+    );
   const mustRetire = async (done: boolean, what: string) => {
     if (!done) throw notFound(what);
     return true;
@@ -43,92 +65,137 @@ export function createHqCatalogue(pool: Pool, feed: CatalogueFeed) {
   return {
     /** The tenant's catalogue as the boxes receive it: rev, checksum and every live row. */
     catalogue: (tenantId: string) => feed.read(tenantId, 0, true),
+    /** The tenant's newest catalogue rev: what every box will have once it applied it. */
+    rev: async (tenantId: string): Promise<number> => (await createCatalogueRepo(pool).position(tenantId)).rev,
 
-    putVenue: (tenantId: string, id: string, venue: Venue) =>
-      change(tenantId, async (repo, rev) => {
+    putVenue: (caller: Caller, id: string, venue: Venue) =>
+      change(caller, { type: 'venue', id }, async (repo, rev) => {
         if (venue.id !== id) throw invalidField('/id', 'id must be the venue id of the path');
-        if (!(await repo.live('menu', tenantId, venue.menu)))
+        if (!(await repo.live('menu', caller.tenantId, venue.menu)))
           throw invalidField('/menu', `no menu ${venue.menu} in the catalogue`);
-        if (!(await repo.live('warehouse', tenantId, venue.warehouse))) {
+        if (!(await repo.live('warehouse', caller.tenantId, venue.warehouse))) {
           throw invalidField('/warehouse', `no warehouse ${venue.warehouse} in the catalogue`);
         }
-        return repo.venue(tenantId, venue, rev);
+        return repo.venue(caller.tenantId, venue, rev);
       }),
-    retireVenue: (tenantId: string, id: string) =>
-      change(tenantId, async (repo, rev) => mustRetire(await repo.retire('venue', tenantId, id, rev), 'venue')),
+    retireVenue: (caller: Caller, id: string) =>
+      change(caller, { type: 'venue', id }, async (repo, rev) =>
+        mustRetire(await repo.retire('venue', caller.tenantId, id, rev), 'venue'),
+      ),
 
-    putMenu: (tenantId: string, id: string, root: unknown) =>
-      change(tenantId, async (repo, rev) => {
+    putMenu: (caller: Caller, id: string, root: unknown) =>
+      change(caller, { type: 'menu', id }, async (repo, rev) => {
         const dup = duplicateProduct(root as MenuNode, '/root');
         if (dup) throw invalidField(dup.pointer, `product ${dup.id} is listed twice in the menu`);
-        return repo.menu(tenantId, id, root, rev);
+        return repo.menu(caller.tenantId, id, root, rev);
       }),
-    retireMenu: (tenantId: string, id: string) =>
-      change(tenantId, async (repo, rev) => {
-        const using = await repo.venuesUsing(tenantId, 'menu', id);
+    retireMenu: (caller: Caller, id: string) =>
+      change(caller, { type: 'menu', id }, async (repo, rev) => {
+        const using = await repo.venuesUsing(caller.tenantId, 'menu', id);
         if (using.length > 0) throw conflict(`menu ${id} is the menu of venue(s) ${using.join(', ')}`);
-        return mustRetire(await repo.retire('menu', tenantId, id, rev), 'menu');
+        return mustRetire(await repo.retire('menu', caller.tenantId, id, rev), 'menu');
       }),
     /** A product's price (the rest of the tree unchanged): lines already in orders keep the price they were sold at. */
-    setPrice: (tenantId: string, menuId: string, productId: string, price: string) =>
-      change(tenantId, async (repo, rev) => {
-        const menu = await repo.live('menu', tenantId, menuId);
+    setPrice: (caller: Caller, menuId: string, productId: string, price: string) =>
+      change(caller, { type: 'menu', id: menuId }, async (repo, rev) => {
+        const menu = await repo.live('menu', caller.tenantId, menuId);
         if (!menu) throw notFound('menu');
         const root = menu.root as MenuNode;
         const product = findProduct(root, productId);
         if (!product) throw notFound('product');
         product.price = price;
-        return repo.menu(tenantId, menuId, root, rev);
+        return repo.menu(caller.tenantId, menuId, root, rev);
       }),
+    /**
+     * A product's price in every live menu that lists it, at one rev (a chain's price list changed once, every
+     * venue's box gets it in the same answer). 404 when no live menu lists the product.
+     */
+    async setPriceEverywhere(caller: Caller, productId: string, price: string) {
+      let menus: string[] = [];
+      const result = await change(caller, undefined, async (repo, rev) => {
+        const listing = (await repo.liveMenus(caller.tenantId)).filter((m) => {
+          const product = findProduct(m.root as MenuNode, productId);
+          if (product) product.price = price;
+          return product !== undefined;
+        });
+        if (listing.length === 0) throw notFound('product in a live menu');
+        menus = listing.map((m) => m.id);
+        return anyChanged(listing.map((m) => () => repo.menu(caller.tenantId, m.id, m.root, rev)));
+      });
+      return { ...result, menus };
+    },
 
     /** Creates or changes a box staff user; a new user needs a password (hashed here, never stored plain). */
-    async putStaffUser(tenantId: string, username: string, body: { password?: string; scope: string }) {
+    async putStaffUser(caller: Caller, username: string, body: { password?: string; scope: string }) {
       const passwordHash = body.password === undefined ? undefined : hashSecret(body.password);
-      const id = staffUserId(tenantId, username);
-      return change(tenantId, async (repo, rev) => {
-        const known = await repo.live('user', tenantId, id);
+      const id = staffUserId(caller.tenantId, username);
+      return change(caller, { type: 'user', id }, async (repo, rev) => {
+        const known = await repo.live('user', caller.tenantId, id);
         const hash = passwordHash ?? (known?.passwordHash as string | undefined);
         if (!hash) throw invalidField('/password', 'a new staff user needs a password');
-        return repo.user(tenantId, { id, username, passwordHash: hash, scope: body.scope }, rev);
+        return repo.user(caller.tenantId, { id, username, passwordHash: hash, scope: body.scope }, rev);
       });
     },
-    retireStaffUser: (tenantId: string, username: string) =>
-      change(tenantId, async (repo, rev) =>
-        mustRetire(await repo.retire('user', tenantId, staffUserId(tenantId, username), rev), 'staff user'),
+    retireStaffUser: (caller: Caller, username: string) => {
+      const id = staffUserId(caller.tenantId, username);
+      return change(caller, { type: 'user', id }, async (repo, rev) =>
+        mustRetire(await repo.retire('user', caller.tenantId, id, rev), 'staff user'),
+      );
+    },
+
+    async putClient(caller: Caller, clientId: string, secret: string) {
+      const hash = hashSecret(secret);
+      return change(caller, { type: 'client', id: clientId }, (repo, rev) =>
+        repo.client(caller.tenantId, clientId, hash, rev),
+      );
+    },
+    retireClient: (caller: Caller, clientId: string) =>
+      change(caller, { type: 'client', id: clientId }, async (repo, rev) =>
+        mustRetire(await repo.retire('client', caller.tenantId, clientId, rev), 'client'),
       ),
 
-    async putClient(tenantId: string, clientId: string, secret: string) {
-      const hash = hashSecret(secret);
-      return change(tenantId, (repo, rev) => repo.client(tenantId, clientId, hash, rev));
-    },
-    retireClient: (tenantId: string, clientId: string) =>
-      change(tenantId, async (repo, rev) => mustRetire(await repo.retire('client', tenantId, clientId, rev), 'client')),
-
-    putWarehouse: (tenantId: string, id: string, name: string) =>
-      change(tenantId, (repo, rev) => repo.warehouse(tenantId, { id, name }, rev)),
-    retireWarehouse: (tenantId: string, id: string) =>
-      change(tenantId, async (repo, rev) => {
-        const using = await repo.venuesUsing(tenantId, 'warehouse', id);
+    putWarehouse: (caller: Caller, id: string, name: string) =>
+      change(caller, { type: 'warehouse', id }, (repo, rev) => repo.warehouse(caller.tenantId, { id, name }, rev)),
+    retireWarehouse: (caller: Caller, id: string) =>
+      change(caller, { type: 'warehouse', id }, async (repo, rev) => {
+        const using = await repo.venuesUsing(caller.tenantId, 'warehouse', id);
         if (using.length > 0) throw conflict(`warehouse ${id} is the warehouse of venue(s) ${using.join(', ')}`);
-        return mustRetire(await repo.retire('warehouse', tenantId, id, rev), 'warehouse');
+        return mustRetire(await repo.retire('warehouse', caller.tenantId, id, rev), 'warehouse');
       }),
 
     /** Headquarters' sold-out flag of a product at a venue (the product must be on the venue's menu). */
-    setSoldOut: (tenantId: string, venueId: string, productId: string, reason: string) =>
-      change(tenantId, async (repo, rev) => {
-        const venue = await repo.live('venue', tenantId, venueId);
+    setSoldOut: (caller: Caller, venueId: string, productId: string, reason: string) =>
+      change(caller, { type: 'soldOut', id: soldOutId(venueId, productId) }, async (repo, rev) => {
+        const venue = await repo.live('venue', caller.tenantId, venueId);
         if (!venue) throw notFound('venue');
-        const menu = await repo.live('menu', tenantId, venue.menu as string);
+        const menu = await repo.live('menu', caller.tenantId, venue.menu as string);
         if (!menu || !findProduct(menu.root as MenuNode, productId)) throw notFound("product on the venue's menu");
-        return repo.soldOut(tenantId, venueId, productId, reason, rev);
+        return repo.soldOut(caller.tenantId, venueId, productId, reason, rev);
       }),
-    clearSoldOut: (tenantId: string, venueId: string, productId: string) =>
-      change(tenantId, async (repo, rev) =>
+    clearSoldOut: (caller: Caller, venueId: string, productId: string) =>
+      change(caller, { type: 'soldOut', id: soldOutId(venueId, productId) }, async (repo, rev) =>
         mustRetire(
-          await repo.clearSoldOut(tenantId, venueId, productId, rev),
+          await repo.clearSoldOut(caller.tenantId, venueId, productId, rev),
           `sold-out flag ${soldOutId(venueId, productId)}`,
         ),
       ),
   };
 }
 export type HqCatalogue = ReturnType<typeof createHqCatalogue>;
+
+/**
+ * If-Match against the row's rev as GET /hq-api/api/catalogue shows it: another rev (the row changed since the
+ * caller read it, or it is gone) is a 412 `revisionChanged` naming the current rev and, when the API made it, who.
+ */
+async function checkRevision(repo: CatalogueRepo, tenantId: string, ifMatch: number[], row: RowRef): Promise<void> {
+  const current = await repo.revOf(row.type, tenantId, row.id);
+  if (ifMatch.includes(current)) return;
+  const name = `${row.type} ${row.id}`;
+  if (current === 0) {
+    throw AppError.of('revisionChanged', `${name} does not exist (or was retired) while If-Match names a rev`, ['0']);
+  }
+  const author = await repo.authorOf(tenantId, current);
+  const by = author === undefined ? '' : ` by ${author}`;
+  const message = `${name} changed at rev ${current}${by}; read it again and apply the change to that`;
+  throw AppError.of('revisionChanged', message, [String(current)]);
+}

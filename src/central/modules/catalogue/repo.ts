@@ -137,6 +137,42 @@ export function createCatalogueRepo(db: Queryable) {
       ]);
       return rows[0]?.data;
     },
+    /**
+     * The rev of a live row of the catalogue (what GET /hq-api/api/catalogue shows), or 0 when there is none:
+     * never written through the catalogue (rev 0), retired, or unknown. If-Match compares with it.
+     */
+    async revOf(type: ItemType, tenantId: string, id: string): Promise<number> {
+      const { rows } = await db.query<{ rev: number }>(
+        `SELECT rev FROM (${ROWS}) r WHERE type = $4 AND id = $5 AND NOT retired`,
+        [tenantId, 0, true, type, id],
+      );
+      return rows[0]?.rev ?? 0;
+    },
+    /** Live menus, their trees (a price set everywhere reads them after the counter is locked). */
+    async liveMenus(tenantId: string): Promise<{ id: string; root: unknown }[]> {
+      const { rows } = await db.query<{ menu_id: string; root: unknown }>(
+        'SELECT menu_id, root FROM menus WHERE tenant_id = $1 AND retired_at IS NULL ORDER BY menu_id',
+        [tenantId],
+      );
+      return rows.map((r) => ({ id: r.menu_id, root: r.root }));
+    },
+    /** The headquarters user who made a rev through the API (written in the rev's own transaction). */
+    async recordAuthor(tenantId: string, rev: number, userId: string): Promise<void> {
+      await db.query('INSERT INTO catalogue_authors (tenant_id, rev, user_id) VALUES ($1, $2, $3)', [
+        tenantId,
+        rev,
+        userId,
+      ]);
+    },
+    /** The username of a rev's author; undefined for a rev of an import, or of a user since removed. */
+    async authorOf(tenantId: string, rev: number): Promise<string | undefined> {
+      const { rows } = await db.query<{ username: string }>(
+        `SELECT u.username FROM catalogue_authors a JOIN hq_users u ON u.tenant_id = a.tenant_id AND u.user_id = a.user_id
+         WHERE a.tenant_id = $1 AND a.rev = $2`,
+        [tenantId, rev],
+      );
+      return rows[0]?.username;
+    },
     /** Live venues naming a menu or warehouse (retiring those is refused while any does). */
     async venuesUsing(tenantId: string, field: 'menu' | 'warehouse', id: string): Promise<string[]> {
       const { rows } = await db.query<{ venue_id: string }>(

@@ -1,5 +1,5 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { json, type Route, route } from '../../../http/types.js';
+import { type HttpRequest, json, type Principal, type Route, route } from '../../../http/types.js';
 import { Category, Scope, Username, Venue } from '../../../shared/catalogue-schemas.js';
 import { MAX_CATALOGUE_WAIT_S } from '../../../shared/catalogue-protocol.js';
 import { invalidField } from '../../../shared/errors.js';
@@ -7,13 +7,14 @@ import { PATHS } from '../../../shared/sync-protocol.js';
 import { Price, ProductId, Uuid } from '../../../shared/types.js';
 import { compile } from '../../../shared/validate.js';
 import { ok, SIGNED_HEADERS } from '../../contracts.js';
+import { ChangeAnswer, IF_MATCH_HEADER, ifMatchOf, PriceEverywhereAnswer } from './schemas.js';
 import type { Pool } from '../../db/pool.js';
 import type { ReleaseTarget } from '../../../shared/release.js';
 import type { DeviceRow } from '../devices/repo.js';
 import type { DeviceService } from '../devices/service.js';
 import { createInboxRepo } from '../inbox/repo.js';
 import type { CatalogueFeed } from './feed.js';
-import type { HqCatalogue } from './hq-service.js';
+import type { Caller, HqCatalogue } from './hq-service.js';
 
 const MenuBody = Type.Object({ root: Category }, { additionalProperties: false });
 const PriceBody = Type.Object({ price: Price }, { additionalProperties: false });
@@ -129,7 +130,7 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
       auth: 'write',
       body: 'json',
       schema: { body },
-      doc: { summary, responses: ok('the catalogue entry and its new rev') },
+      doc: { summary, headers: [IF_MATCH_HEADER], responses: ok('the new rev', ChangeAnswer) },
       handle,
     });
   const del = (path: string, summary: string, handle: Route['handle']): Route => ({
@@ -137,7 +138,7 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
     path,
     auth: 'write',
     body: 'none',
-    doc: { summary, responses: ok('the retirement and its new rev') },
+    doc: { summary, headers: [IF_MATCH_HEADER], responses: ok('the new rev of the retirement', ChangeAnswer) },
     handle,
   });
   const base = '/hq-api/api';
@@ -154,17 +155,17 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
       handle: async ({ principal }) => json(200, await hq.catalogue(principal.tenantId)),
     },
     change('put', `${base}/venues/:id`, 'Create or replace a venue', Venue, async ({ req, principal, valid }) =>
-      json(200, await hq.putVenue(principal.tenantId, uuid(req.params.id, 'id'), valid())),
+      json(200, await hq.putVenue(callerOf(principal, req), uuid(req.params.id, 'id'), valid())),
     ),
     del(`${base}/venues/:id`, 'Retire a venue', async ({ req, principal }) =>
-      json(200, await hq.retireVenue(principal.tenantId, req.params.id!)),
+      json(200, await hq.retireVenue(callerOf(principal, req), req.params.id!)),
     ),
     change('put', `${base}/menus/:id`, 'Create or replace a menu', MenuBody, async ({ req, principal, valid }) => {
       const id = menuId(req.params.id);
-      return json(200, await hq.putMenu(principal.tenantId, id, valid().root));
+      return json(200, await hq.putMenu(callerOf(principal, req), id, valid().root));
     }),
     del(`${base}/menus/:id`, 'Retire a menu', async ({ req, principal }) =>
-      json(200, await hq.retireMenu(principal.tenantId, req.params.id!)),
+      json(200, await hq.retireMenu(callerOf(principal, req), req.params.id!)),
     ),
     change(
       'patch',
@@ -174,19 +175,38 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
       async ({ req, principal, valid }) => {
         const id = menuId(req.params.id);
         const productId = param(req.params.productId, 'productId', ProductId);
-        return json(200, await hq.setPrice(principal.tenantId, id, productId, valid().price));
+        return json(200, await hq.setPrice(callerOf(principal, req), id, productId, valid().price));
       },
     ),
+    route({
+      method: 'patch',
+      path: `${base}/products/:productId/price`,
+      auth: 'write',
+      body: 'json',
+      schema: { body: PriceBody },
+      doc: {
+        summary: "Set a product's price in every live menu that lists it, at one rev",
+        params: { productId: 'the product' },
+        responses: ok('the new rev and the menus that list the product', PriceEverywhereAnswer),
+      },
+      handle: async ({ req, principal, valid }) => {
+        const productId = param(req.params.productId, 'productId', ProductId);
+        return json(200, await hq.setPriceEverywhere(callerOf(principal, req), productId, valid().price));
+      },
+    }),
     change(
       'put',
       `${base}/staff-users/:username`,
       'Create or change a staff user of the boxes',
       UserBody,
       async ({ req, principal, valid }) =>
-        json(200, await hq.putStaffUser(principal.tenantId, param(req.params.username, 'username', Username), valid())),
+        json(
+          200,
+          await hq.putStaffUser(callerOf(principal, req), param(req.params.username, 'username', Username), valid()),
+        ),
     ),
     del(`${base}/staff-users/:username`, 'Retire a staff user', async ({ req, principal }) =>
-      json(200, await hq.retireStaffUser(principal.tenantId, req.params.username!)),
+      json(200, await hq.retireStaffUser(callerOf(principal, req), req.params.username!)),
     ),
     change(
       'put',
@@ -196,11 +216,15 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
       async ({ req, principal, valid }) =>
         json(
           200,
-          await hq.putClient(principal.tenantId, param(req.params.clientId, 'clientId', {}), valid().clientSecret),
+          await hq.putClient(
+            callerOf(principal, req),
+            param(req.params.clientId, 'clientId', {}),
+            valid().clientSecret,
+          ),
         ),
     ),
     del(`${base}/clients/:clientId`, 'Retire a client', async ({ req, principal }) =>
-      json(200, await hq.retireClient(principal.tenantId, req.params.clientId!)),
+      json(200, await hq.retireClient(callerOf(principal, req), req.params.clientId!)),
     ),
     change(
       'put',
@@ -208,10 +232,10 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
       'Create or rename a warehouse',
       WarehouseBody,
       async ({ req, principal, valid }) =>
-        json(200, await hq.putWarehouse(principal.tenantId, uuid(req.params.id, 'id'), valid().name)),
+        json(200, await hq.putWarehouse(callerOf(principal, req), uuid(req.params.id, 'id'), valid().name)),
     ),
     del(`${base}/warehouses/:id`, 'Retire a warehouse', async ({ req, principal }) =>
-      json(200, await hq.retireWarehouse(principal.tenantId, req.params.id!)),
+      json(200, await hq.retireWarehouse(callerOf(principal, req), req.params.id!)),
     ),
     change(
       'put',
@@ -221,11 +245,18 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
       async ({ req, principal, valid }) => {
         const venueId = uuid(req.params.venueId, 'venueId');
         const productId = param(req.params.productId, 'productId', ProductId);
-        return json(200, await hq.setSoldOut(principal.tenantId, venueId, productId, valid().reason ?? ''));
+        return json(200, await hq.setSoldOut(callerOf(principal, req), venueId, productId, valid().reason ?? ''));
       },
     ),
     del(`${base}/sold-out/:venueId/:productId`, "Clear headquarters' sold-out flag", async ({ req, principal }) =>
-      json(200, await hq.clearSoldOut(principal.tenantId, req.params.venueId!, req.params.productId!)),
+      json(200, await hq.clearSoldOut(callerOf(principal, req), req.params.venueId!, req.params.productId!)),
     ),
   ];
 }
+
+/** The caller of a change: the token's tenant and user, and the request's If-Match. */
+const callerOf = (principal: Principal, req: HttpRequest): Caller => ({
+  tenantId: principal.tenantId,
+  userId: principal.userId,
+  ifMatch: ifMatchOf(req.headers['if-match']),
+});

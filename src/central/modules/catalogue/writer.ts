@@ -10,13 +10,15 @@ export interface ChangeResult {
 /**
  * One change of a tenant's catalogue, in one transaction: the next rev first (locking the tenant's counter,
  * so every check `fn` makes holds until COMMIT and changes commit in rev order), then `fn` writes its rows at
- * that rev and says whether anything differed, then NOTIFY (delivered at COMMIT). A change that differs in
- * nothing rolls back and takes no rev; one that throws writes nothing.
+ * that rev and says whether anything differed, then its author and NOTIFY (delivered at COMMIT). A change that
+ * differs in nothing rolls back and takes no rev; one that throws writes nothing.
  */
 export async function changeCatalogue(
   pool: Pool,
   tenantId: string,
   fn: (repo: CatalogueRepo, rev: number) => Promise<boolean>,
+  /** The headquarters user making the change through the API; an import has none. */
+  author?: string,
 ): Promise<ChangeResult> {
   const client = await pool.connect();
   try {
@@ -27,6 +29,7 @@ export async function changeCatalogue(
       await client.query('ROLLBACK');
       return { rev: (await createCatalogueRepo(pool).position(tenantId)).rev, changed: false };
     }
+    if (author !== undefined) await repo.recordAuthor(tenantId, rev, author);
     await repo.notify(tenantId);
     await client.query('COMMIT');
     return { rev, changed: true };

@@ -38,7 +38,18 @@ export interface DeviceView {
   arch: string | null;
   update: UpdateReport | null;
   updateAt: string | null;
+  /** The venue's name (null for a venue the central no longer knows by name). */
+  venueName: string | null;
+  /** The catalogue rev the box last asked with: what it applied (docs/sync.md "Down: the catalogue"). */
+  catalogueRev: number;
+  /** When its oldest event not yet acknowledged was written, on the central's clock (hello's oldestPendingMs). */
+  oldestPendingAt: string | null;
+  /** Heard from within ONLINE_WITHIN_MINUTES. */
+  online: boolean;
 }
+
+/** A box heard from within this long is online: its heartbeat hello comes every few minutes at most. */
+export const ONLINE_WITHIN_MINUTES = 15;
 
 const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, head_header, head_signature, pending_seq,
   program_version, update_report->>'arch' AS arch`;
@@ -67,12 +78,14 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 /** SQL of devices, their enrolment codes, heads and tails. */
 export function createDeviceRepo(db: Queryable) {
   return {
-    async insertCode(tenantId: string, codeHash: string, venueId: string, ttlMs: number): Promise<void> {
-      await db.query(
+    /** The code's row; returns when it expires (the database's clock, as the check at enrolment). */
+    async insertCode(tenantId: string, codeHash: string, venueId: string, ttlMs: number): Promise<Date> {
+      const { rows } = await db.query<{ expires_at: Date }>(
         `INSERT INTO enrol_codes (tenant_id, code_hash, venue_id, expires_at)
-         VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')`,
+         VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond') RETURNING expires_at`,
         [tenantId, codeHash, venueId, ttlMs],
       );
+      return rows[0]!.expires_at;
     },
     /** The code's row, locked: two enrolments with one code serialise here and only one finds it unused. */
     async codeForUpdate(codeHash: string) {
@@ -128,9 +141,12 @@ export function createDeviceRepo(db: Queryable) {
       pendingSeq: number,
       proof: { header: string; signature: Buffer },
     ): Promise<void> {
+      // A head that reached the box's newest event leaves nothing pending: the oldest pending time goes with it
+      // (else it would stay until the next hello, a heartbeat away).
       await db.query(
         `UPDATE devices SET head_epoch = $3, head_seq = $4, head_hash = $5, pending_seq = $6, last_contact_at = now(),
-                head_header = $7, head_signature = $8
+                head_header = $7, head_signature = $8,
+                oldest_pending_at = CASE WHEN $4::bigint >= $6::bigint THEN NULL ELSE oldest_pending_at END
          WHERE tenant_id = $1 AND device_id = $2`,
         [tenantId, deviceId, head.epoch, head.seq, head.hash, pendingSeq, proof.header, proof.signature],
       );
@@ -142,6 +158,13 @@ export function createDeviceRepo(db: Queryable) {
                 clock_offset_ms = coalesce($4, clock_offset_ms)
          WHERE tenant_id = $1 AND device_id = $2`,
         [tenantId, deviceId, pendingSeq, clockOffsetMs ?? null],
+      );
+    },
+    /** A hello's oldest pending event, already on the central's clock (ms), or null: nothing pending. */
+    async recordOldestPending(tenantId: string, deviceId: string, atMs: number | null): Promise<void> {
+      await db.query(
+        'UPDATE devices SET oldest_pending_at = to_timestamp($3 / 1000.0) WHERE tenant_id = $1 AND device_id = $2',
+        [tenantId, deviceId, atMs],
       );
     },
     /** What a hello says of the box's program: its version, and its update report (null from a box without one). */
@@ -185,12 +208,16 @@ export function createDeviceRepo(db: Queryable) {
       );
       return rows.map((r) => ({ seq: r.seq, epoch: r.epoch, hash: r.chain_hash, envelope: r.envelope }));
     },
-    /** Every device (of one tenant, or all for the CLI), with its dead-letter count. */
-    async list(tenantId?: string): Promise<DeviceView[]> {
+    /** Every device (of one tenant, or all for the CLI; or one of them), with its dead-letter count. */
+    async list(tenantId?: string, deviceId?: string): Promise<DeviceView[]> {
       const { rows } = await db.query(
-        `SELECT d.*, (SELECT count(*) FROM sync_dead_letters x WHERE x.tenant_id = d.tenant_id AND x.device_id = d.device_id) AS dead
-         FROM devices d WHERE $1::text IS NULL OR d.tenant_id = $1 ORDER BY d.tenant_id, d.enrolled_at, d.device_id`,
-        [tenantId ?? null],
+        `SELECT d.*, v.name AS venue_name,
+           (SELECT count(*) FROM sync_dead_letters x WHERE x.tenant_id = d.tenant_id AND x.device_id = d.device_id) AS dead,
+           coalesce(d.last_contact_at > now() - $3 * interval '1 minute', false) AS online
+         FROM devices d LEFT JOIN venues v ON v.tenant_id = d.tenant_id AND v.venue_id = d.venue_id
+         WHERE ($1::text IS NULL OR d.tenant_id = $1) AND ($2::text IS NULL OR d.device_id = $2)
+         ORDER BY d.tenant_id, d.enrolled_at, d.device_id`,
+        [tenantId ?? null, deviceId ?? null, ONLINE_WITHIN_MINUTES],
       );
       return rows.map((r) => ({
         id: r.device_id,
@@ -209,13 +236,21 @@ export function createDeviceRepo(db: Queryable) {
         arch: r.update_report?.arch ?? null,
         update: r.update_report,
         updateAt: iso(r.update_at),
+        venueName: r.venue_name ?? null,
+        catalogueRev: r.catalogue_rev,
+        oldestPendingAt: iso(r.oldest_pending_at),
+        online: r.online,
       }));
     },
-    /** Device ids are UUIDs made by the central, unique across tenants, so the CLI names only the id. */
-    async revoke(deviceId: string): Promise<boolean> {
+    /**
+     * Device ids are UUIDs made by the central, unique across tenants, so the CLI names only the id; headquarters'
+     * API names its tenant too. Revoking a revoked device changes nothing (revoked_at stays the first one's).
+     */
+    async revoke(deviceId: string, tenantId?: string): Promise<boolean> {
       const r = await db.query(
-        `UPDATE devices SET status = 'revoked', revoked_at = coalesce(revoked_at, now()) WHERE device_id = $1`,
-        [deviceId],
+        `UPDATE devices SET status = 'revoked', revoked_at = coalesce(revoked_at, now())
+         WHERE device_id = $1 AND ($2::text IS NULL OR tenant_id = $2)`,
+        [deviceId, tenantId ?? null],
       );
       return (r.rowCount ?? 0) > 0;
     },

@@ -1,4 +1,4 @@
-import { AppError, invalidField, ProcessError, retryLater, unauthorized } from '../../../shared/errors.js';
+import { AppError, invalidField, notFound, ProcessError, retryLater, unauthorized } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
 import { createRateLimiter } from '../../../shared/token-bucket.js';
 import {
@@ -106,6 +106,22 @@ export function createDeviceService(
       return code;
     },
 
+    /**
+     * A one-time code from headquarters' API for a live venue of the caller's tenant (a 400 naming `/venueId`
+     * otherwise), with when it expires.
+     */
+    async createHqCode(
+      tenantId: string,
+      venueId: string,
+      ttlHours: number,
+    ): Promise<{ code: string; expiresAt: string }> {
+      if (!(await createTenantRepo(pool).liveVenueExists(tenantId, venueId)))
+        throw invalidField('/venueId', `venue ${venueId} is not a live venue of this tenant`);
+      const code = newEnrolCode();
+      const expires = await repo.insertCode(tenantId, codeHashOf(code), venueId, ttlHours * 3_600_000);
+      return { code, expiresAt: expires.toISOString() };
+    },
+
     /** Enrols a box; past ENROL_FAILURES of the client's address, 429 with Retry-After and nothing looked at. */
     async enrol(body: EnrolRequest, address: string): Promise<EnrolResponse> {
       const waitMs = enrolFailures.waitMs(address);
@@ -129,12 +145,9 @@ export function createDeviceService(
         throw AppError.of('unsupportedProtocol', `this central speaks protocol ${PROTOCOL}, schema ${SCHEMA}`);
       }
       // Clocks are data: the offset is recorded for people to see, never used to refuse anything.
-      await repo.recordContact(
-        device.tenantId,
-        device.deviceId,
-        body.pendingSeq,
-        Math.round(body.boxTimeMs - receivedMs),
-      );
+      const offsetMs = Math.round(body.boxTimeMs - receivedMs);
+      await repo.recordContact(device.tenantId, device.deviceId, body.pendingSeq, offsetMs);
+      await repo.recordOldestPending(device.tenantId, device.deviceId, centralTime(body.oldestPendingMs, offsetMs));
       // A report this central does not know (a newer box's new state) is left out, never a reason to refuse the hello.
       const report = RELEASE_CHECKS.report.Check(body.update) ? body.update : null;
       await repo.recordProgram(device.tenantId, device.deviceId, report?.version ?? body.version, report);
@@ -157,7 +170,25 @@ export function createDeviceService(
     authenticate: authenticateSigned,
     list: (tenantId?: string) => repo.list(tenantId),
     revoke: (deviceId: string) => repo.revoke(deviceId),
+    /** Headquarters' revocation: the device of its tenant as the list shows it after; a 404 for another's. */
+    async revokeOf(tenantId: string, deviceId: string) {
+      if (!(await repo.revoke(deviceId, tenantId))) throw notFound('device');
+      return (await repo.list(tenantId, deviceId))[0]!;
+    },
   };
+}
+
+/** Years 1970 to 9999: what PostgreSQL's timestamptz and an ISO date of the API both hold. */
+const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * A time on the box's clock moved to the central's by the offset measured at the same hello. A box whose clock is
+ * so far off that the result leaves years 1970-9999 tells nothing useful: null, never a failed hello.
+ */
+function centralTime(boxMs: number | null | undefined, offsetMs: number): number | null {
+  if (boxMs === null || boxMs === undefined) return null;
+  const ms = Math.round(boxMs - offsetMs);
+  return ms >= 0 && ms <= LATEST_MS ? ms : null;
 }
 
 export type DeviceService = ReturnType<typeof createDeviceService>;

@@ -92,5 +92,27 @@ export function createHqRepo(db: Queryable) {
       );
       return rows;
     },
+    async document(tenantId: string, documentId: string) {
+      const { rows } = await db.query<{ device_id: string; data: Record<string, unknown> }>(
+        'SELECT device_id, data FROM stock_documents WHERE tenant_id = $1 AND document_id = $2',
+        [tenantId, documentId],
+      );
+      return rows[0];
+    },
+    /** The rows a document moved balances by, in the order of its lines. */
+    async ledger(tenantId: string, documentId: string) {
+      const { rows } = await db.query<{
+        warehouse_id: string;
+        line: number;
+        item_id: string;
+        unit: string;
+        delta_micro: number;
+      }>(
+        `SELECT warehouse_id, line, item_id, unit, delta_micro FROM stock_ledger
+         WHERE tenant_id = $1 AND document_id = $2 ORDER BY line, warehouse_id, item_id`,
+        [tenantId, documentId],
+      );
+      return rows;
+    },
   };
 }

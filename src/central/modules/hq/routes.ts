@@ -5,6 +5,8 @@ import { limitOf } from '../../../shared/validate.js';
 import { ok } from '../../contracts.js';
 import { decodeCursor } from './cursor.js';
 import type { HqService } from './service.js';
+import { HqDeviceList } from '../devices/schemas.js';
+import { StockDocumentDetail } from './schemas.js';
 
 /** An optional id-like query parameter: absent, or 1..64 characters. */
 function idParam(query: URLSearchParams, name: string, required = false): string | undefined {
@@ -120,12 +122,24 @@ export function hqRoutes(hq: HqService): Route[] {
     },
     {
       method: 'get',
+      path: '/hq-api/api/stock-documents/:id',
+      auth: 'bearer',
+      body: 'none',
+      doc: {
+        summary: 'One stock document as the list gives it, with the ledger rows it booked',
+        params: { id: 'the document id' },
+        responses: ok('the document and its ledger', StockDocumentDetail),
+      },
+      handle: async ({ req, principal }) => json(200, await hq.document(principal.tenantId, req.params.id!)),
+    },
+    {
+      method: 'get',
       path: '/hq-api/api/devices',
       auth: 'bearer',
       body: 'none',
       doc: {
-        summary: "The tenant's boxes: head, lag, last contact, clock offset, dead letters",
-        responses: ok('the devices', Type.Array(Type.Object({}, { additionalProperties: true }))),
+        summary: "The tenant's boxes: venue, program, update, head, lag, contact, clock offset, catalogue rev",
+        responses: ok('the devices', HqDeviceList),
       },
       handle: async ({ principal }) => json(200, await hq.devices(principal.tenantId)),
     },

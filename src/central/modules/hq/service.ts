@@ -80,6 +80,19 @@ export function createHqService(pool: Pool, devices: DeviceService) {
         (r) => ({ ...r.data, deviceId: r.device_id }),
       );
     },
+    /** A document as the list gives it, with the ledger rows it booked (deltas in the unit, as the box shows them). */
+    async document(tenantId: string, documentId: string) {
+      const row = await repo.document(tenantId, documentId);
+      if (!row) throw notFound('stock document');
+      const ledger = (await repo.ledger(tenantId, documentId)).map((r) => ({
+        warehouseId: r.warehouse_id,
+        line: r.line,
+        itemId: r.item_id,
+        unit: r.unit,
+        delta: fromMicro(r.delta_micro),
+      }));
+      return { ...row.data, deviceId: row.device_id, ledger };
+    },
     async devices(tenantId: string) {
       return (await devices.list(tenantId)).map(({ tenant: _tenant, ...d }) => d);
     },

@@ -65,6 +65,21 @@ export function createTenantRepo(db: Queryable) {
           .rowCount === 1
       );
     },
+    /** A venue headquarters may enrol a box for: the tenant's, and not retired. */
+    async liveVenueExists(tenantId: string, venueId: string): Promise<boolean> {
+      const { rowCount } = await db.query(
+        'SELECT 1 FROM venues WHERE tenant_id = $1 AND venue_id = $2 AND retired_at IS NULL',
+        [tenantId, venueId],
+      );
+      return rowCount === 1;
+    },
+    /** The central's tenant when it has exactly one (the console's sign-in then needs no tenant); else undefined. */
+    async onlyTenant(): Promise<{ id: string; name: string } | undefined> {
+      const { rows } = await db.query<{ tenant_id: string; name: string }>(
+        'SELECT tenant_id, name FROM tenants ORDER BY tenant_id LIMIT 2',
+      );
+      return rows.length === 1 ? { id: rows[0]!.tenant_id, name: rows[0]!.name } : undefined;
+    },
     async putWarehouse(tenantId: string, w: { id: string; name: string }): Promise<void> {
       await db.query(
         `INSERT INTO warehouses (tenant_id, warehouse_id, name) VALUES ($1, $2, $3)

@@ -98,6 +98,8 @@ export function createSender(deps: SenderDeps) {
         schema: SCHEMA,
         boxTimeMs: deps.now(),
         pendingSeq: repo.last()?.seq ?? 0,
+        // Headquarters sees how long the box's backlog has waited (docs/sync.md "The headquarters console").
+        oldestPendingMs: repo.backlog(repo.state().ackedSeq).oldestMs,
         version: deps.version,
         ...(deps.updateReport ? { update: deps.updateReport() } : {}),
       },

@@ -1,0 +1,22 @@
+import type { Logger } from '../../../log.js';
+import { loadWebFiles, type WebApp, type WebFile } from '../../../modules/screens/web-files.js';
+
+/**
+ * The headquarters console (web/hq/, docs/sync.md "The headquarters console"): dist/hq beside dist/main.cjs, or
+ * the single binary's assets `hq/<name>` listed in `hq.json`; index.html at each of its pages.
+ */
+export const HQ_CONSOLE_APP: WebApp = {
+  name: 'hq',
+  appPaths: ['/', '/dashboard', '/catalogue', '/fleet', '/orders', '/stock', '/reports'],
+};
+
+/** The console's files (from `dir` when given: `central serve --console-dir`); a central without them says so once. */
+export function loadConsoleFiles(log: Logger, dir?: string): Map<string, WebFile> {
+  const files = loadWebFiles(HQ_CONSOLE_APP, dir);
+  if (!files.has('index.html'))
+    log.warn(
+      { dir: dir ?? 'dist/hq' },
+      'headquarters console: no web files found (npm run build writes dist/hq): / is not served',
+    );
+  return files;
+}
