@@ -6,7 +6,7 @@ import { codesText, type InboxEntry } from './types.js';
 /** An entry's state as a badge: pending, delivered to the box, applied by it, rejected with its codes. */
 export function EntryBadge(props: { entry: Pick<InboxEntry, 'status' | 'codes'> }) {
   const { status, codes } = props.entry;
-  const kind = status === 'applied' ? 'ok' : status === 'rejected' ? 'bad' : 'warn';
+  const kind = status === 'applied' ? 'orders-good' : status === 'rejected' ? 'orders-bad' : 'orders-wait';
   return (
     <span class={`badge ${kind}`} data-testid="entry-status" data-status={status} title={codesText(codes) || undefined}>
       {t(`orders.entry.${status}`)}

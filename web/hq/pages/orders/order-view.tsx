@@ -98,7 +98,7 @@ export function OrderView(props: { id: string }) {
                     <StatusBadge status={v.order.status} />
                     <div class="muted">
                       {t('orders.by', { user: v.command.userId })}{' '}
-                      <span class={`badge ${v.command.staff ? 'ok' : ''}`}>
+                      <span class={`badge ${v.command.staff ? 'orders-good' : ''}`}>
                         {v.command.staff ? t('orders.staff') : t('orders.notStaff')}
                       </span>
                     </div>
