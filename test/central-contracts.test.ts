@@ -1,9 +1,15 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { jsonSchema } from '../src/http/contracts/json-schema.js';
 import { HqDocumentBody } from '../src/shared/hq-inbox.js';
 import { BatchHeader, EnrolRequest, ENVELOPE_KINDS, HelloRequest, TailResponse } from '../src/shared/sync-messages.js';
-import { startTestCentral, type TestCentral } from './support/central.js';
+import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './support/central.js';
+import { contractsOf } from './support/contracts.js';
+import { SimDevice } from './support/sim-device.js';
 
 // The central's contract (docs/sync.md "API"): a valid OpenAPI 3.1 document made from the routes
 // the central mounts, each route's request schema the very one it validates with, the sync protocol's messages
@@ -16,7 +22,8 @@ type Operation = {
 let central: TestCentral;
 let openapi: { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
 beforeAll(async () => {
-  central = await startTestCentral();
+  // A central whose console directory is empty: the API alone (the console's files: test/central-console-api.test.ts).
+  central = await startTestCentral({ args: ['--console-dir', mkdtempSync(join(tmpdir(), 'vb-no-console-'))] });
   openapi = (await (await fetch(central.url('/openapi.json'))).json()) as typeof openapi;
 });
 afterAll(() => central?.stop());
@@ -53,6 +60,12 @@ describe("the central's /openapi.json", () => {
       'post /hq-api/api/venues/{venueId}/documents',
       'post /hq-api/api/orders',
       'get /hq-api/api/devices',
+      'get /hq-app/bootstrap',
+      'post /hq-api/api/enrol-codes',
+      'post /hq-api/api/devices/{id}/revoke',
+      'patch /hq-api/api/products/{productId}/price',
+      'get /hq-api/api/stock-documents/{id}',
+      'get /hq-api/api/catalogue/status',
       'get /openapi.json',
     ]) {
       expect(documented).toContain(op);
@@ -92,6 +105,49 @@ describe("the central's /openapi.json", () => {
       expect({ method, path, status: res.status }).not.toMatchObject({ status: 405 });
       expect({ method, path, text }).not.toMatchObject({ text: expect.stringContaining('no route for') });
     }
+  });
+
+  test("the console's routes answer what their schemas say", async () => {
+    const contracts = await contractsOf(central);
+    const token = await central.hqToken();
+    const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(central.url(path), {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: contracts.matching(method, path, res.status, await res.json()) as any };
+    };
+    expect((await call('GET', '/hq-app/bootstrap')).status).toBe(200);
+    const code = await call('POST', '/hq-api/api/enrol-codes', { venueId: CENTRAL_DEMO.venues[1] });
+    expect(code.status).toBe(201);
+    const sim = new SimDevice(central.url(''));
+    expect((await sim.enrol(code.body.code)).status).toBe(201);
+    const documentId = randomUUID();
+    sim.stockDocument(CENTRAL_DEMO.warehouses[1]!, [['flour', 'kg', 1_000_000]], documentId);
+    expect((await sim.hello({ oldestPendingMs: sim.clockMs - 1000 })).status).toBe(200);
+    expect((await call('GET', '/hq-api/api/devices')).body.length).toBeGreaterThan(0);
+    expect((await sim.send(1, 1)).status).toBe(200);
+    expect((await call('GET', `/hq-api/api/stock-documents/${documentId}`)).status).toBe(200);
+    expect((await call('GET', '/hq-api/api/catalogue/status')).status).toBe(200);
+    expect((await call('PATCH', '/hq-api/api/products/zurek/price', { price: '19.00' })).status).toBe(200);
+    const rev = (await call('PUT', `/hq-api/api/warehouses/${CENTRAL_DEMO.warehouses[1]}`, { name: 'W' })).body.rev;
+    const stale = { 'if-match': `"${rev - 1}"` };
+    expect(
+      (await call('PUT', `/hq-api/api/warehouses/${CENTRAL_DEMO.warehouses[1]}`, { name: 'V' }, stale)).status,
+    ).toBe(412);
+    expect((await call('POST', `/hq-api/api/devices/${sim.deviceId}/revoke`)).body.status).toBe('revoked');
+  });
+
+  test('a central without the console serves the API alone and says so once', async () => {
+    expect(central.logs.filter((l) => l.includes('headquarters console: no web files found'))).toHaveLength(1);
+    const res = await fetch(central.url('/'));
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ codes: [{ code: 'notFound' }] });
   });
 
   test('/docs/api is a page of it', async () => {

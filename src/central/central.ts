@@ -9,6 +9,9 @@ import { type Pool, POOL_SIZE } from './db/pool.js';
 import { createCentralHttp } from './http.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { CENTRAL_AUTH_DEFAULTS, createCentralAuth } from './modules/auth/service.js';
+import { consoleRoutes } from './modules/console/routes.js';
+import { loadConsoleFiles } from './modules/console/web.js';
+import { deviceHqRoutes } from './modules/devices/hq-routes.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { createDeviceService } from './modules/devices/service.js';
 import { hqRoutes } from './modules/hq/routes.js';
@@ -39,6 +42,8 @@ export interface CentralOptions {
   log: Logger;
   /** Provisioning documents applied at start (idempotent); `demo` marks the built-in demo. */
   provisioning: { name: string; document: unknown; demo?: boolean }[];
+  /** The headquarters console's files from this directory instead of dist/hq (a console being developed). */
+  consoleDir?: string;
   /** A retry of a refresh within this long gets the same pair (default 30 s, as the box's auth.refreshRetryGraceSeconds). */
   refreshRetryGraceMs?: number;
 }
@@ -119,6 +124,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const ingest = createIngestService({ pool, limiter, ensurePartitions: monthlyPartitions(pool, now) });
     const hq = createHqService(pool, devices);
     const feed = createCatalogueFeed(pool, notifier);
+    const hqCatalogue = createHqCatalogue(pool, feed);
 
     const http = createCentralHttp({
       host: o.host,
@@ -126,9 +132,12 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       dataDir,
       log,
       authenticate: (req) => auth.verify(bearerOf(req)),
+      consoleFiles: loadConsoleFiles(log, o.consoleDir),
       routes: [
         ...authRoutes(auth),
+        ...consoleRoutes(pool),
         ...deviceRoutes(devices),
+        ...deviceHqRoutes(devices, hqCatalogue),
         ...ingestRoutes(ingest),
         ...hqRoutes(hq),
         ...catalogueFeedRoutes(devices, feed, pool, (device) =>
@@ -140,7 +149,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
             arch: device.arch,
           }),
         ),
-        ...hqCatalogueRoutes(createHqCatalogue(pool, feed)),
+        ...hqCatalogueRoutes(hqCatalogue),
         ...mediaRoutes(pool, devices),
         ...inboxRoutes(createInboxService(pool)),
         ...releaseRoutes(releases, rollouts, devices),

@@ -16,7 +16,7 @@ import { untilSignal } from '../shared/until-signal.js';
 
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
-                          [--refresh-retry-grace-seconds S]
+                          [--refresh-retry-grace-seconds S] [--console-dir DIR]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
@@ -29,6 +29,7 @@ Without --database-url the central runs PostgreSQL embedded in DIR/postgres (def
 enrol, devices and revoke use that cluster while the central runs, or start it for the command.
 release upload takes the binary beside its release file (the file's name without .release.json) unless --binary
 names it, and the central's only tenant unless --tenant names one.
+serve --console-dir serves the headquarters console from DIR instead of the one built with the program.
 `;
 
 const OPTIONS = {
@@ -46,6 +47,7 @@ const OPTIONS = {
   'older-than-days': { type: 'string', default: '30' },
   'refresh-retry-grace-seconds': { type: 'string', default: '30' },
   binary: { type: 'string' },
+  'console-dir': { type: 'string' },
 } as const;
 
 type Options = typeof OPTIONS;
@@ -83,6 +85,7 @@ async function serveCentral(values: Values): Promise<number> {
     log,
     provisioning,
     refreshRetryGraceMs: grace * 1000,
+    consoleDir: values['console-dir'] && resolve(values['console-dir']),
   });
   // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and its error is the exit's (70 for a
   // bug, docs/operations.md "Exit codes") for the supervisor to start the central again.

@@ -34,13 +34,13 @@ export const centralCli = (args: string[]) => runCliAsync(['central', ...args]);
 
 /** Starts the real central (dist/main.cjs central serve) on port 0 and waits for "central listening". */
 export async function startTestCentral(
-  options: { dataDir?: string; demo?: boolean; refreshRetryGraceSeconds?: number } = {},
+  options: { dataDir?: string; demo?: boolean; refreshRetryGraceSeconds?: number; args?: string[] } = {},
 ): Promise<TestCentral> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vb-central-'));
   const args = ['dist/main.cjs', 'central', 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir];
   if (options.demo !== false) args.push('--demo');
   // No retry grace unless asked: tests present spent refresh tokens at once (the grace: test/central-auth.test.ts).
-  args.push('--refresh-retry-grace-seconds', String(options.refreshRetryGraceSeconds ?? 0));
+  args.push('--refresh-retry-grace-seconds', String(options.refreshRetryGraceSeconds ?? 0), ...(options.args ?? []));
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
