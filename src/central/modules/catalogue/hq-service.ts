@@ -5,7 +5,8 @@ import {
   staffUserId,
   type Venue,
 } from '../../../shared/catalogue-schemas.js';
-import { type ItemType, soldOutId } from '../../../shared/catalogue-protocol.js';
+import type { ItemType } from '../../../shared/catalogue-items.js';
+import { soldOutId } from '../../../shared/catalogue-protocol.js';
 import { AppError, invalidField, notFound } from '../../../shared/errors.js';
 import { hashSecret } from '../../../shared/passwords.js';
 import type { Pool } from '../../db/pool.js';
