@@ -4,6 +4,7 @@ import { dateTime, money, t } from '../../i18n.js';
 import { useVenueName } from '../../pickers.js';
 import { type Column, DataTable } from '../../table.js';
 import { Loaded, useLoad } from '../../ui.js';
+import { useDeviceName } from './devices.js';
 import { contactText, StatusBadge } from './search.js';
 import { type HqOrder, type InboxEntry, lineName, type OrderVersion } from './types.js';
 
@@ -17,6 +18,7 @@ const lineTotal = (l: Line) => (Number(l.price) * l.quantity).toFixed(2);
  */
 export function OrderView(props: { id: string }) {
   const venueName = useVenueName();
+  const deviceName = useDeviceName();
   const state = useLoad(
     () =>
       Promise.all([
@@ -65,7 +67,7 @@ export function OrderView(props: { id: string }) {
                 <dt>{t('orders.claimCode')}</dt>
                 <dd class="mono">{order.claimCode || '–'}</dd>
                 <dt>{t('orders.device')}</dt>
-                <dd class="mono">{order.deviceId}</dd>
+                <dd>{deviceName(order.deviceId)}</dd>
                 <dt>{t('orders.col.contact')}</dt>
                 <dd data-testid="order-contact">
                   {contactText(order.contact ?? (entry?.body.contact as HqOrder['contact'])) || '–'}
@@ -109,8 +111,7 @@ export function OrderView(props: { id: string }) {
                       })}
                     </div>
                     <div class="muted">
-                      {t('orders.onDevice')} <span class="mono">{v.deviceId}</span> · {t('orders.col.total')}{' '}
-                      {money(v.order.total)}
+                      {t('orders.onDevice')} {deviceName(v.deviceId)} · {t('orders.col.total')} {money(v.order.total)}
                     </div>
                   </li>
                 ))}

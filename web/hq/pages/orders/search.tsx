@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { navigate } from '../../../router.js';
-import { hq } from '../../api.js';
+import { navigate, route } from '../../../router.js';
+import { hq, withQuery } from '../../api.js';
 import { Field, FormError, inputValue, useApiForm } from '../../form.js';
 import { dateTime, money, t } from '../../i18n.js';
 import { useVenueName, VenuePicker } from '../../pickers.js';
@@ -17,6 +17,11 @@ export interface OrderFilters {
   q: string;
 }
 const NO_FILTERS: OrderFilters = { venueId: '', status: '', from: '', to: '', source: '', q: '' };
+const FILTER_KEYS = Object.keys(NO_FILTERS) as (keyof OrderFilters)[];
+
+/** The filters the address holds (`/orders?status=READY&q=anna`), so "back" from an order returns to its search. */
+const filtersOf = (query: URLSearchParams): OrderFilters =>
+  Object.fromEntries(FILTER_KEYS.map((k) => [k, query.get(k) ?? ''])) as unknown as OrderFilters;
 
 export const contactText = (c: HqOrder['contact']): string =>
   c ? [c.name, c.phone, c.email].filter((x) => x !== undefined && x !== '').join(', ') : '';
@@ -31,7 +36,9 @@ export function OrderLink(props: { id: string }) {
       class="mono"
       data-testid="order-link"
       onClick={(e) => {
+        // The row opens the order too: one history entry, not two.
         e.preventDefault();
+        e.stopPropagation();
         navigate(orderLink(props.id));
       }}
     >
@@ -53,12 +60,13 @@ export const StatusBadge = (props: { status: string }) => (
 export function OrderSearch() {
   const venueName = useVenueName();
   const form = useApiForm();
-  const [filters, setFilters] = useState<OrderFilters>(NO_FILTERS);
+  const [filters, setFilters] = useState<OrderFilters>(() => filtersOf(route.value.query));
   const [result, setResult] = useState<{ items: HqOrder[]; next: string | null; filters: OrderFilters } | null>(null);
   const set = (k: keyof OrderFilters) => (e: Event) => setFilters({ ...filters, [k]: inputValue(e) });
 
   const search = (wanted: OrderFilters, after?: string) => {
     const sent = after && result ? result.filters : wanted;
+    if (!after) history.replaceState(null, '', withQuery('/orders', { ...sent }));
     void form.run(async () => {
       const page = await hq.get<OrdersPage>('/orders', { ...sent, after, limit: 50 });
       setResult({
@@ -68,8 +76,8 @@ export function OrderSearch() {
       });
     });
   };
-  // The newest orders of every venue at first sight.
-  useEffect(() => search(NO_FILTERS), []);
+  // The search the address names (the newest orders of every venue when it names none).
+  useEffect(() => search(filters), []);
 
   const columns: Column<HqOrder>[] = [
     { label: t('orders.col.created'), cell: (o) => dateTime(o.created), csv: (o) => o.created },

@@ -4,6 +4,7 @@ import { navigate } from '../../../router.js';
 import { hq } from '../../api.js';
 import { liveOf, useCatalogue } from '../../data.js';
 import { dateTime, number, t } from '../../i18n.js';
+import { useDeviceName } from '../orders/devices.js';
 import { type Column, DataTable } from '../../table.js';
 import { Loaded, useLoad } from '../../ui.js';
 import type { DocumentsPage, DocumentWithLedger, StockBalances, StockDocument } from './types.js';
@@ -77,7 +78,9 @@ export function Documents(props: { warehouse: string; onOpen: (d: StockDocument)
           href={documentLink(props.warehouse, d.id)}
           data-testid="document-link"
           onClick={(e) => {
+            // The row opens it too: one history entry, not two.
             e.preventDefault();
+            e.stopPropagation();
             props.onOpen(d);
           }}
         >
@@ -132,6 +135,7 @@ export function Documents(props: { warehouse: string; onOpen: (d: StockDocument)
  */
 export function DocumentView(props: { warehouse: string; id: string; fromList?: StockDocument }) {
   const warehouseName = useWarehouseName();
+  const deviceName = useDeviceName();
   const state = useLoad<DocumentWithLedger | StockDocument>(
     () =>
       hq.get<DocumentWithLedger>(`/stock-documents/${encodeURIComponent(props.id)}`).catch((err: unknown) => {
@@ -193,7 +197,7 @@ export function DocumentView(props: { warehouse: string; id: string; fromList?: 
                 <dt>{t('stock.user')}</dt>
                 <dd>{d.user ?? '–'}</dd>
                 <dt>{t('stock.device')}</dt>
-                <dd class="mono">{d.deviceId}</dd>
+                <dd>{deviceName(d.deviceId)}</dd>
               </dl>
               <p class="mono muted">{d.id}</p>
             </section>
