@@ -7,6 +7,7 @@ import { sql as catalogue } from './migrations/0003-catalogue.js';
 import { sql as hqExtras } from './migrations/0004-hq-extras.js';
 import { sql as refreshRetry } from './migrations/0005-refresh-retry.js';
 import { sql as releases } from './migrations/0006-releases.js';
+import { sql as reports } from './migrations/0007-reports.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -16,6 +17,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 4, name: 'hq-extras', sql: hqExtras },
   { version: 5, name: 'refresh-retry', sql: refreshRetry },
   { version: 6, name: 'releases', sql: releases },
+  { version: 7, name: 'reports', sql: reports },
 ];
 
 /** A database newer than this central: exit 65, not restarted by systemd (docs/operations.md "Exit codes"). */
