@@ -146,6 +146,40 @@ describe.skipIf(skip)('orders page', () => {
     await expectAccessible(page);
   }, 90_000);
 
+  test('an order the box refuses shows rejected with its codes; a sold-out product is greyed', async () => {
+    const page = await rig.open('/orders?tab=new');
+    await page.getByTestId('callcentre-form').getByTestId('venue-picker').selectOption(VENUE);
+    await page.getByTestId('menu-szarlotka').click();
+    await page.getByTestId('contact-name').fill('Odmowa Testowa');
+    // Sold out at the venue while the call centre takes the order (the form's catalogue is older): the box decides.
+    expect((await hqCall('PUT', `/sold-out/${VENUE}/szarlotka`, { reason: 'test' })).status).toBe(200);
+    try {
+      await rig.boxCaughtUp();
+      await page.getByTestId('callcentre-submit').click();
+      const sent = page.getByTestId('sent-order');
+      await expect
+        .poll(() => sent.getByTestId('entry-status').getAttribute('data-status'), { timeout: 30_000 })
+        .toBe('rejected');
+      const codes = await sent.getByTestId('sent-codes').textContent();
+      const entry = (await hqCall('GET', '/inbox?limit=200')).body.items.find(
+        (e: { body: { contact?: { name?: string } } }) => e.body.contact?.name === 'Odmowa Testowa',
+      );
+      expect(entry.status).toBe('rejected');
+      expect(entry.codes.length).toBeGreaterThan(0);
+      for (const c of entry.codes) expect(codes).toContain(c.code);
+      expect(await boxOrder(entry.id)).toBeUndefined();
+      await expectAccessible(page);
+
+      // A fresh page reads the catalogue again: the product is greyed and cannot be added.
+      await page.reload();
+      await page.getByTestId('callcentre-form').getByTestId('venue-picker').selectOption(VENUE);
+      await expect.poll(() => page.getByTestId('menu-szarlotka').isDisabled()).toBe(true);
+      await expectAccessible(page);
+    } finally {
+      await hqCall('DELETE', `/sold-out/${VENUE}/szarlotka`);
+    }
+  }, 90_000);
+
   test('orders are found by text in the contact and by status once they synced up', async () => {
     const mine = randomUUID();
     const other = randomUUID();

@@ -337,21 +337,18 @@ function RecentCentralOrders(props: { lastSent?: string }) {
     { label: t('orders.codes'), cell: (e) => codesText(e.codes) },
     {
       label: t('orders.col.id'),
-      cell: (e) =>
-        e.status === 'applied' ? (
-          <a
-            href={orderLink(e.id)}
-            class="mono"
-            onClick={(ev) => {
-              ev.preventDefault();
-              navigate(orderLink(e.id));
-            }}
-          >
-            {e.id.slice(0, 8)}
-          </a>
-        ) : (
-          <span class="mono">{e.id.slice(0, 8)}</span>
-        ),
+      cell: (e) => (
+        <a
+          href={orderLink(e.id)}
+          class="mono"
+          onClick={(ev) => {
+            ev.preventDefault();
+            navigate(orderLink(e.id));
+          }}
+        >
+          {e.id.slice(0, 8)}
+        </a>
+      ),
       csv: (e) => e.id,
     },
   ];

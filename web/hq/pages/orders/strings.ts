@@ -73,6 +73,9 @@ export default {
     'orders.entry.delivered': 'Dostarczone do lokalu',
     'orders.entry.applied': 'Przyjęte przez lokal',
     'orders.entry.rejected': 'Odrzucone',
+    'orders.notArrived': 'Zamówienie wysłane z centrali',
+    'orders.notArrivedYet': 'Lokal jeszcze nie przysłał do centrali swojej kopii zamówienia.',
+    'orders.reload': 'Sprawdź ponownie',
   } as Record<string, string>,
   en: {
     'orders.tab.search': 'Search',
@@ -147,5 +150,8 @@ export default {
     'orders.entry.delivered': 'Delivered to the venue',
     'orders.entry.applied': 'Applied by the venue',
     'orders.entry.rejected': 'Rejected',
+    'orders.notArrived': 'An order sent from headquarters',
+    'orders.notArrivedYet': "The venue's box has not sent its copy of the order to headquarters yet.",
+    'orders.reload': 'Check again',
   } as Record<string, string>,
 };
