@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO } from './support/box.js';
-import { CENTRAL_DEMO } from './support/central.js';
+import { CENTRAL_DEMO, centralTokenRequest } from './support/central.js';
 import { type ConsoleRig, startConsoleRig } from './support/hq-console.js';
 import { skipWithout } from './support/system-packages.js';
 import { waitFor } from './support/sync.js';
@@ -322,4 +322,51 @@ describe.skipIf(skip)('stock page', () => {
     await expect.poll(() => row.textContent()).toContain(delta);
     await expectAccessible(page);
   }, 120_000);
+});
+
+describe.skipIf(skip)('a read-only user', () => {
+  test('sees the note and cannot use the call centre or send a document', async () => {
+    const res = await centralTokenRequest(rig.central, {
+      grant_type: 'password',
+      ...CENTRAL_DEMO.hqUser,
+      scope: 'read',
+    });
+    expect(res.status).toBe(200);
+    const t = (await res.json()) as {
+      access_token: string;
+      refresh_token: string;
+      expires_in: number;
+      UUID: string;
+      scope: string;
+    };
+    expect(t.scope).toBe('read');
+    // The console's stored session (web/api.ts Session, key vb.hq.session), as a sign-in with this token leaves it.
+    const session = {
+      accessToken: t.access_token,
+      refreshToken: t.refresh_token,
+      expiresAt: Date.now() + t.expires_in * 1000,
+      userId: t.UUID,
+      scope: t.scope,
+      username: CENTRAL_DEMO.hqUser.username,
+    };
+    const context = await rig.browser.newContext({ viewport: { width: 1024, height: 768 } });
+    await context.addInitScript((value) => localStorage.setItem('vb.hq.session', value), JSON.stringify(session));
+    const page = await context.newPage();
+    try {
+      await page.goto(rig.central.url('/orders?tab=new'));
+      await page.getByTestId('menu-zurek').waitFor();
+      await expect.poll(() => page.getByText('Tylko podgląd').count()).toBe(1);
+      expect(await page.getByTestId('callcentre-submit').isDisabled()).toBe(true);
+      expect(await page.getByTestId('menu-zurek').isDisabled()).toBe(true);
+      await expectAccessible(page);
+
+      await page.goto(rig.central.url(`/stock?tab=send&venue=${VENUE}`));
+      await page.getByTestId('send-document-submit').waitFor();
+      expect(await page.getByTestId('send-document-submit').isDisabled()).toBe(true);
+      expect(await page.getByTestId('item-id-0').isDisabled()).toBe(true);
+      await expect.poll(() => page.getByText('Tylko podgląd').count()).toBe(1);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
 });
