@@ -7,7 +7,7 @@ import { useVenueName, VenuePicker } from '../../pickers.js';
 import { type Column, DataTable } from '../../table.js';
 import { ORDER_STATUSES, type HqOrder, type OrdersPage } from './types.js';
 
-/** The search's filters: the query parameters of GET /hq-api/api/orders (docs/hq-contract A), '' for "any". */
+/** The search's filters: the query parameters of GET /hq-api/api/orders (docs/sync.md "HQ reports and order search"), '' for "any". */
 export interface OrderFilters {
   venueId: string;
   status: string;

@@ -11,7 +11,7 @@ export const ORDER_TYPES = ['DELIVERY', 'TAKE_AWAY', 'DINE_IN_OPEN', 'DINE_IN'] 
 export type HqOrder = Omit<ApiOrder, 'contact'> & {
   deviceId: string;
   version: number;
-  /** From the central's order facts (docs/hq-contract A), null when the order had none. */
+  /** From the central's order facts (docs/sync.md "HQ reports and order search"), null when the order had none. */
   contact?: { name?: string; phone?: string; email?: string } | null;
 };
 

@@ -26,7 +26,7 @@ export interface DocumentsPage {
   next: string | null;
 }
 
-/** GET /hq-api/api/stock-documents/:id (docs/hq-contract B): the document and its ledger rows. */
+/** GET /hq-api/api/stock-documents/:id (docs/sync.md "API"): the document and its ledger rows. */
 export type DocumentWithLedger = StockDocument & {
   ledger: { warehouseId: string; line: number; itemId: string; unit: string; delta: number }[];
 };
