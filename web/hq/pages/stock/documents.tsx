@@ -106,6 +106,7 @@ export function Documents(props: { warehouse: string; onOpen: (d: StockDocument)
           {t('stock.refresh')}
         </button>
       </div>
+      <p class="muted small">{t('stock.mmNote')}</p>
       <Loaded state={{ value: pages ?? undefined, error, loading: pages === null, reload: () => void load() }}>
         {(p) => (
           <>
