@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { jsonSchema } from '../src/http/contracts/json-schema.js';
 import { HqDocumentBody } from '../src/shared/hq-inbox.js';
@@ -10,6 +12,7 @@ import { BatchHeader, EnrolRequest, ENVELOPE_KINDS, HelloRequest, TailResponse }
 import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './support/central.js';
 import { contractsOf } from './support/contracts.js';
 import { SimDevice } from './support/sim-device.js';
+import { enrolledDevice } from './support/sim-device.js';
 
 // The central's contract (docs/sync.md "API"): a valid OpenAPI 3.1 document made from the routes
 // the central mounts, each route's request schema the very one it validates with, the sync protocol's messages
@@ -66,6 +69,11 @@ describe("the central's /openapi.json", () => {
       'patch /hq-api/api/products/{productId}/price',
       'get /hq-api/api/stock-documents/{id}',
       'get /hq-api/api/catalogue/status',
+      'get /hq-api/api/reports/sales',
+      'get /hq-api/api/reports/products',
+      'get /hq-api/api/reports/channels',
+      'get /hq-api/api/reports/kitchen',
+      'get /hq-api/api/dashboard',
       'get /openapi.json',
     ]) {
       expect(documented).toContain(op);
@@ -148,6 +156,37 @@ describe("the central's /openapi.json", () => {
     const res = await fetch(central.url('/'));
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ codes: [{ code: 'notFound' }] });
+  });
+
+  test("headquarters' reports, dashboard and order search answer as their response schemas say", async () => {
+    const d = await enrolledDevice(central, CENTRAL_DEMO.venues[1]);
+    d.order(undefined, 1, 'ORDERED');
+    expect((await d.send(1, 1)).status).toBe(200);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const token = await central.hqToken();
+    // The order was made now: the days around today in any zone hold it.
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const range = `from=${day(-30)}&to=${day(1)}`;
+    for (const [path, query] of [
+      ['/hq-api/api/reports/sales', range],
+      ['/hq-api/api/reports/sales', `from=${day(-1)}&to=${day(1)}&by=hour`],
+      ['/hq-api/api/reports/products', range],
+      ['/hq-api/api/reports/channels', range],
+      ['/hq-api/api/reports/kitchen', range],
+      ['/hq-api/api/dashboard', ''],
+      ['/hq-api/api/orders', 'status=ORDERED&limit=5'],
+    ] as const) {
+      const res = await fetch(central.url(`${path}?${query}`), { headers: { authorization: `Bearer ${token}` } });
+      const body = (await res.json()) as { rows?: unknown[]; items?: unknown[] };
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+      const schema = (openapi.paths[path]!.get!.responses['200'] as { content: Record<string, { schema: object }> })
+        .content['application/json']!.schema;
+      const validate = ajv.compile(schema);
+      expect(validate(body) ? [] : validate.errors, `${path}?${query}`).toEqual([]);
+      if (path.endsWith('/sales')) expect(body.rows?.length).toBeGreaterThan(0);
+      if (path.endsWith('/orders')) expect(body.items?.length).toBeGreaterThan(0);
+    }
   });
 
   test('/docs/api is a page of it', async () => {

@@ -65,7 +65,8 @@ test('orders page newest first by created with an opaque cursor; bad cursor, lim
   const d = new SimDevice(central.url(''));
   expect((await d.enrol(await central.enrolCode(CENTRAL_DEMO.venues[2]!))).status).toBe(201);
   const t0 = Date.parse('2026-01-01T10:00:00.000Z');
-  for (let i = 0; i < 7; i++) d.order(undefined, 1, i % 2 ? 'NEW' : 'CLOSED', new Date(t0 + i * 60_000).toISOString());
+  for (let i = 0; i < 7; i++)
+    d.order(undefined, 1, i % 2 ? 'NEW' : 'COMPLETED', new Date(t0 + i * 60_000).toISOString());
   expect((await d.send(1, 7)).status).toBe(200);
   const venue = CENTRAL_DEMO.venues[2]!;
   const seen: string[] = [];
@@ -76,8 +77,8 @@ test('orders page newest first by created with an opaque cursor; bad cursor, lim
     after = page.next;
   } while (after);
   expect(seen).toEqual(Array.from({ length: 7 }, (_, i) => new Date(t0 + (6 - i) * 60_000).toISOString()));
-  const closed = await central.hq(`/hq-api/api/orders?venueId=${venue}&status=CLOSED`);
-  expect(closed.items).toHaveLength(4);
+  const completed = await central.hq(`/hq-api/api/orders?venueId=${venue}&status=COMPLETED`);
+  expect(completed.items).toHaveLength(4);
   const token = await central.hqToken();
   const auth = { authorization: `Bearer ${token}` };
   for (const bad of ['after=garbage', 'after=WyJ4IiwieSJd', 'limit=0', 'limit=201', 'limit=x']) {

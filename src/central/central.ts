@@ -32,6 +32,8 @@ import { createPatchMaker } from './modules/releases/patches.js';
 import { createRolloutService } from './modules/releases/rollout-service.js';
 import { releaseRoutes } from './modules/releases/routes.js';
 import { createReleaseService } from './modules/releases/service.js';
+import { reportRoutes } from './modules/reports/routes.js';
+import { createReportsService } from './modules/reports/service.js';
 import { createRuntime, type Service, type ServiceFailure, serviceOf } from '../shared/runtime.js';
 
 export interface CentralOptions {
@@ -140,6 +142,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
         ...deviceHqRoutes(devices, hqCatalogue),
         ...ingestRoutes(ingest),
         ...hqRoutes(hq),
+        ...reportRoutes(createReportsService(pool, now)),
         ...catalogueFeedRoutes(devices, feed, pool, (device) =>
           rollouts.targetFor({
             tenantId: device.tenantId,

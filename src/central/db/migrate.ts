@@ -7,6 +7,7 @@ import { sql as catalogue } from './migrations/0003-catalogue.js';
 import { sql as hqExtras } from './migrations/0004-hq-extras.js';
 import { sql as refreshRetry } from './migrations/0005-refresh-retry.js';
 import { sql as releases } from './migrations/0006-releases.js';
+import { sql as reports } from './migrations/0007-reports.js';
 import { sql as consoleSupport } from './migrations/0008-console.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
@@ -17,7 +18,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 4, name: 'hq-extras', sql: hqExtras },
   { version: 5, name: 'refresh-retry', sql: refreshRetry },
   { version: 6, name: 'releases', sql: releases },
-  // 7 is the reports' migration, merged beside this one.
+  { version: 7, name: 'reports', sql: reports },
   { version: 8, name: 'console', sql: consoleSupport },
 ];
 

@@ -4,9 +4,21 @@ export interface OrderFilter {
   venueId?: string;
   status?: string;
   deviceId?: string;
+  source?: string;
+  /** Venue-local dates, inclusive (each order's venue: the one asked for, else its first bucket's). */
+  from?: string;
+  to?: string;
+  /** Instants no order of those dates can be before or after, in any zone (reports/dates.ts createdBounds). */
+  createdAfter?: Date | null;
+  createdBefore?: Date | null;
+  /** Text in the contact, case-insensitive. */
+  q?: string;
   after?: { at: string; id: string };
   limit: number;
 }
+
+/** `text` as a LIKE pattern matching itself: backslash, % and _ escaped (LIKE's default escape is backslash). */
+const likeLiteral = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * SQL of headquarters' reads (the projections' tables; HQ never writes them). Cursor timestamps are written in
@@ -14,23 +26,42 @@ export interface OrderFilter {
  */
 export function createHqRepo(db: Queryable) {
   return {
+    /**
+     * The order search reads the report facts (migration 7): one row per order and venue, so a venue's orders
+     * walk (tenant, venue, created) and all orders walk the first venue's rows (tenant, created); `q` may use the
+     * contact's trigram index instead. The Order itself comes from `orders` for the page's rows only.
+     */
     async orders(tenantId: string, f: OrderFilter) {
       const { rows } = await db.query<{
         order_id: string;
         device_id: string;
         version: number;
         data: Record<string, unknown>;
+        contact: Record<string, string> | null;
         at: string;
       }>(
-        `SELECT order_id, device_id, version, data, (created_at AT TIME ZONE 'UTC')::text || '+00' AS at FROM orders
-         WHERE tenant_id = $1 AND ($2::text IS NULL OR $2 = ANY(venue_ids)) AND ($3::text IS NULL OR status = $3)
-           AND ($4::text IS NULL OR device_id = $4) AND ($5::timestamptz IS NULL OR (created_at, order_id) < ($5, $6))
-         ORDER BY created_at DESC, order_id DESC LIMIT $7`,
+        `SELECT o.order_id, o.device_id, o.version, o.data, f.contact,
+           (f.created_at AT TIME ZONE 'UTC')::text || '+00' AS at
+         FROM order_facts f JOIN orders o ON o.tenant_id = f.tenant_id AND o.order_id = f.order_id
+         WHERE f.tenant_id = $1 AND ${f.venueId === undefined ? 'f.first_venue AND $2::text IS NULL' : 'f.venue_id = $2'}
+           AND ($3::text IS NULL OR f.status = $3) AND ($4::text IS NULL OR f.device_id = $4)
+           AND ($5::text IS NULL OR f.source = $5)
+           AND ($6::date IS NULL OR (f.local_day >= $6 AND f.created_at >= $7))
+           AND ($8::date IS NULL OR (f.local_day <= $8 AND f.created_at < $9))
+           ${f.q === undefined ? 'AND $10::text IS NULL' : `AND f.contact_text LIKE '%' || lower($10) || '%'`}
+           AND ($11::timestamptz IS NULL OR (f.created_at, f.order_id) < ($11, $12))
+         ORDER BY f.created_at DESC, f.order_id DESC LIMIT $13`,
         [
           tenantId,
           f.venueId ?? null,
           f.status ?? null,
           f.deviceId ?? null,
+          f.source ?? null,
+          f.from ?? null,
+          f.createdAfter ?? null,
+          f.to ?? null,
+          f.createdBefore ?? null,
+          f.q === undefined ? null : likeLiteral(f.q),
           f.after?.at ?? null,
           f.after?.id ?? '',
           f.limit + 1,

@@ -33,7 +33,7 @@ export function createHqService(pool: Pool, devices: DeviceService) {
         rows,
         filter.limit,
         (r) => r.order_id,
-        (r) => ({ ...r.data, deviceId: r.device_id, version: r.version }),
+        (r) => ({ ...r.data, deviceId: r.device_id, version: r.version, contact: r.contact }),
       );
     },
     async order(tenantId: string, orderId: string) {

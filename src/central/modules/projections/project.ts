@@ -12,6 +12,7 @@ import {
 } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 import { createInboxRepo } from '../inbox/repo.js';
+import { refreshFacts } from './facts.js';
 import { createProjectionRepo, type PendingOrder, type Source } from './repo.js';
 
 /** An event that breaks a rule: the ingest keeps it as a dead letter with this reason and moves on. */
@@ -127,6 +128,8 @@ export async function projectEvent(
           createdAt,
           json: orderJson,
           commandJson: JSON.stringify(b.command),
+          confirmedAt: b.command.confirmedAt,
+          contact: b.detail.contact,
         });
         return;
       }
@@ -142,6 +145,15 @@ export async function projectEvent(
       });
       if (owner !== undefined) fail(`order belongs to device ${owner}`);
       await repo.insertOrderVersion(source, b.order.id, b.version, orderJson, JSON.stringify(b.command));
+      await refreshFacts(db, tenantId, [
+        {
+          id: b.order.id,
+          seq: source.seq,
+          status: b.order.status,
+          confirmedAt: b.command.confirmedAt,
+          contact: b.detail.contact,
+        },
+      ]);
       return;
     }
     case 'stock.document': {
@@ -196,7 +208,10 @@ export async function projectEvent(
   }
 }
 
-/** The batch's kept order events in one go; an order another device owns breaks a rule (the caller goes slow). */
+/**
+ * The batch's kept order events in one go, then their report facts; an order another device owns breaks a rule
+ * (the caller goes slow).
+ */
 export async function flushOrders(
   db: Queryable,
   tenantId: string,
@@ -206,4 +221,5 @@ export async function flushOrders(
   if (orders.length === 0) return;
   const foreign = await createProjectionRepo(db).projectOrders(tenantId, deviceId, orders);
   if (foreign.length > 0) fail(`order ${foreign[0]} belongs to another device`);
+  await refreshFacts(db, tenantId, orders);
 }

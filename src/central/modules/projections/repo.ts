@@ -11,6 +11,9 @@ export interface PendingOrder {
   createdAt: Date;
   json: string;
   commandJson: string;
+  /** For the report facts (facts.ts): the command's confirmedAt and the event's detail.contact. */
+  confirmedAt: string;
+  contact: Record<string, string> | null;
 }
 
 export interface Source {
