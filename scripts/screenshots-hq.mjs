@@ -92,6 +92,7 @@ try {
   if (orders.items[0]) await visit(`/orders?id=${orders.items[0].id}`, 'order');
   await visit('/orders?tab=new', 'call-centre');
   await visit(`/stock?warehouse=${venue.warehouse}`, 'stock');
+  await visit(`/stock?tab=send&venue=${venue.id}`, 'stock-send');
   await visit('/reports', 'reports');
 } finally {
   await browser.close();
