@@ -34,10 +34,14 @@ const pick = (list) => list[Math.floor(random() * list.length)];
 const minor = (price) => Math.round(Number(price) * 100);
 const money = (m) => (m / 100).toFixed(2);
 
-/** Minutes after local midnight an order is made: lunch (12-14) and dinner (18-20) peaks, 11:00-22:00 open. */
+/**
+ * Minutes after local midnight an order is made: lunch (12-14) and dinner (18-20) peaks over a day of 11:00-22:00,
+ * and one order in ten at any hour (the demo venues are open around the clock).
+ */
 function orderMinute() {
   const r = random();
-  const peak = r < 0.4 ? 13 * 60 : r < 0.8 ? 19 * 60 : 11 * 60 + random() * 11 * 60;
+  if (r < 0.1) return Math.floor(random() * 24 * 60);
+  const peak = r < 0.45 ? 13 * 60 : r < 0.8 ? 19 * 60 : 11 * 60 + random() * 11 * 60;
   return Math.max(11 * 60, Math.min(22 * 60 - 1, Math.round(peak + (random() - 0.5) * 150)));
 }
 
