@@ -45,6 +45,7 @@ export function createCentralHttp(d: CentralHttpDeps): {
       maxBodyBytes: MAX_REQUEST_BYTES,
       authenticate: d.authenticate,
       accepting: () => accepting,
+      refuseNul: true,
       // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
       // without the boxes coming back at once.
       stopping: {

@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
+import { refuseNul } from './nul.js';
 import { isStorageFull, storageFullError } from '../db/storage-full.js';
 import { AppError, errorBody, forbidden, insufficientScope, invalidField, problem, STATUS } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
@@ -21,6 +22,11 @@ export interface HttpDeps {
   storage?: { full(): boolean; noteFull(): void };
   /** Origins whose browser pages may call the API (`http.corsOrigins`); absent or empty: none. */
   corsOrigins?: readonly string[];
+  /**
+   * Refuse a NUL character in path parameters, query values and JSON strings with a 400 naming where it is: the
+   * central's PostgreSQL cannot store one in text (a box's SQLite can), and would fail the statement as a 500.
+   */
+  refuseNul?: boolean;
 }
 
 /**
@@ -321,6 +327,7 @@ async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Repl
     throw invalidField(req.undecodable, `path parameter ${req.undecodable} is not valid percent-encoding`);
   }
   const body = parseBody(route, req);
+  if (deps.refuseNul) refuseNul(req, route.body === 'json' || route.body === 'optional-json' ? body : undefined);
   return route.handle({ req, principal, body, valid: (value: unknown = body) => validatorOf(route)(value) });
 }
 

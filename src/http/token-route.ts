@@ -150,9 +150,14 @@ export function tokenRoute(
         const form = body as URLSearchParams;
         const repeated = [...new Set(form.keys())].find((key) => form.getAll(key).length > 1);
         if (repeated) throw new OAuthError('invalid_request', `parameter ${repeated} is repeated`);
+        // No store keeps a NUL in a name or secret (the central's PostgreSQL refuses one in text outright).
+        const nul = [...form].find(([k, v]) => k.includes('\0') || v.includes('\0'));
+        if (nul) throw new OAuthError('invalid_request', `parameter ${nul[0].replaceAll('\0', '')} contains a NUL`);
         const tenantId = req.headers['x-tenant'] ?? '';
         if (!isUuid(tenantId)) throw new OAuthError('invalid_request', 'x-tenant header must be a tenant UUID');
         const client = clientCredentials(req.headers.authorization, form, publicClients);
+        if (client.clientId.includes('\0') || client.clientSecret.includes('\0'))
+          throw new OAuthError('invalid_client', 'client credentials contain a NUL');
         return { status: 200, body: await issue({ tenantId, ...client, form }, req), headers: { pragma: 'no-cache' } };
       } catch (err) {
         if (err instanceof OAuthError) return oauthReply(err);

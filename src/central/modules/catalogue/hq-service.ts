@@ -5,11 +5,12 @@ import {
   staffUserId,
   type Venue,
 } from '../../../shared/catalogue-schemas.js';
-import type { ItemType } from '../../../shared/catalogue-items.js';
+import type { CatalogueItem, ItemType } from '../../../shared/catalogue-items.js';
 import { soldOutId } from '../../../shared/catalogue-protocol.js';
 import { AppError, invalidField, notFound } from '../../../shared/errors.js';
 import { hashSecret } from '../../../shared/passwords.js';
 import type { Pool } from '../../db/pool.js';
+import { HQ_CONSOLE_CLIENT } from '../auth/service.js';
 import type { CatalogueFeed } from './feed.js';
 import { type CatalogueRepo, createCatalogueRepo } from './repo.js';
 import { anyChanged, type ChangeResult, changeCatalogue } from './writer.js';
@@ -64,8 +65,14 @@ export function createHqCatalogue(pool: Pool, feed: CatalogueFeed) {
   };
 
   return {
-    /** The tenant's catalogue as the boxes receive it: rev, checksum and every live row. */
-    catalogue: (tenantId: string) => feed.read(tenantId, 0, true),
+    /**
+     * The tenant's catalogue as the boxes receive it (rev, checksum, every live row), less the scrypt hashes of
+     * staff passwords and client secrets: a `read` user must not get what an offline guesser needs.
+     */
+    catalogue: async (tenantId: string) => {
+      const answer = await feed.read(tenantId, 0, true);
+      return { ...answer, items: answer.items.map(withoutSecrets) };
+    },
     /** The tenant's newest catalogue rev: what every box will have once it applied it. */
     rev: async (tenantId: string): Promise<number> => (await createCatalogueRepo(pool).position(tenantId)).rev,
 
@@ -145,6 +152,9 @@ export function createHqCatalogue(pool: Pool, feed: CatalogueFeed) {
     },
 
     async putClient(caller: Caller, clientId: string, secret: string) {
+      // The console's public client is the central's own (docs/console.md "Signing in"): not a boxes' client.
+      if (clientId === HQ_CONSOLE_CLIENT)
+        throw invalidField('clientId', `${HQ_CONSOLE_CLIENT} is reserved for the console`);
       const hash = hashSecret(secret);
       return change(caller, { type: 'client', id: clientId }, (repo, rev) =>
         repo.client(caller.tenantId, clientId, hash, rev),
@@ -183,6 +193,20 @@ export function createHqCatalogue(pool: Pool, feed: CatalogueFeed) {
   };
 }
 export type HqCatalogue = ReturnType<typeof createHqCatalogue>;
+
+/** A catalogue row as headquarters reads it: a staff user or client without its hash. */
+function withoutSecrets(item: CatalogueItem): CatalogueItem | (Omit<CatalogueItem, 'data'> & { data: object }) {
+  if (item.retired) return item;
+  if (item.type === 'user') {
+    const { passwordHash: _hash, ...data } = item.data;
+    return { ...item, data };
+  }
+  if (item.type === 'client') {
+    const { secretHash: _hash, ...data } = item.data;
+    return { ...item, data };
+  }
+  return item;
+}
 
 /**
  * If-Match against the row's rev as GET /hq-api/api/catalogue shows it: another rev (the row changed since the

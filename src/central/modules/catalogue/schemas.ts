@@ -46,7 +46,8 @@ export const IF_MATCH_HEADER = {
     'and nothing is written. `*` or absent: no check',
 };
 
-const ENTITY_TAG = /^"(\d{1,15})"$/;
+// A rev as the catalogue writes it: no leading zeros, so "01" is not a second spelling of "1".
+const ENTITY_TAG = /^"(0|[1-9]\d{0,14})"$/;
 
 /**
  * The revs an If-Match header names (RFC 9110 13.1.1: a list of entity tags, or `*`); undefined for `*` or no
