@@ -40,7 +40,7 @@ export function mountHttp(
   webFiles = new Map<string, WebFile>(),
 ): HttpListener {
   // The screens' files (README "Screens"), each at its own path: nothing shadows an API path.
-  const webPaths = mountStaticFiles(app, webFiles, SCREENS_APP.appPaths);
+  const webPaths = mountStaticFiles(app, webFiles, SCREENS_APP);
   const mounted: Route[] = [...routes];
   mounted.push(...contractRoutes(() => mounted, deps.contracts));
   mountRoutes(app, mounted, deps, [{ method: 'get', path: SOCKET_PATH }, ...webPaths]);

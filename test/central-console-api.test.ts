@@ -88,6 +88,9 @@ describe("the console's files", () => {
         type: 'text/html; charset=utf-8',
       });
       expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+      // Nothing injected markup could load from or send to another host.
+      expect(res.headers.get('content-security-policy')).toContain("img-src 'self' data: blob:;");
+      expect(res.headers.get('content-security-policy')).toContain("connect-src 'self';");
       expect(res.headers.get('cache-control')).toBe('no-cache');
       expect(await res.text()).toBe(INDEX);
     }

@@ -91,6 +91,18 @@ export class Session {
       saved = null;
     }
     this.tokens = new Store(saved);
+    // Another tab of the same app renewed or ended the session: take its tokens, or this tab would present a refresh
+    // token already spent, which the server takes for a stolen one and revokes the whole session.
+    if (storageKey) {
+      window.addEventListener('storage', (e) => {
+        if (e.key !== storageKey) return;
+        try {
+          this.tokens.set(e.newValue ? (JSON.parse(e.newValue) as Tokens) : null);
+        } catch {
+          this.tokens.set(null);
+        }
+      });
+    }
   }
 
   private save(tokens: Tokens | null): void {

@@ -36,7 +36,7 @@ export function createCentralHttp(d: CentralHttpDeps): {
   const routes: Route[] = [...d.routes];
   routes.push(...centralContractRoutes(() => routes));
   // The console's files, each at its own path as the box serves its screens: no API path is shadowed.
-  const consolePaths = mountStaticFiles(app, d.consoleFiles ?? new Map(), HQ_CONSOLE_APP.appPaths);
+  const consolePaths = mountStaticFiles(app, d.consoleFiles ?? new Map(), HQ_CONSOLE_APP);
   mountRoutes(
     app,
     routes,

@@ -51,7 +51,7 @@ export const session = new Session('vb.hq.session', hqTokenRequest);
  */
 export const signedIn = new Store<boolean>(session.tokens.value !== null);
 export const reauthNeeded = new Store<boolean>(false);
-let reauthWaiters: (() => void)[] = [];
+let reauthWaiters: { resume(): void; abandon(): void }[] = [];
 /** Who signed in last: the sign-in dialog of an ended session offers the same username. */
 let lastUsername = session.tokens.value?.username ?? '';
 
@@ -63,13 +63,17 @@ session.tokens.subscribe((tokens) => {
     reauthNeeded.set(false);
     const waiting = reauthWaiters;
     reauthWaiters = [];
-    for (const resume of waiting) resume();
+    for (const w of waiting) w.resume();
   }
 });
 
 export function signOut(): void {
   signedIn.set(false);
   reauthNeeded.set(false);
+  // Calls waiting for the same user to sign in again are dropped, never made for whoever signs in next.
+  const waiting = reauthWaiters;
+  reauthWaiters = [];
+  for (const w of waiting) w.abandon();
   session.signOut();
 }
 
@@ -83,8 +87,8 @@ async function withSession<T>(call: () => Promise<T>): Promise<T> {
       return await call();
     } catch (err) {
       if (!sessionEnded(err) || !signedIn.value) throw err;
-      await new Promise<void>((resume) => {
-        reauthWaiters.push(resume);
+      await new Promise<void>((resume, abandon) => {
+        reauthWaiters.push({ resume, abandon: () => abandon(err) });
         reauthNeeded.set(true);
       });
     }

@@ -62,7 +62,9 @@ function SignInForm(props: { again?: boolean }) {
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const askTenant = !hqBootstrap().tenant;
+  // Signing in again continues the calls the page was making: as the same user of the same tenant only (another
+  // user signs out first, which leaves the page).
+  const askTenant = !props.again && !hqBootstrap().tenant;
   return (
     <form
       class="signin-form"
@@ -92,6 +94,7 @@ function SignInForm(props: { again?: boolean }) {
             autocomplete="username"
             autocapitalize="none"
             required
+            readOnly={props.again}
             value={username}
             onInput={(e) => setUsername(inputValue(e))}
           />
@@ -115,9 +118,16 @@ function SignInForm(props: { again?: boolean }) {
           {error}
         </p>
       )}
-      <button type="submit" class="btn primary" disabled={busy}>
-        {t('app.signIn')}
-      </button>
+      <div class="row">
+        <button type="submit" class="btn primary" disabled={busy}>
+          {t('app.signIn')}
+        </button>
+        {props.again && (
+          <button type="button" class="btn ghost" onClick={signOut}>
+            {t('app.signOut')}
+          </button>
+        )}
+      </div>
     </form>
   );
 }

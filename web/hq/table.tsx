@@ -1,4 +1,5 @@
 import type { ComponentChildren } from 'preact';
+import { csvText } from './csv.js';
 import { t } from './i18n.js';
 
 export interface Column<R> {
@@ -74,27 +75,6 @@ export function DataTable<R>(props: {
       </table>
     </div>
   );
-}
-
-export function csvText<R>(columns: Column<R>[], rows: R[]): string {
-  const line = (cells: (string | number | null)[]) => cells.map(csvCell).join(',');
-  const csvOf = (c: Column<R>, row: R) => {
-    if (c.csv) return c.csv(row);
-    const v = c.cell(row);
-    return typeof v === 'string' || typeof v === 'number' ? v : '';
-  };
-  return [line(columns.map((c) => c.label)), ...rows.map((r) => line(columns.map((c) => csvOf(c, r))))].join('\r\n');
-}
-
-/**
- * RFC 4180 quoting; a text cell a spreadsheet would run as a formula (`=`, `+`, `@`, or `-` not starting a
- * number) gets a leading apostrophe (OWASP's CSV injection advice). Numbers are written as they are.
- */
-function csvCell(value: string | number | null): string {
-  if (value === null) return '';
-  if (typeof value === 'number') return String(value);
-  const safe = /^[=+@\t\r]|^-(?!\d)/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 function downloadCsv<R>(name: string, columns: Column<R>[], rows: R[]): void {

@@ -26,12 +26,19 @@ export interface WebApp {
   name: string;
   /** The app's own pages, each answered with index.html (its router shows the page). */
   appPaths: readonly string[];
+  /** The Content-Security-Policy of its pages: what they may load and where they may connect. */
+  csp: string;
 }
 
 /** The box's screens (README "Screens"). */
 export const SCREENS_APP: WebApp = {
   name: 'web',
   appPaths: ['/', '/kitchen', '/pickup', '/tabs', '/orders', '/manager', '/kiosk'],
+  // Only what is served from the box's own origin: scripts, styles and sockets of this box; menu images may come
+  // from anywhere (the central, a CDN on the venue's own network).
+  csp:
+    "default-src 'self'; img-src * data: blob:; connect-src 'self' ws: wss:; style-src 'self' 'unsafe-inline'; " +
+    "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
 };
 
 /** SEA asset key of the list of the screens' files (scripts/build-sea.mjs). */

@@ -8,6 +8,11 @@ import { loadWebFiles, type WebApp, type WebFile } from '../../../modules/screen
 export const HQ_CONSOLE_APP: WebApp = {
   name: 'hq',
   appPaths: ['/', '/dashboard', '/catalogue', '/fleet', '/orders', '/stock', '/reports'],
+  // Everything the console shows comes from the central itself: menu images are fetched with the bearer token and
+  // shown as blob: URLs, and it opens no socket. Nothing markup could inject may load or send from elsewhere.
+  csp:
+    "default-src 'self'; img-src 'self' data: blob:; connect-src 'self'; style-src 'self' 'unsafe-inline'; " +
+    "script-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
 };
 
 /** The console's files (from `dir` when given: `central serve --console-dir`); a central without them says so once. */
