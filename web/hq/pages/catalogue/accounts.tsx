@@ -1,88 +1,18 @@
 import { useState } from 'preact/hooks';
-import { newUuid } from '../../../api.js';
 import { hq } from '../../api.js';
-import { liveOf, loadCatalogue, useCatalogue } from '../../data.js';
-import { showError } from '../../ui.js';
-import { type ApiForm, Field, inputValue, useApiForm } from '../../form.js';
+import { liveOf, useCatalogue } from '../../data.js';
 import { t } from '../../i18n.js';
 import { DataTable } from '../../table.js';
-import { type ChangeAnswer, ConfirmButton, CreateError, changed, changeProps, SaveError } from './common.js';
+import { CreateForm, RowError, SecretForm, useChange } from './account-forms.js';
+import { ConfirmButton, changeProps } from './common.js';
 
-/**
- * The boxes' staff users, OAuth clients and warehouses (docs/sync.md "Down: the catalogue"). Each change is one
- * call with If-Match of the row's rev ("0" when adding: an existing row is never replaced silently).
- */
+/** The boxes' staff users and OAuth clients (docs/sync.md "Down: the catalogue"); warehouses: warehouses.tsx. */
 const enc = encodeURIComponent;
-
-/** Runs one change and announces its rev. */
-function useChange() {
-  const form = useApiForm();
-  const run = (what: string, call: () => Promise<ChangeAnswer>) =>
-    form.run(async () => {
-      await changed(await call(), what);
-    });
-  return { form, run };
-}
-
-/** The refusal of a row's change (a 412: the row changed; reload shows it). */
-const RowError = (props: { form: ApiForm }) => (
-  <SaveError form={props.form} onLoadCurrent={() => void loadCatalogue(true).catch(showError)} />
-);
-
-/** An inline form of one secret (a new password or client secret), shown under the table. */
-function SecretForm(props: {
-  title: string;
-  label: string;
-  pointer: string;
-  testid: string;
-  onSubmit: (secret: string) => Promise<boolean>;
-  onCancel: () => void;
-  form: ApiForm;
-}) {
-  const [secret, setSecret] = useState('');
-  return (
-    <form
-      class="card inline-form"
-      data-testid={props.testid}
-      onSubmit={(e) => {
-        e.preventDefault();
-        void props.onSubmit(secret).then((ok) => ok && props.onCancel());
-      }}
-    >
-      <h3>{props.title}</h3>
-      <Field label={props.label} error={props.form.fieldError(props.pointer)} hint={t('catalogue.secretHint')}>
-        {(a) => (
-          <input
-            {...a}
-            {...changeProps(props.form.busy)}
-            type="password"
-            autocomplete="new-password"
-            required
-            value={secret}
-            onInput={(e) => setSecret(inputValue(e))}
-          />
-        )}
-      </Field>
-      <div class="row">
-        <button type="submit" class="btn primary" {...changeProps(props.form.busy)}>
-          {t('app.save')}
-        </button>
-        <button type="button" class="btn ghost" onClick={props.onCancel}>
-          {t('app.cancel')}
-        </button>
-      </div>
-    </form>
-  );
-}
 
 export function StaffView() {
   const users = liveOf(useCatalogue(), 'user').sort((a, b) => a.data.username.localeCompare(b.data.username));
   const { form, run } = useChange();
-  const add = useChange();
   const [renew, setRenew] = useState<string | null>(null);
-  const [username, setUsername] = useState('');
-  const [password, setPassword] = useState('');
-  const [scope, setScope] = useState('read write');
   const renewing = users.find((u) => u.data.username === renew);
   return (
     <div class="stack">
@@ -155,73 +85,30 @@ export function StaffView() {
           />
         )}
       </section>
-      <form
-        class="card"
-        aria-labelledby="staff-add-h"
-        data-testid="staff-add"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void add
-            .run(t('catalogue.staffWhat', { name: username }), () =>
-              hq.send('PUT', `/staff-users/${enc(username)}`, { password, scope }, { ifMatch: 0 }),
-            )
-            .then((ok) => {
-              if (!ok) return;
-              setUsername('');
-              setPassword('');
-            });
-        }}
-      >
-        <h2 id="staff-add-h">{t('catalogue.staffAdd')}</h2>
-        <CreateError form={add.form} />
-        <div class="form-grid">
-          <Field label={t('catalogue.username')} error={add.form.fieldError('username')}>
-            {(a) => (
-              <input
-                {...a}
-                {...changeProps(add.form.busy)}
-                required
-                autocomplete="off"
-                value={username}
-                onInput={(e) => setUsername(inputValue(e).trim())}
-              />
-            )}
-          </Field>
-          <Field
-            label={t('catalogue.password')}
-            error={add.form.fieldError('/password')}
-            hint={t('catalogue.secretHint')}
-          >
-            {(a) => (
-              <input
-                {...a}
-                {...changeProps(add.form.busy)}
-                type="password"
-                autocomplete="new-password"
-                required
-                value={password}
-                onInput={(e) => setPassword(inputValue(e))}
-              />
-            )}
-          </Field>
-          <Field label={t('catalogue.scope')} error={add.form.fieldError('/scope')}>
-            {(a) => (
-              <select
-                {...a}
-                {...changeProps(add.form.busy)}
-                value={scope}
-                onChange={(e) => setScope((e.currentTarget as HTMLSelectElement).value)}
-              >
-                <option value="read write">{t('catalogue.scope.read write')}</option>
-                <option value="read">{t('catalogue.scope.read')}</option>
-              </select>
-            )}
-          </Field>
-        </div>
-        <button type="submit" class="btn primary" {...changeProps(add.form.busy)}>
-          {t('app.add')}
-        </button>
-      </form>
+      <CreateForm
+        testid="staff-add"
+        titleId="staff-add-h"
+        title={t('catalogue.staffAdd')}
+        fields={[
+          { key: 'username', label: t('catalogue.username'), error: 'username', kind: 'id' },
+          { key: 'password', label: t('catalogue.password'), error: '/password', kind: 'secret' },
+          {
+            key: 'scope',
+            label: t('catalogue.scope'),
+            error: '/scope',
+            kind: 'choice',
+            initial: 'read write',
+            options: [
+              { value: 'read write', label: t('catalogue.scope.read write') },
+              { value: 'read', label: t('catalogue.scope.read') },
+            ],
+          },
+        ]}
+        what={(v) => t('catalogue.staffWhat', { name: v.username! })}
+        send={(v) =>
+          hq.send('PUT', `/staff-users/${enc(v.username!)}`, { password: v.password, scope: v.scope }, { ifMatch: 0 })
+        }
+      />
     </div>
   );
 }
@@ -229,10 +116,7 @@ export function StaffView() {
 export function ClientsView() {
   const clients = liveOf(useCatalogue(), 'client').sort((a, b) => a.id.localeCompare(b.id));
   const { form, run } = useChange();
-  const add = useChange();
   const [renew, setRenew] = useState<string | null>(null);
-  const [clientId, setClientId] = useState('');
-  const [secret, setSecret] = useState('');
   const renewing = clients.find((c) => c.id === renew);
   return (
     <div class="stack">
@@ -295,179 +179,17 @@ export function ClientsView() {
           />
         )}
       </section>
-      <form
-        class="card"
-        aria-labelledby="client-add-h"
-        data-testid="client-add"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void add
-            .run(t('catalogue.clientWhat', { name: clientId }), () =>
-              hq.send('PUT', `/clients/${enc(clientId)}`, { clientSecret: secret }, { ifMatch: 0 }),
-            )
-            .then((ok) => {
-              if (!ok) return;
-              setClientId('');
-              setSecret('');
-            });
-        }}
-      >
-        <h2 id="client-add-h">{t('catalogue.clientAdd')}</h2>
-        <CreateError form={add.form} />
-        <div class="form-grid">
-          <Field label={t('catalogue.clientId')} error={add.form.fieldError('clientId')}>
-            {(a) => (
-              <input
-                {...a}
-                {...changeProps(add.form.busy)}
-                required
-                autocomplete="off"
-                value={clientId}
-                onInput={(e) => setClientId(inputValue(e).trim())}
-              />
-            )}
-          </Field>
-          <Field
-            label={t('catalogue.secret')}
-            error={add.form.fieldError('/clientSecret')}
-            hint={t('catalogue.secretHint')}
-          >
-            {(a) => (
-              <input
-                {...a}
-                {...changeProps(add.form.busy)}
-                type="password"
-                autocomplete="new-password"
-                required
-                value={secret}
-                onInput={(e) => setSecret(inputValue(e))}
-              />
-            )}
-          </Field>
-        </div>
-        <button type="submit" class="btn primary" {...changeProps(add.form.busy)}>
-          {t('app.add')}
-        </button>
-      </form>
-    </div>
-  );
-}
-
-export function WarehousesView() {
-  const warehouses = liveOf(useCatalogue(), 'warehouse').sort((a, b) => a.data.name.localeCompare(b.data.name));
-  const { form, run } = useChange();
-  const add = useChange();
-  const [renaming, setRenaming] = useState<{ id: string; name: string } | null>(null);
-  const [name, setName] = useState('');
-  const row = warehouses.find((w) => w.id === renaming?.id);
-  return (
-    <div class="stack">
-      <section class="card" aria-labelledby="warehouses-h">
-        <h2 id="warehouses-h">{t('catalogue.warehouses')}</h2>
-        <RowError form={form} />
-        <DataTable
-          csvName="warehouses"
-          testid="warehouse-table"
-          rows={warehouses}
-          rowKey={(w) => w.id}
-          columns={[
-            { label: t('catalogue.name'), cell: (w) => w.data.name },
-            { label: t('catalogue.id'), cell: (w) => <span class="mono">{w.id}</span>, csv: (w) => w.id },
-            { label: t('catalogue.rev'), cell: (w) => w.rev, numeric: true },
-            {
-              label: t('catalogue.actions'),
-              csv: () => null,
-              cell: (w) => (
-                <span class="row">
-                  <button
-                    type="button"
-                    class="btn small"
-                    data-testid={`warehouse-rename-${w.id}`}
-                    {...changeProps(form.busy)}
-                    onClick={() => setRenaming({ id: w.id, name: w.data.name })}
-                  >
-                    {t('catalogue.rename')}
-                  </button>
-                  <ConfirmButton
-                    label={t('catalogue.retire')}
-                    confirm={t('catalogue.retireConfirm')}
-                    busy={form.busy}
-                    testid={`warehouse-retire-${w.id}`}
-                    onConfirm={() =>
-                      void run(t('catalogue.warehouseWhat', { name: w.data.name }), () =>
-                        hq.send('DELETE', `/warehouses/${w.id}`, undefined, { ifMatch: w.rev }),
-                      )
-                    }
-                  />
-                </span>
-              ),
-            },
-          ]}
-        />
-        {renaming && row && (
-          <form
-            class="card inline-form"
-            data-testid="warehouse-rename-form"
-            onSubmit={(e) => {
-              e.preventDefault();
-              void run(t('catalogue.warehouseWhat', { name: renaming.name }), () =>
-                hq.send('PUT', `/warehouses/${row.id}`, { name: renaming.name }, { ifMatch: row.rev }),
-              ).then((ok) => ok && setRenaming(null));
-            }}
-          >
-            <h3>{t('catalogue.renameTitle', { name: row.data.name })}</h3>
-            <Field label={t('catalogue.name')} error={form.fieldError('/name')}>
-              {(a) => (
-                <input
-                  {...a}
-                  {...changeProps(form.busy)}
-                  required
-                  value={renaming.name}
-                  onInput={(e) => setRenaming({ ...renaming, name: inputValue(e) })}
-                />
-              )}
-            </Field>
-            <div class="row">
-              <button type="submit" class="btn primary" {...changeProps(form.busy)}>
-                {t('app.save')}
-              </button>
-              <button type="button" class="btn ghost" onClick={() => setRenaming(null)}>
-                {t('app.cancel')}
-              </button>
-            </div>
-          </form>
-        )}
-      </section>
-      <form
-        class="card"
-        aria-labelledby="warehouse-add-h"
-        data-testid="warehouse-add"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void add
-            .run(t('catalogue.warehouseWhat', { name }), () =>
-              hq.send('PUT', `/warehouses/${newUuid()}`, { name }, { ifMatch: 0 }),
-            )
-            .then((ok) => ok && setName(''));
-        }}
-      >
-        <h2 id="warehouse-add-h">{t('catalogue.warehouseAdd')}</h2>
-        <CreateError form={add.form} />
-        <Field label={t('catalogue.name')} error={add.form.fieldError('/name')}>
-          {(a) => (
-            <input
-              {...a}
-              {...changeProps(add.form.busy)}
-              required
-              value={name}
-              onInput={(e) => setName(inputValue(e))}
-            />
-          )}
-        </Field>
-        <button type="submit" class="btn primary" {...changeProps(add.form.busy)}>
-          {t('app.add')}
-        </button>
-      </form>
+      <CreateForm
+        testid="client-add"
+        titleId="client-add-h"
+        title={t('catalogue.clientAdd')}
+        fields={[
+          { key: 'clientId', label: t('catalogue.clientId'), error: 'clientId', kind: 'id' },
+          { key: 'secret', label: t('catalogue.secret'), error: '/clientSecret', kind: 'secret' },
+        ]}
+        what={(v) => t('catalogue.clientWhat', { name: v.clientId! })}
+        send={(v) => hq.send('PUT', `/clients/${enc(v.clientId!)}`, { clientSecret: v.secret }, { ifMatch: 0 })}
+      />
     </div>
   );
 }

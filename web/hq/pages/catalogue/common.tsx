@@ -81,7 +81,11 @@ export function RevNote(props: { rev: number | undefined }) {
   );
 }
 
-/** GET /hq-api/api/catalogue/status (docs/sync.md): the rev the boxes will get and the rev each one applied. */
+/**
+ * GET /hq-api/api/catalogue/status (docs/sync.md): the rev the boxes will get and the rev each one applied. The
+ * central that serves this console always mounts it (src/central/modules/devices/hq-routes.ts), so nothing else
+ * is asked.
+ */
 interface CatalogueStatus {
   rev: number;
   devices: {
@@ -91,33 +95,6 @@ interface CatalogueStatus {
     catalogueRev: number;
     lastContactAt: string | null;
   }[];
-}
-/** GET /hq-api/api/devices (the fallback when the central has no status route): `catalogueRev` per device. */
-interface DeviceItem {
-  id: string;
-  name: string | null;
-  venue: string;
-  catalogueRev?: number;
-  lastContactAt: string | null;
-}
-
-async function readStatus(): Promise<CatalogueStatus> {
-  try {
-    return await hq.get<CatalogueStatus>('/catalogue/status');
-  } catch (err) {
-    if (!(err instanceof ApiError) || err.status !== 404) throw err;
-    const [devices, catalogue] = await Promise.all([hq.get<DeviceItem[]>('/devices'), loadCatalogue()]);
-    return {
-      rev: catalogue.rev,
-      devices: devices.map((d) => ({
-        deviceId: d.id,
-        name: d.name,
-        venueId: d.venue,
-        catalogueRev: d.catalogueRev ?? 0,
-        lastContactAt: d.lastContactAt,
-      })),
-    };
-  }
 }
 
 /**
@@ -133,7 +110,7 @@ export function BoxesPanel() {
     let live = true;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const tick = () => {
-      readStatus().then(
+      hq.get<CatalogueStatus>('/catalogue/status').then(
         (s) => {
           if (!live) return;
           setStatus(s);

@@ -4,11 +4,12 @@ import { hq, withQuery } from '../../api.js';
 import { loadCatalogue, useCatalogue } from '../../data.js';
 import { t, useLanguage } from '../../i18n.js';
 import { ReadOnlyNote, SubNav, showError } from '../../ui.js';
-import { ClientsView, StaffView, WarehousesView } from './accounts.js';
+import { ClientsView, StaffView } from './accounts.js';
 import { BoxesPanel } from './common.js';
 import { MenusView } from './menus.js';
 import { SoldOutView } from './soldout.js';
 import { VenuesView } from './venues.js';
+import { WarehousesView } from './warehouses.js';
 
 const TABS = ['menus', 'venues', 'staff', 'clients', 'warehouses', 'soldout'] as const;
 type Tab = (typeof TABS)[number];
