@@ -61,7 +61,7 @@ const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt']);
  * Name (path under the app's root, `/`-separated) -> file; empty when the app was not built. `dir` overrides
  * the directory beside the bundle (tests point it at a directory of their own).
  */
-export function loadWebFiles(app: WebApp = SCREENS_APP, dir = defaultDir(app.name)): Map<string, WebFile> {
+export function loadWebFiles(app: WebApp = SCREENS_APP, dirGiven?: string): Map<string, WebFile> {
   const files = new Map<string, WebFile>();
   const add = (name: string, body: Buffer) => {
     const ext = extname(name).toLowerCase();
@@ -72,7 +72,8 @@ export function loadWebFiles(app: WebApp = SCREENS_APP, dir = defaultDir(app.nam
       immutable: name.startsWith('assets/'),
     });
   };
-  if (isSea()) {
+  // A directory named by the caller (`central serve --console-dir`) wins over the binary's own assets.
+  if (dirGiven === undefined && isSea()) {
     let names: string[];
     try {
       names = JSON.parse(getAsset(`${app.name}.json`, 'utf8')) as string[];
@@ -82,6 +83,7 @@ export function loadWebFiles(app: WebApp = SCREENS_APP, dir = defaultDir(app.nam
     for (const name of names) add(name, Buffer.from(getAsset(`${app.name}/${name}`)));
     return files;
   }
+  const dir = dirGiven ?? defaultDir(app.name);
   if (!existsSync(dir)) return files;
   for (const file of walk(dir)) add(relative(dir, file).split(sep).join('/'), readFileSync(file));
   return files;

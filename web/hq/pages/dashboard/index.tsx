@@ -7,7 +7,7 @@ import { useVenueName } from '../../pickers.js';
 import { type Column, DataTable } from '../../table.js';
 import { Loaded, useLoad } from '../../ui.js';
 
-/** GET /hq-api/api/dashboard (docs/console.md "Pages": contract section A). */
+/** GET /hq-api/api/dashboard (docs/console.md "Pages"; docs/sync.md "API"). */
 export interface Summary {
   orders: number;
   revenue: string;

@@ -6,7 +6,7 @@ import { dateTime, t } from '../../i18n.js';
 import { VenuePicker } from '../../pickers.js';
 import { ReadOnlyNote, showToast } from '../../ui.js';
 
-/** POST /hq-api/api/enrol-codes (docs/console.md "Pages": contract section B). */
+/** POST /hq-api/api/enrol-codes (docs/console.md "Pages"; docs/sync.md "API"). */
 export interface EnrolCode {
   code: string;
   venueId: string;

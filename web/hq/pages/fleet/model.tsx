@@ -1,7 +1,7 @@
 import { ago, dateTime, number, t } from '../../i18n.js';
 
 /**
- * GET /hq-api/api/devices (docs/sync.md "API"; the fields after `enrolledAt` are contract section B's). The
+ * GET /hq-api/api/devices (docs/sync.md "API"; the fields after `enrolledAt` came with the console). The
  * optional ones may be absent from a central that predates them; the page shows "–" then.
  */
 export interface Device {

@@ -8,7 +8,7 @@ import { t, useLanguage } from '../../i18n.js';
 import { VenuePicker } from '../../pickers.js';
 import { ChannelsReport, KitchenReport, ProductsReport, SalesReport } from './views.js';
 
-/** GET /hq-api/api/reports/* (docs/console.md "Pages": contract section A). */
+/** GET /hq-api/api/reports/* (docs/console.md "Pages"; docs/sync.md "API"). */
 export interface SalesRow {
   venueId: string;
   venueName: string;
