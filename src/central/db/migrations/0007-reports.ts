@@ -40,9 +40,14 @@ CREATE TABLE order_facts (
       THEN greatest(0, round(extract(epoch FROM ready_at - ordered_at)))::bigint END) STORED,
   PRIMARY KEY (tenant_id, order_id, venue_id)
 );
--- The order search: newest first over every order (its first venue's row), or over one venue's.
+-- The order search: newest first over every order (its first venue's row), over one venue's, one device's, one
+-- status's or one source's. A filter that matches few orders then walks only those: over the newest-first index
+-- alone, a device or source with no orders would walk the tenant's every order.
 CREATE INDEX order_facts_newest ON order_facts (tenant_id, created_at DESC, order_id DESC) WHERE first_venue;
 CREATE INDEX order_facts_venue ON order_facts (tenant_id, venue_id, created_at DESC, order_id DESC);
+CREATE INDEX order_facts_device ON order_facts (tenant_id, device_id, created_at DESC, order_id DESC) WHERE first_venue;
+CREATE INDEX order_facts_status ON order_facts (tenant_id, status, created_at DESC, order_id DESC) WHERE first_venue;
+CREATE INDEX order_facts_source ON order_facts (tenant_id, source, created_at DESC, order_id DESC) WHERE first_venue;
 -- A kitchen maximum recomputed: one venue's day.
 CREATE INDEX order_facts_day ON order_facts (tenant_id, venue_id, local_day) WHERE kitchen_seconds IS NOT NULL;
 
