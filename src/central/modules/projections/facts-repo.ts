@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { Queryable } from '../../db/pool.js';
 import type { FactInput } from './facts.js';
 
@@ -73,25 +74,37 @@ const PRODUCT_COLUMNS = 'order_id, venue_id, product_id, quantity, revenue_minor
  */
 export function createFactsRepo(db: Queryable) {
   return {
-    /** Deletes the orders' facts; returns them. */
-    async removeFacts(tenantId: string, orderIds: string[]): Promise<{ facts: FactRow[]; products: ProductRow[] }> {
-      const { rows } = await db.query<{ facts: FactRow[] | null; products: ProductRow[] | null }>(
+    /**
+     * Deletes the orders' facts; returns them, and the time zone of each venue the orders rows (written already)
+     * name, for addFacts: one round trip for both.
+     */
+    async removeFacts(tenantId: string, orderIds: string[]) {
+      const { rows } = await db.query<{
+        facts: FactRow[] | null;
+        products: ProductRow[] | null;
+        zones: { venue_id: string; tz: string | null }[] | null;
+      }>(
         `WITH old AS (DELETE FROM order_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING ${FACT_COLUMNS}),
-         oldp AS (DELETE FROM order_product_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING ${PRODUCT_COLUMNS})
-         SELECT (SELECT json_agg(old) FROM old) AS facts, (SELECT json_agg(oldp) FROM oldp) AS products`,
+         oldp AS (DELETE FROM order_product_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING ${PRODUCT_COLUMNS}),
+         zones AS (
+           SELECT DISTINCT v.venue_id, v.document->>'timeZone' AS tz
+           FROM orders o, jsonb_array_elements(o.data->'buckets') b
+           JOIN venues v ON v.tenant_id = $1 AND v.venue_id = b.value->>'venue'
+           WHERE o.tenant_id = $1 AND o.order_id = ANY($2)
+         )
+         SELECT (SELECT json_agg(old) FROM old) AS facts, (SELECT json_agg(oldp) FROM oldp) AS products,
+           (SELECT json_agg(zones) FROM zones) AS zones`,
         [tenantId, orderIds],
       );
-      return { facts: revive(rows[0]?.facts ?? []), products: rows[0]?.products ?? [] };
+      const r = rows[0];
+      return { facts: revive(r?.facts ?? []), products: r?.products ?? [], zones: r?.zones ?? [] };
     },
     /** Makes the orders' facts from their orders rows (one per venue of their buckets); returns them. */
-    async addFacts(tenantId: string, inputs: FactInput[]): Promise<{ facts: FactRow[]; products: ProductRow[] }> {
-      const venues = await db.query<{ venue_id: string; tz: string | null }>(
-        `SELECT DISTINCT v.venue_id, v.document->>'timeZone' AS tz
-         FROM orders o, jsonb_array_elements(o.data->'buckets') b
-         JOIN venues v ON v.tenant_id = $1 AND v.venue_id = b.value->>'venue'
-         WHERE o.tenant_id = $1 AND o.order_id = ANY($2)`,
-        [tenantId, inputs.map((i) => i.orderId)],
-      );
+    async addFacts(
+      tenantId: string,
+      inputs: FactInput[],
+      venues: { venue_id: string; tz: string | null }[],
+    ): Promise<{ facts: FactRow[]; products: ProductRow[] }> {
       const zones = await knownZones(db);
       const { rows } = await db.query<{ facts: FactRow[] | null; products: ProductRow[] | null }>(
         `WITH input AS (
@@ -142,78 +155,66 @@ export function createFactsRepo(db: Queryable) {
           inputs.map((i) => i.contact),
           inputs.map((i) => i.orderedAt),
           inputs.map((i) => i.readyAt),
-          venues.rows.map((v) => v.venue_id),
-          venues.rows.map((v) => (v.tz !== null && zones.has(v.tz) ? v.tz : FALLBACK_TIME_ZONE)),
+          venues.map((v) => v.venue_id),
+          venues.map((v) => (v.tz !== null && zones.has(v.tz) ? v.tz : FALLBACK_TIME_ZONE)),
         ],
       );
       return { facts: revive(rows[0]?.facts ?? []), products: rows[0]?.products ?? [] };
     },
     /**
-     * Moves each rollup by its net change, table by table, each in key order (the ORDER BY: an upsert locks its
-     * rows in the order it inserts them). A kitchen maximum that was taken out and not matched by what came in is
-     * marked -1; `recomputeKitchenMax` then reads it from the facts.
+     * Moves each rollup by its net change: one statement per table, sent together as one simple query so they run
+     * in this order, in one round trip; each takes its rows in key order (an upsert locks rows in the order it
+     * inserts them). The changes travel as JSON literals (pg's escapeLiteral): a simple query has no parameters.
+     * A kitchen maximum taken out and not matched by what came in is marked -1; `recomputeKitchenMax` reads it
+     * from the facts.
      */
     async applyDeltas(tenantId: string, d: RollupDeltas): Promise<void> {
-      const col = <T, K extends keyof T>(rows: T[], key: K) => rows.map((r) => r[key]);
+      const rows = (list: unknown[], columns: string) =>
+        `json_to_recordset(${pg.escapeLiteral(JSON.stringify(list))}) AS x(${columns})`;
+      const tenant = pg.escapeLiteral(tenantId);
+      const statements: string[] = [];
       if (d.salesDaily.length > 0)
-        await db.query(
-          `INSERT INTO sales_daily (tenant_id, venue_id, local_day, order_type, orders, revenue_minor)
-           SELECT $1, v, d, t, o, r FROM unnest($2::text[], $3::date[], $4::text[], $5::bigint[], $6::bigint[]) AS x(v, d, t, o, r)
-           ORDER BY v, d, t
-           ON CONFLICT (tenant_id, venue_id, local_day, order_type) DO UPDATE SET orders = sales_daily.orders + EXCLUDED.orders,
-             revenue_minor = sales_daily.revenue_minor + EXCLUDED.revenue_minor`,
-          [tenantId, ...(['venue', 'day', 'type', 'orders', 'revenue'] as const).map((k) => col(d.salesDaily, k))],
-        );
+        statements.push(`INSERT INTO sales_daily (tenant_id, venue_id, local_day, order_type, orders, revenue_minor)
+          SELECT ${tenant}, venue, day, type, orders, revenue
+          FROM ${rows(d.salesDaily, 'venue text, day date, type text, orders bigint, revenue bigint')} ORDER BY venue, day, type
+          ON CONFLICT (tenant_id, venue_id, local_day, order_type) DO UPDATE SET orders = sales_daily.orders + EXCLUDED.orders,
+            revenue_minor = sales_daily.revenue_minor + EXCLUDED.revenue_minor`);
       if (d.salesHourly.length > 0)
-        await db.query(
-          `INSERT INTO sales_hourly (tenant_id, venue_id, local_day, local_hour, orders, revenue_minor)
-           SELECT $1, v, d, h, o, r FROM unnest($2::text[], $3::date[], $4::smallint[], $5::bigint[], $6::bigint[]) AS x(v, d, h, o, r)
-           ORDER BY v, d, h
-           ON CONFLICT (tenant_id, venue_id, local_day, local_hour) DO UPDATE SET orders = sales_hourly.orders + EXCLUDED.orders,
-             revenue_minor = sales_hourly.revenue_minor + EXCLUDED.revenue_minor`,
-          [tenantId, ...(['venue', 'day', 'hour', 'orders', 'revenue'] as const).map((k) => col(d.salesHourly, k))],
+        statements.push(`INSERT INTO sales_hourly (tenant_id, venue_id, local_day, local_hour, orders, revenue_minor)
+          SELECT ${tenant}, venue, day, hour, orders, revenue
+          FROM ${rows(d.salesHourly, 'venue text, day date, hour smallint, orders bigint, revenue bigint')} ORDER BY venue, day, hour
+          ON CONFLICT (tenant_id, venue_id, local_day, local_hour) DO UPDATE SET orders = sales_hourly.orders + EXCLUDED.orders,
+            revenue_minor = sales_hourly.revenue_minor + EXCLUDED.revenue_minor`);
+      if (d.kitchen.length > 0) {
+        const kitchen = rows(
+          d.kitchen,
+          'venue text, day date, orders bigint, seconds bigint, "removedMax" bigint, "addedMax" bigint',
         );
-      if (d.kitchen.length > 0)
-        await db.query(
-          `INSERT INTO kitchen_daily AS k (tenant_id, venue_id, local_day, orders, seconds_sum, seconds_max)
-           SELECT $1, v, d, o, s, coalesce(a, 0) FROM unnest($2::text[], $3::date[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
-             AS x(v, d, o, s, r, a)
-           ORDER BY v, d
-           ON CONFLICT (tenant_id, venue_id, local_day) DO UPDATE SET orders = k.orders + EXCLUDED.orders,
-             seconds_sum = k.seconds_sum + EXCLUDED.seconds_sum,
-             seconds_max = CASE
-               WHEN k.seconds_max < 0 THEN -1
-               WHEN (SELECT r FROM unnest($2::text[], $3::date[], $6::bigint[], $7::bigint[]) AS y(v, d, r, a)
-                     WHERE y.v = EXCLUDED.venue_id AND y.d = EXCLUDED.local_day AND y.r >= k.seconds_max
-                       AND coalesce(y.a, -1) < y.r) IS NOT NULL THEN -1
-               ELSE greatest(k.seconds_max, EXCLUDED.seconds_max) END`,
-          [
-            tenantId,
-            ...(['venue', 'day', 'orders', 'seconds', 'removedMax', 'addedMax'] as const).map((k) => col(d.kitchen, k)),
-          ],
-        );
+        statements.push(`INSERT INTO kitchen_daily AS k (tenant_id, venue_id, local_day, orders, seconds_sum, seconds_max)
+          SELECT ${tenant}, venue, day, orders, seconds, coalesce("addedMax", 0) FROM ${kitchen} ORDER BY venue, day
+          ON CONFLICT (tenant_id, venue_id, local_day) DO UPDATE SET orders = k.orders + EXCLUDED.orders,
+            seconds_sum = k.seconds_sum + EXCLUDED.seconds_sum,
+            seconds_max = CASE
+              WHEN k.seconds_max < 0 THEN -1
+              WHEN EXISTS (SELECT 1 FROM ${kitchen} WHERE x.venue = EXCLUDED.venue_id AND x.day = EXCLUDED.local_day
+                AND x."removedMax" >= k.seconds_max AND coalesce(x."addedMax", -1) < x."removedMax") THEN -1
+              ELSE greatest(k.seconds_max, EXCLUDED.seconds_max) END`);
+      }
       if (d.productDaily.length > 0)
-        await db.query(
-          `INSERT INTO product_daily (tenant_id, venue_id, local_day, product_id, quantity, revenue_minor)
-           SELECT $1, v, d, p, q, r FROM unnest($2::text[], $3::date[], $4::text[], $5::bigint[], $6::bigint[]) AS x(v, d, p, q, r)
-           ORDER BY v, d, p
-           ON CONFLICT (tenant_id, venue_id, local_day, product_id) DO UPDATE SET
-             quantity = product_daily.quantity + EXCLUDED.quantity, revenue_minor = product_daily.revenue_minor + EXCLUDED.revenue_minor`,
-          [
-            tenantId,
-            ...(['venue', 'day', 'product', 'quantity', 'revenue'] as const).map((k) => col(d.productDaily, k)),
-          ],
-        );
+        statements.push(`INSERT INTO product_daily (tenant_id, venue_id, local_day, product_id, quantity, revenue_minor)
+          SELECT ${tenant}, venue, day, product, quantity, revenue
+          FROM ${rows(d.productDaily, 'venue text, day date, product text, quantity bigint, revenue bigint')}
+          ORDER BY venue, day, product
+          ON CONFLICT (tenant_id, venue_id, local_day, product_id) DO UPDATE SET
+            quantity = product_daily.quantity + EXCLUDED.quantity, revenue_minor = product_daily.revenue_minor + EXCLUDED.revenue_minor`);
       if (d.productTenant.length > 0)
-        await db.query(
-          `INSERT INTO product_daily_tenant (tenant_id, local_day, product_id, quantity, revenue_minor)
-           SELECT $1, d, p, q, r FROM unnest($2::date[], $3::text[], $4::bigint[], $5::bigint[]) AS x(d, p, q, r)
-           ORDER BY d, p
-           ON CONFLICT (tenant_id, local_day, product_id) DO UPDATE SET
-             quantity = product_daily_tenant.quantity + EXCLUDED.quantity,
-             revenue_minor = product_daily_tenant.revenue_minor + EXCLUDED.revenue_minor`,
-          [tenantId, ...(['day', 'product', 'quantity', 'revenue'] as const).map((k) => col(d.productTenant, k))],
-        );
+        statements.push(`INSERT INTO product_daily_tenant (tenant_id, local_day, product_id, quantity, revenue_minor)
+          SELECT ${tenant}, day, product, quantity, revenue
+          FROM ${rows(d.productTenant, 'day date, product text, quantity bigint, revenue bigint')} ORDER BY day, product
+          ON CONFLICT (tenant_id, local_day, product_id) DO UPDATE SET
+            quantity = product_daily_tenant.quantity + EXCLUDED.quantity,
+            revenue_minor = product_daily_tenant.revenue_minor + EXCLUDED.revenue_minor`);
+      if (statements.length > 0) await db.query(statements.join(';\n'));
     },
     /**
      * Kitchen maxima marked -1, recomputed from the facts. This statement starts after applyDeltas locked those

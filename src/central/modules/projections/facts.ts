@@ -86,7 +86,7 @@ export async function refreshFacts(db: Queryable, tenantId: string, events: read
     input.orderedAt = earliest(seen.orderedAt, input.orderedAt);
     input.readyAt = earliest(seen.readyAt, input.readyAt);
   }
-  const after = await repo.addFacts(tenantId, inputs);
+  const after = await repo.addFacts(tenantId, inputs, before.zones);
   const deltas = rollupDeltas(before, after);
   await repo.applyDeltas(tenantId, deltas);
   if (kitchenMaxMayDrop(deltas)) await repo.recomputeKitchenMax(tenantId);
