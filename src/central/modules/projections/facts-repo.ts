@@ -135,7 +135,9 @@ export function createFactsRepo(db: Queryable) {
                lower(concat_ws(' ', i.contact::jsonb->>'name', i.contact::jsonb->>'phone', i.contact::jsonb->>'email')) ELSE '' END,
              CASE WHEN jsonb_typeof(i.contact::jsonb) = 'object' THEN i.contact::jsonb END
            FROM venue v JOIN orders o ON o.tenant_id = $1 AND o.order_id = v.order_id
-           JOIN input i ON i.order_id = v.order_id JOIN zone z ON z.venue_id = v.venue_id
+           -- Every venue of an order has its fact, zone or not: an order without one would vanish from the search.
+           JOIN input i ON i.order_id = v.order_id
+           CROSS JOIN LATERAL (SELECT coalesce((SELECT tz FROM zone WHERE zone.venue_id = v.venue_id), $8) AS tz) z
            RETURNING ${FACT_COLUMNS}
          ), products AS (
            INSERT INTO order_product_facts (tenant_id, order_id, venue_id, product_id, quantity, revenue_minor)
@@ -157,6 +159,7 @@ export function createFactsRepo(db: Queryable) {
           inputs.map((i) => i.readyAt),
           venues.map((v) => v.venue_id),
           venues.map((v) => (v.tz !== null && zones.has(v.tz) ? v.tz : FALLBACK_TIME_ZONE)),
+          FALLBACK_TIME_ZONE,
         ],
       );
       return { facts: revive(rows[0]?.facts ?? []), products: rows[0]?.products ?? [] };
