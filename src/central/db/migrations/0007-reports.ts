@@ -40,9 +40,14 @@ CREATE TABLE order_facts (
       THEN greatest(0, round(extract(epoch FROM ready_at - ordered_at)))::bigint END) STORED,
   PRIMARY KEY (tenant_id, order_id, venue_id)
 );
--- The order search: newest first over every order (its first venue's row), or over one venue's.
+-- The order search: newest first over every order (its first venue's row), over one venue's, one device's, one
+-- status's or one source's. A filter that matches few orders then walks only those: over the newest-first index
+-- alone, a device or source with no orders would walk the tenant's every order.
 CREATE INDEX order_facts_newest ON order_facts (tenant_id, created_at DESC, order_id DESC) WHERE first_venue;
 CREATE INDEX order_facts_venue ON order_facts (tenant_id, venue_id, created_at DESC, order_id DESC);
+CREATE INDEX order_facts_device ON order_facts (tenant_id, device_id, created_at DESC, order_id DESC) WHERE first_venue;
+CREATE INDEX order_facts_status ON order_facts (tenant_id, status, created_at DESC, order_id DESC) WHERE first_venue;
+CREATE INDEX order_facts_source ON order_facts (tenant_id, source, created_at DESC, order_id DESC) WHERE first_venue;
 -- A kitchen maximum recomputed: one venue's day.
 CREATE INDEX order_facts_day ON order_facts (tenant_id, venue_id, local_day) WHERE kitchen_seconds IS NOT NULL;
 
@@ -150,19 +155,22 @@ CREATE TEMP TABLE report_lines ON COMMIT DROP AS
     jsonb_array_elements(CASE jsonb_typeof(b.bucket->'lines') WHEN 'array' THEN b.bucket->'lines' ELSE '[]' END) AS l
   WHERE coalesce(l->>'status', '') <> 'CANCELLED';
 
+CREATE TEMP TABLE report_totals ON COMMIT DROP AS
+  SELECT tenant_id, order_id, venue_id, sum(quantity * price_minor) AS total_minor FROM report_lines GROUP BY 1, 2, 3;
+
 INSERT INTO order_facts (tenant_id, order_id, venue_id, first_venue, device_id, status, order_type, source, created_at,
   local_day, local_hour, total_minor, ordered_at, ready_at, contact_text, contact)
 SELECT o.tenant_id, o.order_id, v.venue_id, v.n = 1, o.device_id, o.status, coalesce(o.data->>'orderType', ''),
   coalesce(o.data->>'source', ''), o.created_at, (o.created_at AT TIME ZONE z.tz)::date,
   extract(hour FROM o.created_at AT TIME ZONE z.tz)::smallint,
-  coalesce((SELECT sum(l.quantity * l.price_minor) FROM report_lines l
-            WHERE l.tenant_id = o.tenant_id AND l.order_id = o.order_id AND l.venue_id = v.venue_id), 0),
+  coalesce(tot.total_minor, 0),
   t.ordered_at, t.ready_at,
   CASE WHEN jsonb_typeof(c.contact) = 'object' THEN lower(concat_ws(' ', c.contact->>'name', c.contact->>'phone', c.contact->>'email')) ELSE '' END,
   CASE WHEN jsonb_typeof(c.contact) = 'object' THEN c.contact END
 FROM (SELECT tenant_id, order_id, bucket->>'venue' AS venue_id, min(n) AS n FROM report_buckets GROUP BY 1, 2, 3) v
 JOIN orders o ON o.tenant_id = v.tenant_id AND o.order_id = v.order_id
 JOIN report_zones z ON z.tenant_id = v.tenant_id AND z.venue_id = v.venue_id
+LEFT JOIN report_totals tot ON tot.tenant_id = v.tenant_id AND tot.order_id = v.order_id AND tot.venue_id = v.venue_id
 LEFT JOIN LATERAL (
   SELECT min(pg_temp.report_instant(x.command->>'confirmedAt')) FILTER (WHERE x.data->>'status' IN ${SALE}) AS ordered_at,
          min(pg_temp.report_instant(x.command->>'confirmedAt')) FILTER (WHERE x.data->>'status' = 'READY') AS ready_at

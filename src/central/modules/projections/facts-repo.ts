@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { Queryable } from '../../db/pool.js';
 import type { FactInput } from './facts.js';
 
@@ -22,77 +23,90 @@ function knownZones(db: Queryable): Promise<Set<string>> {
 const QUANTITY = `CASE WHEN l->>'quantity' ~ '^[0-9]{1,9}$' THEN (l->>'quantity')::bigint ELSE 0 END`;
 const PRICE = `CASE WHEN l->>'price' ~ '^-?[0-9]{1,13}(\\.[0-9]{1,2})?$' THEN round((l->>'price')::numeric * 100)::bigint ELSE 0 END`;
 
-/** Each rollup moved by `sign` times the shares of the facts in `facts` and `products` (CTE names). */
-const rollups = (sign: '+' | '-', facts: string, products: string) => `
-  sd AS (INSERT INTO sales_daily (tenant_id, venue_id, local_day, order_type, orders, revenue_minor)
-    SELECT tenant_id, venue_id, local_day, order_type, ${sign}count(*), ${sign}sum(total_minor) FROM ${facts} WHERE sale
-    GROUP BY 1, 2, 3, 4
-    ON CONFLICT (tenant_id, venue_id, local_day, order_type) DO UPDATE SET orders = sales_daily.orders + EXCLUDED.orders,
-      revenue_minor = sales_daily.revenue_minor + EXCLUDED.revenue_minor),
-  sh AS (INSERT INTO sales_hourly (tenant_id, venue_id, local_day, local_hour, orders, revenue_minor)
-    SELECT tenant_id, venue_id, local_day, local_hour, ${sign}count(*), ${sign}sum(total_minor) FROM ${facts} WHERE sale
-    GROUP BY 1, 2, 3, 4
-    ON CONFLICT (tenant_id, venue_id, local_day, local_hour) DO UPDATE SET orders = sales_hourly.orders + EXCLUDED.orders,
-      revenue_minor = sales_hourly.revenue_minor + EXCLUDED.revenue_minor),
-  kd AS (INSERT INTO kitchen_daily (tenant_id, venue_id, local_day, orders, seconds_sum, seconds_max)
-    SELECT tenant_id, venue_id, local_day, ${sign}count(*), ${sign}sum(kitchen_seconds), max(kitchen_seconds) FROM ${facts}
-    WHERE kitchen_seconds IS NOT NULL GROUP BY 1, 2, 3
-    ON CONFLICT (tenant_id, venue_id, local_day) DO UPDATE SET orders = kitchen_daily.orders + EXCLUDED.orders,
-      seconds_sum = kitchen_daily.seconds_sum + EXCLUDED.seconds_sum,
-      seconds_max = ${
-        sign === '+'
-          ? 'CASE WHEN kitchen_daily.seconds_max < 0 THEN -1 ELSE greatest(kitchen_daily.seconds_max, EXCLUDED.seconds_max) END'
-          : // Removing the maximum (or a tie of it): -1 until recomputed from the facts (recomputeKitchenMax).
-            'CASE WHEN EXCLUDED.seconds_max >= kitchen_daily.seconds_max THEN -1 ELSE kitchen_daily.seconds_max END'
-      }),
-  pd AS (INSERT INTO product_daily (tenant_id, venue_id, local_day, product_id, quantity, revenue_minor)
-    SELECT p.tenant_id, p.venue_id, f.local_day, p.product_id, ${sign}sum(p.quantity), ${sign}sum(p.revenue_minor)
-    FROM ${products} p JOIN ${facts} f USING (order_id, venue_id) WHERE f.sale GROUP BY 1, 2, 3, 4
-    ON CONFLICT (tenant_id, venue_id, local_day, product_id) DO UPDATE SET
-      quantity = product_daily.quantity + EXCLUDED.quantity, revenue_minor = product_daily.revenue_minor + EXCLUDED.revenue_minor),
-  pt AS (INSERT INTO product_daily_tenant (tenant_id, local_day, product_id, quantity, revenue_minor)
-    SELECT p.tenant_id, f.local_day, p.product_id, ${sign}sum(p.quantity), ${sign}sum(p.revenue_minor)
-    FROM ${products} p JOIN ${facts} f USING (order_id, venue_id) WHERE f.sale GROUP BY 1, 2, 3
-    ON CONFLICT (tenant_id, local_day, product_id) DO UPDATE SET
-      quantity = product_daily_tenant.quantity + EXCLUDED.quantity,
-      revenue_minor = product_daily_tenant.revenue_minor + EXCLUDED.revenue_minor)`;
+/** A fact as the rollups need it (a row of order_facts). */
+export interface FactRow {
+  order_id: string;
+  venue_id: string;
+  day: string;
+  local_hour: number;
+  order_type: string;
+  sale: boolean;
+  total_minor: number;
+  kitchen_seconds: number | null;
+  ordered_at: Date | null;
+  ready_at: Date | null;
+}
+/** What one fact sold of one product (a row of order_product_facts). */
+export interface ProductRow {
+  order_id: string;
+  venue_id: string;
+  product_id: string;
+  quantity: number;
+  revenue_minor: number;
+}
+
+/** Net changes of each rollup's rows (rollups.ts), each list sorted by its key. */
+export interface RollupDeltas {
+  salesDaily: { venue: string; day: string; type: string; orders: number; revenue: number }[];
+  salesHourly: { venue: string; day: string; hour: number; orders: number; revenue: number }[];
+  /** `removedMax`/`addedMax`: the largest seconds taken out and put in (null: none). */
+  kitchen: {
+    venue: string;
+    day: string;
+    orders: number;
+    seconds: number;
+    removedMax: number | null;
+    addedMax: number | null;
+  }[];
+  productDaily: { venue: string; day: string; product: string; quantity: number; revenue: number }[];
+  productTenant: { day: string; product: string; quantity: number; revenue: number }[];
+}
+
+const FACT_COLUMNS = `order_id, venue_id, local_day::text AS day, local_hour, order_type, sale, total_minor, kitchen_seconds,
+  ordered_at, ready_at`;
+const PRODUCT_COLUMNS = 'order_id, venue_id, product_id, quantity, revenue_minor';
 
 /**
- * SQL of the report facts and their rollups (migration 7). A fact is replaced whole: the old rows are deleted and
- * their shares subtracted, then the new rows are made from the orders row and added. Rollups move by `x = x + d`
- * upserts, which take the row's lock and read its latest value, so batches of devices of one venue committing
- * side by side never lose each other's share.
+ * SQL of the report facts and their rollups (migration 7). A fact is replaced whole: the old rows deleted, the new
+ * made from the orders row; the rollups then move by the net change (rollups.ts), `x = x + d` upserts that read
+ * the row's latest value under its lock. Every batch takes rollup rows in one order (table by table, each by key),
+ * so batches of one venue or one tenant committing side by side wait for each other but never deadlock.
  */
 export function createFactsRepo(db: Queryable) {
   return {
-    /** Deletes the orders' facts and subtracts their shares; returns each order's first instants and whether a kitchen maximum may be stale. */
+    /**
+     * Deletes the orders' facts; returns them, and the time zone of each venue the orders rows (written already)
+     * name, for addFacts: one round trip for both.
+     */
     async removeFacts(tenantId: string, orderIds: string[]) {
       const { rows } = await db.query<{
-        order_id: string;
-        ordered_at: Date | null;
-        ready_at: Date | null;
-        kitchen: boolean;
+        facts: FactRow[] | null;
+        products: ProductRow[] | null;
+        zones: { venue_id: string; tz: string | null }[] | null;
       }>(
-        `WITH old AS (DELETE FROM order_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING *),
-         oldp AS (DELETE FROM order_product_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING *),
-         ${rollups('-', 'old', 'oldp')}
-         SELECT order_id, min(ordered_at) AS ordered_at, min(ready_at) AS ready_at,
-           bool_or(kitchen_seconds IS NOT NULL) AS kitchen FROM old GROUP BY order_id`,
+        `WITH old AS (DELETE FROM order_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING ${FACT_COLUMNS}),
+         oldp AS (DELETE FROM order_product_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING ${PRODUCT_COLUMNS}),
+         zones AS (
+           SELECT DISTINCT v.venue_id, v.document->>'timeZone' AS tz
+           FROM orders o, jsonb_array_elements(o.data->'buckets') b
+           JOIN venues v ON v.tenant_id = $1 AND v.venue_id = b.value->>'venue'
+           WHERE o.tenant_id = $1 AND o.order_id = ANY($2)
+         )
+         SELECT (SELECT json_agg(old) FROM old) AS facts, (SELECT json_agg(oldp) FROM oldp) AS products,
+           (SELECT json_agg(zones) FROM zones) AS zones`,
         [tenantId, orderIds],
       );
-      return rows;
+      const r = rows[0];
+      return { facts: revive(r?.facts ?? []), products: r?.products ?? [], zones: r?.zones ?? [] };
     },
-    /** Makes the orders' facts from their orders rows (one per venue of their buckets) and adds their shares. */
-    async addFacts(tenantId: string, inputs: FactInput[]): Promise<void> {
-      const venues = await db.query<{ venue_id: string; tz: string | null }>(
-        `SELECT DISTINCT v.venue_id, v.document->>'timeZone' AS tz
-         FROM orders o, jsonb_array_elements(o.data->'buckets') b
-         JOIN venues v ON v.tenant_id = $1 AND v.venue_id = b.value->>'venue'
-         WHERE o.tenant_id = $1 AND o.order_id = ANY($2)`,
-        [tenantId, inputs.map((i) => i.orderId)],
-      );
+    /** Makes the orders' facts from their orders rows (one per venue of their buckets); returns them. */
+    async addFacts(
+      tenantId: string,
+      inputs: FactInput[],
+      venues: { venue_id: string; tz: string | null }[],
+    ): Promise<{ facts: FactRow[]; products: ProductRow[] }> {
       const zones = await knownZones(db);
-      await db.query(
+      const { rows } = await db.query<{ facts: FactRow[] | null; products: ProductRow[] | null }>(
         `WITH input AS (
            SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[]) AS t(order_id, contact, ordered_at, ready_at)
          ), zone AS (
@@ -121,35 +135,93 @@ export function createFactsRepo(db: Queryable) {
                lower(concat_ws(' ', i.contact::jsonb->>'name', i.contact::jsonb->>'phone', i.contact::jsonb->>'email')) ELSE '' END,
              CASE WHEN jsonb_typeof(i.contact::jsonb) = 'object' THEN i.contact::jsonb END
            FROM venue v JOIN orders o ON o.tenant_id = $1 AND o.order_id = v.order_id
-           JOIN input i ON i.order_id = v.order_id JOIN zone z ON z.venue_id = v.venue_id
-           RETURNING *
+           -- Every venue of an order has its fact, zone or not: an order without one would vanish from the search.
+           JOIN input i ON i.order_id = v.order_id
+           CROSS JOIN LATERAL (SELECT coalesce((SELECT tz FROM zone WHERE zone.venue_id = v.venue_id), $8) AS tz) z
+           RETURNING ${FACT_COLUMNS}
          ), products AS (
            INSERT INTO order_product_facts (tenant_id, order_id, venue_id, product_id, quantity, revenue_minor)
            SELECT $1, order_id, venue_id, product_id, sum(quantity), sum(quantity * price_minor) FROM line GROUP BY 2, 3, 4
-           RETURNING *
+           RETURNING ${PRODUCT_COLUMNS}
          ), names AS (
            INSERT INTO product_names (tenant_id, product_id, name, seen_at)
            SELECT DISTINCT ON (product_id) $1, product_id, name, created_at FROM line WHERE name IS NOT NULL
            ORDER BY product_id, created_at DESC
            ON CONFLICT (tenant_id, product_id) DO UPDATE SET name = EXCLUDED.name, seen_at = EXCLUDED.seen_at
            WHERE product_names.seen_at <= EXCLUDED.seen_at
-         ),
-         ${rollups('+', 'facts', 'products')}
-         SELECT 1`,
+         )
+         SELECT (SELECT json_agg(facts) FROM facts) AS facts, (SELECT json_agg(products) FROM products) AS products`,
         [
           tenantId,
           inputs.map((i) => i.orderId),
           inputs.map((i) => i.contact),
           inputs.map((i) => i.orderedAt),
           inputs.map((i) => i.readyAt),
-          venues.rows.map((v) => v.venue_id),
-          venues.rows.map((v) => (v.tz !== null && zones.has(v.tz) ? v.tz : FALLBACK_TIME_ZONE)),
+          venues.map((v) => v.venue_id),
+          venues.map((v) => (v.tz !== null && zones.has(v.tz) ? v.tz : FALLBACK_TIME_ZONE)),
+          FALLBACK_TIME_ZONE,
         ],
       );
+      return { facts: revive(rows[0]?.facts ?? []), products: rows[0]?.products ?? [] };
     },
     /**
-     * Kitchen maxima marked -1 by a removal, recomputed from the facts. This statement starts after the removal
-     * locked those rows, so it sees every other batch's committed facts of that day (READ COMMITTED).
+     * Moves each rollup by its net change: one statement per table, sent together as one simple query so they run
+     * in this order, in one round trip; each takes its rows in key order (an upsert locks rows in the order it
+     * inserts them). The changes travel as JSON literals (pg's escapeLiteral): a simple query has no parameters.
+     * A kitchen maximum taken out and not matched by what came in is marked -1; `recomputeKitchenMax` reads it
+     * from the facts.
+     */
+    async applyDeltas(tenantId: string, d: RollupDeltas): Promise<void> {
+      const rows = (list: unknown[], columns: string) =>
+        `json_to_recordset(${pg.escapeLiteral(JSON.stringify(list))}) AS x(${columns})`;
+      const tenant = pg.escapeLiteral(tenantId);
+      const statements: string[] = [];
+      if (d.salesDaily.length > 0)
+        statements.push(`INSERT INTO sales_daily (tenant_id, venue_id, local_day, order_type, orders, revenue_minor)
+          SELECT ${tenant}, venue, day, type, orders, revenue
+          FROM ${rows(d.salesDaily, 'venue text, day date, type text, orders bigint, revenue bigint')} ORDER BY venue, day, type
+          ON CONFLICT (tenant_id, venue_id, local_day, order_type) DO UPDATE SET orders = sales_daily.orders + EXCLUDED.orders,
+            revenue_minor = sales_daily.revenue_minor + EXCLUDED.revenue_minor`);
+      if (d.salesHourly.length > 0)
+        statements.push(`INSERT INTO sales_hourly (tenant_id, venue_id, local_day, local_hour, orders, revenue_minor)
+          SELECT ${tenant}, venue, day, hour, orders, revenue
+          FROM ${rows(d.salesHourly, 'venue text, day date, hour smallint, orders bigint, revenue bigint')} ORDER BY venue, day, hour
+          ON CONFLICT (tenant_id, venue_id, local_day, local_hour) DO UPDATE SET orders = sales_hourly.orders + EXCLUDED.orders,
+            revenue_minor = sales_hourly.revenue_minor + EXCLUDED.revenue_minor`);
+      if (d.kitchen.length > 0) {
+        const kitchen = rows(
+          d.kitchen,
+          'venue text, day date, orders bigint, seconds bigint, "removedMax" bigint, "addedMax" bigint',
+        );
+        statements.push(`INSERT INTO kitchen_daily AS k (tenant_id, venue_id, local_day, orders, seconds_sum, seconds_max)
+          SELECT ${tenant}, venue, day, orders, seconds, coalesce("addedMax", 0) FROM ${kitchen} ORDER BY venue, day
+          ON CONFLICT (tenant_id, venue_id, local_day) DO UPDATE SET orders = k.orders + EXCLUDED.orders,
+            seconds_sum = k.seconds_sum + EXCLUDED.seconds_sum,
+            seconds_max = CASE
+              WHEN k.seconds_max < 0 THEN -1
+              WHEN EXISTS (SELECT 1 FROM ${kitchen} WHERE x.venue = EXCLUDED.venue_id AND x.day = EXCLUDED.local_day
+                AND x."removedMax" >= k.seconds_max AND coalesce(x."addedMax", -1) < x."removedMax") THEN -1
+              ELSE greatest(k.seconds_max, EXCLUDED.seconds_max) END`);
+      }
+      if (d.productDaily.length > 0)
+        statements.push(`INSERT INTO product_daily (tenant_id, venue_id, local_day, product_id, quantity, revenue_minor)
+          SELECT ${tenant}, venue, day, product, quantity, revenue
+          FROM ${rows(d.productDaily, 'venue text, day date, product text, quantity bigint, revenue bigint')}
+          ORDER BY venue, day, product
+          ON CONFLICT (tenant_id, venue_id, local_day, product_id) DO UPDATE SET
+            quantity = product_daily.quantity + EXCLUDED.quantity, revenue_minor = product_daily.revenue_minor + EXCLUDED.revenue_minor`);
+      if (d.productTenant.length > 0)
+        statements.push(`INSERT INTO product_daily_tenant (tenant_id, local_day, product_id, quantity, revenue_minor)
+          SELECT ${tenant}, day, product, quantity, revenue
+          FROM ${rows(d.productTenant, 'day date, product text, quantity bigint, revenue bigint')} ORDER BY day, product
+          ON CONFLICT (tenant_id, local_day, product_id) DO UPDATE SET
+            quantity = product_daily_tenant.quantity + EXCLUDED.quantity,
+            revenue_minor = product_daily_tenant.revenue_minor + EXCLUDED.revenue_minor`);
+      if (statements.length > 0) await db.query(statements.join(';\n'));
+    },
+    /**
+     * Kitchen maxima marked -1, recomputed from the facts. This statement starts after applyDeltas locked those
+     * rows, so it sees every other batch's committed facts of that day (READ COMMITTED).
      */
     async recomputeKitchenMax(tenantId: string): Promise<void> {
       await db.query(
@@ -161,4 +233,13 @@ export function createFactsRepo(db: Queryable) {
       );
     },
   };
+}
+
+/** json_agg gives instants as text: back to Dates. */
+function revive(rows: FactRow[]): FactRow[] {
+  return rows.map((r) => ({
+    ...r,
+    ordered_at: r.ordered_at === null ? null : new Date(r.ordered_at),
+    ready_at: r.ready_at === null ? null : new Date(r.ready_at),
+  }));
 }

@@ -6,6 +6,7 @@
  */
 import type { Queryable } from '../../db/pool.js';
 import { createFactsRepo } from './facts-repo.js';
+import { kitchenMaxMayDrop, rollupDeltas } from './rollups.js';
 
 /** Statuses that count as a sale (NEW is a basket, CANCELLED is none); migration 7's `sale` column says the same. */
 export const SALE_STATUSES: readonly string[] = ['ORDERED', 'READY', 'COMPLETED'];
@@ -58,28 +59,35 @@ export function factInputs(events: readonly OrderEventFacts[]): FactInput[] {
 }
 
 /**
- * Replaces the report facts of the batch's orders (their orders rows are written already): the old facts'
- * shares out, the new ones in, kitchen maxima the removal touched recomputed. The earliest instants carry over
- * from the old facts, so an order's first ORDERED and READY survive the versions that follow them.
+ * Replaces the report facts of the batch's orders (their orders rows are written already): the old facts out,
+ * the new ones in, the rollups moved by the difference, kitchen maxima that may have dropped recomputed. The
+ * earliest instants carry over from the old facts, so an order's first ORDERED and READY survive the versions
+ * that follow them.
  */
 export async function refreshFacts(db: Queryable, tenantId: string, events: readonly OrderEventFacts[]): Promise<void> {
   if (events.length === 0) return;
   const repo = createFactsRepo(db);
   const inputs = factInputs(events);
-  const old = new Map(
-    (
-      await repo.removeFacts(
-        tenantId,
-        inputs.map((i) => i.orderId),
-      )
-    ).map((r) => [r.order_id, r]),
+  const before = await repo.removeFacts(
+    tenantId,
+    inputs.map((i) => i.orderId),
   );
-  for (const input of inputs) {
-    const before = old.get(input.orderId);
-    if (!before) continue;
-    input.orderedAt = earliest(before.ordered_at, input.orderedAt);
-    input.readyAt = earliest(before.ready_at, input.readyAt);
+  const first = new Map<string, { orderedAt: Date | null; readyAt: Date | null }>();
+  for (const f of before.facts) {
+    const seen = first.get(f.order_id);
+    first.set(f.order_id, {
+      orderedAt: earliest(seen?.orderedAt ?? null, f.ordered_at),
+      readyAt: earliest(seen?.readyAt ?? null, f.ready_at),
+    });
   }
-  await repo.addFacts(tenantId, inputs);
-  if ([...old.values()].some((r) => r.kitchen)) await repo.recomputeKitchenMax(tenantId);
+  for (const input of inputs) {
+    const seen = first.get(input.orderId);
+    if (!seen) continue;
+    input.orderedAt = earliest(seen.orderedAt, input.orderedAt);
+    input.readyAt = earliest(seen.readyAt, input.readyAt);
+  }
+  const after = await repo.addFacts(tenantId, inputs, before.zones);
+  const deltas = rollupDeltas(before, after);
+  await repo.applyDeltas(tenantId, deltas);
+  if (kitchenMaxMayDrop(deltas)) await repo.recomputeKitchenMax(tenantId);
 }

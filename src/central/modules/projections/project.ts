@@ -135,7 +135,7 @@ export async function projectEvent(
       }
       // An order belongs to the device that first sent it (each kind of data has one writer): another device
       // sending the same id, by mistake or on purpose, must not turn it back to an older version.
-      const owner = await repo.upsertOrder(source, {
+      const { written, owner } = await repo.upsertOrder(source, {
         id: b.order.id,
         version: b.version,
         status: b.order.status,
@@ -145,15 +145,17 @@ export async function projectEvent(
       });
       if (owner !== undefined) fail(`order belongs to device ${owner}`);
       await repo.insertOrderVersion(source, b.order.id, b.version, orderJson, JSON.stringify(b.command));
-      await refreshFacts(db, tenantId, [
-        {
-          id: b.order.id,
-          seq: source.seq,
-          status: b.order.status,
-          confirmedAt: b.command.confirmedAt,
-          contact: b.detail.contact,
-        },
-      ]);
+      // Facts follow the orders row: an older event that did not replace it changes none.
+      if (written)
+        await refreshFacts(db, tenantId, [
+          {
+            id: b.order.id,
+            seq: source.seq,
+            status: b.order.status,
+            confirmedAt: b.command.confirmedAt,
+            contact: b.detail.contact,
+          },
+        ]);
       return;
     }
     case 'stock.document': {
@@ -219,7 +221,11 @@ export async function flushOrders(
   orders: PendingOrder[],
 ): Promise<void> {
   if (orders.length === 0) return;
-  const foreign = await createProjectionRepo(db).projectOrders(tenantId, deviceId, orders);
+  const { written, foreign } = await createProjectionRepo(db).projectOrders(tenantId, deviceId, orders);
   if (foreign.length > 0) fail(`order ${foreign[0]} belongs to another device`);
-  await refreshFacts(db, tenantId, orders);
+  await refreshFacts(
+    db,
+    tenantId,
+    orders.filter((o) => written.has(o.id)),
+  );
 }

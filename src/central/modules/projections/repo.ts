@@ -41,12 +41,13 @@ export function createProjectionRepo(db: Queryable) {
     },
     /**
      * The newest event of an order wins (by seq of its device): a replay of an older one changes nothing. Only
-     * the device that first sent the order may change it; returns that device when it is another one.
+     * the device that first sent the order may change it; says whether the row was written, and names the owner
+     * when it is another device.
      */
     async upsertOrder(
       s: Source,
       o: { id: string; version: number; status: string; venueIds: string[]; createdAt: Date; json: string },
-    ): Promise<string | undefined> {
+    ): Promise<{ written: boolean; owner?: string }> {
       const written = await db.query(
         `INSERT INTO orders (tenant_id, order_id, device_id, version, last_seq, status, venue_ids, created_at, data)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -56,7 +57,7 @@ export function createProjectionRepo(db: Queryable) {
          WHERE orders.device_id = EXCLUDED.device_id AND orders.last_seq < EXCLUDED.last_seq`,
         [s.tenantId, o.id, s.deviceId, o.version, s.seq, o.status, o.venueIds, o.createdAt, o.json],
       );
-      if (written.rowCount === 1) return undefined;
+      if (written.rowCount === 1) return { written: true };
       // Not written: a replay of this device's older event, or another device's order (the row it conflicted
       // with is committed or ours, so this read sees it).
       const { rows } = await db.query<{ device_id: string }>(
@@ -64,14 +65,19 @@ export function createProjectionRepo(db: Queryable) {
         [s.tenantId, o.id],
       );
       const owner = rows[0]?.device_id;
-      return owner !== undefined && owner !== s.deviceId ? owner : undefined;
+      return { written: false, owner: owner !== undefined && owner !== s.deviceId ? owner : undefined };
     },
     /**
      * A batch's order events at once (the ingest's fast path): every version in one insert, then each order's
-     * newest event of the batch in one upsert, under the same rules as `upsertOrder`. Returns the ids of orders
-     * another device owns (the caller then takes the batch event by event, so only those are set aside).
+     * newest event of the batch in one upsert, under the same rules as `upsertOrder`. Returns the ids of the orders
+     * written, and of those another device owns (the caller then takes the batch event by event, so only those
+     * are set aside).
      */
-    async projectOrders(tenantId: string, deviceId: string, events: PendingOrder[]): Promise<string[]> {
+    async projectOrders(
+      tenantId: string,
+      deviceId: string,
+      events: PendingOrder[],
+    ): Promise<{ written: Set<string>; foreign: string[] }> {
       await db.query(
         `INSERT INTO order_versions (tenant_id, order_id, device_id, seq, version, data, command)
          SELECT $1, o, $2, s, v, d::jsonb, c::jsonb
@@ -110,13 +116,13 @@ export function createProjectionRepo(db: Queryable) {
           newest.map((e) => e.json),
         ],
       );
-      if (written.rowCount === newest.length) return [];
       const done = new Set(written.rows.map((r) => r.order_id));
+      if (written.rowCount === newest.length) return { written: done, foreign: [] };
       const { rows } = await db.query<{ order_id: string }>(
         'SELECT order_id FROM orders WHERE tenant_id = $1 AND order_id = ANY($2) AND device_id <> $3',
         [tenantId, newest.filter((e) => !done.has(e.id)).map((e) => e.id), deviceId],
       );
-      return rows.map((r) => r.order_id);
+      return { written: done, foreign: rows.map((r) => r.order_id) };
     },
     async insertOrderVersion(s: Source, orderId: string, version: number, orderJson: string, commandJson: string) {
       await db.query(
