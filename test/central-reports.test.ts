@@ -164,7 +164,7 @@ async function seed(): Promise<void> {
     a,
     '2026-03-29T00:59:00.000Z',
     ['NEW', 'ORDERED', 'READY'],
-    [{ venue: V1, lines: [P.zurek(2), P.pierogi(1, 'CANCELLED')] }],
+    [{ venue: V1, lines: [P.zurek(2), P.pierogi(1, 'CANCELLED'), P.pierogi(2, 'NEW')] }],
     {
       readyAfterS: 95,
     },
@@ -362,7 +362,9 @@ describe('the dashboard', () => {
       reason: 'gate',
       since: now,
     };
-    expect((await behind.hello({ pendingSeq: 7, update: report })).status).toBe(200);
+    // Its oldest unsent event is ten minutes old by its own clock (which runs with the central's here).
+    const oldestMs = Date.now() - 600_000;
+    expect((await behind.hello({ pendingSeq: 7, update: report, oldestPendingMs: oldestMs })).status).toBe(200);
     b.append('no.such.kind', 'x', {});
     const poison = await b.send(b.lastSeq, b.lastSeq);
     expect(poison.body.deadLetters).toHaveLength(1);
@@ -391,8 +393,10 @@ describe('the dashboard', () => {
     expect(d.fleet).toMatchObject({ devices: 4, online: 3 });
     expect(d.fleet.offline).toEqual([{ deviceId: silent.deviceId, name: 'sim', venueId: V3, lastContactAt: null }]);
     expect(d.fleet.lagging).toEqual([
-      { deviceId: behind.deviceId, name: 'sim', venueId: V3, lagEvents: 7, oldestPendingAt: null },
+      { deviceId: behind.deviceId, name: 'sim', venueId: V3, lagEvents: 7, oldestPendingAt: expect.any(String) },
     ]);
+    // On the central's clock: the box's time less the offset its hello showed (a second or so here).
+    expect(Math.abs(Date.parse(d.fleet.lagging[0].oldestPendingAt) - oldestMs)).toBeLessThan(5000);
     expect(d.fleet.deadLetters).toEqual([{ deviceId: b.deviceId, name: 'sim', venueId: V2, count: 1 }]);
     expect(d.fleet.rolledBack).toEqual([
       { deviceId: behind.deviceId, name: 'sim', venueId: V3, version: '0.2.0', reason: 'gate' },

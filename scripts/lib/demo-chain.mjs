@@ -88,7 +88,10 @@ function orderVersions(venue, createdMs, nowMs) {
     .map((s, i) => {
       const lineStatus = s.status === 'NEW' ? 'NEW' : s.status === 'CANCELLED' ? 'CANCELLED' : 'ORDERED';
       const orderLines = lines.map((l) => ({ ...l, status: lineStatus, updated: iso(s.at) }));
-      const total = lineStatus === 'CANCELLED' ? 0 : lines.reduce((sum, l) => sum + minor(l.price) * l.quantity, 0);
+      // The box's fields: `total` the ORDERED lines, `editTotal` the NEW ones still in the basket (docs/orders.md).
+      const value = lines.reduce((sum, l) => sum + minor(l.price) * l.quantity, 0);
+      const total = lineStatus === 'ORDERED' ? value : 0;
+      const editTotal = lineStatus === 'NEW' ? value : 0;
       return {
         at: s.at,
         body: {
@@ -109,7 +112,7 @@ function orderVersions(venue, createdMs, nowMs) {
             users: [{ userId, roles: ['OWNER'] }],
             orderType,
             total: money(total),
-            editTotal: money(total),
+            editTotal: money(editTotal),
             status: s.status,
             claimCode: String(100000 + Math.floor(random() * 900000)),
             buckets: [

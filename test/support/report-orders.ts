@@ -107,7 +107,9 @@ export function factsOf(made: Made[]) {
       const venues = [...new Set(last.buckets.map((b) => b.venue))];
       return venues.map((venue) => {
         const lines = last.buckets.filter((b) => b.venue === venue).flatMap((b) => b.lines);
-        const kept = lines.filter((l) => l.status !== 'CANCELLED');
+        // Revenue is what was ordered: a NEW line is still in the basket (an open tab's next round), a CANCELLED one
+        // was taken back; the box's own `total` counts the same lines (docs/orders.md).
+        const kept = lines.filter((l) => (l.status ?? 'ORDERED') === 'ORDERED');
         return {
           m,
           venue,

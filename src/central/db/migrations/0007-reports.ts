@@ -153,7 +153,8 @@ CREATE TEMP TABLE report_lines ON COMMIT DROP AS
     CASE WHEN l->>'price' ~ '^-?[0-9]{1,13}(\\.[0-9]{1,2})?$' THEN round((l->>'price')::numeric * 100)::bigint ELSE 0 END AS price_minor
   FROM report_buckets b,
     jsonb_array_elements(CASE jsonb_typeof(b.bucket->'lines') WHEN 'array' THEN b.bucket->'lines' ELSE '[]' END) AS l
-  WHERE coalesce(l->>'status', '') <> 'CANCELLED';
+  -- What was ordered: a NEW line is still in the basket, a CANCELLED one was taken back (the box's total).
+  WHERE l->>'status' = 'ORDERED';
 
 CREATE TEMP TABLE report_totals ON COMMIT DROP AS
   SELECT tenant_id, order_id, venue_id, sum(quantity * price_minor) AS total_minor FROM report_lines GROUP BY 1, 2, 3;

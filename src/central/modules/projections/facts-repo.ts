@@ -120,7 +120,8 @@ export function createFactsRepo(db: Queryable) {
              l->'product'->'details'->'literals'->>'name' AS name, ${QUANTITY} AS quantity, ${PRICE} AS price_minor
            FROM bucket b,
              jsonb_array_elements(CASE jsonb_typeof(b.bucket->'lines') WHEN 'array' THEN b.bucket->'lines' ELSE '[]' END) AS l
-           WHERE coalesce(l->>'status', '') <> 'CANCELLED'
+           -- What was ordered: a NEW line is still in the basket, a CANCELLED one was taken back (the box's total).
+           WHERE l->>'status' = 'ORDERED'
          ), venue AS (
            SELECT order_id, bucket->>'venue' AS venue_id, min(n) AS n FROM bucket GROUP BY 1, 2
          ), facts AS (

@@ -144,11 +144,12 @@ export function createReportsRepo(db: Queryable) {
         venue_id: string;
         last_contact_at: Date | null;
         lag: number;
+        oldest_pending_at: Date | null;
         update_report: { state?: string; target?: string; version?: string; reason?: string } | null;
         dead: number;
       }>(
         `SELECT d.device_id, d.name, d.venue_id, d.last_contact_at, greatest(0, d.pending_seq - d.head_seq) AS lag,
-           d.update_report,
+           d.oldest_pending_at, d.update_report,
            (SELECT count(*) FROM sync_dead_letters x WHERE x.tenant_id = d.tenant_id AND x.device_id = d.device_id) AS dead
          FROM devices d WHERE d.tenant_id = $1 AND d.status = 'active' ORDER BY d.enrolled_at, d.device_id`,
         [tenantId],

@@ -122,10 +122,10 @@ export function createReportsService(db: Queryable, now: () => number) {
           devices: devices.length,
           online: devices.length - offline.length,
           offline: offline.map((d) => ({ ...ref(d), lastContactAt: d.last_contact_at?.toISOString() ?? null })),
-          // The box's oldest unsent event is not known to this schema: oldestPendingAt stays null until it is.
+          // How long the box's oldest unsent event has waited: what its hello said, on the central's clock.
           lagging: devices
             .filter((d) => d.lag > 0)
-            .map((d) => ({ ...ref(d), lagEvents: d.lag, oldestPendingAt: null })),
+            .map((d) => ({ ...ref(d), lagEvents: d.lag, oldestPendingAt: d.oldest_pending_at?.toISOString() ?? null })),
           deadLetters: devices.filter((d) => d.dead > 0).map((d) => ({ ...ref(d), count: d.dead })),
           rolledBack: devices
             .filter((d) => d.update_report?.state === 'rolledBack')
