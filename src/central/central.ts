@@ -15,6 +15,7 @@ import { deviceHqRoutes } from './modules/devices/hq-routes.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { createDeviceService } from './modules/devices/service.js';
 import { hqRoutes } from './modules/hq/routes.js';
+import { createReadSlots, inReadSlots } from './modules/hq/read-slots.js';
 import { createHqService } from './modules/hq/service.js';
 import { createIngestLimiter } from './modules/ingest/limiter.js';
 import { ingestRoutes } from './modules/ingest/routes.js';
@@ -124,7 +125,9 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     // Two connections stay free of batches: hello, enrolment and headquarters' reads always find one.
     const limiter = createIngestLimiter(POOL_SIZE - 2);
     const ingest = createIngestService({ pool, limiter, ensurePartitions: monthlyPartitions(pool, now) });
-    const hq = createHqService(pool, devices);
+    // Two heavy HQ reads at a time (with ingest's POOL_SIZE - 2: the whole pool), the rest wait in memory.
+    const readSlots = createReadSlots(2, 64);
+    const hq = inReadSlots(readSlots, createHqService(pool, devices));
     const feed = createCatalogueFeed(pool, notifier);
     const hqCatalogue = createHqCatalogue(pool, feed);
 
@@ -142,7 +145,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
         ...deviceHqRoutes(devices, hqCatalogue),
         ...ingestRoutes(ingest),
         ...hqRoutes(hq),
-        ...reportRoutes(createReportsService(pool, now)),
+        ...reportRoutes(inReadSlots(readSlots, createReportsService(pool, now))),
         ...catalogueFeedRoutes(devices, feed, pool, (device) =>
           rollouts.targetFor({
             tenantId: device.tenantId,

@@ -8,6 +8,7 @@ import { uws } from '../native/uws.js';
 import { type Service, serviceOf } from '../shared/runtime.js';
 import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
 import { centralContractRoutes } from './contracts.js';
+import { databaseUnavailable } from './db/pool.js';
 import { HQ_CONSOLE_APP } from './modules/console/web.js';
 
 export interface CentralHttpDeps {
@@ -46,6 +47,11 @@ export function createCentralHttp(d: CentralHttpDeps): {
       authenticate: d.authenticate,
       accepting: () => accepting,
       refuseNul: true,
+      expectedError(err) {
+        const answer = databaseUnavailable(err);
+        if (answer) d.log.warn({ err: (err as Error).message }, 'request refused: the database is busy or away');
+        return answer;
+      },
       // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
       // without the boxes coming back at once.
       stopping: {

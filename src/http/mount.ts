@@ -27,6 +27,8 @@ export interface HttpDeps {
    * central's PostgreSQL cannot store one in text (a box's SQLite can), and would fail the statement as a 500.
    */
   refuseNul?: boolean;
+  /** A failure that is not a bug, as the AppError to answer (the central's database busy or away: a 503). */
+  expectedError?(err: unknown): AppError | undefined;
 }
 
 /**
@@ -204,6 +206,7 @@ function serveRoute(res: UwsResponse, input: HttpRequest, route: Route | undefin
         deps.storage?.noteFull();
         err = storageFullError();
       }
+      if (!(err instanceof AppError)) err = deps.expectedError?.(err) ?? err;
       return (err instanceof AppError && route?.errorReply?.(err)) || toErrorReply(err, input, deps.log);
     })
     .then((reply) => {

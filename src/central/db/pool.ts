@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { AppError } from '../../shared/errors.js';
 
 export type Pool = pg.Pool;
 export type Client = pg.PoolClient;
@@ -39,4 +40,27 @@ export async function inTransaction<T>(pool: Pool, fn: (client: Client) => Promi
   } finally {
     client.release();
   }
+}
+
+/** SQLSTATEs of a server that is going away or not taking connections yet (PostgreSQL's class 57 and 08). */
+const GONE = /^(57P0[1-3]|08\d{3})$/;
+
+/**
+ * A request that failed because the database is busy or away (the pool timed out waiting for a connection, the
+ * server restarts or refuses connections) is told to retry: 503 `unavailable` with Retry-After, not a 500.
+ */
+export function databaseUnavailable(err: unknown): AppError | undefined {
+  const e = err as { message?: unknown; code?: unknown } | null;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const busy = /timeout exceeded when trying to connect|Connection terminated/.test(message);
+  if (!busy && !GONE.test(code) && code !== 'ECONNREFUSED') return undefined;
+  return AppError.of(
+    'unavailable',
+    "the central's database is busy or unreachable; retry after Retry-After seconds",
+    [],
+    {
+      'Retry-After': '2',
+    },
+  );
 }

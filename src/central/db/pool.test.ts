@@ -1,0 +1,19 @@
+import { expect, test } from 'vitest';
+import { databaseUnavailable } from './pool.js';
+
+test("a busy or absent database is a 503 with Retry-After; anything else stays the caller's error", () => {
+  for (const err of [
+    new Error('timeout exceeded when trying to connect'),
+    new Error('Connection terminated unexpectedly'),
+    Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+    Object.assign(new Error('the database system is starting up'), { code: '57P03' }),
+    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+  ]) {
+    const answer = databaseUnavailable(err);
+    expect(answer?.status, err.message).toBe(503);
+    expect(answer?.headers).toEqual({ 'Retry-After': '2' });
+  }
+  expect(databaseUnavailable(Object.assign(new Error('syntax error'), { code: '42601' }))).toBeUndefined();
+  expect(databaseUnavailable(new TypeError('x is undefined'))).toBeUndefined();
+  expect(databaseUnavailable(null)).toBeUndefined();
+});
