@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import { useEffect } from 'preact/hooks';
 import { navigate } from '../../../router.js';
 import { hq } from '../../api.js';
@@ -5,35 +6,12 @@ import { Chart } from '../../chart.js';
 import { ago, dateTime, duration, money, number, t, useLanguage } from '../../i18n.js';
 import { useVenueName } from '../../pickers.js';
 import { type Column, DataTable } from '../../table.js';
+import type { Dashboard as DashboardSchema } from '../../../../src/central/modules/reports/schemas.js';
 import { Loaded, useLoad } from '../../ui.js';
 
-/** GET /hq-api/api/dashboard (docs/console.md "Pages"; docs/sync.md "API"). */
-export interface Summary {
-  orders: number;
-  revenue: string;
-  averageTicket: string;
-  kitchenAverageSeconds: number | null;
-}
-interface DeviceRef {
-  deviceId: string;
-  name: string | null;
-  venueId: string;
-}
-export interface Dashboard {
-  generatedAt: string;
-  today: string;
-  weekFrom: string;
-  venues: { venueId: string; venueName: string; today: Summary; week: Summary }[];
-  ordersPerHour: { hour: number; orders: number }[];
-  fleet: {
-    devices: number;
-    online: number;
-    offline: (DeviceRef & { lastContactAt: string | null })[];
-    lagging: (DeviceRef & { lagEvents: number; oldestPendingAt: string | null })[];
-    deadLetters: (DeviceRef & { count: number })[];
-    rolledBack: (DeviceRef & { version: string; reason: string | null })[];
-  };
-}
+/** GET /hq-api/api/dashboard (docs/console.md "Pages"): the central's own schema's type, never a copy of it. */
+export type Dashboard = Static<typeof DashboardSchema>;
+export type Summary = Dashboard['venues'][number]['today'];
 
 /** How often the open page reads the dashboard again (the fleet's state moves by the minute). */
 const REFRESH_MS = 30_000;
@@ -171,7 +149,10 @@ function VenueTable({ d }: { d: Dashboard }) {
 /** The fleet's counts and one alert per problem, each a link to the device on the fleet page. */
 function FleetGlance({ fleet }: { fleet: Dashboard['fleet'] }) {
   const venueName = useVenueName();
-  const who = (r: DeviceRef) => ({ name: r.name ?? r.deviceId.slice(0, 8), venue: venueName(r.venueId) });
+  const who = (r: Pick<Dashboard['fleet']['offline'][number], 'deviceId' | 'name' | 'venueId'>) => ({
+    name: r.name ?? r.deviceId.slice(0, 8),
+    venue: venueName(r.venueId),
+  });
   const alerts = [
     ...fleet.offline.map((r) => ({
       key: `offline-${r.deviceId}`,

@@ -1,3 +1,4 @@
+import type { Static } from '@sinclair/typebox';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { navigate, route } from '../../../router.js';
 import { useStore } from '../../../store.js';
@@ -6,33 +7,20 @@ import { hq } from '../../api.js';
 import { Field, FormError, inputValue, useApiForm } from '../../form.js';
 import { t, useLanguage } from '../../i18n.js';
 import { VenuePicker } from '../../pickers.js';
+import type {
+  ChannelsReport as ChannelsSchema,
+  KitchenReport as KitchenSchema,
+  ProductsReport as ProductsSchema,
+  SalesReport as SalesSchema,
+} from '../../../../src/central/modules/reports/schemas.js';
 import { ChannelsReport, KitchenReport, ProductsReport, SalesReport } from './views.js';
 
-/** GET /hq-api/api/reports/* (docs/console.md "Pages"; docs/sync.md "API"). */
-export interface SalesRow {
-  venueId: string;
-  venueName: string;
-  period: string;
-  orders: number;
-  revenue: string;
-  averageTicket: string;
-}
-export interface Sales {
-  from: string;
-  to: string;
-  by: 'day' | 'hour';
-  rows: SalesRow[];
-  totals: { orders: number; revenue: string; averageTicket: string };
-}
-export interface Products {
-  rows: { productId: string; name: string; quantity: number; revenue: string }[];
-}
-export interface Channels {
-  rows: { orderType: string; orders: number; revenue: string; averageTicket: string }[];
-}
-export interface Kitchen {
-  rows: { venueId: string; venueName: string; orders: number; averageSeconds: number; maxSeconds: number }[];
-}
+/** GET /hq-api/api/reports/* (docs/console.md "Pages"): the central's own schemas' types, never copies of them. */
+export type Sales = Static<typeof SalesSchema>;
+export type SalesRow = Sales['rows'][number];
+export type Products = Static<typeof ProductsSchema>;
+export type Channels = Static<typeof ChannelsSchema>;
+export type Kitchen = Static<typeof KitchenSchema>;
 interface Reports {
   sales: Sales;
   products: Products;
