@@ -62,6 +62,11 @@ describe('compile: errors inside a union', () => {
     expect(codesOf(tree).map((c) => c.args[0])).toEqual(['/root/items/0/items/1/price']);
   });
 
+  test('a node whose kind is neither keeps the union error at the node', () => {
+    const tree = { root: category('root', [{ kind: 'oops' }]) };
+    expect(codesOf(tree).map((c) => c.args[0])).toEqual(['/root/items/0']);
+  });
+
   test('stay cheap on a deep hostile tree (bounded per union)', () => {
     let node: unknown = product('deep', 'not-a-price');
     for (let i = 0; i < 200; i++) node = category(`c${i}`, [node, product(`p${i}`, '1.00')]);

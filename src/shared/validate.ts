@@ -64,9 +64,13 @@ function closestVariant(union: ValueError): ValueError[] | undefined {
   });
   const sizes = counted.map((c) => c.length).sort((a, b) => a - b);
   const best = counted.find((c) => c.length === sizes[0]);
-  // A tie says nothing about which variant was meant; errors only at the union's own path add nothing to it.
+  // A tie says nothing about which variant was meant; errors only at the union's own path add nothing to it; and a
+  // variant whose own tag (a literal field: `kind`) does not match was not the one meant either.
   if (!best || best.length === 0 || sizes[0] === sizes[1]) return undefined;
-  return best.some((e) => e.path !== union.path) ? best : undefined;
+  const tagMismatch = best.some(
+    (e) => e.type === ValueErrorType.Literal && e.path.slice(0, e.path.lastIndexOf('/')) === union.path,
+  );
+  return !tagMismatch && best.some((e) => e.path !== union.path) ? best : undefined;
 }
 
 /** Parses a JSON text; malformed JSON is a 400 `invalidBody`. */
