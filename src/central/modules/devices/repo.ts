@@ -160,10 +160,14 @@ export function createDeviceRepo(db: Queryable) {
         [tenantId, deviceId, pendingSeq, clockOffsetMs ?? null],
       );
     },
-    /** A hello's oldest pending event, already on the central's clock (ms), or null: nothing pending. */
+    /**
+     * A hello's oldest pending event, already on the central's clock (ms), or null: nothing pending. Nothing is
+     * pending either when the central's head already covers the box's newest event (its acknowledgement was lost).
+     */
     async recordOldestPending(tenantId: string, deviceId: string, atMs: number | null): Promise<void> {
       await db.query(
-        'UPDATE devices SET oldest_pending_at = to_timestamp($3 / 1000.0) WHERE tenant_id = $1 AND device_id = $2',
+        `UPDATE devices SET oldest_pending_at = CASE WHEN head_seq >= pending_seq THEN NULL ELSE to_timestamp($3 / 1000.0) END
+         WHERE tenant_id = $1 AND device_id = $2`,
         [tenantId, deviceId, atMs],
       );
     },
