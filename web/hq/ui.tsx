@@ -126,3 +126,25 @@ export function SubNav(props: {
 export function ReadOnlyNote() {
   return <p class="note">{t('app.readOnly')}</p>;
 }
+
+/** A figure with its label (the dashboard's and the reports' totals). */
+export function Kpi(props: { label: string; value: string; testid: string }) {
+  return (
+    <div class="kpi">
+      <span class="value" data-testid={props.testid}>
+        {props.value}
+      </span>
+      <span class="label">{props.label}</span>
+    </div>
+  );
+}
+
+/** Runs `reload` every `ms` while the page is visible (a tab in the background reads nothing). */
+export function useEvery(ms: number, reload: () => void): void {
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') reload();
+    }, ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+}

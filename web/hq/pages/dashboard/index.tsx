@@ -1,5 +1,4 @@
 import type { Static } from '@sinclair/typebox';
-import { useEffect } from 'preact/hooks';
 import { navigate } from '../../../router.js';
 import { hq } from '../../api.js';
 import { Chart } from '../../chart.js';
@@ -7,7 +6,7 @@ import { ago, dateTime, duration, money, number, t, useLanguage } from '../../i1
 import { useVenueName } from '../../pickers.js';
 import { type Column, DataTable } from '../../table.js';
 import type { Dashboard as DashboardSchema } from '../../../../src/central/modules/reports/schemas.js';
-import { Loaded, useLoad } from '../../ui.js';
+import { Kpi, Loaded, useEvery, useLoad } from '../../ui.js';
 
 /** GET /hq-api/api/dashboard (docs/console.md "Pages"): the central's own schema's type, never a copy of it. */
 export type Dashboard = Static<typeof DashboardSchema>;
@@ -26,12 +25,7 @@ export function sumMoney(values: string[]): string {
 export function DashboardPage() {
   useLanguage();
   const state = useLoad(() => hq.get<Dashboard>('/dashboard'));
-  useEffect(() => {
-    const timer = setInterval(() => {
-      if (document.visibilityState === 'visible') state.reload();
-    }, REFRESH_MS);
-    return () => clearInterval(timer);
-  }, []);
+  useEvery(REFRESH_MS, state.reload);
   return (
     <div class="dashboard pad">
       <div class="row spread">
@@ -80,17 +74,6 @@ function DashboardView({ d }: { d: Dashboard }) {
       </section>
       <FleetGlance fleet={d.fleet} />
     </>
-  );
-}
-
-function Kpi(props: { label: string; value: string; testid: string }) {
-  return (
-    <div class="kpi">
-      <span class="value" data-testid={props.testid}>
-        {props.value}
-      </span>
-      <span class="label">{props.label}</span>
-    </div>
   );
 }
 

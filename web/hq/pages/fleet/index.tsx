@@ -1,11 +1,10 @@
-import { useEffect } from 'preact/hooks';
 import { navigate, route } from '../../../router.js';
 import { useStore } from '../../../store.js';
 import { hq } from '../../api.js';
 import { ago, number, t, useLanguage } from '../../i18n.js';
 import { useVenueName } from '../../pickers.js';
 import { type Column, DataTable } from '../../table.js';
-import { Loaded, useLoad } from '../../ui.js';
+import { Loaded, useEvery, useLoad } from '../../ui.js';
 import { DeviceDetails } from './device.js';
 import { contactText, type Device, deviceName, isOnline, offsetText, StateBadge, updateText } from './model.js';
 import { EnrolForm } from './enrol.js';
@@ -19,12 +18,7 @@ export function FleetPage() {
   const { query } = useStore(route);
   const selected = query.get('id');
   const state = useLoad(() => hq.get<Device[]>('/devices'));
-  useEffect(() => {
-    const timer = setInterval(() => {
-      if (document.visibilityState === 'visible') state.reload();
-    }, REFRESH_MS);
-    return () => clearInterval(timer);
-  }, []);
+  useEvery(REFRESH_MS, state.reload);
   return (
     <div class="fleet pad">
       <h1>{t('nav.fleet')}</h1>

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { Chart, type ChartSeries } from '../../chart.js';
 import { duration, money, number, t } from '../../i18n.js';
 import { type Column, DataTable } from '../../table.js';
+import { Kpi } from '../../ui.js';
 import type { Channels, Filters, Kitchen, Products, Sales, SalesRow } from './index.js';
 
 const range = (f: Filters) => `${f.from}_${f.to}${f.venueId ? `_${f.venueId.slice(0, 8)}` : ''}`;
@@ -45,17 +46,6 @@ function Section(props: { id: string; title: string; children: ComponentChildren
       <h2 id={`reports-${props.id}-title`}>{props.title}</h2>
       {props.children}
     </section>
-  );
-}
-
-function Kpi(props: { label: string; value: string; testid: string }) {
-  return (
-    <div class="kpi">
-      <span class="value" data-testid={props.testid}>
-        {props.value}
-      </span>
-      <span class="label">{props.label}</span>
-    </div>
   );
 }
 
