@@ -264,6 +264,7 @@ describe('enrolment codes, devices, revocation', () => {
     const sim = await enrolledBox();
     expect((await sim.hello()).status).toBe(200);
     const { rev } = await catalogue();
+    const asked = Date.now();
     expect((await sim.catalogue(rev)).status).toBe(200);
     const status = (await hqJson('GET', '/catalogue/status')).body;
     expect(status.rev).toBe(rev);
@@ -272,8 +273,15 @@ describe('enrolment codes, devices, revocation', () => {
       name: 'till',
       venueId: VENUE,
       catalogueRev: rev,
+      catalogueRevAt: expect.any(String),
       lastContactAt: expect.any(String),
     });
+    // When it first asked with that rev; asking again with the same one keeps that time.
+    const first = status.devices.find((d: { deviceId: string }) => d.deviceId === sim.deviceId).catalogueRevAt;
+    expect(Math.abs(Date.parse(first) - asked)).toBeLessThan(5000);
+    expect((await sim.catalogue(rev)).status).toBe(200);
+    const again = (await hqJson('GET', '/catalogue/status')).body;
+    expect(again.devices.find((d: { deviceId: string }) => d.deviceId === sim.deviceId).catalogueRevAt).toBe(first);
   });
 });
 

@@ -61,6 +61,7 @@ test("a price changed in the console is what the box's menu serves; the boxes pa
   const page = await rig.open(`/catalogue?tab=menus&id=${MENU}`);
   await openMenu(page, 'zurek');
   await page.getByTestId('product-price').fill('21.50');
+  const savedAt = Date.now();
   await page.getByTestId('menu-save').click();
   await expect.poll(() => page.getByTestId('saved-rev').count(), { timeout: 10_000 }).toBe(1);
   const menu = await itemOf('menu', MENU);
@@ -72,6 +73,14 @@ test("a price changed in the console is what the box's menu serves; the boxes pa
   );
   // The panel reads what each box applied: the enrolled box reaches the change's rev.
   await expect.poll(() => page.getByTestId('box-has-it').count(), { timeout: 20_000 }).toBe(1);
+  // ...and when it got it: the central's record of the box first asking with that rev, shown on the page.
+  const status = (await rig.central.hq('/hq-api/api/catalogue/status')) as {
+    rev: number;
+    devices: { catalogueRev: number; catalogueRevAt: string | null }[];
+  };
+  const got = status.devices.find((d) => d.catalogueRev >= status.rev)?.catalogueRevAt;
+  expect(Date.parse(got ?? '')).toBeGreaterThanOrEqual(savedAt - 1000);
+  expect(await page.getByTestId('box-has-it').textContent()).toMatch(/\d{2}:\d{2}/);
   // "Change the price everywhere": one PATCH, every menu listing the product; the edit goes on from the new rev.
   await page.getByTestId('product-price').fill('22.00');
   await page.getByTestId('price-everywhere').click();

@@ -28,6 +28,9 @@ export const CatalogueStatus = Type.Object(
           name: Type.Union([Type.String(), Type.Null()]),
           venueId: Type.String(),
           catalogueRev: Type.Integer({ minimum: 0, description: 'the rev the box last asked with: what it applied' }),
+          catalogueRevAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+            description: 'when it first asked with that rev: by then it had applied it',
+          }),
           lastContactAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
         },
         { additionalProperties: false },

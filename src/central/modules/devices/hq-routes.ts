@@ -83,6 +83,7 @@ export function deviceHqRoutes(devices: DeviceService, catalogue: { rev(tenantId
               name: d.name,
               venueId: d.venue,
               catalogueRev: d.catalogueRev,
+              catalogueRevAt: d.catalogueRevAt,
               lastContactAt: d.lastContactAt,
             })),
         });

@@ -42,6 +42,8 @@ export interface DeviceView {
   venueName: string | null;
   /** The catalogue rev the box last asked with: what it applied (docs/sync.md "Down: the catalogue"). */
   catalogueRev: number;
+  /** When the box first asked with that rev: by then it had applied it. */
+  catalogueRevAt: string | null;
   /** When its oldest event not yet acknowledged was written, on the central's clock (hello's oldestPendingMs). */
   oldestPendingAt: string | null;
   /** Heard from within ONLINE_WITHIN_MINUTES. */
@@ -242,6 +244,7 @@ export function createDeviceRepo(db: Queryable) {
         updateAt: iso(r.update_at),
         venueName: r.venue_name ?? null,
         catalogueRev: r.catalogue_rev,
+        catalogueRevAt: iso(r.catalogue_rev_at),
         oldestPendingAt: iso(r.oldest_pending_at),
         online: r.online,
       }));

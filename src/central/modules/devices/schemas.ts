@@ -30,6 +30,9 @@ export const HqDevice = Type.Object(
       minimum: 0,
       description: 'the catalogue rev the box last asked with: what it applied',
     }),
+    catalogueRevAt: OrNull(
+      Type.String({ format: 'date-time', description: 'when it first asked with that rev: by then it had applied it' }),
+    ),
     oldestPendingAt: OrNull(
       Type.String({
         format: 'date-time',

@@ -104,7 +104,8 @@ export function createInboxRepo(db: Queryable) {
     /** The cursor a box asked with: everything up to it is applied on that box (its acknowledgement). */
     async acknowledge(tenantId: string, deviceId: string, rev: number): Promise<void> {
       await db.query(
-        'UPDATE devices SET catalogue_rev = $3 WHERE tenant_id = $1 AND device_id = $2 AND catalogue_rev <> $3',
+        `UPDATE devices SET catalogue_rev = $3, catalogue_rev_at = now()
+         WHERE tenant_id = $1 AND device_id = $2 AND catalogue_rev <> $3`,
         [tenantId, deviceId, rev],
       );
     },

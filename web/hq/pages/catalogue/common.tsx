@@ -4,7 +4,7 @@ import { Store, useStore } from '../../../store.js';
 import { hq, session } from '../../api.js';
 import { loadCatalogue } from '../../data.js';
 import { type ApiForm, errorText, FormError } from '../../form.js';
-import { ago, t } from '../../i18n.js';
+import { ago, dateTime, t } from '../../i18n.js';
 import { DataTable } from '../../table.js';
 import { showToast } from '../../ui.js';
 import { useVenueName } from '../../pickers.js';
@@ -93,6 +93,7 @@ interface CatalogueStatus {
     name: string | null;
     venueId: string;
     catalogueRev: number;
+    catalogueRevAt: string | null;
     lastContactAt: string | null;
   }[];
 }
@@ -150,14 +151,16 @@ export function BoxesPanel() {
               cell: (d) =>
                 d.catalogueRev >= want ? (
                   <span class="badge ok" data-testid="box-has-it">
-                    {t('catalogue.hasItYes')}
+                    {d.catalogueRevAt
+                      ? t('catalogue.hasItSince', { at: dateTime(d.catalogueRevAt) })
+                      : t('catalogue.hasItYes')}
                   </span>
                 ) : (
                   <span class="badge warn" data-testid="box-waiting">
                     {t('catalogue.hasItNo')}
                   </span>
                 ),
-              csv: (d) => (d.catalogueRev >= want ? 'yes' : 'no'),
+              csv: (d) => (d.catalogueRev >= want ? (d.catalogueRevAt ?? 'yes') : 'no'),
             },
             {
               label: t('catalogue.lastContact'),
