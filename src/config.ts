@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
-import { PUBLIC_KEY_PATTERN } from './shared/release.js';
+import { PUBLIC_KEY_PATTERN } from './shared/release-schemas.js';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
 import cron from 'node-cron';

@@ -6,15 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { signManifest, stableBucket } from '../src/shared/release.js';
 import {
   type Arch,
   RELEASE_PATHS,
   type ReleaseManifest,
   type SignedRelease,
-  signManifest,
-  stableBucket,
   type UpdateReport,
-} from '../src/shared/release.js';
+} from '../src/shared/release-schemas.js';
 import { CENTRAL_DEMO, centralCli, startTestCentral, type TestCentral } from './support/central.js';
 import { expectApiError, TENANT_B, writeTenantB } from './support/fixtures.js';
 import { enrolledDevice, SimDevice } from './support/sim-device.js';

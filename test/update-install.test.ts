@@ -3,7 +3,8 @@ import { existsSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, basic } from './support/box.js';
-import { type KeyRotation, signRotation } from '../src/shared/release.js';
+import { signRotation } from '../src/shared/release.js';
+import type { KeyRotation } from '../src/shared/release-schemas.js';
 import {
   type BuiltRelease,
   buildRelease,

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { type CatalogueItem, ITEM_TYPES, type ItemType } from './catalogue-items.js';
 import type { InboxEntry } from './hq-inbox.js';
-import type { ReleaseTarget } from './release.js';
+import type { ReleaseTarget } from './release-schemas.js';
 
 export interface CatalogueResponse {
   tenant: string;
@@ -28,7 +28,7 @@ export interface CatalogueResponse {
    */
   inbox?: InboxEntry[];
   /**
-   * The release the asking box should run (src/shared/release.ts; docs/operations.md "Updating boxes"), null
+   * The release the asking box should run (src/shared/release-schemas.ts; docs/operations.md "Updating boxes"), null
    * when no rollout names it. Absent from a central without releases.
    */
   release?: ReleaseTarget | null;

@@ -2,16 +2,14 @@ import nacl from 'tweetnacl';
 import { describe, expect, test } from 'vitest';
 import {
   compareVersions,
-  type KeyRotation,
-  type ReleaseManifest,
   ReleaseRefused,
   refusalFor,
-  type SignedRelease,
   signManifest,
   signRotation,
   stableBucket,
   verifyRelease,
 } from './release.js';
+import type { KeyRotation, ReleaseManifest, SignedRelease } from './release-schemas.js';
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 

@@ -12,7 +12,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { INBOX_KINDS } from './hq-inbox.js';
-import { UpdateReport } from './release.js';
+import { UpdateReport } from './release-schemas.js';
 import { MAX_QTY_MICRO } from './qty.js';
 import { UUID_PATTERN } from './types.js';
 
@@ -248,10 +248,10 @@ export const HelloRequest = Type.Object({
     }),
   ),
   /**
-   * The program the box runs and its update state: an UpdateReport (src/shared/release.ts); absent from boxes
+   * The program the box runs and its update state: an UpdateReport (src/shared/release-schemas.ts); absent from boxes
    * before updates. Checked apart from the hello: one this central does not know (a newer box's) is left out.
    */
-  update: Type.Optional(Type.Unknown({ description: 'UpdateReport (src/shared/release.ts)' })),
+  update: Type.Optional(Type.Unknown({ description: 'UpdateReport (src/shared/release-schemas.ts)' })),
 });
 export type HelloRequest = Static<typeof HelloRequest>;
 

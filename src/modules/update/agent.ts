@@ -1,16 +1,13 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../log.js';
+import { ReleaseRefused, readManifest, refusalFor, verifyRelease } from '../../shared/release.js';
 import {
   RELEASE_CHECKS,
   type ReleaseManifest,
-  ReleaseRefused,
   type ReleaseTarget,
-  readManifest,
-  refusalFor,
   type UpdateReport,
-  verifyRelease,
-} from '../../shared/release.js';
+} from '../../shared/release-schemas.js';
 import type { Service } from '../../shared/runtime.js';
 import { loadDevice } from '../sync/enrolment/device.js';
 import { digestOf } from '../../shared/files.js';

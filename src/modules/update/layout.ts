@@ -14,7 +14,8 @@ import {
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fsyncPath } from '../../shared/files.js';
-import { type ReleaseManifest, readManifest } from '../../shared/release.js';
+import { readManifest } from '../../shared/release.js';
+import type { ReleaseManifest } from '../../shared/release-schemas.js';
 
 /**
  * Releases side by side (docs/operations.md "Updating boxes"):

@@ -8,7 +8,7 @@ import pkg from '../../../package.json';
 import { MIGRATIONS } from '../../db/migrate.js';
 import { ProcessError } from '../../shared/errors.js';
 import { binaryArch, emulatorFor } from '../../shared/executable-arch.js';
-import { ARCHS, type Arch, Version } from '../../shared/release.js';
+import { ARCHS, type Arch, Version } from '../../shared/release-schemas.js';
 
 /**
  * What a release's manifest says about its binary, asked of the binary itself (`BINARY release info`), so that a

@@ -4,14 +4,8 @@ import type { Program } from '../../command-line.js';
 import { isoOf, nowMs } from '../../shared/clock.js';
 import { ProcessError, usageError } from '../../shared/errors.js';
 import { fsyncPath } from '../../shared/files.js';
-import {
-  type ReleaseManifest,
-  ReleaseRefused,
-  type SignedRelease,
-  signManifest,
-  verifyRelease,
-  PUBLIC_KEY_PATTERN,
-} from '../../shared/release.js';
+import { ReleaseRefused, signManifest, verifyRelease } from '../../shared/release.js';
+import { type ReleaseManifest, type SignedRelease, PUBLIC_KEY_PATTERN } from '../../shared/release-schemas.js';
 import { digestOf } from '../../shared/files.js';
 import { archOf, type BinaryInfo, currentInfo, infoOfBinary } from './release-binary.js';
 import { newReleaseKey, readReleaseKey, writeReleaseKey } from './release-key.js';

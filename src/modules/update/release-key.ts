@@ -5,7 +5,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import nacl from 'tweetnacl';
 import { ProcessError } from '../../shared/errors.js';
 import { fsyncPath } from '../../shared/files.js';
-import { KeyRotation, PUBLIC_KEY_PATTERN, publicKeyOf, signRotation } from '../../shared/release.js';
+import { publicKeyOf, signRotation } from '../../shared/release.js';
+import { KeyRotation, PUBLIC_KEY_PATTERN } from '../../shared/release-schemas.js';
 
 /**
  * Headquarters' release key files (docs/operations.md "Updating boxes"), kept offline: the Ed25519 key pair that

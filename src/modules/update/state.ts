@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { UpdateReason, UpdateReport, UpdateState } from '../../shared/release.js';
+import type { UpdateReason, UpdateReport, UpdateState } from '../../shared/release-schemas.js';
 import { fsyncPath } from '../../shared/files.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { InstallWindow } from '../../shared/release.js';
+import type { InstallWindow } from '../../shared/release-schemas.js';
 import { isOpen, localTime } from '../venues/opening-hours.js';
 import { CHANNELS, type Venue } from '../venues/schemas.js';
 

@@ -9,7 +9,7 @@ import { compile } from '../../../shared/validate.js';
 import { ok, SIGNED_HEADERS } from '../../contracts.js';
 import { ChangeAnswer, IF_MATCH_HEADER, ifMatchOf, PriceEverywhereAnswer } from './schemas.js';
 import type { Pool } from '../../db/pool.js';
-import type { ReleaseTarget } from '../../../shared/release.js';
+import type { ReleaseTarget } from '../../../shared/release-schemas.js';
 import type { DeviceRow } from '../devices/repo.js';
 import type { DeviceService } from '../devices/service.js';
 import { createInboxRepo } from '../inbox/repo.js';

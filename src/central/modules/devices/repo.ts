@@ -1,5 +1,5 @@
 import { MAX_REQUEST_BYTES } from '../../../shared/sync-protocol.js';
-import type { UpdateReport } from '../../../shared/release.js';
+import type { UpdateReport } from '../../../shared/release-schemas.js';
 import type { Head, TailEvent, TailResponse } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { UpdateReport } from '../../../shared/release.js';
+import { UpdateReport } from '../../../shared/release-schemas.js';
 import { Head } from '../../../shared/sync-messages.js';
 import { Uuid } from '../../../shared/types.js';
 

@@ -21,7 +21,7 @@ import { inTransaction, type Pool } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';
 import { codeHashOf, newEnrolCode } from './enrol-code.js';
 import { isAcceptableKey } from '../../../shared/public-key.js';
-import { RELEASE_CHECKS } from '../../../shared/release.js';
+import { RELEASE_CHECKS } from '../../../shared/release-schemas.js';
 import { createDeviceRepo, type DeviceRow } from './repo.js';
 
 /**

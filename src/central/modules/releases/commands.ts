@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import pino from 'pino';
 import { AppError, ProcessError, usageError } from '../../../shared/errors.js';
-import { RELEASE_CHECKS, type SignedRelease } from '../../../shared/release.js';
+import { RELEASE_CHECKS, type SignedRelease } from '../../../shared/release-schemas.js';
 import { MAX_REQUEST_BYTES } from '../../../shared/sync-protocol.js';
 import type { Pool } from '../../db/pool.js';
 import { createTenantRepo } from '../tenants/repo.js';

@@ -1,4 +1,4 @@
-import type { SignedRelease, UpdateReport } from '../../../shared/release.js';
+import type { SignedRelease, UpdateReport } from '../../../shared/release-schemas.js';
 import type { Queryable } from '../../db/pool.js';
 
 /** Rows of release_chunks hold this many bytes each (the last of a blob fewer). */

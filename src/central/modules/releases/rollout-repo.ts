@@ -1,4 +1,4 @@
-import type { InstallWindow } from '../../../shared/release.js';
+import type { InstallWindow } from '../../../shared/release-schemas.js';
 import type { Queryable } from '../../db/pool.js';
 import type { RolloutRules, RolloutState, Selection } from './rules.js';
 

@@ -1,7 +1,7 @@
 import type { Logger } from '../../../log.js';
 import { AppError, invalidField, notFound } from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
-import { type InstallWindow, RELEASE_PATHS, type ReleaseTarget } from '../../../shared/release.js';
+import { type InstallWindow, RELEASE_PATHS, type ReleaseTarget } from '../../../shared/release-schemas.js';
 import { inTransaction, type Pool } from '../../db/pool.js';
 import { createReleaseRepo, type DeviceProgram, type PatchRow, type ReleaseRow } from './repo.js';
 import { createRolloutRepo, type RolloutRow } from './rollout-repo.js';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { json, type Route, route } from '../../../http/types.js';
 import { invalidField, notFound } from '../../../shared/errors.js';
-import { ARCHS, RELEASE_PATHS, SHA256_PATTERN, SignedRelease, Version } from '../../../shared/release.js';
+import { ARCHS, RELEASE_PATHS, SHA256_PATTERN, SignedRelease, Version } from '../../../shared/release-schemas.js';
 import { MAX_REQUEST_BYTES } from '../../../shared/sync-protocol.js';
 import { ok, SIGNED_HEADERS } from '../../contracts.js';
 import type { DeviceService } from '../devices/service.js';

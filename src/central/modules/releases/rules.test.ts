@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { stableBucket, type UpdateReport } from '../../../shared/release.js';
+import { stableBucket } from '../../../shared/release.js';
+import type { UpdateReport } from '../../../shared/release-schemas.js';
 import {
   countStates,
   type FleetDevice,

@@ -3,7 +3,8 @@
  * the current stage holds, when it advances, when it halts by itself, and what HQ sees counted. The service
  * applies them under the rollout's row lock; these tests beside them pin the arithmetic.
  */
-import { stableBucket, UPDATE_STATES, type UpdateReport, type UpdateState } from '../../../shared/release.js';
+import { stableBucket } from '../../../shared/release.js';
+import { UPDATE_STATES, type UpdateReport, type UpdateState } from '../../../shared/release-schemas.js';
 
 export type Selection = { all: true } | { venues: string[] } | { percent: number };
 export type RolloutState = 'active' | 'halted' | 'superseded';

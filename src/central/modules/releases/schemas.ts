@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { DATE_TIME_PATTERN, InstallWindow, Version } from '../../../shared/release.js';
+import { DATE_TIME_PATTERN, InstallWindow, Version } from '../../../shared/release-schemas.js';
 import { UUID_PATTERN } from '../../../shared/types.js';
 
 const Percent = Type.Integer({ minimum: 1, maximum: 100 });

@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import { AppError, invalidField, notFound } from '../../../shared/errors.js';
+import { ReleaseRefused, verifyRelease } from '../../../shared/release.js';
 import {
   RELEASE_CHECKS,
   type ReleaseManifest,
-  ReleaseRefused,
   type SignedRelease,
   UPDATE_STATES,
   type UpdateState,
-  verifyRelease,
-} from '../../../shared/release.js';
+} from '../../../shared/release-schemas.js';
 import { inTransaction, type Pool } from '../../db/pool.js';
 import { type ContentRange, parseRange } from './ranges.js';
 import { binaryBlob, CHUNK_BYTES, createReleaseRepo, patchBlob, type ReleaseRepo, type ReleaseRow } from './repo.js';

@@ -1,6 +1,6 @@
 import type { Logger } from '../../../log.js';
 import type { CatalogueResponse } from '../../../shared/catalogue-protocol.js';
-import { RELEASE_CHECKS, type ReleaseTarget } from '../../../shared/release.js';
+import { RELEASE_CHECKS, type ReleaseTarget } from '../../../shared/release-schemas.js';
 import { CatalogueApplyError, ChecksumMismatch } from './apply.js';
 import type { CatalogueState } from './repo.js';
 import { createCentralLoop, type StepContext } from '../central-loop.js';

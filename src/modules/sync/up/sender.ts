@@ -8,7 +8,7 @@ import { type Device, loadDevice } from '../enrolment/device.js';
 import { reconcile, type Reinstater, SyncStateError } from '../reconcile/reconcile.js';
 import type { OutboxRow, SyncRepo } from '../repo.js';
 import type { Signer } from '../enrolment/signer.js';
-import type { UpdateReport } from '../../../shared/release.js';
+import type { UpdateReport } from '../../../shared/release-schemas.js';
 
 export interface SenderOptions {
   /** Wait this long after a commit before sending, so a burst of commands travels in one batch. */

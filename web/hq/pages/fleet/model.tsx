@@ -1,34 +1,12 @@
+import type { Static } from '@sinclair/typebox';
+import type { HqDevice } from '../../../../src/central/modules/devices/schemas.js';
 import { ago, dateTime, number, t } from '../../i18n.js';
 
-/**
- * GET /hq-api/api/devices (docs/sync.md "API"; the fields after `enrolledAt` came with the console). The
- * optional ones may be absent from a central that predates them; the page shows "–" then.
- */
-export interface Device {
-  id: string;
-  name: string | null;
-  venue: string;
-  venueName?: string | null;
-  status: 'active' | 'revoked';
-  keyId: string;
-  head: { epoch: number; seq: number; hash: string };
-  lagEvents: number;
-  lastContactAt: string | null;
-  clockOffsetMs: number | null;
-  deadLetters: number;
-  enrolledAt: string;
-  version?: string | null;
-  arch?: string | null;
-  update?: { state: string; version?: string; target?: string; reason?: string; detail?: string } | null;
-  catalogueRev?: number | null;
-  oldestPendingAt?: string | null;
-  online?: boolean;
-}
+/** GET /hq-api/api/devices (docs/sync.md "API"): the central's own schema's type, never a copy of it. */
+export type Device = Static<typeof HqDevice>;
 
 /** The central's "online": a contact within the last 15 minutes (docs/sync.md "API"). */
-const ONLINE_MS = 15 * 60_000;
-export const isOnline = (d: Device, now = Date.now()): boolean =>
-  d.online ?? (d.lastContactAt !== null && now - Date.parse(d.lastContactAt) < ONLINE_MS);
+export const isOnline = (d: Device): boolean => d.online;
 
 export const deviceName = (d: Device): string => d.name ?? d.id.slice(0, 8);
 
