@@ -98,3 +98,12 @@ test("the console's client id cannot be made a boxes' client", async () => {
     ['clientId'],
   );
 });
+
+test('enrolment codes: at most 50 live at once per tenant; one more is a 409 until some are used or expire', async () => {
+  const venueId = CENTRAL_DEMO.venues[0]!;
+  const made = await Promise.all(
+    Array.from({ length: 50 }, () => hq('POST', '/enrol-codes', { venueId, ttlHours: 1 }).then((r) => r.status)),
+  );
+  expect(made.every((s) => s === 201)).toBe(true);
+  await expectApiError(await hq('POST', '/enrol-codes', { venueId, ttlHours: 1 }), 409, 'conflict');
+});

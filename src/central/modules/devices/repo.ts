@@ -89,6 +89,14 @@ export function createDeviceRepo(db: Queryable) {
       );
       return rows[0]!.expires_at;
     },
+    /** Codes of the tenant that can still enrol a box (unused, not expired). */
+    async liveCodes(tenantId: string): Promise<number> {
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*) AS n FROM enrol_codes WHERE tenant_id = $1 AND used_at IS NULL AND expires_at > now()',
+        [tenantId],
+      );
+      return rows[0]!.n;
+    },
     /** The code's row, locked: two enrolments with one code serialise here and only one finds it unused. */
     async codeForUpdate(codeHash: string) {
       const { rows } = await db.query<{ tenant_id: string; venue_id: string; usable: boolean }>(

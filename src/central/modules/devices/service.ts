@@ -31,6 +31,9 @@ import { createDeviceRepo, type DeviceRow } from './repo.js';
 export const ENROL_FAILURES = { burst: 10, refillSeconds: 60 };
 
 /** Devices: enrolment codes, enrolment, signed requests (hello and the tail), listing and revocation. */
+/** Unused, unexpired enrolment codes a tenant may hold at once from headquarters' API (docs/sync.md "API"). */
+export const MAX_LIVE_CODES = 50;
+
 export function createDeviceService(
   pool: Pool,
   now: () => number,
@@ -117,6 +120,13 @@ export function createDeviceService(
     ): Promise<{ code: string; expiresAt: string }> {
       if (!(await createTenantRepo(pool).liveVenueExists(tenantId, venueId)))
         throw invalidField('/venueId', `venue ${venueId} is not a live venue of this tenant`);
+      // Each live code can enrol a box: a chain enrols a few at a time, so a pile of them is a mistake or a leak.
+      if ((await repo.liveCodes(tenantId)) >= MAX_LIVE_CODES) {
+        throw AppError.of(
+          'conflict',
+          `this tenant has ${MAX_LIVE_CODES} enrolment codes that are unused and not expired; use or let them expire first`,
+        );
+      }
       const code = newEnrolCode();
       const expires = await repo.insertCode(tenantId, codeHashOf(code), venueId, ttlHours * 3_600_000);
       return { code, expiresAt: expires.toISOString() };
