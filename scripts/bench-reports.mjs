@@ -100,7 +100,7 @@ await db.query(
      SELECT l.i, min(l.k) AS first_k, jsonb_build_object('venue', l.venue, 'lines', jsonb_agg(jsonb_build_object(
        'id', l.order_id || '-' || l.k, 'productId', l.p->>'id', 'quantity', l.quantity, 'price', l.p->>'price',
        'status', CASE WHEN g.status = 'CANCELLED' THEN 'CANCELLED' ELSE 'ORDERED' END,
-       'product', jsonb_build_object('id', l.p->>'id', 'details', jsonb_build_object('literals', jsonb_build_object('name', l.p->>'name'))))
+       'product', jsonb_build_object('id', l.p->>'id', 'literals', jsonb_build_object('name', l.p->>'name')))
        ORDER BY l.k)) AS bucket
      FROM gen_lines l JOIN gen g USING (i) GROUP BY l.i, l.venue) x
    GROUP BY i`,

@@ -244,7 +244,7 @@ describe('the fleet, dashboard and reports pages', STORY, () => {
       .poll(async () =>
         (await page.locator('[data-testid=reports-sales-table] tbody td').first().textContent())?.trim(),
       )
-      .toMatch(new RegExp(`^${today}T\\d{2}$`));
+      .toMatch(new RegExp(`^${today} \\d{2}:00$`));
     await expectNoSeriousViolations();
   }, 60_000);
 

@@ -139,8 +139,8 @@ describe.skipIf(skip)('orders page', () => {
     const versions = view.getByTestId('order-version');
     await expect.poll(() => versions.count()).toBeGreaterThanOrEqual(2);
     const texts = await versions.allInnerTexts();
-    expect(texts[0]).toMatch(/Wersja 1: new/);
-    expect(texts.some((v) => /submit/.test(v) && /Zamówione/.test(v))).toBe(true);
+    expect(texts[0]).toMatch(/Wersja 1: utworzenie/);
+    expect(texts.some((v) => /wysłanie do kuchni/.test(v) && /Zamówione/.test(v))).toBe(true);
     expect(texts[0]).toMatch(/obsługa/);
     expect(await view.getByTestId('order-lines').locator('tbody tr').count()).toBe(2);
     await expectAccessible(page);

@@ -85,7 +85,8 @@ export function appendVersion(tenant: string, m: Made, n: number): void {
           quantity: l.quantity,
           price: l.price,
           status: l.status ?? 'ORDERED',
-          product: { id: l.productId, details: { literals: { name: l.name } } },
+          // The box's own line snapshot (src/modules/provisioning/service.ts productSnapshot).
+          product: { kind: 'product', id: l.productId, literals: { name: l.name }, price: l.price },
         })),
       })),
     },

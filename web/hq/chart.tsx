@@ -1,7 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { t } from './i18n.js';
+import { number, t } from './i18n.js';
 
 export interface ChartSeries {
   label: string;
@@ -34,8 +34,10 @@ export function Chart(props: {
     // which stay readable where bars would overlap.
     const bars = props.kind !== 'line' && series.length <= 2;
     const xs = labels.map((_, i) => i);
-    // At most about 24 labels on the axis (a week by hour has 168 bars).
-    const every = Math.max(1, Math.ceil(labels.length / 24));
+    // As many labels as fit the width without touching (a week by hour has 168 bars): every n-th one.
+    const longest = Math.max(1, ...labels.map((l) => l.length));
+    const fit = Math.max(1, Math.floor(Math.max(280, el.clientWidth) / (longest * 7 + 16)));
+    const every = Math.max(1, Math.ceil(labels.length / fit));
     const opts: uPlot.Options = {
       width: Math.max(280, el.clientWidth),
       height: props.height ?? 240,
@@ -50,7 +52,8 @@ export function Chart(props: {
           splits: () => xs,
           gap: 4,
         },
-        { size: 60 },
+        // Figures as the page's language writes them (12 500, not 12,500).
+        { size: 60, values: (_u, ticks) => ticks.map((v) => number(v, 2)) },
       ],
       legend: { show: series.length > 1 },
       cursor: { drag: { x: false, y: false } },

@@ -148,7 +148,7 @@ CREATE TEMP TABLE report_buckets ON COMMIT DROP AS
 
 CREATE TEMP TABLE report_lines ON COMMIT DROP AS
   SELECT b.tenant_id, b.order_id, b.bucket->>'venue' AS venue_id, coalesce(l->>'productId', '') AS product_id,
-    l->'product'->'details'->'literals'->>'name' AS name,
+    coalesce(l->'product'->'literals'->>'name', l->'product'->'details'->'literals'->>'name') AS name,
     CASE WHEN l->>'quantity' ~ '^[0-9]{1,9}$' THEN (l->>'quantity')::bigint ELSE 0 END AS quantity,
     CASE WHEN l->>'price' ~ '^-?[0-9]{1,13}(\\.[0-9]{1,2})?$' THEN round((l->>'price')::numeric * 100)::bigint ELSE 0 END AS price_minor
   FROM report_buckets b,

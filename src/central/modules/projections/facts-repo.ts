@@ -117,7 +117,7 @@ export function createFactsRepo(db: Queryable) {
            WHERE o.tenant_id = $1
          ), line AS (
            SELECT b.order_id, b.created_at, b.bucket->>'venue' AS venue_id, coalesce(l->>'productId', '') AS product_id,
-             l->'product'->'details'->'literals'->>'name' AS name, ${QUANTITY} AS quantity, ${PRICE} AS price_minor
+             coalesce(l->'product'->'literals'->>'name', l->'product'->'details'->'literals'->>'name') AS name, ${QUANTITY} AS quantity, ${PRICE} AS price_minor
            FROM bucket b,
              jsonb_array_elements(CASE jsonb_typeof(b.bucket->'lines') WHEN 'array' THEN b.bucket->'lines' ELSE '[]' END) AS l
            -- What was ordered: a NEW line is still in the basket, a CANCELLED one was taken back (the box's total).

@@ -1,3 +1,4 @@
+import type { CENTRAL_SOURCE } from '../../../../src/shared/hq-inbox.js';
 import { ApiError } from '../../../http.js';
 import { navigate } from '../../../router.js';
 import { hq } from '../../api.js';
@@ -15,6 +16,13 @@ const isNotFound = (err: unknown) => err instanceof ApiError && err.status === 4
 type Line = HqOrder['buckets'][number]['lines'][number];
 const lineTotal = (l: Line) => (Number(l.price) * l.quantity).toFixed(2);
 
+const COMMANDS = ['new', 'append', 'update', 'remove', 'submit', 'ready', 'complete', 'cancel'];
+/** A command's name in the page's language (docs/orders.md "Order commands"); an unknown kind as the box sent it. */
+const commandName = (kind: string) => (COMMANDS.includes(kind) ? t(`orders.command.${kind}`) : kind);
+
+/** An order's source when headquarters made it: typed against the shared constant, without bundling its module. */
+const CENTRAL: typeof CENTRAL_SOURCE = 'central';
+
 /**
  * One order as its box last sent it (GET /hq-api/api/orders/:id): its lines and totals per venue, and every version
  * with the command that made it (GET .../versions): who (user, staff or not), when (confirmed on the box, received
@@ -25,15 +33,20 @@ export function OrderView(props: { id: string }) {
   const deviceName = useDeviceName();
   const state = useLoad(async () => {
     const id = encodeURIComponent(props.id);
-    const [order, versions, entry] = await Promise.all([
+    const [order, versions] = await Promise.all([
       hq.get<HqOrder>(`/orders/${id}`).catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err))),
       hq
         .get<OrderVersion[]>(`/orders/${id}/versions`)
         .catch((err: unknown) => (isNotFound(err) ? [] : Promise.reject(err))),
-      // An order taken at headquarters: its entry says what the box made of it, and holds the contact the call
-      // centre typed (a box's copy has none).
-      hq.get<InboxEntry>(`/inbox/${id}`).catch(() => null),
     ]);
+    // An order taken at headquarters (or one the box has not sent back yet): its entry says what the box made of
+    // it, and holds the contact the call centre typed. A box's own order has no entry: not asked for.
+    const entry =
+      !order || order.source === CENTRAL
+        ? await hq
+            .get<InboxEntry>(`/inbox/${id}`)
+            .catch((err: unknown) => (isNotFound(err) ? null : Promise.reject(err)))
+        : null;
     if (!order && !entry) await hq.get(`/orders/${id}`); // the central's own 404, as it words it
     return { order, versions, entry };
   }, [props.id]);
@@ -106,7 +119,7 @@ export function OrderView(props: { id: string }) {
                   {versions.map((v) => (
                     <li key={`${v.version}-${v.seq}`} data-testid="order-version">
                       <strong>
-                        {t('orders.version', { n: v.version })}: <span class="mono">{v.command.kind}</span>
+                        {t('orders.version', { n: v.version })}: {commandName(v.command.kind)}
                       </strong>{' '}
                       <StatusBadge status={v.order.status} />
                       <div class="muted">

@@ -63,7 +63,8 @@ export function SalesReport({ sales, filters }: { sales: Sales; filters: Filters
     },
   ];
   const columns: Column<SalesRow>[] = [
-    { label: t('reports.period'), cell: (r) => r.period },
+    // The table reads "2026-11-27 14:00"; the CSV keeps the API's period ("2026-11-27T14").
+    { label: t('reports.period'), cell: (r) => r.period.replace(/T(\d{2})$/, ' $1:00'), csv: (r) => r.period },
     { label: t('reports.venue'), cell: (r) => r.venueName },
     { label: t('reports.orders'), numeric: true, cell: (r) => number(r.orders), csv: (r) => r.orders },
     { label: t('reports.revenue'), numeric: true, cell: (r) => money(r.revenue), csv: (r) => r.revenue },
