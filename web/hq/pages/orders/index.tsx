@@ -16,7 +16,7 @@ export function OrdersPage() {
   if (id) return <OrderView id={id} />;
   const tab = query.get('tab') === 'new' ? 'new' : 'search';
   return (
-    <div data-testid="orders-page">
+    <div class="pad" data-testid="orders-page">
       <h1>{t('nav.orders')}</h1>
       <SubNav
         items={[

@@ -33,7 +33,7 @@ export function StockPage() {
   const venueOfWarehouse = venues.find((v) => v.data.warehouse === warehouse)?.id;
   const venue = query.get('venue') || venueOfWarehouse || venues[0]?.id || '';
   return (
-    <div data-testid="stock-page">
+    <div class="pad" data-testid="stock-page">
       <h1>{t('nav.stock')}</h1>
       <SubNav
         items={[
