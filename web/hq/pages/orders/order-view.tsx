@@ -17,7 +17,7 @@ type Line = HqOrder['buckets'][number]['lines'][number];
 const lineTotal = (l: Line) => (Number(l.price) * l.quantity).toFixed(2);
 
 const COMMANDS = ['new', 'append', 'update', 'remove', 'submit', 'ready', 'complete', 'cancel'];
-/** A command's name in the page's language (docs/orders.md "Order commands"); an unknown kind as the box sent it. */
+/** A command's name in the page's language (docs/orders.md "The order lifecycle"); an unknown kind as the box sent it. */
 const commandName = (kind: string) => (COMMANDS.includes(kind) ? t(`orders.command.${kind}`) : kind);
 
 /** An order's source when headquarters made it: typed against the shared constant, without bundling its module. */
