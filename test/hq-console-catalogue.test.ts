@@ -140,7 +140,8 @@ test("a coordinate out of range shows the central's message next to the field, a
   await page.getByTestId('venue-save').click();
   const latField = page.locator('.field', { has: page.getByTestId('venue-lat') });
   await expect.poll(() => latField.getByTestId('field-error').count(), { timeout: 10_000 }).toBe(1);
-  expect(await latField.getByTestId('field-error').textContent()).toContain('/geoPosition/lat');
+  // The central's own check of /geoPosition/lat (at most 90), in the page's language, under the field it names.
+  expect(await latField.getByTestId('field-error').textContent()).toBe('najwyżej 90');
   expect(await page.getByTestId('venue-lat').getAttribute('aria-invalid')).toBe('true');
   // The other fields carry no error, and the central holds the venue as before.
   expect(
@@ -197,8 +198,11 @@ test("two people editing one menu: the second save is refused with the central's
   const saved = await itemOf('menu', MENU);
   await second.getByTestId('menu-save').click();
   await expect.poll(() => second.getByTestId('conflict').count(), { timeout: 10_000 }).toBe(1);
-  // The central's own message (it names the rev the menu changed at), and nothing of the second edit written.
-  expect(await second.getByTestId('conflict').textContent()).toContain(String(saved.rev));
+  // The central's refusal, in the page's language: who changed the menu and at which rev; nothing of the second
+  // edit written.
+  const conflict = await second.getByTestId('conflict').textContent();
+  expect(conflict).toContain(`wersja ${saved.rev}`);
+  expect(conflict).toContain('centrala zmienił(a) ten wpis');
   expect(await itemOf('menu', MENU)).toEqual(saved);
   expect(productIn(saved.data.root, 'barszcz').details.literals.description).toBe('Barszcz z uszkami, wersja pierwsza');
   // The second person's text stays on screen until they choose to load the current version.

@@ -2,6 +2,7 @@ import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, UNREACHABLE } from '../http.js';
 import { t } from './i18n.js';
+import { fieldMessage } from './messages.js';
 
 /**
  * A form's answer from the central: the refusal as a whole (shown at the top of the form) and each field's own
@@ -17,7 +18,8 @@ export function useApiForm() {
     /** The central's message for the field at `pointer` (`/price`, `/channelConstraints/DELIVERY/minOrderValue`). */
     fieldError(pointer: string): string | undefined {
       if (!(error instanceof ApiError)) return undefined;
-      return error.codes.find((c) => c.args?.[0] === pointer && c.code === 'invalidField')?.message;
+      const code = error.codes.find((c) => c.args?.[0] === pointer && c.code === 'invalidField');
+      return code && fieldMessage(code.message, pointer);
     },
     /** Runs `action`; its refusal is kept for the fields and the form's summary. Resolves true on success. */
     async run(action: () => Promise<unknown>): Promise<boolean> {
@@ -39,7 +41,20 @@ export function useApiForm() {
 export type ApiForm = ReturnType<typeof useApiForm>;
 
 export function errorText(err: unknown): string {
-  if (err instanceof ApiError) return err.message === UNREACHABLE ? t('app.unreachable') : err.message;
+  if (err instanceof ApiError) {
+    if (err.message === UNREACHABLE) return t('app.unreachable');
+    // The refusals a user meets in the normal course, in the page's language; the rest as the central wrote them.
+    const code = err.codes[0];
+    if (code?.code === 'revisionChanged') {
+      const by = / by (\S+);/.exec(code.message)?.[1];
+      return code.args?.[0] === '0'
+        ? t('app.revisionGone')
+        : t(by ? 'app.revisionChangedBy' : 'app.revisionChanged', { rev: code.args?.[0] ?? '?', by: by ?? '' });
+    }
+    if (err.status === 403) return t('app.forbidden');
+    if (err.status === 429) return t('app.busy');
+    return err.message;
+  }
   return err instanceof Error ? err.message : String(err);
 }
 

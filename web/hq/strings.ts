@@ -32,6 +32,13 @@ export default {
     'app.from': 'Od',
     'app.to': 'Do',
     'app.chartTable': 'Dane wykresu',
+    'app.revisionChanged':
+      'Ktoś zmienił ten wpis w międzyczasie (teraz wersja {rev}): wczytaj aktualną wersję i wprowadź zmianę na niej',
+    'app.revisionChangedBy':
+      '{by} zmienił(a) ten wpis w międzyczasie (teraz wersja {rev}): wczytaj aktualną wersję i wprowadź zmianę na niej',
+    'app.revisionGone': 'Ten wpis został w międzyczasie wycofany albo już istnieje: wczytaj aktualny katalog',
+    'app.forbidden': 'Twoje konto nie może wprowadzać zmian',
+    'app.busy': 'Centrala jest zajęta: spróbuj ponownie za chwilę',
     'nav.dashboard': 'Pulpit',
     'nav.catalogue': 'Katalog',
     'nav.fleet': 'Urządzenia',
@@ -72,6 +79,13 @@ export default {
     'app.from': 'From',
     'app.to': 'To',
     'app.chartTable': 'Chart data',
+    'app.revisionChanged':
+      'Someone changed this entry meanwhile (now rev {rev}): load the current version and make your change on it',
+    'app.revisionChangedBy':
+      '{by} changed this entry meanwhile (now rev {rev}): load the current version and make your change on it',
+    'app.revisionGone': 'This entry was retired or created meanwhile: load the current catalogue',
+    'app.forbidden': 'Your account cannot make changes',
+    'app.busy': 'The central is busy: try again in a moment',
     'nav.dashboard': 'Dashboard',
     'nav.catalogue': 'Catalogue',
     'nav.fleet': 'Fleet',
