@@ -5,7 +5,7 @@
 //   node scripts/screenshots-hq.mjs [--out docs/screens]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
@@ -55,7 +55,7 @@ try {
     await page.waitForLoadState('networkidle');
     await page.waitForTimeout(400);
     await page.screenshot({ path: join(out, `hq-${name}.png`) });
-    console.log(`docs/screens/hq-${name}.png`);
+    console.log(relative(process.cwd(), join(out, `hq-${name}.png`)));
   };
   await page.goto(`${base}/`);
   await page.getByTestId('signin').waitFor();
@@ -96,5 +96,9 @@ try {
   await visit('/reports', 'reports');
 } finally {
   await browser.close();
+  // The central stops its PostgreSQL before the temp directory goes (benchRun removes it at exit).
+  const stopped = new Promise((resolve) => central.once('exit', resolve));
+  central.kill('SIGTERM');
+  await stopped;
 }
 process.exit(0);
