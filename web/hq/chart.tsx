@@ -24,6 +24,8 @@ export function Chart(props: {
   kind?: 'bars' | 'line';
   height?: number;
   testid?: string;
+  /** The figures are counts: the axis steps by whole numbers (no 0.25 orders). */
+  counts?: boolean;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const { labels, series } = props;
@@ -53,7 +55,11 @@ export function Chart(props: {
           gap: 4,
         },
         // Figures as the page's language writes them (12 500, not 12,500).
-        { size: 60, values: (_u, ticks) => ticks.map((v) => number(v, 2)) },
+        {
+          size: 60,
+          values: (_u, ticks) => ticks.map((v) => number(v, 2)),
+          ...(props.counts ? { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000] } : {}),
+        },
       ],
       legend: { show: series.length > 1 },
       cursor: { drag: { x: false, y: false } },
@@ -85,7 +91,7 @@ export function Chart(props: {
       resize.disconnect();
       plot.destroy();
     };
-  }, [labels.join('\0'), JSON.stringify(series.map((s) => [s.label, s.values])), props.kind]);
+  }, [labels.join('\0'), JSON.stringify(series.map((s) => [s.label, s.values])), props.kind, props.counts]);
 
   return (
     <figure class="chart" data-testid={props.testid}>

@@ -70,6 +70,7 @@ function DashboardView({ d }: { d: Dashboard }) {
           labels={d.ordersPerHour.map((h) => String(h.hour).padStart(2, '0'))}
           series={[{ label: t('dashboard.orders'), values: d.ordersPerHour.map((h) => h.orders) }]}
           height={200}
+          counts
         />
       </section>
       <FleetGlance fleet={d.fleet} />

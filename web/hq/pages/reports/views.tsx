@@ -146,6 +146,7 @@ export function ChannelsReport({ channels, filters }: { channels: Channels; filt
         labels={channels.rows.map((r) => channelName(r.orderType))}
         series={[{ label: t('reports.orders'), values: channels.rows.map((r) => r.orders) }]}
         testid="reports-channels-chart"
+        counts
       />
       <DataTable
         columns={columns}
