@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { parsePaperStatus } from './serial-printer.js';
+import { parsePaperStatus } from './printer-status.js';
 
 test('DLE EOT 4 status bytes: ok, near end, out; anything else is not a status byte', () => {
   expect(parsePaperStatus(0x12)).toBe('ok');
