@@ -49,19 +49,21 @@ export class StatusReader {
   /** The first status byte received since the last reset, or `offline` after `timeoutMs`. */
   next(where: string, timeoutMs: number): Promise<PaperStatus> {
     return new Promise((resolve, reject) => {
+      // Clears only its own handlers: a wait given up on never silences a newer one.
       const done = () => {
         clearTimeout(timer);
-        this.onByte = undefined;
-        this.fail = undefined;
+        if (this.onByte === check) this.onByte = undefined;
+        if (this.fail === fail) this.fail = undefined;
       };
       const timer = setTimeout(() => {
         done();
         reject(new PrinterError('offline', `no status answer from ${where} in ${timeoutMs} ms`));
       }, timeoutMs);
-      this.fail = (err) => {
+      const fail = (err: PrinterError) => {
         done();
         reject(err);
       };
+      this.fail = fail;
       const check = () => {
         while (this.received.length > 0) {
           const status = parsePaperStatus(this.received.shift()!);

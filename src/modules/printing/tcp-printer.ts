@@ -110,7 +110,12 @@ export class TcpPrinter {
     this.replies.reset();
     const answer = this.replies.next(this.where, this.options.timeoutMs);
     answer.catch(() => undefined); // handled below; a failed write must not leave it unhandled
-    await this.write(socket, DLE_EOT_4);
+    try {
+      await this.write(socket, DLE_EOT_4);
+    } catch (err) {
+      this.replies.abort(err as PrinterError); // no answer will come: end the wait now, not at its timeout
+      throw err;
+    }
     try {
       return await answer;
     } catch (err) {
