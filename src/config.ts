@@ -10,13 +10,21 @@ import { printerProblems } from './modules/printing/printers.js';
 import { ProcessError } from './shared/errors.js';
 import { Uuid } from './shared/types.js';
 
-/** A serial ESC/POS receipt printer of a venue (src/modules/printing; docs/printing.md "Printing"). */
+/**
+ * An ESC/POS receipt printer of a venue (src/modules/printing; docs/printing.md "Printing"): on a serial line
+ * (`path`) or on the network (`host`, `port`: raw TCP, docs/printing.md "Network printers"). Exactly one of
+ * `path` and `host`: printerProblems refuses both and neither, naming the printer.
+ */
 const PrinterSchema = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_.-]+$' }),
     venue: Uuid,
     role: Type.Union([Type.Literal('kitchen'), Type.Literal('counter')]),
-    path: Type.String({ minLength: 1 }),
+    path: Type.Optional(Type.String({ minLength: 1 })),
+    // A host name or an address, without a scheme or a port (those go in `port`).
+    host: Type.Optional(Type.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9._:-]+$' })),
+    // The printer's raw TCP port (JetDirect/AppSocket); only with `host`. Absent: 9100 (TCP_PRINTER_PORT).
+    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65_535 })),
     baudRate: Type.Integer({ default: 19_200, minimum: 1200, maximum: 921_600 }),
     columns: Type.Integer({ default: 42, minimum: 24, maximum: 80 }),
     codePage: Type.String({ default: 'cp852', minLength: 1 }),

@@ -69,6 +69,7 @@ stock commands:
 
 printers commands:
   list              serial ports of this machine, and the configured printers with their paths
+                    (present or MISSING) or network addresses (answering or not)
   test NAME         print a test page (Polish letters in the printer's code page) on the
                     configured printer NAME; exit 1 with the cause when it cannot
 

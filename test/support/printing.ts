@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import { DEMO, type TestBox } from './box.js';
 import { command, newOrder } from './orders.js';
 import { contractsOf } from './contracts.js';
-import { type FakePrinter, hasCut } from './fake-printer.js';
+import { type FakePaper, hasCut } from './fake-printer.js';
 
 export const VENUE = DEMO.openVenue;
 
@@ -67,7 +67,7 @@ export async function submitOrder(
  * after this, so that no ticket of another test arrives after the mark: tests run in a random order
  * (test/support/story.ts).
  */
-export async function printersIdle(box: TestBox, staff: string, printers: Record<string, FakePrinter>): Promise<void> {
+export async function printersIdle(box: TestBox, staff: string, printers: Record<string, FakePaper>): Promise<void> {
   await expect
     .poll(
       async () => {

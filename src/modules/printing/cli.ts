@@ -1,8 +1,11 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { SerialPort } from 'serialport';
-import type { PrinterConfig } from './printers.js';
-import { PrinterError, serialPrinterFor } from './serial-printer.js';
+import { connect } from 'node:net';
+import { type PrinterConfig, printerAddress, printerLocation } from './printers.js';
+import { openPrinterDevice } from './printer-device.js';
+import { PrinterError } from './printer-status.js';
+import { TcpPrinter } from './tcp-printer.js';
 import { encodeTestPage } from './tickets.js';
 import { ProcessError } from '../../shared/errors.js';
 
@@ -19,9 +22,12 @@ interface PortInfo {
   productId?: string;
 }
 
+/** How long `printers list` waits for a network printer to accept a connection. */
+const ANSWER_TIMEOUT_MS = 1000;
+
 /**
  * `venue-box printers list`: the machine's serial ports (SerialPort.list(), which asks `udevadm`), then the
- * configured printers and whether their paths exist. Without udevadm (a container, a minimal image) the
+ * configured printers and whether their paths exist (a network printer: whether it accepts a TCP connection). Without udevadm (a container, a minimal image) the
  * ports come from a look at /dev instead, with a note saying so: never a stack trace.
  */
 export async function listPrinters(printers: PrinterConfig[], io: Output): Promise<number> {
@@ -48,13 +54,32 @@ export async function listPrinters(printers: PrinterConfig[], io: Output): Promi
       ? 'configured printers: none (add "printers" to the config file, --config FILE)\n'
       : 'configured printers:\n',
   );
-  for (const p of printers) {
-    const where = existsSync(p.path) ? `present${realOf(p.path)}` : 'MISSING';
+  const states = await Promise.all(printers.map(stateOf));
+  printers.forEach((p, i) => {
+    const line = printerAddress(p).kind === 'serial' ? `${p.baudRate} baud, ` : '';
     io.out(
-      `  ${p.name}  ${p.role}  venue ${p.venue}  ${p.path} (${where})  ${p.baudRate} baud, ${p.columns} columns, ${p.codePage}\n`,
+      `  ${p.name}  ${p.role}  venue ${p.venue}  ${printerLocation(p)} (${states[i]})  ${line}${p.columns} columns, ${p.codePage}\n`,
     );
-  }
+  });
   return 0;
+}
+
+/** A serial printer: present (and where its link points) or MISSING; a network printer: answers or NOT ANSWERING. */
+async function stateOf(p: PrinterConfig): Promise<string> {
+  const a = printerAddress(p);
+  if (a.kind === 'serial') return existsSync(a.path) ? `present${realOf(a.path)}` : 'MISSING';
+  const reason = await new Promise<string | undefined>((resolve) => {
+    const socket = connect({ host: a.host, port: a.port });
+    const done = (why: string | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(why);
+    };
+    const timer = setTimeout(() => done(`no answer in ${ANSWER_TIMEOUT_MS} ms`), ANSWER_TIMEOUT_MS);
+    socket.once('connect', () => done(undefined));
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code ?? err.message));
+  });
+  return reason === undefined ? 'answers' : `NOT ANSWERING: ${reason}`;
 }
 
 /** Serial devices by name, for machines without udevadm: USB adapters, the Pi's UARTs, udev's stable names. */
@@ -100,22 +125,25 @@ export async function printTestPage(
         : `no printer named ${name} in the configuration (configured: ${printers.map((p) => p.name).join(', ')})`,
     );
   }
-  const device = serialPrinterFor(printer, timeoutMs);
+  const device = openPrinterDevice(printer, timeoutMs);
+  const where = printerLocation(printer);
   try {
     if (printer.statusQuery) {
       const paper = await device.paperStatus();
-      if (paper === 'out') throw new ProcessError('refused', `${name} (${printer.path}) is out of paper`);
+      if (paper === 'out') throw new ProcessError('refused', `${name} (${where}) is out of paper`);
       if (paper === 'nearEnd') io.err(`venue-box: ${name}: paper near end\n`);
     }
     const bytes = encodeTestPage(printer.name, printer, Date.now());
     await device.print(bytes);
-    io.out(`test page printed on ${name} (${printer.path}, ${printer.codePage}, ${bytes.length} bytes)\n`);
+    io.out(`test page printed on ${name} (${where}, ${printer.codePage}, ${bytes.length} bytes)\n`);
     return 0;
   } catch (err) {
     if (!(err instanceof PrinterError)) throw err;
     const hint =
       err.reason === 'missing'
-        ? ' (is it plugged in, is the path right - see `venue-box printers list` - and is no running venue-box holding the port?)'
+        ? device instanceof TcpPrinter
+          ? ' (is it on and on the network, are host and port right - see `venue-box printers list`?)'
+          : ' (is it plugged in, is the path right - see `venue-box printers list` - and is no running venue-box holding the port?)'
         : err.reason === 'offline'
           ? ' (is it on? if it never answers DLE EOT 4, set "statusQuery": false for it)'
           : '';

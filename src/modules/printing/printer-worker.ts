@@ -2,7 +2,7 @@ import type { Logger } from '../../log.js';
 import type { PrinterConfig } from './printers.js';
 import type { PrintJob, PrintRepo } from './repo.js';
 import { type PrinterStatus, toTicket } from './schemas.js';
-import { type PaperStatus, PrinterError } from './serial-printer.js';
+import { type PaperStatus, PrinterError } from './printer-status.js';
 import { encodeTicket } from './tickets.js';
 
 /** What the worker needs of a printer; SerialPrinter in the box, a fake in unit tests. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { ConfigError, resolveConfig } from '../../config.js';
-import { type PrinterConfig, printerProblems, routeTicket } from './printers.js';
+import { type PrinterConfig, printerAddress, printerLocation, printerProblems, routeTicket } from './printers.js';
 
 const V = 'venue-1';
 const printer = (p: Partial<PrinterConfig> & Pick<PrinterConfig, 'name' | 'role'>): PrinterConfig => ({
@@ -121,5 +121,34 @@ describe('the printers in the configuration file', () => {
     expect(bad({ colour: 'red' })).toThrow(ConfigError);
     expect(bad({ backup: 'hot' })).toThrow('/printers/0/backup: a printer cannot be its own backup');
     expect(bad({ codePage: 'klingon' })).toThrow('/printers/0/codePage: unknown code page klingon');
+    expect(bad({ port: 9100 })).toThrow(
+      '/printers/0/port: printer hot is a serial printer ("path"): only a network printer ("host") takes a port',
+    );
+  });
+
+  test('a network printer: host and a port (9100 when absent); exactly one of path and host, or no start', () => {
+    const config = resolveConfig({
+      printers: [
+        { name: 'hot', venue, role: 'kitchen', host: '192.168.1.50' },
+        { name: 'bar', venue, role: 'kitchen', host: 'bar-printer.local', port: 9101 },
+      ],
+    });
+    expect(config.printers.map(printerLocation)).toEqual(['tcp://192.168.1.50:9100', 'tcp://bar-printer.local:9101']);
+    expect(printerAddress(config.printers[0]!)).toEqual({ kind: 'tcp', host: '192.168.1.50', port: 9100 });
+    const start = (printer: Record<string, unknown>) => () =>
+      resolveConfig({
+        printers: [
+          { name: 'ok', venue, role: 'counter', path: '/dev/x' },
+          { venue, role: 'kitchen', ...printer },
+        ],
+      });
+    expect(start({ name: 'grill', path: '/dev/x', host: '10.0.0.9' })).toThrow(
+      '/printers/1: printer grill needs exactly one of "path" (a serial printer) or "host" (a network printer), not both',
+    );
+    expect(start({ name: 'grill' })).toThrow(
+      '/printers/1: printer grill needs exactly one of "path" (a serial printer) or "host" (a network printer)',
+    );
+    expect(start({ name: 'grill', host: 'tcp://10.0.0.9:9100' })).toThrow(/\/printers\/1\/host/);
+    expect(start({ name: 'grill', host: '10.0.0.9', port: 0 })).toThrow(/\/printers\/1\/port/);
   });
 });

@@ -4,15 +4,46 @@ import { encodeTestPage } from './tickets.js';
 export type { PrinterConfig };
 export type PrintKind = 'kitchen' | 'claim' | 'cancel';
 
+/** The raw TCP port of a network printer when the config names none (JetDirect/AppSocket). */
+export const TCP_PRINTER_PORT = 9100;
+
+/** Where a configured printer is: a serial device, or a host and port (printerProblems: exactly one). */
+export type PrinterAddress = { kind: 'serial'; path: string } | { kind: 'tcp'; host: string; port: number };
+
+export function printerAddress(p: PrinterConfig): PrinterAddress {
+  if (p.host !== undefined) return { kind: 'tcp', host: p.host, port: p.port ?? TCP_PRINTER_PORT };
+  return { kind: 'serial', path: p.path! };
+}
+
+/** The address as staff and the CLI see it: the serial path, or `tcp://host:port`. */
+export function printerLocation(p: PrinterConfig): string {
+  const a = printerAddress(p);
+  if (a.kind === 'serial') return a.path;
+  return tcpLocation(a.host, a.port);
+}
+
+export const tcpLocation = (host: string, port: number): string =>
+  `tcp://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
 /**
- * Problems of the `printers` configuration that a schema cannot see: duplicate names, a backup that names no
- * printer (or itself), categories on a counter printer, a code page the encoder does not know. The box
+ * Problems of the `printers` configuration that a schema cannot see: a printer with both or neither of `path`
+ * and `host`, a `port` without `host`, duplicate names, a backup that names no printer (or itself), categories
+ * on a counter printer, a code page the encoder does not know. The box
  * refuses to start with the first one, so a typo never becomes a ticket printed nowhere.
  */
 export function printerProblems(printers: PrinterConfig[]): string[] {
   const problems: string[] = [];
   const names = new Set<string>();
   printers.forEach((p, i) => {
+    if ((p.path === undefined) === (p.host === undefined)) {
+      problems.push(
+        `/printers/${i}: printer ${p.name} needs exactly one of "path" (a serial printer) or "host" (a network printer)${p.path === undefined ? '' : ', not both'}`,
+      );
+    } else if (p.port !== undefined && p.host === undefined) {
+      problems.push(
+        `/printers/${i}/port: printer ${p.name} is a serial printer ("path"): only a network printer ("host") takes a port`,
+      );
+    }
     if (names.has(p.name)) problems.push(`/printers/${i}/name: printer name ${p.name} is used twice`);
     names.add(p.name);
     if (p.role === 'counter' && p.categories) {

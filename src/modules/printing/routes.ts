@@ -37,7 +37,7 @@ const PrinterSchema = Type.Object(
     name: Type.String(),
     venue: Type.String(),
     role: Type.String({ enum: ['kitchen', 'counter'] }),
-    path: Type.String(),
+    path: Type.String({ description: 'the serial device, or tcp://host:port for a network printer' }),
     backup: Nullable(Type.String()),
     categories: Type.Union([Type.Array(Type.String()), Type.Null()]),
     status: PrinterState,

@@ -79,6 +79,7 @@ export interface PrinterView {
   name: string;
   venue: string;
   role: 'kitchen' | 'counter';
+  /** The serial device, or `tcp://host:port` for a network printer (printers.ts printerLocation). */
   path: string;
   backup: string | null;
   categories: string[] | null;

@@ -1,26 +1,5 @@
 import { SerialPort } from 'serialport';
-
-/** Paper state from ESC/POS `DLE EOT 4` (transmit paper roll sensor status). */
-export type PaperStatus = 'ok' | 'nearEnd' | 'out';
-
-export class PrinterError extends Error {
-  constructor(
-    readonly reason: 'missing' | 'timeout' | 'offline' | 'paperOut' | 'io',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const DLE_EOT_4 = Buffer.from([0x10, 0x04, 0x04]);
-
-/** Reads the roll sensor byte: bits 5-6 paper end, bits 2-3 near end; bits 1 and 4 are fixed on, 0 and 7 off. */
-export function parsePaperStatus(byte: number): PaperStatus | undefined {
-  if ((byte & 0x93) !== 0x12) return undefined; // not a status byte
-  if (byte & 0x60) return 'out';
-  if (byte & 0x0c) return 'nearEnd';
-  return 'ok';
-}
+import { DLE_EOT_4, type PaperStatus, PrinterError, StatusReader } from './printer-status.js';
 
 export interface SerialOptions {
   path: string;
@@ -30,18 +9,13 @@ export interface SerialOptions {
   timeoutMs: number;
 }
 
-/** The serial printer of a configured printer (its path, speed and whether it answers DLE EOT 4). */
-export const serialPrinterFor = (p: Omit<SerialOptions, 'timeoutMs'>, timeoutMs: number): SerialPrinter =>
-  new SerialPrinter({ path: p.path, baudRate: p.baudRate, statusQuery: p.statusQuery, timeoutMs });
-
 /**
  * One serial receipt printer. Opens lazily, reopens after an error, and never reports a write as done before
  * the bytes are drained to the port.
  */
 export class SerialPrinter {
   private port: SerialPort | undefined;
-  private received: number[] = [];
-  private onByte: (() => void) | undefined;
+  private readonly replies = new StatusReader();
 
   constructor(private readonly options: SerialOptions) {}
 
@@ -53,16 +27,13 @@ export class SerialPrinter {
         err ? reject(new PrinterError('missing', `cannot open ${this.options.path}: ${err.message}`)) : resolve(),
       ),
     );
-    port.on('data', (chunk: Buffer) => {
-      this.received.push(...chunk);
-      this.onByte?.();
-    });
+    port.on('data', (chunk: Buffer) => this.replies.push(chunk));
     port.on('close', () => {
       if (this.port === port) this.port = undefined;
     });
     port.on('error', () => this.close(port));
     this.port = port;
-    this.received = [];
+    this.replies.reset();
     return port;
   }
 
@@ -70,29 +41,9 @@ export class SerialPrinter {
   async paperStatus(): Promise<PaperStatus> {
     if (!this.options.statusQuery) return 'ok';
     const port = await this.open();
-    this.received = [];
+    this.replies.reset();
     await this.writeRaw(port, DLE_EOT_4);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.onByte = undefined;
-        reject(
-          new PrinterError('offline', `no status answer from ${this.options.path} in ${this.options.timeoutMs} ms`),
-        );
-      }, this.options.timeoutMs);
-      const check = () => {
-        while (this.received.length > 0) {
-          const status = parsePaperStatus(this.received.shift()!);
-          if (status) {
-            clearTimeout(timer);
-            this.onByte = undefined;
-            resolve(status);
-            return;
-          }
-        }
-      };
-      this.onByte = check;
-      check();
-    });
+    return this.replies.next(this.options.path, this.options.timeoutMs);
   }
 
   /** Writes a whole job and resolves only when the bytes have left for the device. */

@@ -3,7 +3,7 @@ import { isoOf } from '../../shared/clock.js';
 import { AppError, invalidField, notFound } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import { formatMoney, parseMoney } from '../../shared/money.js';
-import { type PrinterConfig, routeTicket } from './printers.js';
+import { type PrinterConfig, printerLocation, routeTicket } from './printers.js';
 import type { PrintJob, PrintRepo } from './repo.js';
 import type { JobQuery, JobTicket, JobView, PrinterView, ReprintBody } from './schemas.js';
 import type { Spooler } from './spooler.js';
@@ -70,7 +70,7 @@ export function createPrintingService(deps: PrintingDeps) {
           name: printer.name,
           venue: printer.venue,
           role: printer.role,
-          path: printer.path,
+          path: printerLocation(printer),
           backup: printer.backup ?? null,
           categories: printer.categories ?? null,
           status: state.status,

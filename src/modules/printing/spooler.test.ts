@@ -12,7 +12,7 @@ import type { PrinterDevice } from './printer-worker.js';
 import type { PrinterConfig } from './printers.js';
 import { createPrintRepo, type PrintRepo } from './repo.js';
 import type { JobTicket } from './schemas.js';
-import { type PaperStatus, PrinterError } from './serial-printer.js';
+import { type PaperStatus, PrinterError } from './printer-status.js';
 import { createPrintingService, type PrintingService } from './service.js';
 import { createSpooler, type Spooler, type SpoolerOptions, type StatusChange } from './spooler.js';
 

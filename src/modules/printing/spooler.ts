@@ -4,7 +4,7 @@ import { type PrinterDevice, PrinterWorker, type WorkerContext, type WorkerError
 import type { PrinterConfig } from './printers.js';
 import type { PrintRepo } from './repo.js';
 import type { PrinterStatus } from './schemas.js';
-import { serialPrinterFor } from './serial-printer.js';
+import { openPrinterDevice } from './printer-device.js';
 
 export type SpoolerOptions = Config['printing'];
 
@@ -26,7 +26,7 @@ export interface SpoolerDeps {
   log: Logger;
   now(): number;
   onStatus?(change: StatusChange): void;
-  /** The printer's device; a SerialPrinter on its configured path by default (tests pass a fake). */
+  /** The printer's device; a SerialPrinter or TcpPrinter as configured by default (tests pass a fake). */
   openDevice?(printer: PrinterConfig, timeoutMs: number): PrinterDevice;
   /** Longest idle sleep of a worker (default 500 ms). */
   idleTickMs?: number;
@@ -99,7 +99,7 @@ export function createSpooler(deps: SpoolerDeps) {
       });
     },
   };
-  const open = deps.openDevice ?? serialPrinterFor;
+  const open = deps.openDevice ?? openPrinterDevice;
   for (const p of deps.printers) workers.set(p.name, new PrinterWorker(p, open(p, options.statusTimeoutMs), ctx));
 
   /** A printer belongs to the tenant of its venue; until the venue is provisioned it prints nothing. */
