@@ -1,6 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { hq } from '../../api.js';
+import { errorText } from '../../form.js';
 import { t } from '../../i18n.js';
+import { type Column, DataTable } from '../../table.js';
 import { codesText, type InboxEntry } from './types.js';
 
 /** An entry's state as a badge: pending, delivered to the box, applied by it, rejected with its codes. */
@@ -62,7 +64,7 @@ export function useEntryWatch(initial: InboxEntry | null, everyMs = 1500) {
  * Headquarters' entries (GET /hq-api/api/inbox), of one kind, read again every few seconds while shown, and at
  * once when `lastSent` (the entry just created) changes.
  */
-export function useEntries(kind: InboxEntry['kind'], venueId: string, lastSent?: string, everyMs = 4000) {
+function useEntries(kind: InboxEntry['kind'], venueId: string, lastSent?: string, everyMs = 4000) {
   const [items, setItems] = useState<InboxEntry[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
@@ -84,4 +86,38 @@ export function useEntries(kind: InboxEntry['kind'], venueId: string, lastSent?:
     };
   }, [kind, venueId, lastSent]);
   return { items, error };
+}
+
+/** Headquarters' entries of one kind for a venue ('' for all) as a table, kept up to date (useEntries). */
+export function EntriesTable(props: {
+  kind: InboxEntry['kind'];
+  venueId: string;
+  lastSent?: string;
+  columns: Column<InboxEntry>[];
+  csvName: string;
+  caption: string;
+  testid: string;
+}) {
+  const { items, error } = useEntries(props.kind, props.venueId, props.lastSent);
+  return (
+    <>
+      {error !== null && (
+        <p class="load-error" role="alert">
+          {errorText(error)}
+        </p>
+      )}
+      {items === null ? (
+        <p class="muted">{t('app.loading')}</p>
+      ) : (
+        <DataTable
+          columns={props.columns}
+          rows={items}
+          csvName={props.csvName}
+          caption={props.caption}
+          rowKey={(e) => e.id}
+          testid={props.testid}
+        />
+      )}
+    </>
+  );
 }

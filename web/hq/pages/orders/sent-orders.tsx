@@ -1,11 +1,10 @@
 import { useState } from 'preact/hooks';
 import type { HqOrderBody } from '../../../../src/shared/hq-inbox.js';
 import { navigate } from '../../../router.js';
-import { errorText } from '../../form.js';
 import { dateTime, t } from '../../i18n.js';
 import { useVenueName, VenuePicker } from '../../pickers.js';
-import { type Column, DataTable } from '../../table.js';
-import { EntryBadge, useEntries } from './entries.js';
+import type { Column } from '../../table.js';
+import { EntriesTable, EntryBadge } from './entries.js';
 import { orderLink } from './search.js';
 import { codesText, type InboxEntry } from './types.js';
 
@@ -47,7 +46,6 @@ export function SentOrder(props: { entry: InboxEntry; arrived: boolean }) {
 export function RecentCentralOrders(props: { lastSent?: string }) {
   const venueName = useVenueName();
   const [venueId, setVenueId] = useState('');
-  const { items, error } = useEntries('order', venueId, props.lastSent);
   const body = (e: InboxEntry) => e.body as Partial<HqOrderBody>;
   const columns: Column<InboxEntry>[] = [
     { label: t('orders.col.created'), cell: (e) => dateTime(e.createdAt), csv: (e) => e.createdAt },
@@ -86,23 +84,15 @@ export function RecentCentralOrders(props: { lastSent?: string }) {
         <h2 id="recent-h">{t('orders.recent')}</h2>
         <VenuePicker all value={venueId} onChange={setVenueId} />
       </div>
-      {error !== null && (
-        <p class="load-error" role="alert">
-          {errorText(error)}
-        </p>
-      )}
-      {items === null ? (
-        <p class="muted">{t('app.loading')}</p>
-      ) : (
-        <DataTable
-          columns={columns}
-          rows={items}
-          csvName="zamowienia-centrali"
-          caption={t('orders.recentTable')}
-          rowKey={(e) => e.id}
-          testid="recent-orders"
-        />
-      )}
+      <EntriesTable
+        kind="order"
+        venueId={venueId}
+        lastSent={props.lastSent}
+        columns={columns}
+        csvName="zamowienia-centrali"
+        caption={t('orders.recentTable')}
+        testid="recent-orders"
+      />
     </section>
   );
 }

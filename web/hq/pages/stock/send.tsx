@@ -2,12 +2,12 @@ import { useState } from 'preact/hooks';
 import type { HqDocumentBody } from '../../../../src/shared/hq-inbox.js';
 import { hq } from '../../api.js';
 import { liveOf, useCatalogue } from '../../data.js';
-import { errorText, Field, FormError, inputValue, useApiForm } from '../../form.js';
+import { Field, FormError, inputValue, useApiForm } from '../../form.js';
 import { dateTime, t } from '../../i18n.js';
 import { VenuePicker } from '../../pickers.js';
-import { type Column, DataTable } from '../../table.js';
+import type { Column } from '../../table.js';
 import { ReadOnlyNote } from '../../ui.js';
-import { EntryBadge, useEntries, useEntryWatch } from '../orders/entries.js';
+import { EntriesTable, EntryBadge, useEntryWatch } from '../orders/entries.js';
 import { codesText, type InboxEntry } from '../orders/types.js';
 import { useWarehouseName } from './documents.js';
 
@@ -233,7 +233,6 @@ export function SendDocument(props: { venue: string; onVenue: (id: string) => vo
 /** The documents headquarters sent the venue's box (GET /hq-api/api/inbox?venueId=, kind document) and their state. */
 function VenueDocuments(props: { venue: string; lastSent?: string }) {
   const warehouseName = useWarehouseName();
-  const { items, error } = useEntries('document', props.venue, props.lastSent);
   const body = (e: InboxEntry) => e.body as Partial<HqDocumentBody>;
   const columns: Column<InboxEntry>[] = [
     { label: t('stock.created'), cell: (e) => dateTime(e.createdAt), csv: (e) => e.createdAt },
@@ -250,24 +249,14 @@ function VenueDocuments(props: { venue: string; lastSent?: string }) {
     { label: t('stock.id'), cell: (e) => <span class="mono">{e.id.slice(0, 8)}</span>, csv: (e) => e.id },
   ];
   return (
-    <>
-      {error !== null && (
-        <p class="load-error" role="alert">
-          {errorText(error)}
-        </p>
-      )}
-      {items === null ? (
-        <p class="muted">{t('app.loading')}</p>
-      ) : (
-        <DataTable
-          columns={columns}
-          rows={items}
-          csvName="dokumenty-centrali"
-          caption={t('stock.sentTable')}
-          rowKey={(e) => e.id}
-          testid="sent-documents"
-        />
-      )}
-    </>
+    <EntriesTable
+      kind="document"
+      venueId={props.venue}
+      lastSent={props.lastSent}
+      columns={columns}
+      csvName="dokumenty-centrali"
+      caption={t('stock.sentTable')}
+      testid="sent-documents"
+    />
   );
 }
