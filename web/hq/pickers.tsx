@@ -1,15 +1,25 @@
 import { t } from './i18n.js';
 import { useCatalogue, venuesOf } from './data.js';
+import type { FieldInput } from './form.js';
 
-/** A venue picker; `all` adds "all venues" (value ''). */
-export function VenuePicker(props: { value: string; onChange: (id: string) => void; all?: boolean; id?: string }) {
+/**
+ * A venue picker; `all` adds "all venues" (value ''). Inside a Field, `input` gives it the field's id and ties the
+ * field's error to it (aria-describedby, aria-invalid); alone it labels itself.
+ */
+export function VenuePicker(props: {
+  value: string;
+  onChange: (id: string) => void;
+  all?: boolean;
+  input?: FieldInput;
+  testid?: string;
+}) {
   const venues = venuesOf(useCatalogue());
   return (
     <select
-      id={props.id}
-      aria-label={props.id ? undefined : t('app.venue')}
+      {...props.input}
+      aria-label={props.input ? undefined : t('app.venue')}
       value={props.value}
-      data-testid="venue-picker"
+      data-testid={props.testid ?? 'venue-picker'}
       onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value)}
     >
       {props.all && <option value="">{t('app.allVenues')}</option>}

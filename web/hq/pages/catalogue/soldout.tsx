@@ -7,6 +7,7 @@ import { t } from '../../i18n.js';
 import { DataTable } from '../../table.js';
 import { type ChangeAnswer, ConfirmButton, changed, changeProps, SaveError } from './common.js';
 import { type Category, isProduct, type MenuNode, type Product } from './menu-tree.js';
+import { VenuePicker } from '../../pickers.js';
 
 function productsOf(node: MenuNode): Product[] {
   return isProduct(node) ? [node] : node.items.flatMap(productsOf);
@@ -37,20 +38,7 @@ export function SoldOutView(props: { id: string; select: (id: string) => void })
         <h2 id="soldout-h">{t('catalogue.soldOut')}</h2>
         <p class="muted">{t('catalogue.soldOutNote')}</p>
         <Field label={t('app.venue')}>
-          {(a) => (
-            <select
-              {...a}
-              data-testid="soldout-venue"
-              value={venueId}
-              onChange={(e) => props.select((e.currentTarget as HTMLSelectElement).value)}
-            >
-              {venues.map((v) => (
-                <option key={v.id} value={v.id}>
-                  {v.name}
-                </option>
-              ))}
-            </select>
-          )}
+          {(a) => <VenuePicker input={a} testid="soldout-venue" value={venueId} onChange={props.select} />}
         </Field>
         <SaveError form={rows} onLoadCurrent={() => void loadCatalogue(true).catch(showError)} />
         <DataTable

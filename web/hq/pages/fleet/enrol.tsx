@@ -51,7 +51,7 @@ export function EnrolForm(props: { onEnrolCode?: () => void }) {
           <Field label={t('fleet.venue')} error={form.fieldError('/venueId')}>
             {(a) => (
               <span class="fleet-picker">
-                <VenuePicker id={a.id} value={venueId} onChange={setVenueId} />
+                <VenuePicker input={a} value={venueId} onChange={setVenueId} />
               </span>
             )}
           </Field>

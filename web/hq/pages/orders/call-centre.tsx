@@ -105,7 +105,7 @@ export function CallCentre() {
               <Field label={t('app.venue')} error={form.fieldError('/buckets/0/venue') ?? form.fieldError('/buckets')}>
                 {(a) => (
                   <VenuePicker
-                    id={a.id}
+                    input={a}
                     value={venue}
                     onChange={(v) => {
                       setVenueId(v);

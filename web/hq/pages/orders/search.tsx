@@ -109,7 +109,7 @@ export function OrderSearch() {
           <Field label={t('app.venue')} error={form.fieldError('venueId')}>
             {(a) => (
               <VenuePicker
-                id={a.id}
+                input={a}
                 all
                 value={filters.venueId}
                 onChange={(v) => setFilters({ ...filters, venueId: v })}

@@ -124,7 +124,7 @@ export function ReportsPage() {
           <Field label={t('app.venue')} error={fieldError('venueId')}>
             {(a) => (
               <span class="reports-picker">
-                <VenuePicker id={a.id} all value={draft.venueId} onChange={(venueId) => apply({ ...draft, venueId })} />
+                <VenuePicker input={a} all value={draft.venueId} onChange={(venueId) => apply({ ...draft, venueId })} />
               </span>
             )}
           </Field>

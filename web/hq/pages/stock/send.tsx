@@ -90,7 +90,7 @@ export function SendDocument(props: { venue: string; onVenue: (id: string) => vo
           <FormError form={form} />
           <div class="form-grid">
             <Field label={t('app.venue')}>
-              {(a) => <VenuePicker id={a.id} value={props.venue} onChange={props.onVenue} />}
+              {(a) => <VenuePicker input={a} value={props.venue} onChange={props.onVenue} />}
             </Field>
             <Field label={t('stock.kind')} error={form.fieldError('/kind')}>
               {(a) => (
