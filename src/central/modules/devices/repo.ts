@@ -161,24 +161,33 @@ export function createDeviceRepo(db: Queryable) {
         [tenantId, deviceId, head.epoch, head.seq, head.hash, pendingSeq, proof.header, proof.signature],
       );
     },
-    /** Contact without events (a hello, a replayed batch): the box's offset and backlog, never its events. */
-    async recordContact(tenantId: string, deviceId: string, pendingSeq: number, clockOffsetMs?: number): Promise<void> {
+    /**
+     * Contact without events (a hello, a replayed batch): the box's offset and backlog, never its events. A hello
+     * also says when its oldest pending event was made (`oldestPendingAtMs`, on the central's clock, null: nothing
+     * pending); nothing is pending either when the central's head already covers the box's newest event (its
+     * acknowledgement was lost). A batch (`undefined`) leaves that time as it is.
+     */
+    async recordContact(
+      tenantId: string,
+      deviceId: string,
+      pendingSeq: number,
+      clockOffsetMs?: number,
+      oldestPendingAtMs?: number | null,
+    ): Promise<void> {
       await db.query(
         `UPDATE devices SET last_contact_at = now(), pending_seq = greatest(pending_seq, $3),
-                clock_offset_ms = coalesce($4, clock_offset_ms)
+                clock_offset_ms = coalesce($4, clock_offset_ms),
+                oldest_pending_at = CASE WHEN NOT $5 THEN oldest_pending_at
+                  WHEN head_seq >= greatest(pending_seq, $3) THEN NULL ELSE to_timestamp($6 / 1000.0) END
          WHERE tenant_id = $1 AND device_id = $2`,
-        [tenantId, deviceId, pendingSeq, clockOffsetMs ?? null],
-      );
-    },
-    /**
-     * A hello's oldest pending event, already on the central's clock (ms), or null: nothing pending. Nothing is
-     * pending either when the central's head already covers the box's newest event (its acknowledgement was lost).
-     */
-    async recordOldestPending(tenantId: string, deviceId: string, atMs: number | null): Promise<void> {
-      await db.query(
-        `UPDATE devices SET oldest_pending_at = CASE WHEN head_seq >= pending_seq THEN NULL ELSE to_timestamp($3 / 1000.0) END
-         WHERE tenant_id = $1 AND device_id = $2`,
-        [tenantId, deviceId, atMs],
+        [
+          tenantId,
+          deviceId,
+          pendingSeq,
+          clockOffsetMs ?? null,
+          oldestPendingAtMs !== undefined,
+          oldestPendingAtMs ?? null,
+        ],
       );
     },
     /** What a hello says of the box's program: its version, and its update report (null from a box without one). */

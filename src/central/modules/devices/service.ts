@@ -156,8 +156,13 @@ export function createDeviceService(
       }
       // Clocks are data: the offset is recorded for people to see, never used to refuse anything.
       const offsetMs = Math.round(body.boxTimeMs - receivedMs);
-      await repo.recordContact(device.tenantId, device.deviceId, body.pendingSeq, offsetMs);
-      await repo.recordOldestPending(device.tenantId, device.deviceId, centralTime(body.oldestPendingMs, offsetMs));
+      await repo.recordContact(
+        device.tenantId,
+        device.deviceId,
+        body.pendingSeq,
+        offsetMs,
+        centralTime(body.oldestPendingMs, offsetMs),
+      );
       // A report this central does not know (a newer box's new state) is left out, never a reason to refuse the hello.
       const report = RELEASE_CHECKS.report.Check(body.update) ? body.update : null;
       await repo.recordProgram(device.tenantId, device.deviceId, report?.version ?? body.version, report);
