@@ -101,3 +101,11 @@ export function limitOf(query: URLSearchParams, fallback: number, max: number): 
   if (!(n >= 1 && n <= max)) throw invalidField('limit', `limit must be an integer from 1 to ${max}`);
   return n;
 }
+
+/** An id-like query parameter: absent (unless `required`), or 1 to 64 characters; else a 400 naming it. */
+export function idParam(query: URLSearchParams, name: string, required = false): string | undefined {
+  const value = query.get(name);
+  if (value === null && !required) return undefined;
+  if (value === null || value.length === 0 || value.length > 64) throw invalidField(name, `${name} must be an id`);
+  return value;
+}

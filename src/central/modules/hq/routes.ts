@@ -1,21 +1,13 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import { json, type Route } from '../../../http/types.js';
 import { invalidField } from '../../../shared/errors.js';
-import { limitOf } from '../../../shared/validate.js';
+import { idParam, limitOf } from '../../../shared/validate.js';
 import { ok } from '../../contracts.js';
 import { createdBounds, dateParam } from '../reports/dates.js';
 import { decodeCursor } from './cursor.js';
 import type { HqService } from './service.js';
 import { HqDeviceList } from '../devices/schemas.js';
 import { StockDocumentDetail } from './schemas.js';
-
-/** An optional id-like query parameter: absent, or 1..64 characters. */
-function idParam(query: URLSearchParams, name: string, required = false): string | undefined {
-  const value = query.get(name);
-  if (value === null && !required) return undefined;
-  if (value === null || value.length === 0 || value.length > 64) throw invalidField(name, `${name} must be an id`);
-  return value;
-}
 
 const Id = (what: string) => Type.String({ description: what });
 export const ORDER_STATUSES = ['NEW', 'ORDERED', 'READY', 'COMPLETED', 'CANCELLED'] as const;

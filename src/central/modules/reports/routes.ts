@@ -1,6 +1,6 @@
 import { json, type Route } from '../../../http/types.js';
 import { invalidField } from '../../../shared/errors.js';
-import { limitOf } from '../../../shared/validate.js';
+import { idParam, limitOf } from '../../../shared/validate.js';
 import { ok } from '../../contracts.js';
 import { rangeParams } from './dates.js';
 import type { Range } from './repo.js';
@@ -20,16 +20,9 @@ import type { ReportsService } from './service.js';
 export const MAX_DAYS = 366;
 export const HOUR_DAYS = 31;
 
-function venueParam(query: URLSearchParams): string | undefined {
-  const value = query.get('venueId');
-  if (value === null) return undefined;
-  if (value.length === 0 || value.length > 64) throw invalidField('venueId', 'venueId must be an id');
-  return value;
-}
-
 const rangeOf = (query: URLSearchParams, maxDays = MAX_DAYS): Range => ({
   ...rangeParams(query, maxDays),
-  venueId: venueParam(query),
+  venueId: idParam(query, 'venueId'),
 });
 
 /** Headquarters' reports and dashboard (docs/sync.md "HQ reports and order search"); any central token of the tenant. */
