@@ -145,7 +145,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
         ...deviceHqRoutes(devices, hqCatalogue),
         ...ingestRoutes(ingest),
         ...hqRoutes(hq),
-        ...reportRoutes(inReadSlots(readSlots, createReportsService(pool, now))),
+        ...reportRoutes(inReadSlots(readSlots, createReportsService(pool, devices, now))),
         ...catalogueFeedRoutes(devices, feed, pool, (device) =>
           rollouts.targetFor({
             tenantId: device.tenantId,

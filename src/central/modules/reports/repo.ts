@@ -8,8 +8,8 @@ export interface Range {
 
 /**
  * SQL of the reports: the rollups of migration 7 summed over venue-local days (each rollup's key starts with
- * tenant and venue, and each has a (tenant, day) index for the whole chain), and the fleet from the devices.
- * Rows whose shares were all subtracted again (orders 0) are left out.
+ * tenant and venue, and each has a (tenant, day) index for the whole chain). The dashboard's fleet is the devices
+ * module's list. Rows whose shares were all subtracted again (orders 0) are left out.
  */
 export function createReportsRepo(db: Queryable) {
   const venueFilter = 'AND ($4::text IS NULL OR s.venue_id = $4)';
@@ -133,26 +133,6 @@ export function createReportsRepo(db: Queryable) {
         `SELECT local_hour AS hour, sum(orders)::bigint AS orders FROM sales_hourly
          WHERE tenant_id = $1 AND local_day = $2 GROUP BY 1`,
         [tenantId, day],
-      );
-      return rows;
-    },
-    /** The tenant's active devices with what the fleet panel shows. */
-    async fleet(tenantId: string) {
-      const { rows } = await db.query<{
-        device_id: string;
-        name: string | null;
-        venue_id: string;
-        last_contact_at: Date | null;
-        lag: number;
-        oldest_pending_at: Date | null;
-        update_report: { state?: string; target?: string; version?: string; reason?: string } | null;
-        dead: number;
-      }>(
-        `SELECT d.device_id, d.name, d.venue_id, d.last_contact_at, greatest(0, d.pending_seq - d.head_seq) AS lag,
-           d.oldest_pending_at, d.update_report,
-           (SELECT count(*) FROM sync_dead_letters x WHERE x.tenant_id = d.tenant_id AND x.device_id = d.device_id) AS dead
-         FROM devices d WHERE d.tenant_id = $1 AND d.status = 'active' ORDER BY d.enrolled_at, d.device_id`,
-        [tenantId],
       );
       return rows;
     },

@@ -1,14 +1,14 @@
 import { notFound } from '../../../shared/errors.js';
 import { formatMoney } from '../../../shared/money.js';
 import type { Queryable } from '../../db/pool.js';
+import type { DeviceView } from '../devices/repo.js';
+import type { DeviceService } from '../devices/service.js';
 import { todayIn, zoneOr } from './dates.js';
 import { createReportsRepo, type Range } from './repo.js';
 import type { Dashboard, SalesReport } from './schemas.js';
 
 /** The zone of a tenant whose first venue names none PostgreSQL and the runtime both know. */
 const DEFAULT_ZONE = 'Europe/Warsaw';
-/** A device not heard from for longer is offline on the dashboard. */
-export const OFFLINE_AFTER_MS = 15 * 60_000;
 
 /** Orders, revenue and the average ticket (revenue / orders, rounded half up to the minor unit). */
 function totals(orders: number, revenueMinor: number) {
@@ -22,7 +22,7 @@ function totals(orders: number, revenueMinor: number) {
 const average = (sum: number, count: number): number | null => (count > 0 ? Math.round(sum / count) : null);
 
 /** Headquarters' reports over the rollups (docs/sync.md "HQ reports and order search"), and the dashboard. */
-export function createReportsService(db: Queryable, now: () => number) {
+export function createReportsService(db: Queryable, devices: Pick<DeviceService, 'list'>, now: () => number) {
   const repo = createReportsRepo(db);
 
   /** An unknown venue is a 404: an empty report would read as a venue that sold nothing. */
@@ -91,16 +91,16 @@ export function createReportsService(db: Queryable, now: () => number) {
     async dashboard(tenantId: string): Promise<Dashboard> {
       const at = now();
       const { today, weekFrom } = todayIn(zoneOr(await repo.firstVenueZone(tenantId), DEFAULT_ZONE), at);
-      const [venues, hours, devices] = await Promise.all([
+      const [venues, hours, all] = await Promise.all([
         repo.venueSummaries(tenantId, weekFrom, today),
         repo.ordersPerHour(tenantId, today),
-        repo.fleet(tenantId),
+        devices.list(tenantId),
       ]);
+      // The fleet as the devices module lists it (its own rule for online: docs/sync.md "API").
+      const fleet = all.filter((d) => d.status === 'active');
       const perHour = new Map(hours.map((h) => [h.hour, h.orders]));
-      const ref = (d: (typeof devices)[number]) => ({ deviceId: d.device_id, name: d.name, venueId: d.venue_id });
-      const offline = devices.filter(
-        (d) => d.last_contact_at === null || at - d.last_contact_at.getTime() > OFFLINE_AFTER_MS,
-      );
+      const ref = (d: DeviceView) => ({ deviceId: d.id, name: d.name, venueId: d.venue });
+      const offline = fleet.filter((d) => !d.online);
       return {
         generatedAt: new Date(at).toISOString(),
         today,
@@ -119,20 +119,20 @@ export function createReportsService(db: Queryable, now: () => number) {
         })),
         ordersPerHour: Array.from({ length: 24 }, (_, hour) => ({ hour, orders: perHour.get(hour) ?? 0 })),
         fleet: {
-          devices: devices.length,
-          online: devices.length - offline.length,
-          offline: offline.map((d) => ({ ...ref(d), lastContactAt: d.last_contact_at?.toISOString() ?? null })),
+          devices: fleet.length,
+          online: fleet.length - offline.length,
+          offline: offline.map((d) => ({ ...ref(d), lastContactAt: d.lastContactAt })),
           // How long the box's oldest unsent event has waited: what its hello said, on the central's clock.
-          lagging: devices
-            .filter((d) => d.lag > 0)
-            .map((d) => ({ ...ref(d), lagEvents: d.lag, oldestPendingAt: d.oldest_pending_at?.toISOString() ?? null })),
-          deadLetters: devices.filter((d) => d.dead > 0).map((d) => ({ ...ref(d), count: d.dead })),
-          rolledBack: devices
-            .filter((d) => d.update_report?.state === 'rolledBack')
+          lagging: fleet
+            .filter((d) => d.lagEvents > 0)
+            .map((d) => ({ ...ref(d), lagEvents: d.lagEvents, oldestPendingAt: d.oldestPendingAt })),
+          deadLetters: fleet.filter((d) => d.deadLetters > 0).map((d) => ({ ...ref(d), count: d.deadLetters })),
+          rolledBack: fleet
+            .filter((d) => d.update?.state === 'rolledBack')
             .map((d) => ({
               ...ref(d),
-              version: d.update_report?.target ?? d.update_report?.version ?? '',
-              reason: d.update_report?.reason ?? null,
+              version: d.update?.target ?? d.update?.version ?? '',
+              reason: d.update?.reason ?? null,
             })),
         },
       };
