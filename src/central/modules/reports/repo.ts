@@ -15,10 +15,6 @@ export function createReportsRepo(db: Queryable) {
   const venueFilter = 'AND ($4::text IS NULL OR s.venue_id = $4)';
   const params = (tenantId: string, r: Range) => [tenantId, r.from, r.to, r.venueId ?? null];
   return {
-    async venueExists(tenantId: string, venueId: string): Promise<boolean> {
-      const r = await db.query('SELECT 1 FROM venues WHERE tenant_id = $1 AND venue_id = $2', [tenantId, venueId]);
-      return r.rowCount === 1;
-    },
     async sales(tenantId: string, r: Range, by: 'day' | 'hour') {
       const period =
         by === 'day'

@@ -3,6 +3,7 @@ import { formatMoney } from '../../../shared/money.js';
 import type { Queryable } from '../../db/pool.js';
 import type { DeviceView } from '../devices/repo.js';
 import type { DeviceService } from '../devices/service.js';
+import { createTenantRepo } from '../tenants/repo.js';
 import { todayIn, zoneOr } from './dates.js';
 import { createReportsRepo, type Range } from './repo.js';
 import type { Dashboard, SalesReport } from './schemas.js';
@@ -24,10 +25,11 @@ const average = (sum: number, count: number): number | null => (count > 0 ? Math
 /** Headquarters' reports over the rollups (docs/sync.md "HQ reports and order search"), and the dashboard. */
 export function createReportsService(db: Queryable, devices: Pick<DeviceService, 'list'>, now: () => number) {
   const repo = createReportsRepo(db);
+  const tenants = createTenantRepo(db);
 
   /** An unknown venue is a 404: an empty report would read as a venue that sold nothing. */
   async function checked(tenantId: string, r: Range): Promise<Range> {
-    if (r.venueId !== undefined && !(await repo.venueExists(tenantId, r.venueId))) throw notFound('venue');
+    if (r.venueId !== undefined && !(await tenants.venueExists(tenantId, r.venueId))) throw notFound('venue');
     return r;
   }
 
