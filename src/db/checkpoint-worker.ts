@@ -17,6 +17,8 @@ export interface CheckpointWorkerData {
   addonFile: string;
   /** The quiet moment's state, shared with the serving thread (QUIET_* in src/db/checkpoint.ts). */
   quietState: SharedArrayBuffer;
+  /** Non-zero while a standby's replication restarts the WAL itself (src/db/checkpointer.ts `keepWal`). */
+  keepWal: SharedArrayBuffer;
 }
 
 /**
@@ -30,8 +32,9 @@ export type CheckpointMessage =
   | { seconds: number; ok: false; walFrames: -1; error: string }
   | { quiet: true };
 
-const { file, addonFile, quietState } = workerData as CheckpointWorkerData;
+const { file, addonFile, quietState, keepWal } = workerData as CheckpointWorkerData;
 const quietGrant = new Int32Array(quietState);
+const keepingWal = new Int32Array(keepWal);
 const addon = { exports: {} };
 process.dlopen(addon, addonFile);
 // better-sqlite3 takes a loaded addon as `nativeBinding` (its typings only know a path).
@@ -91,7 +94,7 @@ async function checkpoint(): Promise<void> {
       if (!stopped) {
         ({ walFrames, caughtUp } = checkpointCatchingUp(db, 2));
         // Only with the grant still in force: once its time is up the serving thread commits again (claimRestart).
-        if (caughtUp && claimRestart(quietGrant)) {
+        if (caughtUp && Atomics.load(keepingWal, 0) === 0 && claimRestart(quietGrant)) {
           try {
             restartWal(db);
           } catch (err) {

@@ -39,6 +39,25 @@ export interface CheckpointerOptions {
   workerIdleMs?: number;
   /** How long after a worker died unasked the next one may start (default WORKER_RESPAWN_MS). */
   workerRespawnMs?: number;
+  /**
+   * Told on the serving thread when a checkpoint under a quiet moment copied the WAL back whole, before the writes
+   * go on: with `keepWal` on, the standby's replication restarts the WAL there (src/modules/standby/primary.ts).
+   */
+  onCaughtUp?(): void;
+}
+
+/** What the box's other parts may ask of its checkpointer besides running it. */
+export interface CheckpointerControl {
+  /**
+   * No checkpoint starts until the returned function is called; resolves once the one under way has reported.
+   * A standby's snapshot reads the database file meanwhile (src/modules/standby/snapshot.ts).
+   */
+  pause(): Promise<() => void>;
+  /**
+   * While on, the worker never restarts the WAL: a standby's replication restarts it itself once every frame is
+   * acknowledged (docs/architecture.md "A standby box").
+   */
+  keepWal(on: boolean): void;
 }
 
 /**
@@ -68,7 +87,7 @@ const WORKER_RESPAWN_MS = 30_000;
  * The worker starts at the first checkpoint due and goes after `workerIdleMs` with nothing to copy back.
  * Unbundled (unit tests on the sources) there is no worker to start, and the checkpoints run on the event loop.
  */
-export function createCheckpointer(db: Db, file: string, options: CheckpointerOptions): Service {
+export function createCheckpointer(db: Db, file: string, options: CheckpointerOptions): Service & CheckpointerControl {
   const schedule = walCheckpointSchedule(file, options.walBytes);
   const workerIdleMs = options.workerIdleMs ?? WORKER_IDLE_MS;
   const workerRespawnMs = options.workerRespawnMs ?? WORKER_RESPAWN_MS;
@@ -86,6 +105,8 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
   let looks: NodeJS.Timeout | undefined;
   let stopInline: (() => void) | undefined;
   const quietGrant = new Int32Array(new SharedArrayBuffer(4));
+  const keepWalFlag = new Int32Array(new SharedArrayBuffer(4));
+  let pauses = 0;
   const slowHoldMs = options.slowHoldMs ?? SLOW_HOLD_MS;
   /** When the writes were held (performance.now()); undefined while they are not. */
   let heldAt: number | undefined;
@@ -113,6 +134,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
       file,
       addonFile: betterSqliteAddonFile(),
       quietState: quietGrant.buffer as SharedArrayBuffer,
+      keepWal: keepWalFlag.buffer as SharedArrayBuffer,
     };
     const w = new Worker(CHECKPOINT_WORKER_SOURCE!, { eval: true, workerData });
     w.unref();
@@ -131,6 +153,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
         return;
       }
       checkpointing = false;
+      if (m.ok && m.caughtUp && heldAt !== undefined) options.onCaughtUp?.();
       release();
       if (!m.ok) options.onError(new Error(m.error));
       else if (m.restartError)
@@ -161,7 +184,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
   // Every intervalMs: a checkpoint when one is due and none is under way, by a worker started for it if there is
   // none; the worker asked to go once the WAL has stayed copied back for workerIdleMs.
   const look = (): void => {
-    if (checkpointing || leaving || stopped) return;
+    if (checkpointing || leaving || stopped || pauses > 0) return;
     const now = performance.now();
     if (!worker && now < respawnAt) return;
     if (schedule.due()) {
@@ -191,10 +214,29 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
     leaving = true;
     worker.postMessage('stop');
   };
-  return serviceOf({
+  const control: CheckpointerControl = {
+    async pause() {
+      pauses++;
+      while (checkpointing) await new Promise((r) => setTimeout(r, 5));
+      let resumed = false;
+      return () => {
+        if (!resumed) pauses--;
+        resumed = true;
+      };
+    },
+    keepWal: (on) => Atomics.store(keepWalFlag, 0, on ? 1 : 0),
+  };
+  const service = serviceOf({
     start() {
       if (typeof CHECKPOINT_WORKER_SOURCE !== 'string') {
-        stopInline = startCheckpointer(db, options.intervalMs, options.onError, options.onCheckpoint, options.walBytes);
+        stopInline = startCheckpointer(
+          db,
+          options.intervalMs,
+          options.onError,
+          options.onCheckpoint,
+          options.walBytes,
+          () => pauses > 0,
+        );
         return;
       }
       looks = setInterval(look, options.intervalMs);
@@ -211,4 +253,5 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
       await exited;
     },
   });
+  return Object.assign(service, control);
 }

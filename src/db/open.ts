@@ -82,11 +82,12 @@ export function startCheckpointer(
   onError: (err: unknown) => void = () => undefined,
   onCheckpoint?: (done: CheckpointDone) => void,
   walBytes?: number,
+  paused: () => boolean = () => false,
 ): () => void {
   const schedule =
     walBytes !== undefined && typeof db.name === 'string' ? walCheckpointSchedule(db.name, walBytes) : undefined;
   const timer = setInterval(() => {
-    if (schedule && !schedule.due()) return;
+    if (paused() || (schedule && !schedule.due())) return;
     const start = performance.now();
     let walFrames = -1;
     let ok = false;
