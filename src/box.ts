@@ -10,6 +10,7 @@ import { createRuntime, type ServiceFailure, serviceOf } from './shared/runtime.
 import { createBackground } from './box/background.js';
 import { applyProvisioningDocuments, createBoxAuth, createDomain, createRepos } from './box/domain.js';
 import { createBoxCheckpointer, openStorage } from './box/storage.js';
+import { standbyService } from './box/standby.js';
 import type { InstallPlan } from './modules/update/agent.js';
 import { createUpdateRepo } from './modules/update/repo.js';
 import { createHttp, createSockets } from './box/transport.js';
@@ -63,6 +64,8 @@ export async function startBox({ config, log, provisioning, configFile, systemd,
     const repos = createRepos(db, dataDir);
     const auth = createBoxAuth(db, dataDir, config, storage.durable, now);
     const sockets = createSockets({ config, log, repos, auth, walSync: storage.walSync, metrics });
+    // The stream a standby box follows this one on (docs/operations.md "A standby box").
+    storage.standby.mountStream(sockets.app);
     const domain = createDomain({
       config,
       log,
@@ -84,6 +87,7 @@ export async function startBox({ config, log, provisioning, configFile, systemd,
       sockets,
       disk,
       metrics,
+      standby: storage.standby,
       now,
       failedService: runtime.failure,
       screens: resolveScreensBootstrap(config.screens, provisioning),
@@ -123,6 +127,8 @@ export async function startBox({ config, log, provisioning, configFile, systemd,
             { name: 'menu images', service: background.mediaFetcher, policy: 'restart' as const },
           ]),
       { name: 'checkpointer', service: checkpointer, policy: 'fatal' },
+      // Before the port opens: a box whose peer took over while it was away becomes its standby instead.
+      { name: 'standby', ...standbyService(storage.standby), policy: 'fatal' },
       ...(trial
         ? []
         : [

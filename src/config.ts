@@ -166,6 +166,19 @@ const ConfigSchema = Type.Object(
       },
       { default: {}, additionalProperties: false },
     ),
+    // A standby box (src/modules/standby; docs/operations.md "A standby box").
+    standby: Type.Object(
+      {
+        // How long a confirmation waits for the standby's acknowledgement before the primary goes on alone.
+        stallMs: Type.Integer({ default: 1000, minimum: 10, maximum: 10_000 }),
+        // A standby that went away is waited for (its frames kept in the WAL) until it is this far behind;
+        // then it gets a new snapshot when it comes back.
+        maxLagBytes: Type.Integer({ default: 67_108_864, minimum: 1_048_576 }),
+        // How long the standby waits for its primary's word before it may take over (`standby promote`).
+        primarySilentMs: Type.Integer({ default: 2000, minimum: 100, maximum: 60_000 }),
+      },
+      { default: {}, additionalProperties: false },
+    ),
     // Updates of the program (src/modules/update; docs/operations.md "Updating boxes").
     update: Type.Object(
       {

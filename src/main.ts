@@ -7,7 +7,10 @@ import pkg from '../package.json';
 import { startBox } from './box.js';
 import { dispatch, exitWith, type Program, parseCommandLine, runProgram, type Values } from './command-line.js';
 import { type Config, ConfigError, loadConfigFile, resolveConfig } from './config.js';
-import { migrate } from './db/migrate.js';
+import { MIGRATIONS, migrate } from './db/migrate.js';
+import { STANDBY } from './modules/standby/cli.js';
+import { serveAsStandby } from './modules/standby/standby-box.js';
+import { loadStandbyState } from './modules/standby/state.js';
 import { DB_FILE, openDatabase } from './db/open.js';
 import { createLogger } from './log.js';
 import { createSystemdNotifier } from './modules/health/watchdog.js';
@@ -40,6 +43,9 @@ Usage:
   venue-box update apply FILE.release.json [--binary FILE] [--data-dir DIR] [--config FILE]
   venue-box update init [--config FILE]
   venue-box update guard [--data-dir DIR] [--config FILE]
+  venue-box standby code [--data-dir DIR] [--config FILE]
+  venue-box standby join PRIMARY_URL --code CODE --self URL [--data-dir DIR] [--config FILE]
+  venue-box standby status|promote|check [--config FILE] [--json]
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo]
                           [--provisioning FILE] [--refresh-retry-grace-seconds S]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
@@ -97,6 +103,12 @@ update commands (docs/operations.md "Updating boxes"):
   init              put this binary into update.dir as its first release (current names it)
   guard             the systemd unit's ExecStartPre: puts the previous release back when a new
                     one does not come up after the switch
+
+standby commands (a second box that takes over when this one dies, docs/operations.md "A standby box";
+'venue-box standby --help' for more):
+  code, join        pair two boxes: a one-time code on the primary, typed on the standby
+  status            role, term, peer, replication state and lag
+  promote, check    keepalived's notify_master and track script
 
 central commands (the central node: 'venue-box central --help' for more):
   serve             the central's API for boxes and headquarters, on PostgreSQL (an embedded
@@ -168,6 +180,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (argv[0] === 'sync') return runProgram(SYNC.name, () => dispatch(SYNC, argv.slice(1)));
   if (argv[0] === 'update') return runProgram(UPDATE.name, () => dispatch(UPDATE, argv.slice(1)));
+  if (argv[0] === 'standby') return runProgram(STANDBY.name, () => dispatch(STANDBY, argv.slice(1)));
   // Headquarters' release signing (docs/operations.md "Updating boxes"): loaded by its commands only, as the central's.
   if (argv[0] === 'release') {
     const { RELEASE } = await import('./modules/update/release-cli.js');
@@ -218,6 +231,17 @@ async function serveVenueBox(values: CliValues): Promise<number> {
   if (!trial) recoverInterruptedInstall(resolve(config.dataDir), pkg.version, log, Date.now());
   // systemd's Type=notify and WatchdogSec (native-config/venue-box.service); nothing without NOTIFY_SOCKET.
   const systemd = createSystemdNotifier({ env: process.env, pid: process.pid, log });
+  // A standby box follows its primary until it takes over, then serves as the primary on the copy it holds
+  // (docs/operations.md "A standby box").
+  if (!trial && loadStandbyState(resolve(config.dataDir)).role === 'standby') {
+    const stopSignal = new Promise<void>((r) => {
+      process.once('SIGTERM', () => r());
+      process.once('SIGINT', () => r());
+    });
+    const release = { version: pkg.version, schema: MIGRATIONS.at(-1)!.version };
+    const outcome = await serveAsStandby({ config, log, release, stopSignal });
+    if (outcome === 'stopped') return 0;
+  }
   const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });
   if (trial) {
     // The release that watches this one holds our stdin (a pipe): when it is gone (killed), this trial stops too.

@@ -10,6 +10,7 @@ import type { Route } from './http/types.js';
 import { createHub, type HubDeps } from './ws/hub.js';
 
 import { SOCKET_PATH } from './shared/socket-protocol.js';
+import { STREAM_PATH } from './modules/standby/protocol.js';
 
 export { SOCKET_PATH };
 
@@ -43,7 +44,11 @@ export function mountHttp(
   const webPaths = mountStaticFiles(app, webFiles, SCREENS_APP);
   const mounted: Route[] = [...routes];
   mounted.push(...contractRoutes(() => mounted, deps.contracts));
-  mountRoutes(app, mounted, deps, [{ method: 'get', path: SOCKET_PATH }, ...webPaths]);
+  mountRoutes(app, mounted, deps, [
+    { method: 'get', path: SOCKET_PATH },
+    { method: 'get', path: STREAM_PATH },
+    ...webPaths,
+  ]);
   let listening: Listening | undefined;
 
   return {

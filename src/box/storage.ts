@@ -6,7 +6,9 @@ import { createCheckpointer } from '../db/checkpointer.js';
 import { DataDirClaimedError, claimDataDir } from '../db/data-dir-claim.js';
 import { ProcessError } from '../shared/errors.js';
 import { DB_FILE, type Db, openDatabase, PAGE_SIZE } from '../db/open.js';
-import { migrate } from '../db/migrate.js';
+import { MIGRATIONS, migrate } from '../db/migrate.js';
+import { createPrimarySide } from '../modules/standby/primary-side.js';
+import pkg from '../../package.json';
 import { convertPageSize, pageSizeOf } from '../db/page-size.js';
 import { createWalSync, durableWrites } from '../db/wal-sync.js';
 import type { Logger } from '../log.js';
@@ -51,7 +53,7 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
   const opened = db;
   // Commands and tokens commit without their own fsync; one fsync of the WAL off the event loop makes what
   // committed meanwhile durable before any answer or frame goes out (docs/architecture.md "Durability and speed").
-  const walSync = createWalSync(join(dataDir, `${DB_FILE}-wal`), {
+  const rawWalSync = createWalSync(join(dataDir, `${DB_FILE}-wal`), {
     // docs/architecture.md "Durability and speed": nothing may be confirmed after a failed fsync.
     failed(err) {
       log.fatal({ err }, 'the WAL could not be synced to the disk: stopping, so that nothing unsynced is confirmed');
@@ -60,7 +62,17 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
     callbackThrew: (err) => log.error({ err }, 'answering after an fsync failed'),
     synced: metrics?.onWalSync,
   });
-  // The same fsync before a token is answered, a ticket printed or an event sent to the central.
+  // With a standby in step, every confirmation also waits for it to hold the change (docs/operations.md "A
+  // standby box"): the same barrier before a token is answered, a ticket printed or an event sent to the central.
+  const standby = createPrimarySide({
+    db: opened,
+    dataDir,
+    log,
+    options: config.standby,
+    release: { version: pkg.version, schema: MIGRATIONS.at(-1)!.version },
+    now: nowMs,
+  });
+  const walSync = standby.wrap(rawWalSync);
   const durable = durableWrites(opened, walSync);
   const { minFreeBytes, warnFreeBytes } = config.storage;
   const disk = createDiskWatchdog({ dir: dataDir, minFreeBytes, warnFreeBytes, log, now: nowMs });
@@ -88,7 +100,8 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
     if (closed) return;
     closed = true;
     try {
-      await walSync.close();
+      standby.close();
+      await rawWalSync.close();
       opened.pragma('wal_checkpoint(TRUNCATE)');
       opened.close();
     } finally {
@@ -100,6 +113,7 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
     db: opened,
     walSync,
     durable,
+    standby,
     disk,
     service,
     /** For a start that failed before the runtime took the storage over. */
@@ -118,7 +132,7 @@ export function createBoxCheckpointer(
   metrics: BoxMetrics | undefined,
   writes: { hold(): void; release(): void },
 ): Service {
-  return createCheckpointer(storage.db, join(storage.dataDir, DB_FILE), {
+  const checkpointer = createCheckpointer(storage.db, join(storage.dataDir, DB_FILE), {
     intervalMs: 250,
     walBytes: CHECKPOINT_WAL_BYTES,
     onError: (err) => log.error({ err }, 'WAL checkpoint failed'),
@@ -137,7 +151,11 @@ export function createBoxCheckpointer(
       metrics?.onQueueHeld(seconds);
       if (slow) log.warn({ heldMs: Math.round(seconds * 1000) }, 'order confirmations waited for the WAL restart');
     },
+    // With a standby, the WAL restarts there, once the standby holds every frame (src/modules/standby/primary.ts).
+    onCaughtUp: () => storage.standby.caughtUp(),
   });
+  storage.standby.useCheckpointer(checkpointer);
+  return checkpointer;
 }
 
 function claimDataDirForStart(dataDir: string): { release(): void } {

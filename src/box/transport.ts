@@ -21,6 +21,8 @@ import { printingRoutes } from '../modules/printing/routes.js';
 import { type ScreensBootstrap, screensRoutes } from '../modules/screens/routes.js';
 import { loadWebFiles } from '../modules/screens/web-files.js';
 import type { createDiskWatchdog } from '../modules/storage/disk-watchdog.js';
+import type { PrimarySide } from '../modules/standby/primary-side.js';
+import { peerStateRoute } from '../modules/standby/probe.js';
 import { syncRoutes } from '../modules/sync/routes.js';
 import { syncStatus } from '../modules/sync/status.js';
 import { venueRoutes } from '../modules/venues/routes.js';
@@ -87,6 +89,7 @@ export interface HttpDeps {
   sockets: Sockets;
   disk: ReturnType<typeof createDiskWatchdog>;
   metrics: BoxMetrics | undefined;
+  standby: PrimarySide;
   screens: ScreensBootstrap | undefined;
   /** The service that failed for good, if any (the runtime's: /readyz reports it). */
   failedService(): ServiceFailure | undefined;
@@ -123,6 +126,8 @@ export function createHttp(d: HttpDeps) {
       ...printingRoutes(domain.printing),
       ...syncRoutes(() => syncStatus(repos.sync, d.dataDir, now(), repos.catalogue)),
       ...mediaRoutes(repos.mediaStore),
+      ...d.standby.routes(() => d.standby.status()),
+      peerStateRoute(d.standby.state),
       ...healthRoutes({
         metrics: d.metrics,
         allow: createAddressList(config.metrics.allowAddresses),

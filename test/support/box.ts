@@ -56,12 +56,23 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Starts it pinned to these cores (taskset's list, e.g. "0"), so that it counts them from its start. */
   cores?: string;
+  /** A fixed port (default 0: a free one), for a box another reaches at a known address (a standby's pair). */
+  port?: number;
 }
 
 /** Starts the real box (dist/main.cjs) on port 0 with a temp data dir and waits for "listening". */
 export async function startTestBox(options: StartOptions = {}): Promise<TestBox> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vb-test-'));
-  const args = ['dist/main.cjs', 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir];
+  const args = [
+    'dist/main.cjs',
+    'serve',
+    '--port',
+    String(options.port ?? 0),
+    '--host',
+    '127.0.0.1',
+    '--data-dir',
+    dataDir,
+  ];
   if (options.demo !== false) args.push('--demo');
   if (options.config) {
     const file = join(dataDir, '..', `${dataDir.split('/').pop()}-config.json`);

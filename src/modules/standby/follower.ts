@@ -1,0 +1,332 @@
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { DB_FILE } from '../../db/open.js';
+import type { Logger } from '../../log.js';
+import { newNonce, prove, verifyProof } from './proof.js';
+import {
+  BOX_ID_HEADER,
+  decodeShip,
+  parseMessage,
+  type Position,
+  SHIP,
+  SNAPSHOT_PAGES,
+  STREAM_PATH,
+  type ToPrimary,
+  type ToStandby,
+  toStandbyCheck,
+} from './protocol.js';
+import { createReplicaWal, type ReplicaWal } from './replica-wal.js';
+import { keysOf, type StandbyState } from './state.js';
+
+/** Where the standby's copy stands in the primary's WAL: written after each durable append (docs: "A standby box"). */
+export const POSITION_FILE = 'standby-position.json';
+
+export interface FollowerOptions {
+  dataDir: string;
+  state: StandbyState;
+  log: Logger;
+  release: { version: string; schema: number };
+  /** The standby checkpoints its WAL once idle this long with more than `idleCheckpointBytes` in it. */
+  idleCheckpointMs?: number;
+  idleCheckpointBytes?: number;
+  /** ...and at once past this size. */
+  maxWalBytes?: number;
+  /** How long it waits before it connects again after the stream ended. */
+  retryMs?: number;
+  /** The only files of the data directory the primary may send (the token key, the device identity). */
+  carriedFiles: readonly string[];
+}
+
+export interface FollowerStatus {
+  state: 'connecting' | 'snapshot' | 'following' | 'refused';
+  /** The primary's last word (a SHIP or a PING), in ms ago; null before the first. */
+  primarySilentMs: number | null;
+  position: Position | null;
+  receivedBytes: number;
+  /** Why the primary or this box refused the stream, when it did. */
+  refusal: string | null;
+  primary: { version: string; term: number } | null;
+}
+
+/**
+ * The standby's half of replication (docs/architecture.md "A standby box"): a stream to the primary, a snapshot
+ * when it has no copy the primary can resume, then every transaction appended durably to its own WAL before it
+ * is acknowledged. Its database is therefore always the primary's as of a transaction the primary committed.
+ */
+export function createFollower(o: FollowerOptions) {
+  const dbFile = join(o.dataDir, DB_FILE);
+  const positionFile = join(o.dataDir, POSITION_FILE);
+  const keys = keysOf(o.state);
+  const peer = o.state.peer!;
+  let replica: ReplicaWal | undefined;
+  let socket: WebSocket | undefined;
+  let stopped = false;
+  let retry: NodeJS.Timeout | undefined;
+  let idleTimer: NodeJS.Timeout | undefined;
+  let lastWord: number | undefined;
+  let receivedBytes = 0;
+  let status: FollowerStatus['state'] = 'connecting';
+  let refusal: string | null = null;
+  let primary: FollowerStatus['primary'] = null;
+  let position: Position | null = readPosition(positionFile);
+  let pageSize = 1024;
+
+  function connect(): void {
+    if (stopped) return;
+    status = status === 'refused' ? 'refused' : 'connecting';
+    const url = `${peer.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
+    const ws = new WebSocket(url, { headers: { [BOX_ID_HEADER]: o.state.boxId } } as unknown as string[]);
+    ws.binaryType = 'arraybuffer';
+    socket = ws;
+    const myNonce = newNonce();
+    let welcomed = false;
+    let incoming: { fd: number; file: string; pages: number; got: number } | undefined;
+    const send = (m: ToPrimary): void => ws.send(JSON.stringify(m));
+    const refuse = (reason: 'release' | 'fenced' | 'badSignature', message: string): void => {
+      status = 'refused';
+      refusal = message;
+      o.log.error({ reason }, message);
+      send({ type: 'REFUSED', reason, message, term: o.state.term });
+      ws.close(4403, reason);
+    };
+    ws.onmessage = (event: MessageEvent) => {
+      lastWord = performance.now();
+      if (typeof event.data === 'string') {
+        const m = parseMessage<ToStandby>(event.data, toStandbyCheck);
+        if (!m) {
+          ws.close(1008, 'malformed message');
+          return;
+        }
+        onControl(m);
+        return;
+      }
+      const frame = Buffer.from(event.data as ArrayBuffer);
+      receivedBytes += frame.length;
+      if (!welcomed) {
+        ws.close(1008, 'pages before the primary proved itself');
+        return;
+      }
+      if (frame[0] === SNAPSHOT_PAGES && incoming) {
+        let at = 1;
+        while (at < frame.length) at += writeSync(incoming.fd, frame, at, frame.length - at);
+        incoming.got += (frame.length - 1) / pageSize;
+        return;
+      }
+      if (frame[0] === SHIP) {
+        const ship = decodeShip(frame, pageSize);
+        if (!ship || incoming) {
+          ws.close(1008, 'malformed pages');
+          return;
+        }
+        replica ??= createReplicaWal(dbFile, pageSize);
+        replica.append(ship.transactions);
+        position = ship.header.position;
+        writePosition(positionFile, position);
+        send({ type: 'ACK', id: ship.header.id });
+        scheduleCheckpoint();
+      }
+    };
+    function onControl(m: ToStandby): void {
+      switch (m.type) {
+        case 'CHALLENGE': {
+          primary = { version: m.version, term: m.term };
+          if (m.boxId !== peer.boxId) {
+            ws.close(4403, 'not the paired primary');
+            return;
+          }
+          if (m.schema > o.release.schema) {
+            refuse(
+              'release',
+              `the primary runs release ${m.version} (database schema ${m.schema}); this standby runs ${o.release.version} (schema ${o.release.schema}) and cannot take its database over: update the standby first`,
+            );
+            return;
+          }
+          if (m.term < o.state.term) {
+            refuse(
+              'fenced',
+              `the primary is at term ${m.term}, this box has seen term ${o.state.term}: a newer primary exists`,
+            );
+            return;
+          }
+          send({
+            type: 'AUTH',
+            signature: prove(m.nonce, o.state.boxId, keys.secretKey),
+            nonce: myNonce,
+            term: o.state.term,
+            version: o.release.version,
+            schema: o.release.schema,
+            position: existsSync(dbFile) ? position : null,
+          });
+          return;
+        }
+        case 'WELCOME':
+          if (!verifyProof(myNonce, peer.boxId, m.signature, peer.publicKey)) {
+            refuse('badSignature', 'the primary did not prove it holds the paired key');
+            return;
+          }
+          welcomed = true;
+          refusal = null;
+          status = m.mode === 'snapshot' ? 'snapshot' : 'following';
+          o.log.info({ mode: m.mode, primary: peer.url }, 'following the primary');
+          return;
+        case 'SNAPSHOT': {
+          if (!welcomed) {
+            ws.close(1008, 'snapshot before the primary proved itself');
+            return;
+          }
+          pageSize = m.pageSize;
+          replica?.close();
+          replica = undefined;
+          const file = `${dbFile}.incoming`;
+          incoming = { fd: openSync(file, 'w', 0o600), file, pages: m.pages, got: 0 };
+          status = 'snapshot';
+          return;
+        }
+        case 'SNAPSHOT_END': {
+          if (!incoming) {
+            ws.close(1008, 'snapshot end without a snapshot');
+            return;
+          }
+          installSnapshot(incoming, m.position);
+          incoming = undefined;
+          status = 'following';
+          send({ type: 'ACK', id: 0 });
+          return;
+        }
+        case 'FILE':
+          if (!welcomed || !o.carriedFiles.includes(m.name)) return;
+          writeCarried(o.dataDir, m.name, m.content);
+          return;
+        case 'PING':
+          return;
+        case 'REFUSED':
+          status = 'refused';
+          refusal = m.message;
+          o.log.error({ reason: m.reason }, `the primary refused this standby: ${m.message}`);
+          return;
+        default:
+          return;
+      }
+    }
+    function installSnapshot(inc: NonNullable<typeof incoming>, at: Position | null): void {
+      fsyncSync(inc.fd);
+      closeSync(inc.fd);
+      if (inc.got !== inc.pages) throw new Error(`snapshot has ${inc.got} pages, ${inc.pages} announced`);
+      // The old copy's WAL must go before the new database comes: its frames would be replayed over it.
+      rmSync(positionFile, { force: true });
+      rmSync(`${dbFile}-wal`, { force: true });
+      rmSync(`${dbFile}-shm`, { force: true });
+      syncDir(o.dataDir);
+      renameSync(inc.file, dbFile);
+      syncDir(o.dataDir);
+      position = at;
+      if (at) writePosition(positionFile, at);
+      o.log.info({ pages: inc.pages }, 'the snapshot of the primary is in place');
+    }
+    ws.onclose = (event: CloseEvent) => {
+      if (socket === ws) socket = undefined;
+      if (incoming) {
+        closeSync(incoming.fd);
+        rmSync(incoming.file, { force: true });
+      }
+      if (status !== 'refused') status = 'connecting';
+      if (!stopped) {
+        o.log.warn({ code: event.code, reason: event.reason }, 'the stream to the primary ended; connecting again');
+        retry = setTimeout(connect, o.retryMs ?? 500);
+      }
+    };
+    ws.onerror = () => undefined;
+  }
+
+  function scheduleCheckpoint(): void {
+    if (!replica) return;
+    if (replica.walBytes() > (o.maxWalBytes ?? 256 * 1024 * 1024)) {
+      replica.checkpoint();
+      return;
+    }
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      if (replica && replica.walBytes() > (o.idleCheckpointBytes ?? 4 * 1024 * 1024)) replica.checkpoint();
+    }, o.idleCheckpointMs ?? 1000);
+  }
+
+  return {
+    start(): void {
+      connect();
+    },
+    status(): FollowerStatus {
+      return {
+        state: status,
+        primarySilentMs: lastWord === undefined ? null : Math.round(performance.now() - lastWord),
+        position,
+        receivedBytes,
+        refusal,
+        primary,
+      };
+    },
+    /** Stops following and leaves a database SQLite opens as the primary's last transaction received. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearTimeout(retry);
+      clearTimeout(idleTimer);
+      const ws = socket;
+      if (ws && ws.readyState !== WebSocket.CLOSED) {
+        const closed = new Promise<void>((r) => ws.addEventListener('close', () => r()));
+        ws.close(1001, 'the standby is stopping');
+        await Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]);
+      }
+      replica?.close();
+      replica = undefined;
+    },
+  };
+}
+export type Follower = ReturnType<typeof createFollower>;
+
+function readPosition(file: string): Position | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Position;
+  } catch {
+    return null;
+  }
+}
+
+/** Not synced: a position that lags the copy only makes the primary send pages again, which apply again alike. */
+function writePosition(file: string, p: Position): void {
+  writeFileSync(`${file}.tmp`, JSON.stringify(p));
+  renameSync(`${file}.tmp`, file);
+}
+
+function writeCarried(dataDir: string, name: string, content: string | null): void {
+  const file = join(dataDir, name);
+  if (content === null) {
+    rmSync(file, { force: true });
+    return;
+  }
+  const tmp = `${file}.tmp`;
+  writeFileSync(tmp, Buffer.from(content, 'base64'), { mode: 0o600 });
+  const fd = openSync(tmp, 'r');
+  fsyncSync(fd);
+  closeSync(fd);
+  renameSync(tmp, file);
+  syncDir(dataDir);
+}
+
+function syncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

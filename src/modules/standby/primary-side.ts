@@ -1,0 +1,196 @@
+import { join } from 'node:path';
+import type { TemplatedApp } from 'uWebSockets.js';
+import type { Config } from '../../config.js';
+import type { CheckpointerControl } from '../../db/checkpointer.js';
+import { DB_FILE, type Db } from '../../db/open.js';
+import type { WalSync } from '../../db/wal-sync.js';
+import type { Route } from '../../http/types.js';
+import { json } from '../../http/types.js';
+import type { Logger } from '../../log.js';
+import { AppError } from '../../shared/errors.js';
+import { compile } from '../../shared/validate.js';
+import { CARRIED_FILES } from '../backup/take.js';
+import { acceptJoin, JoinRequest, JoinResponse } from './pair.js';
+import { createReplicator, type ReplicationMode, type Replicator } from './primary.js';
+import { mountStandbyStream } from './primary-stream.js';
+import { probePeer } from './probe.js';
+import { loadStandbyState, type StandbyState, saveStandbyState } from './state.js';
+import { StandbyStatus as StandbyStatusSchema, type StandbyStatus } from './status.js';
+
+export interface PrimarySideOptions {
+  db: Db;
+  dataDir: string;
+  log: Logger;
+  options: Config['standby'];
+  release: { version: string; schema: number };
+  now(): number;
+  onModeChange?(mode: ReplicationMode): void;
+}
+
+const validJoin = compile(JoinRequest);
+
+/** How often a primary with a peer asks it for its role and term (a primary of a higher term fences this one). */
+const PROBE_MS = 2000;
+
+/**
+ * The primary's part of a pair (docs/operations.md "A standby box"): pairing, the stream to the standby, the
+ * barrier every confirmation passes (src/db/wal-sync.ts wrapped), and fencing: once a box of a higher term is
+ * seen (the standby took over while this box was cut off), this box stops confirming and leaves, to start again
+ * as the new primary's standby.
+ */
+export function createPrimarySide(o: PrimarySideOptions) {
+  let state: StandbyState = loadStandbyState(o.dataDir);
+  let replicator: Replicator | undefined;
+  let checkpointer: CheckpointerControl | undefined;
+  let fenced: { term: number; message: string } | undefined;
+  let onFenced: ((f: { term: number; message: string }) => void) | undefined;
+  let probeTimer: NodeJS.Timeout | undefined;
+
+  const ensureReplicator = (): Replicator | undefined => {
+    if (replicator || !state.peer || state.role !== 'primary') return replicator;
+    replicator = createReplicator({
+      db: o.db,
+      dbFile: join(o.dataDir, DB_FILE),
+      dataDir: o.dataDir,
+      log: o.log,
+      carriedFiles: CARRIED_FILES,
+      stallMs: o.options.stallMs,
+      maxLagBytes: o.options.maxLagBytes,
+      term: () => state.term,
+      onModeChange: o.onModeChange,
+    });
+    if (checkpointer) replicator.useCheckpointer(checkpointer);
+    return replicator;
+  };
+  ensureReplicator();
+
+  /** A higher term exists: this box becomes a standby of it (at its next start) and confirms nothing more. */
+  function fence(term: number, message: string): void {
+    if (fenced) return;
+    fenced = { term, message };
+    o.log.error({ term, ownTerm: state.term }, `fenced: ${message}; this box becomes the standby`);
+    state = { ...loadStandbyState(o.dataDir), role: 'standby', term };
+    saveStandbyState(o.dataDir, state);
+    onFenced?.(fenced);
+  }
+
+  async function probe(): Promise<void> {
+    if (!state.peer || fenced) return;
+    const seen = await probePeer(state.peer, 1000);
+    if (seen && seen.role === 'primary' && seen.term > state.term) {
+      fence(seen.term, `the peer box is the primary at term ${seen.term}`);
+    }
+  }
+
+  return {
+    /** Asked once before the box serves, then every PROBE_MS: is the peer a primary of a higher term? */
+    probe,
+    startProbing(): void {
+      probeTimer = setInterval(() => void probe().catch(() => undefined), PROBE_MS);
+      probeTimer.unref();
+    },
+    onFenced(fn: (f: { term: number; message: string }) => void): void {
+      onFenced = fn;
+      if (fenced) fn(fenced);
+    },
+    fenced: () => fenced,
+    /** This box's pair state as it is now (the peer's probe reads it). */
+    state: (): StandbyState => state,
+    useCheckpointer(c: CheckpointerControl): void {
+      checkpointer = c;
+      replicator?.useCheckpointer(c);
+    },
+    /** The checkpointer's quiet moment found the WAL copied back whole (src/db/checkpointer.ts `onCaughtUp`). */
+    caughtUp: (): void => replicator?.caughtUp(),
+    /** The WAL's fsync, then the standby's acknowledgement (none while no standby is in step). */
+    wrap(inner: WalSync): WalSync {
+      return {
+        afterSync(done) {
+          inner.afterSync((err) => {
+            if (err) return done(err);
+            if (fenced) return done(new Error(`fenced: ${fenced.message}`));
+            if (!replicator) return done();
+            replicator.barrier(() => done());
+          });
+        },
+        idle: () => inner.idle() && (replicator?.idle() ?? true),
+      };
+    },
+    mountStream(app: TemplatedApp): void {
+      mountStandbyStream(app, {
+        log: o.log,
+        state: () => state,
+        release: o.release,
+        canResume: (p) => ensureReplicator()?.canResume(p) ?? false,
+        attach: (link, p) => ensureReplicator()?.attach(link, p),
+        acknowledged: (link, id) => replicator?.acknowledged(link, id),
+        detach: (link) => replicator?.detach(link),
+        fenced: (term, message) => fence(term, message),
+      });
+    },
+    routes(status: () => StandbyStatus): Route[] {
+      return [
+        {
+          method: 'get',
+          path: '/standby-api/status',
+          auth: 'none',
+          body: 'none',
+          doc: {
+            summary: "This box's part in its pair: role, term, peer, replication state and lag",
+            tag: 'standby',
+            responses: { 200: { description: 'status', schema: StandbyStatusSchema } },
+          },
+          handle: () => json(200, status()),
+        },
+        {
+          method: 'post',
+          path: '/standby-api/join',
+          auth: 'none',
+          body: 'json',
+          writes: false,
+          schema: { body: JoinRequest },
+          doc: {
+            summary: 'Pair a standby box with this one, with the code `venue-box standby code` printed',
+            tag: 'standby',
+            responses: { 200: { description: 'paired: the primary as the standby records it', schema: JoinResponse } },
+          },
+          handle({ body }) {
+            const joined = acceptJoin(o.dataDir, validJoin(body), o.release, o.now());
+            state = joined.state;
+            replicator?.close();
+            replicator = undefined;
+            ensureReplicator();
+            o.log.info({ standby: joined.state.peer?.boxId, url: joined.state.peer?.url }, 'a standby is paired');
+            return json(200, joined.response);
+          },
+        },
+      ];
+    },
+    status(): StandbyStatus {
+      const r = replicator?.status();
+      return {
+        role: state.peer ? 'primary' : 'single',
+        boxId: state.boxId,
+        term: state.term,
+        peer: state.peer ? { boxId: state.peer.boxId, url: state.peer.url } : null,
+        state: fenced ? 'fenced' : (r?.mode ?? 'alone'),
+        connected: r !== undefined && r.mode !== 'alone',
+        lagBytes: r?.lagBytes ?? 0,
+        lagSeconds: r?.lagSeconds ?? 0,
+        replicatedBytes: r?.sentBytes ?? 0,
+        stalls: r?.stalls ?? 0,
+        lastTakeoverAt: state.lastTakeoverAt,
+        primarySilentMs: null,
+        refusal: fenced?.message ?? null,
+      };
+    },
+    close(): void {
+      clearInterval(probeTimer);
+      replicator?.close();
+    },
+  };
+}
+export type PrimarySide = ReturnType<typeof createPrimarySide>;
+
+/** A route's answer when the box is not in the role it needs. */
+export const notInRole = (message: string): AppError => AppError.of('conflict', message);

@@ -1,0 +1,63 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { Route } from '../../http/types.js';
+import { json } from '../../http/types.js';
+import { AppError } from '../../shared/errors.js';
+import { newNonce, prove, verifyProof } from './proof.js';
+import { keysOf, type Peer, type StandbyState } from './state.js';
+
+/** A box's signed word on its role and term, for its peer (GET /standby-api/state?nonce=N). */
+export const PeerState = Type.Object({
+  boxId: Type.String(),
+  role: Type.Union([Type.Literal('primary'), Type.Literal('standby')]),
+  term: Type.Integer({ minimum: 0 }),
+  /** Signature of the caller's nonce and this box's id, by the key the peer registered at pairing. */
+  signature: Type.String(),
+});
+export type PeerState = Static<typeof PeerState>;
+const check = TypeCompiler.Compile(PeerState);
+
+const NONCE = /^[A-Za-z0-9_-]{22,64}$/;
+
+/**
+ * The state route, served by a primary and by a standby alike: anyone may ask, but only the peer can check the
+ * answer, and a forged one (a hostile LAN client claiming a higher term to fence the primary) fails its check.
+ */
+export function peerStateRoute(state: () => StandbyState): Route {
+  return {
+    method: 'get',
+    path: '/standby-api/state',
+    auth: 'none',
+    body: 'none',
+    doc: {
+      summary: "This box's role and term in its pair, signed for the peer's nonce",
+      tag: 'standby',
+      responses: { 200: { description: 'role and term', schema: PeerState } },
+    },
+    handle({ req }) {
+      const nonce = req.query.get('nonce') ?? '';
+      if (!NONCE.test(nonce)) throw AppError.of('invalidField', 'nonce must be 22-64 base64url characters', ['nonce']);
+      const s = state();
+      return json(200, {
+        boxId: s.boxId,
+        role: s.role,
+        term: s.term,
+        signature: prove(nonce, s.boxId, keysOf(s).secretKey),
+      } satisfies PeerState);
+    },
+  };
+}
+
+/** The peer's role and term, checked against its key; undefined when it cannot be reached or does not prove it. */
+export async function probePeer(peer: Peer, timeoutMs: number): Promise<PeerState | undefined> {
+  const nonce = newNonce();
+  try {
+    const res = await fetch(`${peer.url}/standby-api/state?nonce=${nonce}`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as unknown;
+    if (!check.Check(body) || body.boxId !== peer.boxId) return undefined;
+    return verifyProof(nonce, peer.boxId, body.signature, peer.publicKey) ? body : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,24 @@
+import { randomBytes, verify } from 'node:crypto';
+import { signDetached, verifyKeyOf } from '../../shared/ed25519.js';
+
+/**
+ * How each box of a pair proves itself to the other: an Ed25519 signature, by the key it registered at pairing,
+ * of the other's fresh random challenge and of its own box id, so a recorded answer is worth nothing later and
+ * an answer for one box cannot be passed off for the other. No clock is involved: the boxes' clocks may differ
+ * by hours.
+ */
+export const newNonce = (): string => randomBytes(24).toString('base64url');
+
+const message = (nonce: string, boxId: string): Buffer => Buffer.from(`venue-box standby ${nonce} ${boxId}`);
+
+export const prove = (nonce: string, boxId: string, secretKey: Uint8Array): string =>
+  Buffer.from(signDetached(message(nonce, boxId), secretKey)).toString('base64url');
+
+export function verifyProof(nonce: string, boxId: string, signature: string, publicKeyBase64: string): boolean {
+  try {
+    const key = verifyKeyOf(Buffer.from(publicKeyBase64, 'base64'));
+    return verify(null, message(nonce, boxId), key, Buffer.from(signature, 'base64url'));
+  } catch {
+    return false;
+  }
+}

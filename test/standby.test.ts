@@ -1,0 +1,191 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, test } from 'vitest';
+import { DEMO, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
+import { runCliAsync } from './support/cli.js';
+import { newOrder } from './support/orders.js';
+import { openSocket } from './support/socket.js';
+import { type Pair, standbyStatus, startPair, waitForStatus } from './support/standby.js';
+
+// Two real boxes on loopback, the standby following the primary over its stream (docs/operations.md "A standby
+// box"). The takeover here is `venue-box standby promote`, as keepalived's notify_master runs it; the floating
+// address itself is in test/standby-netns.test.ts.
+
+/** Products of the demo menu sold for TAKE_AWAY at the open venue. */
+const products = ['zurek', 'rosol', 'barszcz', 'woda'];
+const boxes: TestBox[] = [];
+afterEach(async () => {
+  for (const b of boxes.splice(0)) await b.stop('SIGKILL');
+});
+/** Customers as fast as the box answers, each with as many open orders as the load makes. */
+const CONFIG = { ordering: { ...UNLIMITED_CUSTOMER.ordering, maxOpenPerAnonymousUser: 10_000 } };
+async function pair(): Promise<Pair> {
+  const p = await startPair({ config: CONFIG });
+  boxes.push(p.primary, p.standby);
+  return p;
+}
+
+/** Orders a customer places one after another until `stop`; every confirmed order id in `confirmed`. */
+async function placeOrders(box: TestBox, token: string, confirmed: string[], stop: { done: boolean }): Promise<void> {
+  let i = 0;
+  while (!stop.done && i < 2000) {
+    i++;
+    const line = { productId: products[i % products.length]!, quantity: 1 + (i % 3) };
+    try {
+      const res = await box.post('/ordering-api/api/order/new', token, newOrder(DEMO.openVenue, [line]));
+      if (res.status === 200) confirmed.push(((await res.json()) as { orderId: string }).orderId);
+      else await res.body?.cancel();
+    } catch {
+      // the primary died under this request: unconfirmed
+      return;
+    }
+  }
+}
+
+async function promote(box: TestBox): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCliAsync(['standby', 'promote', '--port', String(box.port), '--data-dir', box.dataDir], 20_000);
+}
+
+describe('pairing', () => {
+  test('a wrong code is refused and costs a try; the right one pairs; the standby copies the primary', async () => {
+    const p = await pair();
+    expect(await standbyStatus(p.standby)).toMatchObject({ role: 'standby', state: 'following', term: 0 });
+    const wrong = await runCliAsync([
+      'standby',
+      'join',
+      `http://127.0.0.1:${p.primary.port}`,
+      '--code',
+      'AAAAA-BBBBB',
+      '--self',
+      'http://127.0.0.1:1',
+      '--data-dir',
+      `${p.standby.dataDir}-other`,
+    ]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/^venue-box standby: the primary refused: no pairing code is open/);
+    // The standby's readiness says it takes no orders; its port answers nothing else.
+    const ready = await p.standby.get('/readyz');
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ codes: [{ code: 'unavailable', args: ['standby'] }] });
+  });
+});
+
+describe('takeover', () => {
+  test('kill -9 of the primary under load: every confirmed order, token and event is on the new primary', async () => {
+    const p = await pair();
+    const staff = await p.primary.token(DEMO.staff.username, DEMO.staff.password);
+    const customers = await Promise.all([0, 1, 2, 3].map(() => p.primary.token()));
+    const socket = await openSocket(p.primary.wsUrl('/ordering-api/ws'), customers[0]!.access_token);
+    await socket.next('HELLO');
+    const confirmed: string[][] = customers.map(() => []);
+    const stop = { done: false };
+    const load = customers.map((c, i) => placeOrders(p.primary, c.access_token, confirmed[i]!, stop));
+    await sleep(1500);
+    expect((await standbyStatus(p.primary)).state).toBe('synchronous');
+    p.primary.proc.kill('SIGKILL');
+    await Promise.all(load);
+    stop.done = true;
+    const all = confirmed.flat();
+    expect(all.length).toBeGreaterThan(20);
+
+    const killedAt = Date.now();
+    const promoted = await promote(p.standby);
+    expect(promoted.code, promoted.stderr).toBe(0);
+    expect(promoted.stdout).toMatch(/this box is the primary \(term 1\)/);
+    // The same port, now the box itself: its first ready answer.
+    for (let i = 0; i < 200 && (await p.standby.get('/readyz').catch(() => undefined))?.status !== 200; i++)
+      await sleep(50);
+    expect((await p.standby.get('/readyz')).status).toBe(200);
+    const tookMs = Date.now() - killedAt;
+    expect(tookMs).toBeLessThan(10_000);
+
+    // A token the dead box issued works here, refresh included.
+    for (const [i, c] of customers.entries()) {
+      for (const id of confirmed[i]!) {
+        const res = await p.standby.get(`/ordering-api/api/order/${id}`, c.access_token);
+        expect(res.status, `order ${id}`).toBe(200);
+      }
+    }
+    const refreshed = await fetch(p.standby.url('/auth-oauth2/oauth/token'), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-tenant': DEMO.tenant,
+        authorization: `Basic ${Buffer.from(`${DEMO.client.clientId}:${DEMO.client.clientSecret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: staff.refresh_token }).toString(),
+    });
+    expect(refreshed.status).toBe(200);
+    // The socket reconnects with its last seq and gets each event after it once.
+    const last = socket.frames.at(-1)!.seq;
+    const again = await openSocket(p.standby.wsUrl(`/ordering-api/ws?since=${last}`), customers[0]!.access_token);
+    const hello = await again.next('HELLO');
+    expect(hello.seq).toBeGreaterThanOrEqual(last);
+    await sleep(300);
+    const seqs = again.frames.filter((f) => f.type !== 'HELLO').map((f) => f.seq);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    again.close();
+    const status = await standbyStatus(p.standby);
+    expect(status).toMatchObject({ role: 'primary', term: 1, state: 'alone' });
+    expect(status.lastTakeoverAt).not.toBeNull();
+    // The copy is a consistent database: the ledger check passes.
+    const check = await runCliAsync(['stock', 'check', '--data-dir', p.standby.dataDir]);
+    expect(check.code, check.stdout + check.stderr).toBe(0);
+  });
+
+  test('the standby refuses to take over while the primary speaks', async () => {
+    const p = await pair();
+    const promoted = await promote(p.standby);
+    expect(promoted.code).toBe(1);
+    expect(promoted.stderr).toMatch(/not promoted: the primary spoke \d+ ms ago: it is alive/);
+    expect(await standbyStatus(p.standby)).toMatchObject({ role: 'standby', state: 'following' });
+  });
+});
+
+describe('a standby that goes away', () => {
+  test('the primary stalls at most standby.stallMs, goes on alone, and the standby catches up when back', async () => {
+    const p = await pair();
+    const c = await p.primary.token();
+    p.standby.proc.kill('SIGSTOP');
+    try {
+      const started = Date.now();
+      const res = await p.primary.post('/ordering-api/api/order/new', c.access_token, newOrder(DEMO.openVenue));
+      expect(res.status).toBe(200);
+      const stalled = Date.now() - started;
+      expect(stalled).toBeLessThan(2000);
+      expect(await standbyStatus(p.primary)).toMatchObject({ state: 'catchingUp', stalls: 1 });
+      // Alone now: no wait.
+      const t = Date.now();
+      expect(
+        (await p.primary.post('/ordering-api/api/order/new', c.access_token, newOrder(DEMO.openVenue))).status,
+      ).toBe(200);
+      expect(Date.now() - t).toBeLessThan(500);
+    } finally {
+      p.standby.proc.kill('SIGCONT');
+    }
+    await waitForStatus(p.primary, (s) => s.state === 'synchronous');
+  });
+
+  test('kill -9 of the standby: the primary goes on alone; the standby, started again, resumes where it was', async () => {
+    const p = await pair();
+    const c = await p.primary.token();
+    await p.standby.stop('SIGKILL');
+    expect((await p.primary.post('/ordering-api/api/order/new', c.access_token, newOrder(DEMO.openVenue))).status).toBe(
+      200,
+    );
+    await waitForStatus(p.primary, (s) => s.state === 'alone');
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await p.primary.post('/ordering-api/api/order/new', c.access_token, newOrder(DEMO.openVenue));
+      ids.push(((await res.json()) as { orderId: string }).orderId);
+    }
+    const standby = await startTestBox({
+      dataDir: p.standby.dataDir,
+      port: p.standbyPort,
+      demo: false,
+      config: CONFIG,
+    });
+    boxes.push(standby);
+    await waitForStatus(p.primary, (s) => s.state === 'synchronous');
+    expect(standby.logs.some((l) => l.includes('"mode":"resume"'))).toBe(true);
+  });
+});
