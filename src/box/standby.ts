@@ -15,6 +15,9 @@ export function standbyService(side: PrimarySide): { service: Service; ready(): 
   const service: Service = {
     async run() {
       await side.probe();
+      // Fenced before the port opens: the start fails, and no request reaches this box as a primary.
+      const f = side.fenced();
+      if (f) throw new ProcessError('tempFail', `fenced: ${f.message}; starting again as the standby`);
       probed();
       const ended = new Promise<void>((resolve, reject) => {
         stop = resolve;

@@ -153,18 +153,20 @@ export async function joinPrimary(o: {
     term: answer.term!,
     peer: { boxId: answer.boxId!, publicKey: answer.publicKey!, url: o.primaryUrl.replace(/\/$/, '') },
     pairing: null,
+    diverged: null,
+    divergedDir: null,
   };
   saveStandbyState(o.dataDir, next);
   return { state: next, movedTo };
 }
 
-/** A box's own database and key files go to DIR/replaced-<time>: a standby's copy is the primary's. */
-function moveAside(dataDir: string, nowMs: number): string | undefined {
+/** A box's own database and key files go to DIR/<prefix>-<time>: a standby's copy is the primary's. */
+export function moveAside(dataDir: string, nowMs: number, prefix = 'replaced'): string | undefined {
   const names = [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, ...CARRIED_FILES].filter((n) =>
     existsSync(join(dataDir, n)),
   );
   if (names.length === 0) return undefined;
-  const dir = join(dataDir, `replaced-${new Date(nowMs).toISOString().replace(/[:.]/g, '-')}`);
+  const dir = join(dataDir, `${prefix}-${new Date(nowMs).toISOString().replace(/[:.]/g, '-')}`);
   mkdirSync(dir, { recursive: true });
   for (const n of names) renameSync(join(dataDir, n), join(dir, n));
   return dir;

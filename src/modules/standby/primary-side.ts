@@ -68,8 +68,14 @@ export function createPrimarySide(o: PrimarySideOptions) {
   function fence(term: number, message: string): void {
     if (fenced) return;
     fenced = { term, message };
-    o.log.error({ term, ownTerm: state.term }, `fenced: ${message}; this box becomes the standby`);
-    state = { ...loadStandbyState(o.dataDir), role: 'standby', term };
+    const alone = replicator?.status().aloneConfirmations ?? 0;
+    o.log.error({ term, ownTerm: state.term, alone }, `fenced: ${message}; this box becomes the standby`);
+    state = {
+      ...loadStandbyState(o.dataDir),
+      role: 'standby',
+      term,
+      diverged: alone > 0 ? { confirmations: alone, at: new Date(o.now()).toISOString() } : null,
+    };
     saveStandbyState(o.dataDir, state);
     onFenced?.(fenced);
   }

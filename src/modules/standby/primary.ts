@@ -53,8 +53,10 @@ export interface ReplicationStatus {
   lagSeconds: number;
   /** Everything sent to the standby since start: frames, snapshots, files. */
   sentBytes: number;
-  /** Confirmations that waited for the standby, and how many went on alone after the stall. */
+  /** Confirmations that stopped waiting for the standby after the stall. */
   stalls: number;
+  /** Answers given that the standby did not hold, since it was last in step (0 while synchronous). */
+  aloneConfirmations: number;
 }
 
 /** How many pages a snapshot sends per binary frame, and how much may wait in the socket before it pauses. */
@@ -86,6 +88,8 @@ export function createReplicator(o: ReplicatorOptions) {
   let restarting = false;
   let sentBytes = 0;
   let stalls = 0;
+  /** Answers given (commands, tokens, prints, events) that the standby did not hold, since it was last in step. */
+  let aloneConfirmations = 0;
   const carried = new Map<string, number>();
 
   const setMode = (next: ReplicationMode): void => {
@@ -154,6 +158,7 @@ export function createReplicator(o: ReplicatorOptions) {
     }
     if (mode === 'synchronous' && waiters.length > 0 && now - waiters[0]!.at >= o.stallMs) {
       stalls++;
+      aloneConfirmations += waiters.length;
       o.log.warn(
         { waitedMs: Math.round(now - waiters[0]!.at) },
         'the standby did not acknowledge in time: going on alone until it catches up',
@@ -177,6 +182,7 @@ export function createReplicator(o: ReplicatorOptions) {
 
   function inStepIfCaughtUp(): void {
     if (link && mode === 'catchingUp' && ackedId >= 0 && ackedId >= sentId) {
+      aloneConfirmations = 0;
       setMode('synchronous');
       o.log.info('the standby holds everything: confirmations wait for it again');
     }
@@ -229,6 +235,7 @@ export function createReplicator(o: ReplicatorOptions) {
     barrier(done: () => void): void {
       if (mode !== 'synchronous') {
         ship();
+        aloneConfirmations++;
         done();
         return;
       }
@@ -314,6 +321,7 @@ export function createReplicator(o: ReplicatorOptions) {
         lagSeconds: oldest ? (performance.now() - oldest.at) / 1000 : 0,
         sentBytes,
         stalls,
+        aloneConfirmations,
       };
     },
     close(): void {

@@ -10,6 +10,7 @@ import { uws } from '../../native/uws.js';
 import { AppError } from '../../shared/errors.js';
 import { CARRIED_FILES } from '../backup/take.js';
 import { createFollower } from './follower.js';
+import { moveAside } from './pair.js';
 import { peerStateRoute } from './probe.js';
 import { loadStandbyState, type StandbyState, saveStandbyState } from './state.js';
 import { StandbyStatus } from './status.js';
@@ -36,6 +37,16 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
   const dataDir = resolve(config.dataDir);
   const claim = claimDataDir(dataDir);
   let state: StandbyState = loadStandbyState(dataDir);
+  if (state.diverged) {
+    // A primary fenced after confirming what its standby never held: kept for the operator, never thrown away.
+    const dir = moveAside(dataDir, Date.now(), 'diverged');
+    log.error(
+      { dir, confirmations: state.diverged.confirmations },
+      'this box confirmed commands the new primary does not hold while the two were cut off: its database is kept in the directory named, see docs/operations.md "A standby box"',
+    );
+    state = { ...state, diverged: null, divergedDir: dir ?? null };
+    saveStandbyState(dataDir, state);
+  }
   const follower = createFollower({
     dataDir,
     state,
@@ -62,7 +73,11 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
       stalls: 0,
       lastTakeoverAt: state.lastTakeoverAt,
       primarySilentMs: f.primarySilentMs,
-      refusal: f.refusal,
+      refusal:
+        f.refusal ??
+        (state.divergedDir
+          ? `commands confirmed while cut off from the new primary are kept in ${state.divergedDir}`
+          : null),
     };
   };
 

@@ -39,6 +39,13 @@ const StoredState = Type.Object({
     Type.Null(),
   ]),
   lastTakeoverAt: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * Set when a primary was fenced after confirming commands its standby never held (it went on alone, and the
+   * standby took over meanwhile): at its start as the standby, its database is moved aside, not thrown away.
+   */
+  diverged: Type.Optional(Type.Union([Type.Object({ confirmations: Type.Integer(), at: Type.String() }), Type.Null()])),
+  /** Where the last diverged database was moved to (shown by `standby status` until the next pairing). */
+  divergedDir: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 export type StandbyState = Static<typeof StoredState>;
 const check = TypeCompiler.Compile(StoredState);
