@@ -24,7 +24,8 @@ const USAGE = `Usage:
   status    this box's role, term, peer, replication state and lag (from the running box)
   promote   on the standby (keepalived's notify_master): take over once the primary is silent
   check     keepalived's track script: exit 0 when this box is the serving primary, or a standby
-            whose primary is silent and that can take over; 1 otherwise
+            that holds a copy it can take over with; 1 otherwise (starting, stopped, no copy yet,
+            a release the primary refused)
 (docs/operations.md "A standby box")
 `;
 
@@ -111,9 +112,9 @@ export const STANDBY: Program<typeof OPTIONS> = {
         try {
           const ready = await local(config, '/readyz', 'GET', 2000);
           if (ready.ok) return 0;
+          // A standby holding a copy it can take over with, whether or not its primary speaks now.
           const s = await localStatus(config);
-          const silent = s.primarySilentMs === null || s.primarySilentMs >= config.standby.primarySilentMs;
-          return s.role === 'standby' && s.state !== 'connecting' && s.state !== 'refused' && silent ? 0 : 1;
+          return s.role === 'standby' && (s.state === 'following' || s.state === 'connecting') ? 0 : 1;
         } catch {
           return 1;
         }

@@ -11,7 +11,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DB_FILE } from '../../db/open.js';
+import { DB_FILE, PAGE_SIZE } from '../../db/open.js';
+import { pageSizeOf } from '../../db/page-size.js';
 import type { Logger } from '../../log.js';
 import { newNonce, prove, verifyProof } from './proof.js';
 import {
@@ -80,7 +81,7 @@ export function createFollower(o: FollowerOptions) {
   let refusal: string | null = null;
   let primary: FollowerStatus['primary'] = null;
   let position: Position | null = readPosition(positionFile);
-  let pageSize = 1024;
+  let pageSize = pageSizeOf(dbFile) ?? PAGE_SIZE;
 
   function connect(): void {
     if (stopped) return;
@@ -101,6 +102,15 @@ export function createFollower(o: FollowerOptions) {
       ws.close(4403, reason);
     };
     ws.onmessage = (event: MessageEvent) => {
+      try {
+        receive(event);
+      } catch (err) {
+        // A full disk, an I/O error: nothing is acknowledged that is not durable; the stream starts again later.
+        o.log.error({ err }, 'the standby could not store what the primary sent');
+        ws.close(1011, 'the standby could not store the pages');
+      }
+    };
+    function receive(event: MessageEvent): void {
       lastWord = performance.now();
       if (typeof event.data === 'string') {
         const m = parseMessage<ToStandby>(event.data, toStandbyCheck);
@@ -136,7 +146,7 @@ export function createFollower(o: FollowerOptions) {
         send({ type: 'ACK', id: ship.header.id });
         scheduleCheckpoint();
       }
-    };
+    }
     function onControl(m: ToStandby): void {
       switch (m.type) {
         case 'CHALLENGE': {
@@ -161,7 +171,7 @@ export function createFollower(o: FollowerOptions) {
           }
           send({
             type: 'AUTH',
-            signature: prove(m.nonce, o.state.boxId, keys.secretKey),
+            signature: prove('auth', m.nonce, o.state.boxId, keys.secretKey),
             nonce: myNonce,
             term: o.state.term,
             version: o.release.version,
@@ -171,7 +181,7 @@ export function createFollower(o: FollowerOptions) {
           return;
         }
         case 'WELCOME':
-          if (!verifyProof(myNonce, peer.boxId, m.signature, peer.publicKey)) {
+          if (!verifyProof('welcome', myNonce, peer.boxId, m.signature, peer.publicKey)) {
             refuse('badSignature', 'the primary did not prove it holds the paired key');
             return;
           }

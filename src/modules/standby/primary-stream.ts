@@ -106,7 +106,7 @@ export function mountStandbyStream(app: TemplatedApp, deps: StreamDeps): void {
           return;
         }
         const s = deps.state();
-        if (!s.peer || !verifyProof(data.nonce, data.boxId, m.signature, s.peer.publicKey)) {
+        if (!s.peer || !verifyProof('auth', data.nonce, data.boxId, m.signature, s.peer.publicKey)) {
           send(ws, {
             type: 'REFUSED',
             reason: 'badSignature',
@@ -144,7 +144,7 @@ export function mountStandbyStream(app: TemplatedApp, deps: StreamDeps): void {
         // WELCOME goes before anything attach sends: the snapshot, or the first SHIP after the standby's position.
         send(ws, {
           type: 'WELCOME',
-          signature: prove(m.nonce, s.boxId, keysOf(s).secretKey),
+          signature: prove('welcome', m.nonce, s.boxId, keysOf(s).secretKey),
           mode: resume ? 'resume' : 'snapshot',
         });
         deps.attach(link, resume ? m.position : null);

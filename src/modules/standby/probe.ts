@@ -42,7 +42,7 @@ export function peerStateRoute(state: () => StandbyState): Route {
         boxId: s.boxId,
         role: s.role,
         term: s.term,
-        signature: prove(nonce, s.boxId, keysOf(s).secretKey),
+        signature: prove('state', nonce, s.boxId, keysOf(s).secretKey),
       } satisfies PeerState);
     },
   };
@@ -56,7 +56,7 @@ export async function probePeer(peer: Peer, timeoutMs: number): Promise<PeerStat
     if (!res.ok) return undefined;
     const body = (await res.json()) as unknown;
     if (!check.Check(body) || body.boxId !== peer.boxId) return undefined;
-    return verifyProof(nonce, peer.boxId, body.signature, peer.publicKey) ? body : undefined;
+    return verifyProof('state', nonce, peer.boxId, body.signature, peer.publicKey) ? body : undefined;
   } catch {
     return undefined;
   }

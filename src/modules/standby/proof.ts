@@ -9,15 +9,29 @@ import { signDetached, verifyKeyOf } from '../../shared/ed25519.js';
  */
 export const newNonce = (): string => randomBytes(24).toString('base64url');
 
-const message = (nonce: string, boxId: string): Buffer => Buffer.from(`venue-box standby ${nonce} ${boxId}`);
+/**
+ * What a signature is for, signed with it: an answer on `/standby-api/state` (which anyone on the LAN may ask
+ * for, with a nonce of their choosing) can never pass for a standby's AUTH or a primary's WELCOME on the stream,
+ * nor one of those for the other.
+ */
+export type ProofPurpose = 'auth' | 'welcome' | 'state';
 
-export const prove = (nonce: string, boxId: string, secretKey: Uint8Array): string =>
-  Buffer.from(signDetached(message(nonce, boxId), secretKey)).toString('base64url');
+const message = (purpose: ProofPurpose, nonce: string, boxId: string): Buffer =>
+  Buffer.from(`venue-box standby ${purpose} ${nonce} ${boxId}`);
 
-export function verifyProof(nonce: string, boxId: string, signature: string, publicKeyBase64: string): boolean {
+export const prove = (purpose: ProofPurpose, nonce: string, boxId: string, secretKey: Uint8Array): string =>
+  Buffer.from(signDetached(message(purpose, nonce, boxId), secretKey)).toString('base64url');
+
+export function verifyProof(
+  purpose: ProofPurpose,
+  nonce: string,
+  boxId: string,
+  signature: string,
+  publicKeyBase64: string,
+): boolean {
   try {
     const key = verifyKeyOf(Buffer.from(publicKeyBase64, 'base64'));
-    return verify(null, message(nonce, boxId), key, Buffer.from(signature, 'base64url'));
+    return verify(null, message(purpose, nonce, boxId), key, Buffer.from(signature, 'base64url'));
   } catch {
     return false;
   }

@@ -65,7 +65,8 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
       boxId: state.boxId,
       term: state.term,
       peer: state.peer ? { boxId: state.peer.boxId, url: state.peer.url } : null,
-      state: promoting ? 'promoting' : f.state,
+      // 'noCopy': it has never received the primary's database, and could take nothing over.
+      state: promoting ? 'promoting' : f.position === null && f.state !== 'snapshot' ? 'noCopy' : f.state,
       connected: f.state === 'following' || f.state === 'snapshot',
       lagBytes: 0,
       lagSeconds: 0,

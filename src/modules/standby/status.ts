@@ -13,7 +13,7 @@ export const StandbyStatus = Type.Object({
   /**
    * On a primary: 'synchronous' (every confirmation is on both boxes), 'catchingUp', 'snapshot', 'alone' (no
    * standby attached), 'fenced' (a newer primary exists: it stops). On a standby: 'connecting', 'snapshot',
-   * 'following', 'refused', 'promoting'.
+   * 'following', 'refused', 'noCopy' (nothing received yet), 'promoting'.
    */
   state: Type.String(),
   connected: Type.Boolean(),
