@@ -30,6 +30,8 @@ export interface KeepalivedOptions {
   notify?: { master?: string; backup?: string; fault?: string };
   /** The VRRP instance's name, in the logs. Default VB. */
   instance?: string;
+  /** A box that comes back with a higher priority leaves the VIP where it is (native-config's choice). */
+  nopreempt?: boolean;
 }
 
 /** The text of one box's keepalived.conf. */
@@ -76,6 +78,7 @@ export function keepalivedConfig(o: KeepalivedOptions): string {
     `    ${o.vip}/${o.prefixLen} dev ${o.iface}`,
     '  }',
   );
+  if (o.nopreempt) lines.push('  nopreempt');
   if (o.check) lines.push('  track_script {', '    check', '  }');
   if (o.notify?.master) lines.push(`  notify_master ${q(o.notify.master)}`);
   if (o.notify?.backup) lines.push(`  notify_backup ${q(o.notify.backup)}`);
@@ -117,7 +120,8 @@ export interface KeepalivedHandle {
 }
 
 /**
- * Starts keepalived in box `boxIndex`'s namespace with `confText`, its files in `dir`.
+ * Starts keepalived in box `boxIndex`'s namespace with `confText`, its files in `dir`, `extraArgs` after ours
+ * (`--config-id primary` for native-config/keepalived.conf.example).
  *
  * Several keepalived on one machine each need their own pid files (-p parent, -r VRRP child, -c checker
  * child): the defaults are in /run, which `ip netns exec` does not separate. -n keeps it in the foreground
@@ -126,7 +130,13 @@ export interface KeepalivedHandle {
  */
 const starts = new Map<string, number>();
 
-export function startKeepalived(lan: Lan, boxIndex: number, confText: string, dir: string): KeepalivedHandle {
+export function startKeepalived(
+  lan: Lan,
+  boxIndex: number,
+  confText: string,
+  dir: string,
+  extraArgs: string[] = [],
+): KeepalivedHandle {
   const box = lan.boxes[boxIndex];
   if (!box) throw new Error(`no box ${boxIndex} on this LAN`);
   // A start of its own, files of its own: after a kill -9 the old VRRP child is a zombie until init reaps it,
@@ -138,26 +148,9 @@ export function startKeepalived(lan: Lan, boxIndex: number, confText: string, di
   const logFile = file('.log');
   writeFileSync(confFile, confText);
   const out = openSync(logFile, 'a');
-  const proc = lan.spawn(
-    box.ns,
-    '/usr/sbin/keepalived',
-    [
-      '-n',
-      '-l',
-      '-D',
-      '-G',
-      '-P',
-      '-f',
-      confFile,
-      '-p',
-      file('.pid'),
-      '-r',
-      file('-vrrp.pid'),
-      '-c',
-      file('-check.pid'),
-    ],
-    { stdio: ['ignore', out, out] },
-  );
+  const pidFiles = ['-p', file('.pid'), '-r', file('-vrrp.pid'), '-c', file('-check.pid')];
+  const args = ['-n', '-l', '-D', '-G', '-P', '-f', confFile, ...pidFiles, ...extraArgs];
+  const proc = lan.spawn(box.ns, '/usr/sbin/keepalived', args, { stdio: ['ignore', out, out] });
   closeSync(out);
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
   const running = () => proc.exitCode === null && proc.signalCode === null;
