@@ -8,8 +8,14 @@ import { removeLeftoverNamespaces } from './support/netns.js';
  */
 export default function setup(): () => void {
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
-  // A LAN of namespaces left by a test worker that was killed (test/support/netns.ts), and what runs in it.
+  // A LAN of namespaces left by a test worker that was killed (test/support/netns.ts), and what runs in it:
+  // an earlier run's before this one, this run's at its end.
   const leftovers = removeLeftoverNamespaces();
   if (leftovers.length > 0) console.warn(`removed network namespaces left by an earlier run: ${leftovers.join(' ')}`);
-  return useRunDir();
+  const removeRunDir = useRunDir();
+  return () => {
+    const left = removeLeftoverNamespaces();
+    if (left.length > 0) console.warn(`removed network namespaces left by this run's workers: ${left.join(' ')}`);
+    removeRunDir();
+  };
 }

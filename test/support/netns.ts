@@ -106,7 +106,7 @@ export async function createLan(opts: { boxes?: number; delayMs?: number } = {})
   const client: LanHost = { ns: `${prefix}c`, ip: `${net}.3`, iface: BOX_IFACE };
   const made: string[] = [];
   const children = new Set<ChildProcess>();
-  const state: LiveLan = { namespaces: made, children };
+  const state: LiveLan = { prefix, namespaces: made, children };
   live.add(state);
 
   const close = async () => {
@@ -205,10 +205,26 @@ export async function createLan(opts: { boxes?: number; delayMs?: number } = {})
 }
 
 interface LiveLan {
+  prefix: string;
   namespaces: string[];
   children: Set<ChildProcess>;
 }
 const live = new Set<LiveLan>();
+
+/**
+ * Closes every LAN of this process that a test left open; returns their prefixes. After each integration test
+ * file (test/support/leftover-boxes.ts): vitest ends its workers with a signal, so no 'exit' handler runs there.
+ */
+export async function closeLeftoverLans(): Promise<string[]> {
+  const prefixes: string[] = [];
+  for (const lan of [...live]) {
+    prefixes.push(lan.prefix);
+    await killChildren(lan.children);
+    removeNamespaces(lan.namespaces);
+    live.delete(lan);
+  }
+  return prefixes;
+}
 
 /** SIGKILL to each child's process group, then waits (at most 3 s) for them to be gone. */
 async function killChildren(children: Set<ChildProcess>): Promise<void> {
@@ -291,8 +307,9 @@ function ownerAlive(rest: string): boolean {
   }
 }
 
-// The safety net: a worker that exits without close() (a test timed out, an afterAll threw) still takes its
-// processes and namespaces with it. Only synchronous work runs in an 'exit' handler.
+// The last safety net, for a process that exits by itself (a script, not a vitest worker) without close().
+// Only synchronous work runs in an 'exit' handler. A worker killed outright leaves its namespaces to
+// removeLeftoverNamespaces, which the integration tests' global setup runs before and after the run.
 process.on('exit', () => {
   for (const lan of live) {
     for (const child of lan.children) killGroup(child.pid);
