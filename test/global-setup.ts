@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import useRunDir from './run-dir.js';
+import { removeLeftoverNamespaces } from './support/netns.js';
 
 /**
  * Integration tests run the bundled box (dist/main.cjs) as a real process: build it once first. Their temp
@@ -7,5 +8,14 @@ import useRunDir from './run-dir.js';
  */
 export default function setup(): () => void {
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
-  return useRunDir();
+  // A LAN of namespaces left by a test worker that was killed (test/support/netns.ts), and what runs in it:
+  // an earlier run's before this one, this run's at its end.
+  const leftovers = removeLeftoverNamespaces();
+  if (leftovers.length > 0) console.warn(`removed network namespaces left by an earlier run: ${leftovers.join(' ')}`);
+  const removeRunDir = useRunDir();
+  return () => {
+    const left = removeLeftoverNamespaces();
+    if (left.length > 0) console.warn(`removed network namespaces left by this run's workers: ${left.join(' ')}`);
+    removeRunDir();
+  };
 }

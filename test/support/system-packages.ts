@@ -13,6 +13,8 @@ export const SYSTEM_PACKAGES = {
   systemd: '/usr/bin/systemd-notify',
   python3: '/usr/bin/python3',
   zstd: '/usr/bin/zstd',
+  iproute2: '/usr/sbin/ip',
+  keepalived: '/usr/sbin/keepalived',
 } as const;
 
 export type SystemPackage = keyof typeof SYSTEM_PACKAGES;
