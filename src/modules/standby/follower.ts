@@ -81,7 +81,7 @@ export function createFollower(o: FollowerOptions) {
   let refusal: string | null = null;
   let primary: FollowerStatus['primary'] = null;
   let position: Position | null = readPosition(positionFile);
-  let pageSize = pageSizeOf(dbFile) ?? PAGE_SIZE;
+  let pageSize = (existsSync(dbFile) ? pageSizeOf(dbFile) : undefined) ?? PAGE_SIZE;
 
   function connect(): void {
     if (stopped) return;
