@@ -8,7 +8,14 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { jsonSchema } from '../src/http/contracts/json-schema.js';
 import { HqDocumentBody } from '../src/shared/hq-inbox.js';
-import { BatchHeader, EnrolRequest, ENVELOPE_KINDS, HelloRequest, TailResponse } from '../src/shared/sync-messages.js';
+import {
+  BatchHeader,
+  EnrolRequest,
+  ENVELOPE_KINDS,
+  HelloRequest,
+  StandbyLeaseRequest,
+  TailResponse,
+} from '../src/shared/sync-messages.js';
 import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './support/central.js';
 import { contractsOf } from './support/contracts.js';
 import { SimDevice } from './support/sim-device.js';
@@ -57,6 +64,7 @@ describe("the central's /openapi.json", () => {
       'post /sync-api/api/batches',
       'get /sync-api/api/events',
       'get /sync-api/api/catalogue',
+      'post /sync-api/api/standby/lease',
       'post /auth-oauth2/oauth/token',
       'get /hq-api/api/orders',
       'put /hq-api/api/venues/{id}',
@@ -83,6 +91,7 @@ describe("the central's /openapi.json", () => {
   test("the request schemas are the protocol's and the shared ones, as the routes validate with them", () => {
     expect(requestSchema('post', '/sync-api/api/enrol')).toEqual(jsonSchema(EnrolRequest));
     expect(requestSchema('post', '/sync-api/api/hello')).toEqual(jsonSchema(HelloRequest));
+    expect(requestSchema('post', '/sync-api/api/standby/lease')).toEqual(jsonSchema(StandbyLeaseRequest));
     expect(requestSchema('post', '/hq-api/api/venues/{venueId}/documents')).toEqual(jsonSchema(HqDocumentBody));
     expect(openapi.components.schemas.BatchHeader).toEqual(jsonSchema(BatchHeader));
     expect(openapi.components.schemas.TailResponse).toEqual(jsonSchema(TailResponse));

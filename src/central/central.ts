@@ -14,6 +14,7 @@ import { loadConsoleFiles } from './modules/console/web.js';
 import { deviceHqRoutes } from './modules/devices/hq-routes.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { createDeviceService } from './modules/devices/service.js';
+import { createStandbyLease } from './modules/devices/standby-lease.js';
 import { hqRoutes } from './modules/hq/routes.js';
 import { createReadSlots, inReadSlots } from './modules/hq/read-slots.js';
 import { createHqService } from './modules/hq/service.js';
@@ -36,6 +37,7 @@ import { createReleaseService } from './modules/releases/service.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { createReportsService } from './modules/reports/service.js';
 import { createRuntime, type Service, type ServiceFailure, serviceOf } from '../shared/runtime.js';
+import { LEASE_TTL_MS } from '../shared/sync-protocol.js';
 
 export interface CentralOptions {
   host: string;
@@ -49,6 +51,8 @@ export interface CentralOptions {
   consoleDir?: string;
   /** A retry of a refresh within this long gets the same pair (default 30 s, as the box's auth.refreshRetryGraceSeconds). */
   refreshRetryGraceMs?: number;
+  /** How long a standby lease lasts (default LEASE_TTL_MS; docs/sync.md "The standby lease"). */
+  standbyLeaseMs?: number;
 }
 
 export interface Central {
@@ -141,7 +145,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       routes: [
         ...authRoutes(auth),
         ...consoleRoutes(pool),
-        ...deviceRoutes(devices),
+        ...deviceRoutes(devices, createStandbyLease(pool, devices.authenticate, now, o.standbyLeaseMs ?? LEASE_TTL_MS)),
         ...deviceHqRoutes(devices, hqCatalogue),
         ...ingestRoutes(ingest),
         ...hqRoutes(hq),

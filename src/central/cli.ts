@@ -16,7 +16,7 @@ import { untilSignal } from '../shared/until-signal.js';
 
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
-                          [--refresh-retry-grace-seconds S] [--console-dir DIR]
+                          [--refresh-retry-grace-seconds S] [--console-dir DIR] [--standby-lease-ms MS]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
@@ -30,6 +30,7 @@ enrol, devices and revoke use that cluster while the central runs, or start it f
 release upload takes the binary beside its release file (the file's name without .release.json) unless --binary
 names it, and the central's only tenant unless --tenant names one.
 serve --console-dir serves the headquarters console from DIR instead of the one built with the program.
+serve --standby-lease-ms sets how long a standby pair's lease lasts (default 5000; 100 to 600000).
 `;
 
 const OPTIONS = {
@@ -48,6 +49,7 @@ const OPTIONS = {
   'refresh-retry-grace-seconds': { type: 'string', default: '30' },
   binary: { type: 'string' },
   'console-dir': { type: 'string' },
+  'standby-lease-ms': { type: 'string' },
 } as const;
 
 type Options = typeof OPTIONS;
@@ -73,6 +75,9 @@ async function serveCentral(values: Values): Promise<number> {
   const grace = Number(values['refresh-retry-grace-seconds']);
   if (!(grace >= 0 && grace <= 300))
     throw usageError(`--refresh-retry-grace-seconds must be 0 to 300, got ${values['refresh-retry-grace-seconds']}`);
+  const leaseMs = values['standby-lease-ms'] === undefined ? undefined : Number(values['standby-lease-ms']);
+  if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 100 && leaseMs <= 600_000))
+    throw usageError(`--standby-lease-ms must be 100 to 600000, got ${values['standby-lease-ms']}`);
   const log = createCentralLogger(process.env.LOG_LEVEL ?? 'info');
   const provisioning: { name: string; document: unknown; demo?: boolean }[] = [];
   if (values.demo) provisioning.push({ name: 'demo', document: demo, demo: true });
@@ -86,6 +91,7 @@ async function serveCentral(values: Values): Promise<number> {
     provisioning,
     refreshRetryGraceMs: grace * 1000,
     consoleDir: values['console-dir'] && resolve(values['console-dir']),
+    standbyLeaseMs: leaseMs,
   });
   // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and its error is the exit's (70 for a
   // bug, docs/operations.md "Exit codes") for the supervisor to start the central again.

@@ -294,6 +294,45 @@ export const TailResponse = Type.Object({
 });
 export type TailResponse = Static<typeof TailResponse>;
 
+// ------------------------------------------------------------------------------------- the standby lease
+
+// docs/sync.md "The standby lease": the central is the witness of a venue's two boxes, which share one device.
+const Term = Type.Integer({
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: "the pair's term: one more at each takeover",
+});
+const Holder = Type.String({ pattern: UUID_PATTERN, description: 'a box id: each box of a pair has its own' });
+const LeaseTtl = Type.Integer({ minimum: 1, description: "how long the lease lasts from the central's answer (ms)" });
+
+export const StandbyLeaseRequest = Type.Object({
+  holder: Holder,
+  term: Term,
+  claim: Type.Boolean({
+    description: "false: the primary renews its term's lease; true: the standby takes over with its peer's term + 1",
+  }),
+});
+export type StandbyLeaseRequest = Static<typeof StandbyLeaseRequest>;
+
+export const StandbyLeaseGranted = Type.Object({
+  granted: Type.Literal(true),
+  term: Term,
+  holder: Holder,
+  ttlMs: LeaseTtl,
+});
+export type StandbyLeaseGranted = Static<typeof StandbyLeaseGranted>;
+
+/** A refused lease: the API's error body (code `conflict`) with the lease the central holds now. */
+export const StandbyLeaseRefused = Type.Object({
+  granted: Type.Literal(false),
+  term: Term,
+  holder: Holder,
+  ttlMs: LeaseTtl,
+  message: Type.String(),
+  codes: Type.Array(Type.Object({ code: Type.String(), message: Type.String(), args: Type.Array(Type.String()) })),
+});
+export type StandbyLeaseRefused = Static<typeof StandbyLeaseRefused>;
+
 /** A central's refusal: the API's error body; a 409 also carries `expectedSeq` and `head`, so the box knows where to resume. */
 export const SyncErrorBody = Type.Object({
   message: Type.String(),
@@ -311,6 +350,8 @@ export const SYNC_CHECKS = {
   ack: TypeCompiler.Compile(BatchAck),
   hello: TypeCompiler.Compile(HelloResponse),
   tail: TypeCompiler.Compile(TailResponse),
+  leaseGranted: TypeCompiler.Compile(StandbyLeaseGranted),
+  leaseRefused: TypeCompiler.Compile(StandbyLeaseRefused),
   body: Object.fromEntries(KINDS.map((k) => [k, TypeCompiler.Compile(ENVELOPES[k].body)])) as {
     [K in EnvelopeKind]: ReturnType<typeof TypeCompiler.Compile<(typeof ENVELOPES)[K]['body']>>;
   },
@@ -338,6 +379,9 @@ export const SYNC_SCHEMAS: Record<string, TSchema> = {
   EnrolRequest,
   EnrolResponse,
   TailResponse,
+  StandbyLeaseRequest,
+  StandbyLeaseGranted,
+  StandbyLeaseRefused,
   ...Object.fromEntries(
     KINDS.map((k) => [
       `Event_${k.replace('.', '_')}`,

@@ -34,7 +34,16 @@ export const PATHS = {
   events: '/sync-api/api/events',
   /** The tenant's catalogue after `?after=REV` (`&wait=S` long poll, `&snapshot=1`): src/shared/catalogue-protocol.ts. */
   catalogue: '/sync-api/api/catalogue',
+  /** A standby pair's lease (signed): docs/sync.md "The standby lease". */
+  standbyLease: '/sync-api/api/standby/lease',
 } as const;
+
+/**
+ * How long a standby lease the central grants lasts, from its answer (docs/sync.md "The standby lease"). The primary
+ * renews well within it; the standby may claim the next term once it has passed unrenewed. `central serve
+ * --standby-lease-ms` sets another (tests use a shorter one); every answer names the one in force (`ttlMs`).
+ */
+export const LEASE_TTL_MS = 5000;
 
 /** Media type of a batch: newline-delimited; line 1 the header, line 2 the signature, then one event a line. */
 export const BATCH_MEDIA_TYPE = 'application/x-ndjson';
@@ -146,8 +155,10 @@ export function verifyDetached(message: Uint8Array, signature: Uint8Array, publi
 // ------------------------------------------------------------------------------------ signed requests
 
 /**
- * Hello and the tail fetch are plain requests signed by the device: headers `x-tenant`, `x-device` and
- * `x-signature` (base64), the signature over this text. Replaying one only repeats a read.
+ * Hello, the tail fetch, the catalogue's poll and the standby lease are plain requests signed by the device:
+ * headers `x-tenant`, `x-device` and `x-signature` (base64), the signature over this text. There is no nonce:
+ * replaying a read only repeats it, and a replayed lease renewal can at most keep a lease alive that its holder
+ * let go, which delays a takeover but never grants two boxes one term (docs/sync.md "The standby lease").
  */
 export const requestSigningText = (
   method: string,

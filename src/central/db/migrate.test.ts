@@ -40,6 +40,7 @@ test('migrates a new database once, records the version, and runs again as a no-
   await afterSchema4();
   await afterSchema6();
   await afterSchema8();
+  await afterSchema9();
 });
 
 /** Rows as a central at schema 1 wrote them: a device with a head, and a balance past the safe range. */
@@ -135,6 +136,21 @@ async function afterSchema8(): Promise<void> {
   await expect(
     pool.query(`INSERT INTO catalogue_authors (tenant_id, rev, user_id) VALUES ('t', 1, 'w')`),
   ).rejects.toMatchObject({ code: '23505' });
+}
+
+/** Migration 9: no device holds a standby lease yet; a lease is stored whole or not at all. */
+async function afterSchema9(): Promise<void> {
+  expect((await pool.query(`SELECT device_id, standby_term, standby_holder, standby_until FROM devices`)).rows).toEqual(
+    [{ device_id: 'd', standby_term: null, standby_holder: null, standby_until: null }],
+  );
+  await expect(pool.query(`UPDATE devices SET standby_term = 1 WHERE device_id = 'd'`)).rejects.toMatchObject({
+    code: '23514',
+  });
+  await expect(
+    pool.query(
+      `UPDATE devices SET standby_term = -1, standby_holder = gen_random_uuid(), standby_until = now() WHERE device_id = 'd'`,
+    ),
+  ).rejects.toMatchObject({ code: '23514' });
 }
 
 test('every primary key and unique constraint starts with tenant_id (Citus distribution by tenant)', async () => {

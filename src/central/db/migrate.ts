@@ -9,6 +9,7 @@ import { sql as refreshRetry } from './migrations/0005-refresh-retry.js';
 import { sql as releases } from './migrations/0006-releases.js';
 import { sql as reports } from './migrations/0007-reports.js';
 import { sql as consoleSupport } from './migrations/0008-console.js';
+import { sql as standbyLease } from './migrations/0009-standby-lease.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -20,6 +21,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 6, name: 'releases', sql: releases },
   { version: 7, name: 'reports', sql: reports },
   { version: 8, name: 'console', sql: consoleSupport },
+  { version: 9, name: 'standby-lease', sql: standbyLease },
 ];
 
 /** A database newer than this central: exit 65, not restarted by systemd (docs/operations.md "Exit codes"). */

@@ -7,6 +7,7 @@ import type {
   EnrolResponse,
   HelloRequest,
   HelloResponse,
+  StandbyLeaseRequest,
   SyncErrorBody,
   TailResponse,
 } from '../../shared/sync-messages.js';
@@ -124,6 +125,19 @@ export async function signedHeaders(device: Device, sign: Signer, method: string
 
 const base = (central: string) => central.replace(/\/+$/, '');
 
+/** A JSON body POSTed to `path`, signed by the device over its exact bytes (hello, the standby lease). */
+async function signedPost<T>(device: Device, sign: Signer, path: string, req: unknown, options: ClientOptions) {
+  const body = JSON.stringify(req);
+  const headers = await signedHeaders(device, sign, 'POST', path, body);
+  return call<T>(
+    `${base(device.central)}${path}`,
+    'POST',
+    { ...headers, 'content-type': 'application/json' },
+    json(body),
+    options,
+  );
+}
+
 /** The box's calls to its central (docs/sync.md "Sync to the central node"). */
 export const centralClient = {
   enrol: (central: string, req: EnrolRequest, options: ClientOptions): Promise<EnrolResponse> =>
@@ -135,17 +149,15 @@ export const centralClient = {
       options,
     ),
 
-  async hello(device: Device, sign: Signer, req: HelloRequest, options: ClientOptions): Promise<HelloResponse> {
-    const body = JSON.stringify(req);
-    const headers = await signedHeaders(device, sign, 'POST', PATHS.hello, body);
-    return call(
-      `${base(device.central)}${PATHS.hello}`,
-      'POST',
-      { ...headers, 'content-type': 'application/json' },
-      json(body),
-      options,
-    );
-  },
+  hello: (device: Device, sign: Signer, req: HelloRequest, options: ClientOptions): Promise<HelloResponse> =>
+    signedPost(device, sign, PATHS.hello, req, options),
+
+  /**
+   * A standby pair's lease (docs/sync.md "The standby lease"): the answer's body, unchecked (a 200 is a grant, a
+   * 409 a CentralError whose body is the refusal); src/modules/sync/standby-lease.ts reads both.
+   */
+  standbyLease: (device: Device, sign: Signer, req: StandbyLeaseRequest, options: ClientOptions): Promise<unknown> =>
+    signedPost(device, sign, PATHS.standbyLease, req, options),
 
   /** A batch as parts (src/shared/sync-protocol.ts batchParts), written to the socket one after another. */
   postBatch: (device: Device, parts: Buffer[], options: ClientOptions): Promise<BatchAck> =>

@@ -2,6 +2,7 @@ import { MAX_REQUEST_BYTES } from '../../../shared/sync-protocol.js';
 import type { UpdateReport } from '../../../shared/release-schemas.js';
 import type { Head, TailEvent, TailResponse } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
+import type { StoredLease } from './standby-lease.js';
 
 export interface DeviceRow {
   tenantId: string;
@@ -142,6 +143,39 @@ export function createDeviceRepo(db: Queryable) {
         [tenantId, deviceId],
       );
       return rows[0] && toDevice(rows[0]);
+    },
+    /**
+     * The device's status and standby lease (null when none was granted yet), its row locked until the transaction
+     * ends: two requests for one device's lease decide one after the other (docs/sync.md "The standby lease").
+     */
+    async standbyLeaseForUpdate(
+      tenantId: string,
+      deviceId: string,
+    ): Promise<{ status: DeviceRow['status']; lease: StoredLease | null } | undefined> {
+      const { rows } = await db.query<{
+        status: DeviceRow['status'];
+        standby_term: number | null;
+        standby_holder: string | null;
+        standby_until: Date | null;
+      }>(
+        `SELECT status, standby_term, standby_holder, standby_until FROM devices
+         WHERE tenant_id = $1 AND device_id = $2 FOR UPDATE`,
+        [tenantId, deviceId],
+      );
+      const r = rows[0];
+      if (!r) return undefined;
+      const lease =
+        r.standby_term === null || r.standby_holder === null || r.standby_until === null
+          ? null
+          : { term: r.standby_term, holder: r.standby_holder, untilMs: r.standby_until.getTime() };
+      return { status: r.status, lease };
+    },
+    async setStandbyLease(tenantId: string, deviceId: string, lease: StoredLease): Promise<void> {
+      await db.query(
+        `UPDATE devices SET standby_term = $3, standby_holder = $4, standby_until = $5
+         WHERE tenant_id = $1 AND device_id = $2`,
+        [tenantId, deviceId, lease.term, lease.holder, new Date(lease.untilMs)],
+      );
     },
     /** The new head with its proof: the header line (text as received) and signature of the batch that set it. */
     async advanceHead(

@@ -6,12 +6,16 @@ import {
   EnrolResponse,
   HelloRequest,
   HelloResponse,
+  StandbyLeaseGranted,
+  StandbyLeaseRefused,
+  StandbyLeaseRequest,
   TailResponse,
 } from '../../../shared/sync-messages.js';
 import { PATHS } from '../../../shared/sync-protocol.js';
 import { limitOf, parseJson } from '../../../shared/validate.js';
 import { SIGNED_HEADERS } from '../../contracts.js';
 import type { DeviceService } from './service.js';
+import type { StandbyLease } from './standby-lease.js';
 
 const TailQuery = Type.Object({
   after: Type.Optional(Type.String({ description: 'the seq after which to start (default 0)' })),
@@ -19,8 +23,17 @@ const TailQuery = Type.Object({
 });
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** A signed body's text: the signature covers exactly these bytes, so they must be one UTF-8 text. */
+function textOf(body: unknown): string {
+  try {
+    return utf8.decode(body as Buffer);
+  } catch {
+    throw AppError.of('invalidBody', 'body is not valid UTF-8');
+  }
+}
+
 /** The box-facing device routes; the batch route is the ingest module's. */
-export function deviceRoutes(devices: DeviceService): Route[] {
+export function deviceRoutes(devices: DeviceService, standbyLease: StandbyLease): Route[] {
   return [
     route({
       method: 'post',
@@ -53,13 +66,37 @@ export function deviceRoutes(devices: DeviceService): Route[] {
         responses: { 200: { description: "the device's head", schema: HelloResponse } },
       },
       async handle({ req, body, valid }) {
-        let text: string;
-        try {
-          text = utf8.decode(body as Buffer);
-        } catch {
-          throw AppError.of('invalidBody', 'body is not valid UTF-8');
-        }
+        const text = textOf(body);
         return json(200, await devices.hello(req, text, valid(parseJson(text))));
+      },
+    }),
+    route({
+      // Raw, as hello: the signature covers the body's exact bytes.
+      method: 'post',
+      path: PATHS.standbyLease,
+      auth: 'none',
+      body: 'raw',
+      schema: { body: StandbyLeaseRequest },
+      doc: {
+        summary: "A standby pair's lease (signed): the primary renews its term, the standby claims the next",
+        description:
+          'The central is the witness of a venue\'s primary and hot standby, which share this device (docs/sync.md "The standby lease"). ' +
+          'An unknown or revoked device, or a bad signature, is 401 unauthorized; a body outside the schema 400 invalidField.',
+        tag: 'sync-api',
+        requestType: 'application/json',
+        headers: SIGNED_HEADERS,
+        responses: {
+          200: { description: "granted: the lease is the asker's for ttlMs from now", schema: StandbyLeaseGranted },
+          409: {
+            description: 'refused (fenced by a higher term, or another box holds a live lease): the lease held now',
+            schema: StandbyLeaseRefused,
+          },
+        },
+      },
+      async handle({ req, body, valid }) {
+        const text = textOf(body);
+        const answer = await standbyLease.request(req, text, valid(parseJson(text)));
+        return json(answer.granted ? 200 : 409, answer);
       },
     }),
     {
