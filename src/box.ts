@@ -30,6 +30,8 @@ export interface BoxOptions {
    * central, the scheduled jobs and the updates, which are the old release's until the new one is confirmed.
    */
   trial?: boolean;
+  /** This box has just taken over from its dead primary (docs/operations.md "A standby box"). */
+  tookOver?: boolean;
 }
 
 export interface Box {
@@ -48,7 +50,15 @@ export interface Box {
  * The box's composition root (docs/architecture.md "Wiring and lifecycle"): each layer is made from the ones
  * above it, then the runtime runs every service in the order listed and stops them in the reverse order.
  */
-export async function startBox({ config, log, provisioning, configFile, systemd, trial }: BoxOptions): Promise<Box> {
+export async function startBox({
+  config,
+  log,
+  provisioning,
+  configFile,
+  systemd,
+  trial,
+  tookOver,
+}: BoxOptions): Promise<Box> {
   const now = nowMs;
   const metrics = config.metrics.enabled
     ? createBoxMetrics({ version: pkg.version, commandKinds: COMMAND_KINDS })
@@ -75,6 +85,7 @@ export async function startBox({ config, log, provisioning, configFile, systemd,
       durable: storage.durable,
       metrics,
       now,
+      tookOver,
     });
     const http = createHttp({
       config,

@@ -233,6 +233,7 @@ async function serveVenueBox(values: CliValues): Promise<number> {
   const systemd = createSystemdNotifier({ env: process.env, pid: process.pid, log });
   // A standby box follows its primary until it takes over, then serves as the primary on the copy it holds
   // (docs/operations.md "A standby box").
+  let tookOver = false;
   if (!trial && loadStandbyState(resolve(config.dataDir)).role === 'standby') {
     const stopSignal = new Promise<void>((r) => {
       process.once('SIGTERM', () => r());
@@ -241,8 +242,9 @@ async function serveVenueBox(values: CliValues): Promise<number> {
     const release = { version: pkg.version, schema: MIGRATIONS.at(-1)!.version };
     const outcome = await serveAsStandby({ config, log, release, stopSignal });
     if (outcome === 'stopped') return 0;
+    tookOver = true;
   }
-  const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });
+  const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial, tookOver });
   if (trial) {
     // The release that watches this one holds our stdin (a pipe): when it is gone (killed), this trial stops too.
     if (fstatSync(0).isFIFO()) process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM')).resume();

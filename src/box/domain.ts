@@ -105,13 +105,15 @@ export interface DomainDeps {
   durable: ReturnType<typeof durableWrites>;
   metrics: BoxMetrics | undefined;
   now(): number;
+  /** This start follows a takeover from a dead primary (src/modules/printing/spooler.ts `tookOver`). */
+  tookOver?: boolean;
 }
 
 /**
  * The use cases, each made after what it needs: the printers, then the command handler, the queue that applies
  * its commands, and the ordering service that confirms into that queue.
  */
-export function createDomain({ config, log, db, repos, publisher, durable, metrics, now }: DomainDeps) {
+export function createDomain({ config, log, db, repos, publisher, durable, metrics, now, tookOver }: DomainDeps) {
   const { venues, outbox } = repos;
   const soldOut = createSoldOutFlags(db, repos.menus, venues, outbox);
   const menus = createMenuService(repos.menus, venues, soldOut);
@@ -122,6 +124,7 @@ export function createDomain({ config, log, db, repos, publisher, durable, metri
     log,
     now,
     synced: durable.synced,
+    tookOver,
     onStatus: publishPrinterStatus({
       repo: repos.prints,
       events: repos.events,

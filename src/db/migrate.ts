@@ -12,6 +12,7 @@ import { migration0009 } from './migrations/0009-open-order-users.js';
 import { migration0010 } from './migrations/0010-events-without-age-index.js';
 import { migration0011 } from './migrations/0011-order-documents.js';
 import { migration0012 } from './migrations/0012-fewer-index-pages.js';
+import { migration0013 } from './migrations/0013-print-sending.js';
 
 export interface Migration {
   version: number;
@@ -33,6 +34,7 @@ export const MIGRATIONS: Migration[] = [
   migration0010,
   migration0011,
   migration0012,
+  migration0013,
 ];
 
 /** Applies pending migrations in one transaction; refuses a database newer than this code. */

@@ -32,6 +32,11 @@ export interface KeepalivedOptions {
   instance?: string;
   /** A box that comes back with a higher priority leaves the VIP where it is (native-config's choice). */
   nopreempt?: boolean;
+  /**
+   * Seconds between gratuitous ARPs while MASTER (`garp_master_refresh`): after two masters (a cable), the
+   * clients' ARP caches may still name the box that gave the address up; this brings them back.
+   */
+  garpRefresh?: number;
 }
 
 /** The text of one box's keepalived.conf. */
@@ -79,6 +84,7 @@ export function keepalivedConfig(o: KeepalivedOptions): string {
     '  }',
   );
   if (o.nopreempt) lines.push('  nopreempt');
+  if (o.garpRefresh) lines.push(`  garp_master_refresh ${o.garpRefresh}`, '  garp_lower_prio_repeat 3');
   if (o.check) lines.push('  track_script {', '    check', '  }');
   if (o.notify?.master) lines.push(`  notify_master ${q(o.notify.master)}`);
   if (o.notify?.backup) lines.push(`  notify_backup ${q(o.notify.backup)}`);

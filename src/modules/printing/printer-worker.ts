@@ -150,8 +150,12 @@ export class PrinterWorker {
     this.ctx.inFlight.add(job.id);
     try {
       await this.checkPaper();
-      await this.ctx.synced?.();
       // Nothing new starts once stopping; and the row must still be queued (one claim per job, ever).
+      if (this.stopping || !this.ctx.repo.isQueued(job.tenantId, job.id)) return;
+      // That it is being sent, on the disk (and on the standby, which then never prints it a second time after a
+      // takeover) before the first byte goes out.
+      this.ctx.repo.markSending(job.tenantId, job.id, this.ctx.now());
+      await this.ctx.synced?.();
       if (this.stopping || !this.ctx.repo.isQueued(job.tenantId, job.id)) return;
       await this.device.print(bytes);
       if (this.abandoned) return; // the shutdown gave up on this write: not recorded, printed again at start

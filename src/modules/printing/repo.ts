@@ -92,6 +92,11 @@ export function createPrintRepo(db: Db) {
     attempt: db.prepare(
       `UPDATE print_jobs SET attempts = attempts + 1, last_error = ? WHERE tenant_id = ? AND id = ? AND state = 'queued'`,
     ),
+    sending: db.prepare(`UPDATE print_jobs SET sending_ms = ? WHERE tenant_id = ? AND id = ? AND state = 'queued'`),
+    failSending: db.prepare<[number, string], { id: string }>(
+      `UPDATE print_jobs SET state = 'failed', done_ms = ?, last_error = ?
+       WHERE state = 'queued' AND sending_ms IS NOT NULL RETURNING id`,
+    ),
     finish: db.prepare(
       `UPDATE print_jobs SET state = ?, last_error = coalesce(?, last_error), done_ms = ?
        WHERE tenant_id = ? AND id = ? AND state = 'queued'`,
@@ -140,6 +145,15 @@ export function createPrintRepo(db: Db) {
     /** True when this call recorded the print (the row was still queued). */
     markPrinted: (tenantId: string, id: string, printedOn: string, nowMs: number): boolean =>
       s.printed.run(printedOn, nowMs, tenantId, id).changes === 1,
+    /** Before the first byte goes to the printer (src/db/migrations/0013-print-sending.ts). */
+    markSending(tenantId: string, id: string, nowMs: number): void {
+      s.sending.run(nowMs, tenantId, id);
+    },
+    /**
+     * After a takeover: the queued jobs the dead primary had begun sending may have come out already; failed, with
+     * a reason staff read, instead of printed twice. Returns their ids.
+     */
+    failSentByAnother: (nowMs: number, reason: string): string[] => s.failSending.all(nowMs, reason).map((r) => r.id),
     recordAttempt(tenantId: string, id: string, error: string): void {
       s.attempt.run(error, tenantId, id);
     },

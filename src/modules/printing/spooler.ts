@@ -34,6 +34,11 @@ export interface SpoolerDeps {
   sweepMs?: number;
   /** Resolves once what was committed before the call is on the disk (WorkerContext.synced). */
   synced?(): Promise<void>;
+  /**
+   * This box has just taken over from a dead primary (docs/operations.md "A standby box"): the jobs that one had
+   * begun sending are not printed again.
+   */
+  tookOver?: boolean;
 }
 
 export interface PrinterState {
@@ -50,6 +55,10 @@ export interface PrinterState {
  * takes its queue too, printing each ticket with a header naming the printer it was for. A printer that comes
  * back takes its queue back at the next job.
  */
+/** Why a job is failed after a takeover, as staff read it in the jobs list. */
+export const SENT_BY_ANOTHER =
+  'the box that was printing it stopped (the standby took over): reprint it if it did not come out';
+
 export function createSpooler(deps: SpoolerDeps) {
   const { options } = deps;
   const backupAfterMs = options.backupAfterSeconds * 1000;
@@ -133,6 +142,14 @@ export function createSpooler(deps: SpoolerDeps) {
     /** Starts the workers (after the command queue's drain at start, so they see every job). */
     start(): void {
       resolveTenants();
+      if (deps.tookOver) {
+        const ids = deps.repo.failSentByAnother(deps.now(), SENT_BY_ANOTHER);
+        if (ids.length > 0)
+          deps.log.warn(
+            { jobs: ids },
+            'tickets the old primary was printing are not printed again: reprint if missing',
+          );
+      }
       sweepTimer = setInterval(() => {
         try {
           sweep();

@@ -101,6 +101,11 @@ export const STANDBY: Program<typeof OPTIONS> = {
         const res = await local(config, '/standby-api/promote', 'POST', 15_000);
         const body = (await res.json().catch(() => ({}))) as { term?: number; message?: string };
         if (!res.ok) throw new ProcessError('refused', `not promoted: ${body.message ?? res.status}`);
+        if (res.status === 202) {
+          // keepalived asks once: the box goes on claiming, and takes over once the central lets the primary go.
+          process.stdout.write(`takeover requested; it waits: ${body.message}\n`);
+          return 0;
+        }
         process.stdout.write(`this box is the primary (term ${body.term})\n`);
         return 0;
       },
@@ -114,7 +119,8 @@ export const STANDBY: Program<typeof OPTIONS> = {
           if (ready.ok) return 0;
           // A standby holding a copy it can take over with, whether or not its primary speaks now.
           const s = await localStatus(config);
-          return s.role === 'standby' && (s.state === 'following' || s.state === 'connecting') ? 0 : 1;
+          // 'promoting': it holds the floating address and waits for the central to let the primary go.
+          return s.role === 'standby' && ['following', 'connecting', 'promoting'].includes(s.state) ? 0 : 1;
         } catch {
           return 1;
         }

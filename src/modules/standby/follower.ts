@@ -30,6 +30,13 @@ import {
 import { createReplicaWal, type ReplicaWal } from './replica-wal.js';
 import { keysOf, type StandbyState } from './state.js';
 
+/**
+ * A client may close a WebSocket only with 1000 or a code of 3000-4999 (the WHATWG WebSocket that Node's is): the
+ * standby's own reasons for ending the stream.
+ */
+const CLOSE_PROTOCOL = 4400;
+const CLOSE_STORE_FAILED = 4500;
+
 /** Where the standby's copy stands in the primary's WAL: written after each durable append (docs: "A standby box"). */
 export const POSITION_FILE = 'standby-position.json';
 
@@ -107,7 +114,7 @@ export function createFollower(o: FollowerOptions) {
       } catch (err) {
         // A full disk, an I/O error: nothing is acknowledged that is not durable; the stream starts again later.
         o.log.error({ err }, 'the standby could not store what the primary sent');
-        ws.close(1011, 'the standby could not store the pages');
+        ws.close(CLOSE_STORE_FAILED, 'the standby could not store the pages');
       }
     };
     function receive(event: MessageEvent): void {
@@ -115,7 +122,7 @@ export function createFollower(o: FollowerOptions) {
       if (typeof event.data === 'string') {
         const m = parseMessage<ToStandby>(event.data, toStandbyCheck);
         if (!m) {
-          ws.close(1008, 'malformed message');
+          ws.close(CLOSE_PROTOCOL, 'malformed message');
           return;
         }
         onControl(m);
@@ -124,7 +131,7 @@ export function createFollower(o: FollowerOptions) {
       const frame = Buffer.from(event.data as ArrayBuffer);
       receivedBytes += frame.length;
       if (!welcomed) {
-        ws.close(1008, 'pages before the primary proved itself');
+        ws.close(CLOSE_PROTOCOL, 'pages before the primary proved itself');
         return;
       }
       if (frame[0] === SNAPSHOT_PAGES && incoming) {
@@ -136,7 +143,7 @@ export function createFollower(o: FollowerOptions) {
       if (frame[0] === SHIP) {
         const ship = decodeShip(frame, pageSize);
         if (!ship || incoming) {
-          ws.close(1008, 'malformed pages');
+          ws.close(CLOSE_PROTOCOL, 'malformed pages');
           return;
         }
         replica ??= createReplicaWal(dbFile, pageSize);
@@ -192,7 +199,7 @@ export function createFollower(o: FollowerOptions) {
           return;
         case 'SNAPSHOT': {
           if (!welcomed) {
-            ws.close(1008, 'snapshot before the primary proved itself');
+            ws.close(CLOSE_PROTOCOL, 'snapshot before the primary proved itself');
             return;
           }
           pageSize = m.pageSize;
@@ -205,7 +212,7 @@ export function createFollower(o: FollowerOptions) {
         }
         case 'SNAPSHOT_END': {
           if (!incoming) {
-            ws.close(1008, 'snapshot end without a snapshot');
+            ws.close(CLOSE_PROTOCOL, 'snapshot end without a snapshot');
             return;
           }
           installSnapshot(incoming, m.position);
@@ -293,7 +300,7 @@ export function createFollower(o: FollowerOptions) {
       const ws = socket;
       if (ws && ws.readyState !== WebSocket.CLOSED) {
         const closed = new Promise<void>((r) => ws.addEventListener('close', () => r()));
-        ws.close(1001, 'the standby is stopping');
+        ws.close(1000, 'the standby is stopping');
         await Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]);
       }
       replica?.close();

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { Config } from '../../config.js';
 import type { CheckpointerControl } from '../../db/checkpointer.js';
@@ -10,12 +11,15 @@ import type { Logger } from '../../log.js';
 import { AppError } from '../../shared/errors.js';
 import { compile } from '../../shared/validate.js';
 import { CARRIED_FILES } from '../backup/take.js';
+import { Type } from '@sinclair/typebox';
 import { acceptJoin, JoinRequest, JoinResponse } from './pair.js';
+import { LOOPBACK } from './standby-box.js';
 import { createReplicator, type ReplicationMode, type Replicator } from './primary.js';
 import { mountStandbyStream } from './primary-stream.js';
 import { probePeer } from './probe.js';
 import { loadStandbyState, type StandbyState, saveStandbyState } from './state.js';
 import { StandbyStatus as StandbyStatusSchema, type StandbyStatus } from './status.js';
+import { createWitness } from './witness.js';
 
 export interface PrimarySideOptions {
   db: Db;
@@ -32,6 +36,12 @@ const validJoin = compile(JoinRequest);
 /** How often a primary with a peer asks it for its role and term (a primary of a higher term fences this one). */
 const PROBE_MS = 2000;
 
+/** How long a confirmation waits for a lapsed lease to be renewed before it is refused (503). */
+const WITNESS_WAIT_MS = 10_000;
+
+const fencedError = (message: string): AppError =>
+  AppError.of('unavailable', `this box no longer confirms orders: ${message}`, ['fenced']);
+
 /**
  * The primary's part of a pair (docs/operations.md "A standby box"): pairing, the stream to the standby, the
  * barrier every confirmation passes (src/db/wal-sync.ts wrapped), and fencing: once a box of a higher term is
@@ -45,6 +55,15 @@ export function createPrimarySide(o: PrimarySideOptions) {
   let fenced: { term: number; message: string } | undefined;
   let onFenced: ((f: { term: number; message: string }) => void) | undefined;
   let probeTimer: NodeJS.Timeout | undefined;
+  // The central as the witness: a primary with a standby holds a lease there (src/modules/standby/witness.ts).
+  const witness = createWitness({
+    dataDir: o.dataDir,
+    boxId: () => state.boxId,
+    term: () => state.term,
+    paired: () => state.peer !== null && state.role === 'primary',
+    log: o.log,
+    onFenced: (term, message) => fence(term, message),
+  });
 
   const ensureReplicator = (): Replicator | undefined => {
     if (replicator || !state.peer || state.role !== 'primary') return replicator;
@@ -80,6 +99,21 @@ export function createPrimarySide(o: PrimarySideOptions) {
     onFenced?.(fenced);
   }
 
+  /**
+   * What the standby does not hold is confirmed only under the central's lease (or with no witness to ask): a
+   * lease that lapsed waits here for the next renewal, which grants it, finds the central gone, or fences.
+   */
+  function waitForWitness(done: (err?: Error) => void): void {
+    const started = performance.now();
+    const look = (): void => {
+      if (fenced) return done(fencedError(fenced.message));
+      if (witness.mayConfirmAlone()) return done();
+      if (performance.now() - started > WITNESS_WAIT_MS) return done(fencedError('no lease from the central'));
+      setTimeout(look, 50);
+    };
+    look();
+  }
+
   async function probe(): Promise<void> {
     if (!state.peer || fenced) return;
     const seen = await probePeer(state.peer, 1000);
@@ -94,6 +128,7 @@ export function createPrimarySide(o: PrimarySideOptions) {
     startProbing(): void {
       probeTimer = setInterval(() => void probe().catch(() => undefined), PROBE_MS);
       probeTimer.unref();
+      witness.start();
     },
     onFenced(fn: (f: { term: number; message: string }) => void): void {
       onFenced = fn;
@@ -114,9 +149,12 @@ export function createPrimarySide(o: PrimarySideOptions) {
         afterSync(done) {
           inner.afterSync((err) => {
             if (err) return done(err);
-            if (fenced) return done(new Error(`fenced: ${fenced.message}`));
+            if (fenced) return done(fencedError(fenced.message));
             if (!replicator) return done();
-            replicator.barrier(() => done());
+            replicator.barrier((inStep) => {
+              if (inStep || witness.mayConfirmAlone()) return done();
+              waitForWitness(done);
+            });
           });
         },
         idle: () => inner.idle() && (replicator?.idle() ?? true),
@@ -147,6 +185,24 @@ export function createPrimarySide(o: PrimarySideOptions) {
             responses: { 200: { description: 'status', schema: StandbyStatusSchema } },
           },
           handle: () => json(200, status()),
+        },
+        {
+          method: 'post',
+          path: '/standby-api/promote',
+          auth: 'none',
+          body: 'none',
+          writes: false,
+          doc: {
+            summary: 'On a primary, promote has nothing to do: keepalived may ask again (from this machine only)',
+            tag: 'standby',
+            responses: { 200: { description: 'already the primary', schema: Type.Object({ term: Type.Integer() }) } },
+          },
+          handle({ req }) {
+            if (!LOOPBACK.has(req.remoteAddress))
+              throw AppError.of('forbidden', 'promote is taken from this machine only');
+            if (fenced) throw fencedError(fenced.message);
+            return json(200, { term: state.term });
+          },
         },
         {
           method: 'post',
@@ -186,12 +242,14 @@ export function createPrimarySide(o: PrimarySideOptions) {
         replicatedBytes: r?.sentBytes ?? 0,
         stalls: r?.stalls ?? 0,
         lastTakeoverAt: state.lastTakeoverAt,
+        witness: witness.describe(),
         primarySilentMs: null,
         refusal: fenced?.message ?? null,
       };
     },
     close(): void {
       clearInterval(probeTimer);
+      witness.stop();
       replicator?.close();
     },
   };

@@ -83,7 +83,7 @@ export function createReplicator(o: ReplicatorOptions) {
   let ackedId = 0;
   /** Each unacknowledged SHIP: its id, bytes, when it went. */
   const inFlight: { id: number; bytes: number; at: number }[] = [];
-  const waiters: { id: number; done: () => void; at: number }[] = [];
+  const waiters: { id: number; done: (inStep: boolean) => void; at: number }[] = [];
   /** A restart this module made: any other means frames were lost to the standby. */
   let restarting = false;
   let sentBytes = 0;
@@ -98,10 +98,10 @@ export function createReplicator(o: ReplicatorOptions) {
     o.onModeChange?.(next);
   };
   const releaseWaiters = (upTo: number): void => {
-    while (waiters.length > 0 && waiters[0]!.id <= upTo) waiters.shift()!.done();
+    while (waiters.length > 0 && waiters[0]!.id <= upTo) waiters.shift()!.done(true);
   };
   const goAlone = (): void => {
-    for (const w of waiters.splice(0)) w.done();
+    for (const w of waiters.splice(0)) w.done(false);
   };
 
   /** Frames kept for a standby that is away, in bytes (0 when none is kept). */
@@ -229,18 +229,18 @@ export function createReplicator(o: ReplicatorOptions) {
       c.keepWal(true);
     },
     /**
-     * After the WAL's fsync: `done` runs once the standby holds everything committed so far, or at once with no
-     * standby in step (src/db/wal-sync.ts is wrapped with this by src/box/storage.ts).
+     * After the WAL's fsync: `done(true)` once the standby holds everything committed so far; `done(false)` at once
+     * with no standby in step, or after `stallMs` (src/db/wal-sync.ts is wrapped with this by src/box/storage.ts).
      */
-    barrier(done: () => void): void {
+    barrier(done: (inStep: boolean) => void): void {
       if (mode !== 'synchronous') {
         ship();
         aloneConfirmations++;
-        done();
+        done(false);
         return;
       }
       ship();
-      if (ackedId >= sentId) done();
+      if (ackedId >= sentId) done(true);
       else waiters.push({ id: sentId, done, at: performance.now() });
     },
     idle: (): boolean => waiters.length === 0,

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../../config.js';
 import { claimDataDir } from '../../db/data-dir-claim.js';
 import { listen } from '../../http/listen.js';
@@ -12,6 +13,8 @@ import { CARRIED_FILES } from '../backup/take.js';
 import { createFollower } from './follower.js';
 import { moveAside } from './pair.js';
 import { peerStateRoute } from './probe.js';
+import { createTakeover } from './takeover.js';
+import { claimTakeover } from './witness.js';
 import { loadStandbyState, type StandbyState, saveStandbyState } from './state.js';
 import { StandbyStatus } from './status.js';
 
@@ -23,8 +26,11 @@ export interface StandbyBoxOptions {
   stopSignal: Promise<void>;
 }
 
+/** How long `venue-box standby promote` waits for the takeover before it answers that it stands (202). */
+const TAKEOVER_ANSWER_MS = 8000;
+
 /** Loopback addresses, the only ones `venue-box standby promote` may come from (keepalived runs on the box). */
-const LOOPBACK = new Set(['127.0.0.1', '::1', '0000:0000:0000:0000:0000:0000:0000:0001', '::ffff:127.0.0.1']);
+export const LOOPBACK = new Set(['127.0.0.1', '::1', '0000:0000:0000:0000:0000:0000:0000:0001', '::ffff:127.0.0.1']);
 
 /**
  * A box whose state says standby (docs/operations.md "A standby box"): it follows its primary and answers on its
@@ -54,7 +60,6 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
     release: o.release,
     carriedFiles: CARRIED_FILES,
   });
-  let promoting: Promise<void> | undefined;
   let promoted!: () => void;
   const promotedNow = new Promise<void>((r) => (promoted = r));
 
@@ -66,34 +71,26 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
       term: state.term,
       peer: state.peer ? { boxId: state.peer.boxId, url: state.peer.url } : null,
       // 'noCopy': it has never received the primary's database, and could take nothing over.
-      state: promoting ? 'promoting' : f.position === null && f.state !== 'snapshot' ? 'noCopy' : f.state,
+      state: takeover.pending() ? 'promoting' : f.position === null && f.state !== 'snapshot' ? 'noCopy' : f.state,
       connected: f.state === 'following' || f.state === 'snapshot',
       lagBytes: 0,
       lagSeconds: 0,
       replicatedBytes: f.receivedBytes,
       stalls: 0,
       lastTakeoverAt: state.lastTakeoverAt,
+      witness: takeover.witness(),
       primarySilentMs: f.primarySilentMs,
       refusal:
         f.refusal ??
+        takeover.waitingFor() ??
         (state.divergedDir
           ? `commands confirmed while cut off from the new primary are kept in ${state.divergedDir}`
           : null),
     };
   };
 
-  /** Waits (up to the silence it needs and a second) for the primary to be silent, then takes over. */
+  /** Stops following and serves on the copy at the next term. */
   async function promote(): Promise<void> {
-    const need = config.standby.primarySilentMs;
-    const deadline = Date.now() + need + 1000;
-    for (;;) {
-      const f = follower.status();
-      if (f.position === null) throw AppError.of('conflict', 'this standby has no copy of the primary yet');
-      if (f.primarySilentMs === null || f.primarySilentMs >= need) break;
-      if (Date.now() >= deadline)
-        throw AppError.of('conflict', `the primary spoke ${f.primarySilentMs} ms ago: it is alive, no takeover`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
     await follower.stop();
     state = {
       ...loadStandbyState(dataDir),
@@ -103,7 +100,17 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
     };
     saveStandbyState(dataDir, state);
     log.warn({ term: state.term }, 'this box took over as the primary');
+    promoted();
   }
+  const takeover = createTakeover({
+    log,
+    silentMs: config.standby.primarySilentMs,
+    follower,
+    // The central, when it answers, must agree that the primary's lease has run out (the primary may be alive
+    // and only cut off from this box).
+    claim: () => claimTakeover({ dataDir, boxId: state.boxId, term: state.term + 1, log }),
+    promote,
+  });
 
   const routes: Route[] = [
     {
@@ -150,17 +157,22 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
       doc: {
         summary: 'Take over as the primary once the primary is silent (from this machine only)',
         tag: 'standby',
-        responses: { 200: { description: 'promoted', schema: Type.Object({ term: Type.Integer() }) } },
+        responses: {
+          200: { description: 'promoted', schema: Type.Object({ term: Type.Integer() }) },
+          202: {
+            description: 'the takeover stands, waiting for the central to let the primary go',
+            schema: Type.Object({ pending: Type.Literal(true), message: Type.String() }),
+          },
+        },
       },
       async handle({ req }) {
         if (!LOOPBACK.has(req.remoteAddress)) throw AppError.of('forbidden', 'promote is taken from this machine only');
-        promoting ??= promote().catch((err: unknown) => {
-          promoting = undefined;
-          throw err;
-        });
-        await promoting;
-        promoted();
-        return json(200, { term: state.term });
+        const { done } = await takeover.request();
+        // The central's lease runs out within its TTL (5 s by default) if the primary is dead: answered when
+        // promoted, or 202 while the request stands.
+        const outcome = await Promise.race([done.then(() => 'promoted' as const), sleep(TAKEOVER_ANSWER_MS)]);
+        if (outcome === 'promoted') return json(200, { term: state.term });
+        return json(202, { pending: true, message: takeover.waitingFor() ?? 'the takeover is under way' });
       },
     },
   ];
@@ -184,6 +196,7 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
   await new Promise((r) => setTimeout(r, 50));
   listening.close();
   app.close?.();
+  takeover.stop();
   await follower.stop();
   claim.release();
   return outcome;

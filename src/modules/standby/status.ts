@@ -25,6 +25,11 @@ export const StandbyStatus = Type.Object({
   /** Confirmations that stopped waiting for the standby after `standby.stallMs`. */
   stalls: Type.Number(),
   lastTakeoverAt: Type.Union([Type.String(), Type.Null()]),
+  /**
+   * The central as witness (docs/architecture.md "A standby box"): on a primary 'held', 'lapsed', 'unreachable'
+   * or 'none' (not enrolled); on a standby, what its last claim found.
+   */
+  witness: Type.Optional(Type.String()),
   /** On a standby: how long ago the primary last said something. */
   primarySilentMs: Type.Union([Type.Number(), Type.Null()]),
   /** Why the pair is not working, when it is not (a release mismatch, a fence). */
@@ -47,6 +52,7 @@ export function formatStandbyStatus(s: StandbyStatus): string {
   lines.push(`replicated:    ${s.replicatedBytes} bytes`);
   lines.push(`stalls:        ${s.stalls}`);
   lines.push(`last takeover: ${s.lastTakeoverAt ?? 'never'}`);
+  if (s.witness) lines.push(`witness:       ${s.witness}`);
   if (s.refusal) lines.push(`problem:       ${s.refusal}`);
   return `${lines.join('\n')}\n`;
 }
