@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DEMO, requestToken, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
+import { contractsOf } from './support/contracts.js';
 import { command, newOrder } from './support/orders.js';
 import { parseMetrics, seriesValue, sampleValue } from './support/prometheus.js';
 import { openSocket, type TestSocket } from './support/socket.js';
@@ -212,7 +213,10 @@ describe('GET /healthz and /readyz', () => {
     const healthz = await box.get('/healthz');
     expect([healthz.status, await healthz.json()]).toEqual([200, { status: 'ok' }]);
     const readyz = await box.get('/readyz');
-    expect([readyz.status, await readyz.json()]).toEqual([200, { status: 'ready' }]);
+    // A box never paired: its orders are on it alone (docs/operations.md "A standby box"), as its contract says.
+    const single = { role: 'single', state: 'alone', peer: null, lagBytes: 0, lagSeconds: 0, lastTakeoverAt: null };
+    expect([readyz.status, await readyz.json()]).toEqual([200, { status: 'ready', standby: single }]);
+    (await contractsOf(box)).response('get', '/readyz', 200, { status: 'ready', standby: single });
 
     // Stopping closes the listening socket at once; a connection already open is still answered until the end.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
