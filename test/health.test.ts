@@ -158,6 +158,28 @@ describe('GET /metrics', () => {
     expect(sampleValue(parseMetrics(await scrape(box, staff)), 'venue_box_sockets_open')).toBe(1);
   });
 
+  test('a box never paired reports role single, not synchronous, 0 lag and no takeover', async () => {
+    const box = await start();
+    const f = parseMetrics(await scrape(box, await staffToken(box)));
+    expect(f.get('venue_box_standby_role')!.metrics.map((m) => [m.labels?.role, Number(m.value)])).toEqual([
+      ['single', 1],
+    ]);
+    const standby = (n: string) => sampleValue(f, `venue_box_standby_${n}`);
+    expect(
+      ['term', 'connected', 'synchronous', 'lag_bytes', 'lag_seconds', 'stalls', 'last_takeover_timestamp_seconds'].map(
+        (n) => [n, standby(n)],
+      ),
+    ).toEqual([
+      ['term', 0],
+      ['connected', 0],
+      ['synchronous', 0],
+      ['lag_bytes', 0],
+      ['lag_seconds', 0],
+      ['stalls', 0],
+      ['last_takeover_timestamp_seconds', 0],
+    ]);
+  });
+
   test('a staff token by default: no token 401, anonymous and read-only tokens 403, staff 200', async () => {
     const box = await start();
     const none = await box.get('/metrics');
