@@ -34,7 +34,7 @@ Usage:
   venue-box printers list [--config FILE]
   venue-box printers test NAME [--config FILE]
   venue-box sync enrol --central URL --code CODE [--data-dir DIR] [--config FILE]
-  venue-box sync status [--data-dir DIR] [--config FILE] [--json]
+  venue-box sync status [--data-dir DIR] [--config FILE] [--port N] [--json]
   venue-box backup now [--data-dir DIR] [--config FILE]
   venue-box backup list [--data-dir DIR] [--config FILE]
   venue-box backup verify FILE

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DEMO, requestToken, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
+import { contractsOf } from './support/contracts.js';
 import { command, newOrder } from './support/orders.js';
 import { parseMetrics, seriesValue, sampleValue } from './support/prometheus.js';
 import { openSocket, type TestSocket } from './support/socket.js';
@@ -157,6 +158,28 @@ describe('GET /metrics', () => {
     expect(sampleValue(parseMetrics(await scrape(box, staff)), 'venue_box_sockets_open')).toBe(1);
   });
 
+  test('a box never paired reports role single, not synchronous, 0 lag and no takeover', async () => {
+    const box = await start();
+    const f = parseMetrics(await scrape(box, await staffToken(box)));
+    expect(f.get('venue_box_standby_role')!.metrics.map((m) => [m.labels?.role, Number(m.value)])).toEqual([
+      ['single', 1],
+    ]);
+    const standby = (n: string) => sampleValue(f, `venue_box_standby_${n}`);
+    expect(
+      ['term', 'connected', 'synchronous', 'lag_bytes', 'lag_seconds', 'stalls', 'last_takeover_timestamp_seconds'].map(
+        (n) => [n, standby(n)],
+      ),
+    ).toEqual([
+      ['term', 0],
+      ['connected', 0],
+      ['synchronous', 0],
+      ['lag_bytes', 0],
+      ['lag_seconds', 0],
+      ['stalls', 0],
+      ['last_takeover_timestamp_seconds', 0],
+    ]);
+  });
+
   test('a staff token by default: no token 401, anonymous and read-only tokens 403, staff 200', async () => {
     const box = await start();
     const none = await box.get('/metrics');
@@ -212,7 +235,10 @@ describe('GET /healthz and /readyz', () => {
     const healthz = await box.get('/healthz');
     expect([healthz.status, await healthz.json()]).toEqual([200, { status: 'ok' }]);
     const readyz = await box.get('/readyz');
-    expect([readyz.status, await readyz.json()]).toEqual([200, { status: 'ready' }]);
+    // A box never paired: its orders are on it alone (docs/operations.md "A standby box"), as its contract says.
+    const single = { role: 'single', state: 'alone', peer: null, lagBytes: 0, lagSeconds: 0, lastTakeoverAt: null };
+    expect([readyz.status, await readyz.json()]).toEqual([200, { status: 'ready', standby: single }]);
+    (await contractsOf(box)).response('get', '/readyz', 200, { status: 'ready', standby: single });
 
     // Stopping closes the listening socket at once; a connection already open is still answered until the end.
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });

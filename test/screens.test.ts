@@ -302,6 +302,18 @@ describe.skipIf(skip)('the screens in Chromium', () => {
     await staffPage.locator('[data-testid=printer][data-printer=kitchen][data-status=ok]').waitFor(WAIT);
   }, 60_000);
 
+  test("the manager's sync part shows the standby panel: a single box, no peer, no warning", async () => {
+    await signedIn(staffPage, '/manager');
+    await staffPage.getByTestId('manager-sync').click(WAIT);
+    const panel = staffPage.locator('[data-testid=standby][data-role=single]');
+    await panel.waitFor(WAIT);
+    await expect(panel.getByRole('heading').textContent()).resolves.toBe('Zapasowy box');
+    await expect(panel.getByTestId('standby-role').textContent()).resolves.toBe('pojedynczy: bez zapasowego boxu');
+    await expect(panel.getByTestId('standby-peer').textContent()).resolves.toBe('—');
+    await expect(panel.getByTestId('standby-last-takeover').textContent()).resolves.toBe('nigdy');
+    await expect(staffPage.getByTestId('standby-warning').count()).resolves.toBe(0);
+  }, 60_000);
+
   test('the language switches to English and stays so after a reload', async () => {
     await signedIn(staffPage, '/kitchen');
     await staffPage.getByTestId('language').click(WAIT);

@@ -7,6 +7,7 @@ import { DataDirClaimedError, claimDataDir } from '../db/data-dir-claim.js';
 import { ProcessError } from '../shared/errors.js';
 import { DB_FILE, type Db, openDatabase, PAGE_SIZE } from '../db/open.js';
 import { MIGRATIONS, migrate } from '../db/migrate.js';
+import { registerStandbyGauges } from '../modules/standby/metrics.js';
 import { createPrimarySide } from '../modules/standby/primary-side.js';
 import pkg from '../../package.json';
 import { convertPageSize, pageSizeOf } from '../db/page-size.js';
@@ -81,6 +82,7 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
       disk.full();
       return { freeBytes: disk.freeBytes(), level: disk.level(), minFreeBytes, warnFreeBytes };
     });
+    registerStandbyGauges(metrics, () => standby.status());
   }
 
   let closed = false;

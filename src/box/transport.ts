@@ -23,6 +23,7 @@ import { loadWebFiles } from '../modules/screens/web-files.js';
 import type { createDiskWatchdog } from '../modules/storage/disk-watchdog.js';
 import type { PrimarySide } from '../modules/standby/primary-side.js';
 import { peerStateRoute } from '../modules/standby/probe.js';
+import { summarizeStandby } from '../modules/standby/status.js';
 import { syncRoutes } from '../modules/sync/routes.js';
 import { syncStatus } from '../modules/sync/status.js';
 import { venueRoutes } from '../modules/venues/routes.js';
@@ -133,6 +134,7 @@ export function createHttp(d: HttpDeps) {
         allow: createAddressList(config.metrics.allowAddresses),
         authenticate,
         readiness: ready,
+        standby: () => summarizeStandby(d.standby.status()),
       }),
       ...(config.screens.enabled ? screensRoutes(d.screens) : []),
     ],

@@ -5,11 +5,12 @@ import { language, t } from '../i18n.js';
 import { type Menu, money, productsOf, type Venue } from '../model.js';
 import { useStore } from '../store.js';
 import { Action, LoadError, showToast } from '../ui.js';
+import { StandbyPanel, StandbyWarning } from './standby.js';
 
 const PARTS = ['products', 'printers', 'stock', 'sync'] as const;
 type Part = (typeof PARTS)[number];
 
-/** Manager: sold-out flags, printers, the venue warehouse's stock and documents, sync status. */
+/** Manager: sold-out flags, printers, the venue warehouse's stock and documents, sync and standby status. */
 export function Manager(props: { feed: VenueFeed; venue: Venue }) {
   const [part, setPart] = useState<Part>((sessionStorage.getItem('vb.managerPart') as Part | null) ?? 'products');
   const choose = (p: Part) => {
@@ -24,6 +25,7 @@ export function Manager(props: { feed: VenueFeed; venue: Venue }) {
   };
   return (
     <section class="manager">
+      {part !== 'sync' && <StandbyWarning />}
       <nav class="sub-nav">
         {PARTS.map((p) => (
           <button
@@ -40,7 +42,12 @@ export function Manager(props: { feed: VenueFeed; venue: Venue }) {
       {part === 'products' && <SoldOut feed={props.feed} venue={props.venue} />}
       {part === 'printers' && <Printers feed={props.feed} venue={props.venue} />}
       {part === 'stock' && <Stock venue={props.venue} />}
-      {part === 'sync' && <SyncStatus />}
+      {part === 'sync' && (
+        <>
+          <SyncStatus />
+          <StandbyPanel />
+        </>
+      )}
     </section>
   );
 }

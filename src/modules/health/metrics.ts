@@ -203,8 +203,8 @@ export function createBoxMetrics(info: MetricsInfo) {
 }
 export type BoxMetrics = ReturnType<typeof createBoxMetrics>;
 
-/** A gauge read at scrape time. */
-function gauge(m: BoxMetrics, name: string, help: string, read: () => number): void {
+/** A gauge read at scrape time (for the register* functions here and in other modules). */
+export function gauge(m: BoxMetrics, name: string, help: string, read: () => number): void {
   new Gauge({
     name,
     help,
@@ -309,7 +309,7 @@ export function registerDiskGauges(m: BoxMetrics, read: () => DiskHealth): void 
 }
 
 /** `fn`'s value, taken once per turn of the event loop: every collect callback of one scrape shares it. */
-function perScrape<T>(fn: () => T): () => T {
+export function perScrape<T>(fn: () => T): () => T {
   let value: { v: T } | undefined;
   return () => {
     if (!value) {

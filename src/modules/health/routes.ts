@@ -3,6 +3,7 @@ import type { HttpRequest, Principal, Route } from '../../http/types.js';
 import { json } from '../../http/types.js';
 import { AppError, forbidden } from '../../shared/errors.js';
 import { isStaff } from '../ordering/service.js';
+import { StandbySummary } from '../standby/status.js';
 import type { createAddressList } from './addresses.js';
 import type { BoxMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
@@ -15,6 +16,8 @@ export interface HealthRouteDeps {
   /** Verifies the bearer token; throws a 401 AppError. */
   authenticate(req: HttpRequest): Principal;
   readiness(): Readiness;
+  /** The box's part in a pair, shown with "ready" (docs/operations.md "A standby box"). */
+  standby(): StandbySummary;
 }
 
 /**
@@ -47,11 +50,16 @@ export function healthRoutes(deps: HealthRouteDeps): Route[] {
       doc: {
         summary: 'Ready to serve, or why not (503 unavailable or storageFull, args: the reason)',
         tag: 'health',
-        responses: { 200: { description: 'ready', schema: Type.Object({ status: Type.Literal('ready') }) } },
+        responses: {
+          200: {
+            description: 'ready; `standby`: whether the orders are on this box alone or on its standby too',
+            schema: Type.Object({ status: Type.Literal('ready'), standby: StandbySummary }),
+          },
+        },
       },
       handle() {
         const r = deps.readiness();
-        if (r.ready) return json(200, { status: 'ready' });
+        if (r.ready) return json(200, { status: 'ready', standby: deps.standby() });
         throw AppError.of(r.code, r.message, [r.reason]);
       },
     },

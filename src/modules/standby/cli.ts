@@ -6,9 +6,9 @@ import { type Config, loadConfigFile, resolveConfig } from '../../config.js';
 import { MIGRATIONS } from '../../db/migrate.js';
 import { nowMs } from '../../shared/clock.js';
 import { ProcessError, usageError } from '../../shared/errors.js';
+import { callLocalBox, localStandbyStatus } from './local-status.js';
 import { issuePairingCode, joinPrimary } from './pair.js';
-import { loadStandbyState } from './state.js';
-import { formatStandbyStatus, type StandbyStatus } from './status.js';
+import { formatStandbyStatus } from './status.js';
 
 const USAGE = `Usage:
   venue-box standby code [--data-dir DIR] [--config FILE]
@@ -89,7 +89,7 @@ export const STANDBY: Program<typeof OPTIONS> = {
     {
       words: ['status'],
       async run(values) {
-        const s = await localStatus(configOf(values));
+        const s = await localStandbyStatus(configOf(values));
         process.stdout.write(values.json ? `${JSON.stringify(s, null, 2)}\n` : formatStandbyStatus(s));
         return 0;
       },
@@ -98,7 +98,7 @@ export const STANDBY: Program<typeof OPTIONS> = {
       words: ['promote'],
       async run(values) {
         const config = configOf(values);
-        const res = await local(config, '/standby-api/promote', 'POST', 15_000);
+        const res = await callLocalBox(config, '/standby-api/promote', 'POST', 15_000);
         const body = (await res.json().catch(() => ({}))) as { term?: number; message?: string };
         if (!res.ok) throw new ProcessError('refused', `not promoted: ${body.message ?? res.status}`);
         if (res.status === 202) {
@@ -115,10 +115,10 @@ export const STANDBY: Program<typeof OPTIONS> = {
       async run(values) {
         const config = configOf(values);
         try {
-          const ready = await local(config, '/readyz', 'GET', 2000);
+          const ready = await callLocalBox(config, '/readyz', 'GET', 2000);
           if (ready.ok) return 0;
           // A standby holding a copy it can take over with, whether or not its primary speaks now.
-          const s = await localStatus(config);
+          const s = await localStandbyStatus(config);
           // 'promoting': it holds the floating address and waits for the central to let the primary go.
           return s.role === 'standby' && ['following', 'connecting', 'promoting'].includes(s.state) ? 0 : 1;
         } catch {
@@ -137,43 +137,5 @@ function configOf(values: { 'data-dir'?: string; config?: string; port?: string 
     ...config,
     port: values.port === undefined ? config.port : Number(values.port),
     dataDir: resolve(values['data-dir'] ?? config.dataDir),
-  };
-}
-
-/** The running box on this machine, at its configured port. */
-async function local(config: Config, path: string, method: string, timeoutMs: number): Promise<Response> {
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  try {
-    return await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${config.port}${path}`, {
-      method,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-  } catch (err) {
-    throw new ProcessError('unavailable', `no venue-box answers on port ${config.port}: ${(err as Error).message}`);
-  }
-}
-
-async function localStatus(config: Config & { dataDir: string }): Promise<StandbyStatus> {
-  try {
-    const res = await local(config, '/standby-api/status', 'GET', 2000);
-    if (res.ok) return (await res.json()) as StandbyStatus;
-  } catch {
-    // not running: what the state file says
-  }
-  const s = loadStandbyState(config.dataDir);
-  return {
-    role: s.peer ? s.role : 'single',
-    boxId: s.boxId,
-    term: s.term,
-    peer: s.peer ? { boxId: s.peer.boxId, url: s.peer.url } : null,
-    state: 'stopped',
-    connected: false,
-    lagBytes: 0,
-    lagSeconds: 0,
-    replicatedBytes: 0,
-    stalls: 0,
-    lastTakeoverAt: s.lastTakeoverAt,
-    primarySilentMs: null,
-    refusal: null,
   };
 }

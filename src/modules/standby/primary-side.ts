@@ -13,7 +13,7 @@ import { compile } from '../../shared/validate.js';
 import { CARRIED_FILES } from '../backup/take.js';
 import { Type } from '@sinclair/typebox';
 import { acceptJoin, JoinRequest, JoinResponse } from './pair.js';
-import { LOOPBACK } from './standby-box.js';
+import { LOOPBACK } from './local-status.js';
 import { createReplicator, type ReplicationMode, type Replicator } from './primary.js';
 import { mountStandbyStream } from './primary-stream.js';
 import { probePeer } from './probe.js';

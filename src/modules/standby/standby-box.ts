@@ -11,6 +11,7 @@ import { uws } from '../../native/uws.js';
 import { AppError } from '../../shared/errors.js';
 import { CARRIED_FILES } from '../backup/take.js';
 import { createFollower } from './follower.js';
+import { LOOPBACK } from './local-status.js';
 import { moveAside } from './pair.js';
 import { peerStateRoute } from './probe.js';
 import { createTakeover } from './takeover.js';
@@ -28,9 +29,6 @@ export interface StandbyBoxOptions {
 
 /** How long `venue-box standby promote` waits for the takeover before it answers that it stands (202). */
 const TAKEOVER_ANSWER_MS = 8000;
-
-/** Loopback addresses, the only ones `venue-box standby promote` may come from (keepalived runs on the box). */
-export const LOOPBACK = new Set(['127.0.0.1', '::1', '0000:0000:0000:0000:0000:0000:0000:0001', '::ffff:127.0.0.1']);
 
 /**
  * A box whose state says standby (docs/operations.md "A standby box"): it follows its primary and answers on its

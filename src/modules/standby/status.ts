@@ -37,6 +37,33 @@ export const StandbyStatus = Type.Object({
 });
 export type StandbyStatus = Static<typeof StandbyStatus>;
 
+/**
+ * The part of the status the box's health shows (the `standby` object of /readyz's 200, `venue-box sync status`):
+ * enough to tell whether orders are on one box or two, without the identities and counters of the full status.
+ */
+export const StandbySummary = Type.Object(
+  {
+    role: StandbyStatus.properties.role,
+    state: Type.String(),
+    /** The peer's address (http://address:port), null while not paired. */
+    peer: Type.Union([Type.String(), Type.Null()]),
+    lagBytes: Type.Number(),
+    lagSeconds: Type.Number(),
+    lastTakeoverAt: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+export type StandbySummary = Static<typeof StandbySummary>;
+
+export const summarizeStandby = (s: StandbyStatus): StandbySummary => ({
+  role: s.role,
+  state: s.state,
+  peer: s.peer?.url ?? null,
+  lagBytes: s.lagBytes,
+  lagSeconds: s.lagSeconds,
+  lastTakeoverAt: s.lastTakeoverAt,
+});
+
 /** The status as `venue-box standby status` prints it. */
 export function formatStandbyStatus(s: StandbyStatus): string {
   const lines = [

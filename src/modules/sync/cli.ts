@@ -2,11 +2,13 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pkg from '../../../package.json';
 import type { Program } from '../../command-line.js';
-import { loadConfigFile, resolveConfig } from '../../config.js';
+import { type Config, loadConfigFile, resolveConfig } from '../../config.js';
 import { migrate } from '../../db/migrate.js';
 import { DB_FILE, openDatabase } from '../../db/open.js';
 import { nowMs } from '../../shared/clock.js';
 import { ProcessError, usageError } from '../../shared/errors.js';
+import { type LocalBox, localStandbyStatus } from '../standby/local-status.js';
+import { summarizeStandby } from '../standby/status.js';
 import { CentralError, centralClient } from './client.js';
 import { loadDevice, newKeyPair, saveDevice } from './enrolment/device.js';
 import { createCatalogueRepo } from './catalogue/repo.js';
@@ -15,7 +17,7 @@ import { syncStatus } from './status.js';
 
 const USAGE = `Usage:
   venue-box sync enrol --central URL --code CODE [--data-dir DIR] [--config FILE]
-  venue-box sync status [--data-dir DIR] [--config FILE] [--json]
+  venue-box sync status [--data-dir DIR] [--config FILE] [--port N] [--json]
 `;
 
 const OPTIONS = {
@@ -23,6 +25,7 @@ const OPTIONS = {
   config: { type: 'string' },
   central: { type: 'string' },
   code: { type: 'string' },
+  port: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -36,18 +39,25 @@ export const SYNC: Program<typeof OPTIONS> = {
     {
       words: ['enrol'],
       run(values) {
-        const dataDir = dataDirOf(values['data-dir'], values.config);
+        const { dataDir } = boxOf(values);
         if (!values.central || !values.code) throw usageError('enrol needs --central URL and --code CODE');
         return enrol(dataDir, values.central, values.code);
       },
     },
-    { words: ['status'], run: (values) => status(dataDirOf(values['data-dir'], values.config), values.json === true) },
+    { words: ['status'], run: (values) => status(boxOf(values), values.json === true) },
   ],
 };
 
-function dataDirOf(dataDir: string | undefined, config: string | undefined): string {
-  if (dataDir !== undefined) return resolve(dataDir);
-  return resolve(resolveConfig(config ? loadConfigFile(config) : {}).dataDir);
+/** The data directory, and the port its running box answers on (for its standby status). */
+function boxOf(values: { 'data-dir'?: string; config?: string; port?: string }): LocalBox {
+  const config: Config = resolveConfig(values.config ? loadConfigFile(values.config) : {});
+  if (values.port !== undefined && !/^\d{1,5}$/.test(values.port))
+    throw usageError(`--port must be a number, got ${values.port}`);
+  return {
+    host: config.host,
+    port: values.port === undefined ? config.port : Number(values.port),
+    dataDir: resolve(values['data-dir'] ?? config.dataDir),
+  };
 }
 
 /** Creates the device key pair (tweetnacl) and registers its public key with the one-time code. */
@@ -91,13 +101,17 @@ async function enrol(dataDir: string, central: string, code: string): Promise<nu
   return 0;
 }
 
-function status(dataDir: string, asJson: boolean): number {
+async function status(box: LocalBox, asJson: boolean): Promise<number> {
+  const { dataDir } = box;
   const file = join(dataDir, DB_FILE);
   if (!existsSync(file)) throw new ProcessError('noInput', `no database at ${file}`);
+  // Whether the orders are on one box or two (docs/operations.md "A standby box"): the running box's word, or
+  // its state file's. Asked before the database is opened: nothing is held open while the box is asked.
+  const standby = summarizeStandby(await localStandbyStatus(box));
   const db = openDatabase(file);
   try {
     migrate(db);
-    const s = syncStatus(createSyncRepo(db), dataDir, nowMs(), createCatalogueRepo(db));
+    const s = { ...syncStatus(createSyncRepo(db), dataDir, nowMs(), createCatalogueRepo(db)), standby };
     if (asJson) {
       process.stdout.write(`${JSON.stringify(s)}\n`);
       return 0;
@@ -118,6 +132,7 @@ function status(dataDir: string, asJson: boolean): number {
           : 'none from the central yet',
       ],
       ['catalogue error', s.catalogue?.lastError ? `${s.catalogue.lastError} (${s.catalogue.lastErrorAt})` : '-'],
+      ['standby', `${standby.role}, ${standby.state}`],
     ];
     process.stdout.write(lines.map(([k, v]) => `${k!.padEnd(16)} ${v}\n`).join(''));
     return 0;
