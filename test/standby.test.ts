@@ -2,11 +2,12 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
-import { DEMO, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
+import { DEMO, requestToken, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import { runCliAsync } from './support/cli.js';
 import { newOrder } from './support/orders.js';
 import { openSocket } from './support/socket.js';
 import { type Pair, standbyStatus, startPair, waitForStatus } from './support/standby.js';
+import { SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
 
 // Two real boxes on loopback, the standby following the primary over its stream (docs/operations.md "A standby
 // box"). The takeover here is `venue-box standby promote`, as keepalived's notify_master runs it; the floating
@@ -260,5 +261,33 @@ describe('never two primaries', () => {
         )
       ).status,
     ).toBe(200);
+  });
+});
+
+describe.skipIf(skipWithout(import.meta.url, 'faketime'))('clocks that differ by hours', () => {
+  test('a standby five hours ahead pairs, follows and takes over; tokens are refreshed on its clock', async () => {
+    const fake = { LD_PRELOAD: SYSTEM_PACKAGES.faketime, FAKETIME: '+5h', FAKETIME_DONT_RESET: '1' };
+    const p = await startPair({ config: CONFIG, standbyEnv: fake });
+    boxes.push(p.primary, p.standby);
+    const staff = await p.primary.token(DEMO.staff.username, DEMO.staff.password);
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await p.primary.post('/ordering-api/api/order/new', staff.access_token, newOrder(DEMO.openVenue));
+      ids.push(((await res.json()) as { orderId: string }).orderId);
+    }
+    p.primary.proc.kill('SIGKILL');
+    expect((await promote(p.standby)).code).toBe(0);
+    for (let i = 0; i < 200 && (await p.standby.get('/readyz').catch(() => undefined))?.status !== 200; i++)
+      await sleep(50);
+    // Nothing of the replication looked at a clock; the token, an hour long on the primary's clock, is five hours
+    // old on this one, and its refresh token gets a new one, as after any expiry.
+    expect((await p.standby.get(`/ordering-api/api/order/${ids[0]}`, staff.access_token)).status).toBe(401);
+    const refreshed = await requestToken(p.standby, {
+      grant_type: 'refresh_token',
+      refresh_token: staff.refresh_token,
+    });
+    expect(refreshed.status).toBe(200);
+    const fresh = ((await refreshed.json()) as { access_token: string }).access_token;
+    for (const id of ids) expect((await p.standby.get(`/ordering-api/api/order/${id}`, fresh)).status).toBe(200);
   });
 });

@@ -80,13 +80,21 @@ export interface Pair {
 }
 
 /** A primary with the demo and a standby that holds its copy and is in step (confirmations wait for it). */
-export async function startPair(options: { config?: StartOptions['config'] } = {}): Promise<Pair> {
+export async function startPair(
+  options: { config?: StartOptions['config']; standbyEnv?: NodeJS.ProcessEnv } = {},
+): Promise<Pair> {
   const primaryPort = await freePort();
   const standbyPort = await freePort();
   const primary = await startTestBox({ port: primaryPort, config: options.config });
   const standbyDir = mkdtempSync(join(tmpdir(), 'vb-standby-'));
   await joinStandby(primary, standbyPort, standbyDir);
-  const standby = await startTestBox({ dataDir: standbyDir, port: standbyPort, demo: false, config: options.config });
+  const standby = await startTestBox({
+    dataDir: standbyDir,
+    port: standbyPort,
+    demo: false,
+    config: options.config,
+    env: options.standbyEnv,
+  });
   await waitForStatus(primary, (s) => s.state === 'synchronous');
   return { primary, standby, primaryPort, standbyPort };
 }

@@ -88,10 +88,17 @@ export function createFollower(o: FollowerOptions) {
   let refusal: string | null = null;
   let primary: FollowerStatus['primary'] = null;
   let position: Position | null = readPosition(positionFile);
+  /** The append under way (src/modules/standby/replica-wal.ts appendAsync): nothing else touches the WAL meanwhile. */
+  let appending: Promise<void> | undefined;
   let pageSize = (existsSync(dbFile) ? pageSizeOf(dbFile) : undefined) ?? PAGE_SIZE;
 
   function connect(): void {
     if (stopped) return;
+    // The last stream's append finishes first: a snapshot on the new one replaces the WAL it writes.
+    if (appending) {
+      void appending.finally(connect);
+      return;
+    }
     status = status === 'refused' ? 'refused' : 'connecting';
     const url = `${peer.url.replace(/^http/, 'ws')}${STREAM_PATH}`;
     const ws = new WebSocket(url, { headers: { [BOX_ID_HEADER]: o.state.boxId } } as unknown as string[]);
@@ -99,6 +106,8 @@ export function createFollower(o: FollowerOptions) {
     socket = ws;
     const myNonce = newNonce();
     let welcomed = false;
+    /** SHIPs received and not yet appended. */
+    const waiting: NonNullable<ReturnType<typeof decodeShip>>[] = [];
     let incoming: { fd: number; file: string; pages: number; got: number } | undefined;
     const send = (m: ToPrimary): void => ws.send(JSON.stringify(m));
     const refuse = (reason: 'release' | 'fenced' | 'badSignature', message: string): void => {
@@ -146,12 +155,35 @@ export function createFollower(o: FollowerOptions) {
           ws.close(CLOSE_PROTOCOL, 'malformed pages');
           return;
         }
-        replica ??= createReplicaWal(dbFile, pageSize);
-        replica.append(ship.transactions);
-        position = ship.header.position;
-        writePosition(positionFile, position);
-        send({ type: 'ACK', id: ship.header.id });
-        scheduleCheckpoint();
+        waiting.push(ship);
+        appending ??= appendWaiting().finally(() => {
+          appending = undefined;
+          scheduleCheckpoint();
+        });
+      }
+    }
+    /**
+     * Group commit on the standby: the SHIPs that came while one append and its fsync ran go to the WAL together,
+     * with one fsync, and the last of them is acknowledged (an ACK covers everything before it).
+     */
+    async function appendWaiting(): Promise<void> {
+      try {
+        while (waiting.length > 0 && socket === ws) {
+          const batch = waiting.splice(0);
+          replica ??= createReplicaWal(dbFile, pageSize);
+          await replica.appendAsync(batch.flatMap((b) => b.transactions));
+          const last = batch.at(-1)!.header;
+          position = last.position;
+          writePosition(positionFile, position);
+          send({ type: 'ACK', id: last.id });
+        }
+      } catch (err) {
+        o.log.error({ err }, 'the standby could not store what the primary sent');
+        replica?.close();
+        replica = undefined;
+        ws.close(CLOSE_STORE_FAILED, 'the standby could not store the pages');
+      } finally {
+        waiting.length = 0;
       }
     }
     function onControl(m: ToStandby): void {
@@ -267,14 +299,15 @@ export function createFollower(o: FollowerOptions) {
   }
 
   function scheduleCheckpoint(): void {
-    if (!replica) return;
+    if (!replica || appending) return;
     if (replica.walBytes() > (o.maxWalBytes ?? 256 * 1024 * 1024)) {
       replica.checkpoint();
       return;
     }
     clearTimeout(idleTimer);
     idleTimer = setTimeout(() => {
-      if (replica && replica.walBytes() > (o.idleCheckpointBytes ?? 4 * 1024 * 1024)) replica.checkpoint();
+      if (replica && !appending && replica.walBytes() > (o.idleCheckpointBytes ?? 4 * 1024 * 1024))
+        replica.checkpoint();
     }, o.idleCheckpointMs ?? 1000);
   }
 
@@ -303,6 +336,8 @@ export function createFollower(o: FollowerOptions) {
         ws.close(1000, 'the standby is stopping');
         await Promise.race([closed, new Promise((r) => setTimeout(r, 1000))]);
       }
+      // What was received is stored before the copy is handed over (a takeover opens it at once).
+      await appending?.catch(() => undefined);
       replica?.close();
       replica = undefined;
     },

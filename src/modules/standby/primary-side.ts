@@ -144,17 +144,39 @@ export function createPrimarySide(o: PrimarySideOptions) {
     /** The checkpointer's quiet moment found the WAL copied back whole (src/db/checkpointer.ts `onCaughtUp`). */
     caughtUp: (): void => replicator?.caughtUp(),
     /** The WAL's fsync, then the standby's acknowledgement (none while no standby is in step). */
+    /**
+     * The WAL's fsync, and the standby's acknowledgement of everything committed so far, at the same time: the
+     * frames go to the standby at once, not after this box's own fsync (as PostgreSQL's walsender sends before its
+     * flush), so a confirmation waits for the longer of the two, not for both in turn. The standby may then hold a
+     * transaction this box loses to a power cut; it is one nobody was told of, and the standby's position no
+     * longer matches this WAL, so it gets a new snapshot (docs/architecture.md "A standby box").
+     */
     wrap(inner: WalSync): WalSync {
       return {
         afterSync(done) {
+          const r = replicator;
+          let synced = false;
+          let inStep: boolean | undefined = r ? undefined : true;
+          let answered = false;
+          const answer = (err?: Error): void => {
+            if (answered) return;
+            answered = true;
+            done(err);
+          };
+          const both = (): void => {
+            if (!synced || inStep === undefined) return;
+            if (fenced) return answer(fencedError(fenced.message));
+            if (inStep || witness.mayConfirmAlone()) return answer();
+            waitForWitness(answer);
+          };
+          r?.barrier((acked) => {
+            inStep = acked;
+            both();
+          });
           inner.afterSync((err) => {
-            if (err) return done(err);
-            if (fenced) return done(fencedError(fenced.message));
-            if (!replicator) return done();
-            replicator.barrier((inStep) => {
-              if (inStep || witness.mayConfirmAlone()) return done();
-              waitForWitness(done);
-            });
+            if (err) return answer(err);
+            synced = true;
+            both();
           });
         },
         idle: () => inner.idle() && (replicator?.idle() ?? true),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fdatasyncSync, openSync, rmSync, write, writeSync } from 'node:fs';
+import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { betterSqliteOptions } from '../../native/addons.js';
 import {
@@ -56,25 +57,46 @@ export function createReplicaWal(dbFile: string, pageSize: number) {
     cursor = undefined;
   }
 
+  /** The frames of `transactions` after the WAL's end, and where they go; the cursor moves past them. */
+  const encode = (transactions: Transaction[]): { all: Buffer; at: number } => {
+    if (fd === undefined) {
+      checkpoint();
+      begin();
+    }
+    const chunks: Buffer[] = [];
+    for (const tx of transactions) {
+      const encoded = encodeFrames(cursor!, tx);
+      chunks.push(encoded.bytes);
+      cursor = encoded.after;
+    }
+    const all = Buffer.concat(chunks);
+    const at = bytes;
+    bytes += all.length;
+    return { all, at };
+  };
+
   return {
     /** Appends whole transactions and fsyncs once: when this returns they survive a power cut. */
     append(transactions: Transaction[]): void {
       if (transactions.length === 0) return;
-      if (fd === undefined) {
-        checkpoint();
-        begin();
-      }
-      const chunks: Buffer[] = [];
-      for (const tx of transactions) {
-        const encoded = encodeFrames(cursor!, tx);
-        chunks.push(encoded.bytes);
-        cursor = encoded.after;
-      }
-      const all = Buffer.concat(chunks);
-      let at = 0;
-      while (at < all.length) at += writeSync(fd!, all, at, all.length - at, bytes + at);
-      bytes += all.length;
+      const { all, at } = encode(transactions);
+      let done = 0;
+      while (done < all.length) done += writeSync(fd!, all, done, all.length - done, at + done);
       fdatasyncSync(fd!);
+    },
+    /**
+     * The same off the event loop (the write and its fsync on libuv's pool), so that what arrives meanwhile is
+     * appended together next: one fsync for all of it. One at a time; after a failure the caller closes this
+     * WAL, and the next append starts a new one after SQLite's recovery drops the torn end.
+     */
+    async appendAsync(transactions: Transaction[]): Promise<void> {
+      if (transactions.length === 0) return;
+      const { all, at } = encode(transactions);
+      const handle = fd!;
+      let done = 0;
+      while (done < all.length)
+        done += (await writeAsync(handle, all, done, all.length - done, at + done)).bytesWritten;
+      await fdatasyncAsync(handle);
     },
     /** Bytes in the WAL: the follower checkpoints it once this passes its limit. */
     walBytes: () => bytes,
@@ -84,3 +106,12 @@ export function createReplicaWal(dbFile: string, pageSize: number) {
   };
 }
 export type ReplicaWal = ReturnType<typeof createReplicaWal>;
+
+const writeAsync = promisify(write) as unknown as (
+  fd: number,
+  buffer: Buffer,
+  offset: number,
+  length: number,
+  position: number,
+) => Promise<{ bytesWritten: number }>;
+const fdatasyncAsync = promisify(fdatasync);

@@ -12,6 +12,9 @@ import {
   type WalCursor,
 } from './wal-format.js';
 
+/** Frames read from the WAL at a time (about 66 KB with 1 KiB pages). */
+const CHUNK_FRAMES = 64;
+
 /** What one read of the WAL found after the cursor. */
 export interface WalRead {
   /** Whole transactions committed after the cursor, in commit order. */
@@ -59,30 +62,38 @@ export function createWalReader(walFile: string) {
       const start = sameGeneration ? from : cursorAtStart(header);
       const restarted = from !== undefined && !sameGeneration;
       const frameBytes = FRAME_HEADER_BYTES + header.pageSize;
-      const begin = frameOffset(header.pageSize, start.frames);
       const size = fstatSync(handle).size;
-      const whole = Math.floor(Math.max(0, size - begin) / frameBytes);
       const transactions: Transaction[] = [];
       const ends: WalCursor[] = [];
       let committed = start;
-      if (whole > 0) {
-        const buf = Buffer.alloc(whole * frameBytes);
-        const got = readSync(handle, buf, 0, buf.length, begin);
-        let running = { header, cksum1: start.cksum1, cksum2: start.cksum2 };
-        let pages: Page[] = [];
-        for (let i = 0; (i + 1) * frameBytes <= got; i++) {
+      let running = { header, cksum1: start.cksum1, cksum2: start.cksum2 };
+      let pages: Page[] = [];
+      // In chunks, to the first frame that is not this WAL's: after a restart the file keeps an older generation's
+      // frames past the new end (up to journal_size_limit), which one read to the file's end would copy each time.
+      let index = start.frames;
+      for (let valid = true; valid; ) {
+        const begin = frameOffset(header.pageSize, index);
+        const whole = Math.min(CHUNK_FRAMES, Math.floor(Math.max(0, size - begin) / frameBytes));
+        if (whole === 0) break;
+        const buf = Buffer.allocUnsafe(whole * frameBytes);
+        const got = Math.floor(readSync(handle, buf, 0, buf.length, begin) / frameBytes);
+        for (let i = 0; i < got; i++, index++) {
           const frame = buf.subarray(i * frameBytes, (i + 1) * frameBytes);
           const checked = checkFrame(running, frame);
-          if (!checked) break;
+          if (!checked) {
+            valid = false;
+            break;
+          }
           running = { header, cksum1: checked.cksum1, cksum2: checked.cksum2 };
-          // A copy: the read buffer is reused by nothing, but a page outlives it in the send queue.
+          // A copy: a page outlives the read buffer in the send queue.
           pages.push({ pgno: checked.pgno, data: Buffer.from(frame.subarray(FRAME_HEADER_BYTES)) });
           if (checked.commit === 0) continue;
           transactions.push({ pages, dbPages: checked.commit });
           pages = [];
-          committed = { header, frames: start.frames + i + 1, cksum1: checked.cksum1, cksum2: checked.cksum2 };
+          committed = { header, frames: index + 1, cksum1: checked.cksum1, cksum2: checked.cksum2 };
           ends.push(committed);
         }
+        if (got < whole) break;
       }
       return { transactions, restarted, cursor: committed, ends };
     },
