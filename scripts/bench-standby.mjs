@@ -12,7 +12,7 @@
 // Every loop is bounded; the script stops everything it started.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { customerSocket, demo, quantile, startBox, token, withForeignCpu } from './lib/box.mjs';
@@ -23,6 +23,8 @@ const SOCKETS = Number(process.env.SOCKETS ?? 200);
 const SECONDS = Number(process.env.SECONDS ?? 15);
 const KILLS = Number(process.env.KILLS ?? 20);
 const LINK_DELAY_MS = Number(process.env.LINK_DELAY_MS ?? 0.5);
+// STANDBY_DIR=/dev/shm: the standby's data on a disk of its own (here tmpfs), as two boxes have two cards.
+const STANDBY_DIR = process.env.STANDBY_DIR;
 const { started, tmp } = benchRun();
 const two = Number(execFileSync('nproc', { encoding: 'utf8' })) >= 2;
 if (two) execFileSync('taskset', ['-apc', '1', String(process.pid)], { stdio: 'ignore' });
@@ -89,6 +91,8 @@ async function pair(withStandby) {
   // LINK_DELAY_MS=-1: no relay at all, the standby on the primary's port directly.
   const link = LINK_DELAY_MS < 0 ? { port: primaryPort, close() {} } : await delayedLink(primaryPort, LINK_DELAY_MS);
   const standbyPort = await freePort();
+  const standbyDir = STANDBY_DIR ? mkdtempSync(join(STANDBY_DIR, 'vb-bench-standby-')) : join(dir, 's');
+  if (STANDBY_DIR) process.on('exit', () => rmSync(standbyDir, { recursive: true, force: true }));
   const code = /pairing code: (\S+)/.exec(cli(['standby', 'code', '--data-dir', join(dir, 'p')]))[1];
   // Not execFileSync: the join goes through the link, which this process relays.
   await run([
@@ -100,10 +104,10 @@ async function pair(withStandby) {
     '--self',
     `http://127.0.0.1:${standbyPort}`,
     '--data-dir',
-    join(dir, 's'),
+    standbyDir,
   ]);
   const args = ['--config', configFile, '--port', String(standbyPort)];
-  const standbyArgs = ['dist/main.cjs', 'serve', '--host', '127.0.0.1', '--data-dir', join(dir, 's'), ...args];
+  const standbyArgs = ['dist/main.cjs', 'serve', '--host', '127.0.0.1', '--data-dir', standbyDir, ...args];
   const standby = spawn(
     two ? 'taskset' : process.execPath,
     two ? ['-c', '1', process.execPath, ...standbyArgs] : standbyArgs,
@@ -115,7 +119,7 @@ async function pair(withStandby) {
   started.push(standby);
   for (let i = 0; i < 200 && (await status(primary.base).catch(() => ({}))).state !== 'synchronous'; i++)
     await sleep(50);
-  return { primary, standby, link, standbyPort, dir, pids: [primary.proc.pid, standby.pid] };
+  return { primary, standby, link, standbyPort, standbyDir, pids: [primary.proc.pid, standby.pid] };
 }
 
 /** Command -> push at `rate` for SECONDS over SOCKETS customers: latencies in ms, sorted. */
@@ -187,7 +191,7 @@ for (let k = 0; k < KILLS; k++) {
   p.primary.proc.kill('SIGKILL');
   const promote = spawn(
     process.execPath,
-    ['dist/main.cjs', 'standby', 'promote', '--port', String(p.standbyPort), '--data-dir', join(p.dir, 's')],
+    ['dist/main.cjs', 'standby', 'promote', '--port', String(p.standbyPort), '--data-dir', p.standbyDir],
     {
       cwd: root,
       stdio: 'ignore',
