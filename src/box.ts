@@ -126,6 +126,9 @@ export async function startBox({
     await runtime.start([
       { name: 'metrics', service: serviceOf({ stop: () => metrics?.close() }), policy: 'fatal' },
       { name: 'storage', service: storage.service, policy: 'fatal' },
+      // First of all: a box whose peer took over while it was away becomes its standby instead, before it prints,
+      // sends to the central or opens its port.
+      { name: 'standby', ...standbyService(storage.standby), policy: 'fatal' },
       { name: 'sockets', service: sockets.service, policy: 'fatal' },
       { name: 'command queue', service: domain.queueService, policy: 'fatal' },
       // Not under trial: a release that may yet be rolled back (and its database restored) prints nothing.
@@ -138,8 +141,6 @@ export async function startBox({
             { name: 'menu images', service: background.mediaFetcher, policy: 'restart' as const },
           ]),
       { name: 'checkpointer', service: checkpointer, policy: 'fatal' },
-      // Before the port opens: a box whose peer took over while it was away becomes its standby instead.
-      { name: 'standby', ...standbyService(storage.standby), policy: 'fatal' },
       ...(trial
         ? []
         : [

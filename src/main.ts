@@ -10,7 +10,7 @@ import { type Config, ConfigError, loadConfigFile, resolveConfig } from './confi
 import { MIGRATIONS, migrate } from './db/migrate.js';
 import { STANDBY } from './modules/standby/cli.js';
 import { serveAsStandby } from './modules/standby/standby-box.js';
-import { loadStandbyState } from './modules/standby/state.js';
+import { loadStandbyState, refuseWhileFollowing } from './modules/standby/state.js';
 import { DB_FILE, openDatabase } from './db/open.js';
 import { createLogger } from './log.js';
 import { createSystemdNotifier } from './modules/health/watchdog.js';
@@ -297,6 +297,7 @@ function serveArgsOf(values: CliValues): string[] {
 function stock(action: StockAction, values: CliValues): number {
   const file = join(resolve(configOf(values).dataDir), DB_FILE);
   if (!existsSync(file)) throw new ProcessError('noInput', `no database at ${file}`);
+  refuseWhileFollowing(resolve(configOf(values).dataDir), `stock ${action}`);
   const db = openDatabase(file);
   try {
     migrate(db);

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -252,6 +252,8 @@ describe('never two primaries', () => {
     const old = await startTestBox({ dataDir: p.primary.dataDir, port: p.primaryPort, config: CONFIG });
     boxes.push(old);
     expect(await standbyStatus(old)).toMatchObject({ role: 'standby', term: 1 });
+    // What it held as the primary is kept beside the copy it now follows, never thrown away.
+    expect(readdirSync(p.primary.dataDir).filter((f) => f.startsWith('diverged-'))).toHaveLength(1);
     await waitForStatus(p.standby, (s) => s.state === 'synchronous');
     expect(
       (

@@ -35,7 +35,7 @@ let configFile: string;
 let unit: Unit;
 
 /** Blocks the event loop two seconds after the box is ready: it serves, then stops answering (no watchdog). */
-const STALL = `const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });
+const STALL = `const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial, tookOver });
   setTimeout(() => { const until = Date.now() + 600_000; while (Date.now() < until) {} }, 2000).unref();`;
 
 beforeAll(async () => {
@@ -53,7 +53,7 @@ beforeAll(async () => {
     editSource(
       tree,
       'src/main.ts',
-      'const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });',
+      'const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial, tookOver });',
       STALL,
     ),
   );
@@ -61,13 +61,13 @@ beforeAll(async () => {
     editSource(
       tree,
       'src/db/migrate.ts',
-      '  migration0012,\n];',
-      "  migration0012,\n  { version: 13, name: 'update-test', up: 'CREATE TABLE update_test (x INTEGER) STRICT;' },\n];",
+      '  migration0013,\n];',
+      "  migration0013,\n  { version: 14, name: 'update-test', up: 'CREATE TABLE update_test (x INTEGER) STRICT;' },\n];",
     );
     editSource(
       tree,
       'src/main.ts',
-      'const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial });',
+      'const box = await startBox({ config, log, provisioning, configFile: values.config, systemd, trial, tookOver });',
       STALL,
     );
   });

@@ -1,3 +1,4 @@
+import { refuseWhileFollowing } from '../standby/state.js';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../../config.js';
@@ -21,6 +22,7 @@ type Out = (text: string) => void;
 
 /** `venue-box backup now`: the backup file's path on the last line. */
 export async function backupNow(config: Config, out: Out): Promise<number> {
+  refuseWhileFollowing(resolve(config.dataDir), 'backup now');
   const result = await takeBackup(backupTarget(config));
   out(
     `backup of ${join(resolve(config.dataDir), 'venue-box.db')}: ${mib(result.bytes)}, integrity ok, ${(result.ms / 1000).toFixed(1)} s\n`,

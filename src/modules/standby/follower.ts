@@ -25,6 +25,7 @@ import {
   STREAM_PATH,
   type ToPrimary,
   type ToStandby,
+  samePosition,
   toStandbyCheck,
 } from './protocol.js';
 import { createReplicaWal, type ReplicaWal } from './replica-wal.js';
@@ -108,6 +109,8 @@ export function createFollower(o: FollowerOptions) {
     let welcomed = false;
     /** SHIPs received and not yet appended. */
     const waiting: NonNullable<ReturnType<typeof decodeShip>>[] = [];
+    /** Where the copy will stand once everything received on this stream is appended: the next SHIP's `from`. */
+    let received = position;
     let incoming: { fd: number; file: string; pages: number; got: number } | undefined;
     const send = (m: ToPrimary): void => ws.send(JSON.stringify(m));
     const refuse = (reason: 'release' | 'fenced' | 'badSignature', message: string): void => {
@@ -155,6 +158,13 @@ export function createFollower(o: FollowerOptions) {
           ws.close(CLOSE_PROTOCOL, 'malformed pages');
           return;
         }
+        // Each SHIP starts where the last one (or the snapshot) left the copy: one that does not would leave a gap.
+        if (!samePosition(ship.header.from, received)) {
+          o.log.error({ from: ship.header.from, at: received }, 'the primary sent pages that do not follow this copy');
+          ws.close(CLOSE_PROTOCOL, 'pages that do not follow the copy');
+          return;
+        }
+        received = ship.header.position;
         waiting.push(ship);
         appending ??= appendWaiting().finally(() => {
           appending = undefined;
@@ -247,8 +257,10 @@ export function createFollower(o: FollowerOptions) {
             ws.close(CLOSE_PROTOCOL, 'snapshot end without a snapshot');
             return;
           }
-          installSnapshot(incoming, m.position);
+          const inc = incoming;
           incoming = undefined;
+          installSnapshot(inc, m.position);
+          received = m.position;
           status = 'following';
           send({ type: 'ACK', id: 0 });
           return;
@@ -268,7 +280,7 @@ export function createFollower(o: FollowerOptions) {
           return;
       }
     }
-    function installSnapshot(inc: NonNullable<typeof incoming>, at: Position | null): void {
+    function installSnapshot(inc: NonNullable<typeof incoming>, at: Position): void {
       fsyncSync(inc.fd);
       closeSync(inc.fd);
       if (inc.got !== inc.pages) throw new Error(`snapshot has ${inc.got} pages, ${inc.pages} announced`);
@@ -280,14 +292,19 @@ export function createFollower(o: FollowerOptions) {
       renameSync(inc.file, dbFile);
       syncDir(o.dataDir);
       position = at;
-      if (at) writePosition(positionFile, at);
+      writePosition(positionFile, at);
       o.log.info({ pages: inc.pages }, 'the snapshot of the primary is in place');
     }
     ws.onclose = (event: CloseEvent) => {
       if (socket === ws) socket = undefined;
       if (incoming) {
-        closeSync(incoming.fd);
+        try {
+          closeSync(incoming.fd);
+        } catch {
+          // closed already
+        }
         rmSync(incoming.file, { force: true });
+        incoming = undefined;
       }
       if (status !== 'refused') status = 'connecting';
       if (!stopped) {

@@ -93,7 +93,8 @@ export function createPrimarySide(o: PrimarySideOptions) {
       ...loadStandbyState(o.dataDir),
       role: 'standby',
       term,
-      diverged: alone > 0 ? { confirmations: alone, at: new Date(o.now()).toISOString() } : null,
+      // Kept in every case: after a restart this box no longer knows what it confirmed alone before it.
+      diverged: { confirmations: alone, at: new Date(o.now()).toISOString() },
     };
     saveStandbyState(o.dataDir, state);
     onFenced?.(fenced);
@@ -106,9 +107,18 @@ export function createPrimarySide(o: PrimarySideOptions) {
   function waitForWitness(done: (err?: Error) => void): void {
     const started = performance.now();
     const look = (): void => {
-      if (fenced) return done(fencedError(fenced.message));
-      if (witness.mayConfirmAlone()) return done();
-      if (performance.now() - started > WITNESS_WAIT_MS) return done(fencedError('no lease from the central'));
+      if (fenced) {
+        done(fencedError(fenced.message));
+        return;
+      }
+      if (witness.mayConfirmAlone()) {
+        done();
+        return;
+      }
+      if (performance.now() - started > WITNESS_WAIT_MS) {
+        done(fencedError('no lease from the central'));
+        return;
+      }
       setTimeout(look, 50);
     };
     look();
@@ -165,8 +175,14 @@ export function createPrimarySide(o: PrimarySideOptions) {
           };
           const both = (): void => {
             if (!synced || inStep === undefined) return;
-            if (fenced) return answer(fencedError(fenced.message));
-            if (inStep || witness.mayConfirmAlone()) return answer();
+            if (fenced) {
+              answer(fencedError(fenced.message));
+              return;
+            }
+            if (inStep || witness.mayConfirmAlone()) {
+              answer();
+              return;
+            }
             waitForWitness(answer);
           };
           r?.barrier((acked) => {
@@ -174,7 +190,10 @@ export function createPrimarySide(o: PrimarySideOptions) {
             both();
           });
           inner.afterSync((err) => {
-            if (err) return answer(err);
+            if (err) {
+              answer(err);
+              return;
+            }
             synced = true;
             both();
           });

@@ -36,7 +36,11 @@ interface StreamData {
   link?: StandbyLink;
   ws?: WebSocket<StreamData>;
   closed: boolean;
+  authTimer?: NodeJS.Timeout;
 }
+
+/** How long a stream may take to prove itself. */
+const AUTH_MS = 5000;
 
 /**
  * The primary's end of the stream (docs/architecture.md "A standby box"). Only the paired standby gets past the
@@ -49,8 +53,10 @@ export function mountStandbyStream(app: TemplatedApp, deps: StreamDeps): void {
     maxPayloadLength: 4096,
     idleTimeout: 16,
     sendPingsAutomatically: true,
-    // A snapshot chunk or a large SHIP waits in the socket while the standby reads; past this the stream closes.
+    // A snapshot chunk or a large SHIP waits in the socket while the standby reads; past this the stream closes
+    // (never a frame dropped: the standby's copy would go on without it).
     maxBackpressure: 64 * 1024 * 1024,
+    closeOnBackpressureLimit: 1,
     upgrade(res, req, context) {
       const boxId = req.getHeader(BOX_ID_HEADER);
       const key = req.getHeader('sec-websocket-key');
@@ -79,6 +85,11 @@ export function mountStandbyStream(app: TemplatedApp, deps: StreamDeps): void {
     open(ws) {
       const data = ws.getUserData();
       data.ws = ws;
+      // Only the paired standby passes the upgrade, but its id is no secret: a stream that has not proved itself
+      // within AUTH_MS is closed, so strangers cannot hold streams open.
+      data.authTimer = setTimeout(() => {
+        if (!data.proved && !data.closed) ws.end(CLOSE_REFUSED, 'no AUTH');
+      }, AUTH_MS);
       const s = deps.state();
       send(ws, {
         type: 'CHALLENGE',
@@ -90,78 +101,93 @@ export function mountStandbyStream(app: TemplatedApp, deps: StreamDeps): void {
       });
     },
     message(ws, message, isBinary) {
-      const data = ws.getUserData();
-      if (isBinary) {
-        ws.end(1008, 'the standby sends text only');
-        return;
+      try {
+        onMessage(ws, message, isBinary);
+      } catch (err) {
+        // Nothing may throw into uWS (it would end the process): the stream ends, the standby connects again.
+        log.error({ err }, 'the standby stream failed');
+        ws.end(1011, 'internal error');
       }
-      const m = parseMessage<ToPrimary>(Buffer.from(message).toString('utf8'), toPrimaryCheck);
-      if (!m) {
-        ws.end(1008, 'malformed message');
-        return;
-      }
-      if (!data.proved) {
-        if (m.type !== 'AUTH') {
-          ws.end(1008, 'AUTH first');
-          return;
-        }
-        const s = deps.state();
-        if (!s.peer || !verifyProof('auth', data.nonce, data.boxId, m.signature, s.peer.publicKey)) {
-          send(ws, {
-            type: 'REFUSED',
-            reason: 'badSignature',
-            message: 'the standby did not prove its key',
-            term: s.term,
-          });
-          return ws.end(CLOSE_REFUSED, 'badSignature');
-        }
-        if (m.term > s.term) {
-          deps.fenced(m.term, `the standby has seen term ${m.term}, this primary is at ${s.term}`);
-          send(ws, { type: 'REFUSED', reason: 'fenced', message: 'a newer primary exists', term: s.term });
-          return ws.end(CLOSE_REFUSED, 'fenced');
-        }
-        if (m.schema < deps.release.schema) {
-          const message = `the standby runs release ${m.version} (database schema ${m.schema}), this primary ${deps.release.version} (schema ${deps.release.schema}): update the standby to this release`;
-          log.error({ standby: data.boxId }, message);
-          send(ws, { type: 'REFUSED', reason: 'release', message, term: s.term });
-          return ws.end(CLOSE_REFUSED, 'release');
-        }
-        data.proved = true;
-        const link: StandbyLink = {
-          send: (msg) => {
-            if (data.closed) return;
-            if (Buffer.isBuffer(msg)) ws.send(msg, true);
-            else ws.send(JSON.stringify(msg), false);
-          },
-          buffered: () => (data.closed ? 0 : ws.getBufferedAmount()),
-          close: (code, reason) => {
-            if (!data.closed) ws.end(code, reason);
-          },
-        };
-        data.link = link;
-        const resume = deps.canResume(m.position);
-        log.info({ standby: data.boxId, version: m.version, resume }, 'the standby is connected');
-        // WELCOME goes before anything attach sends: the snapshot, or the first SHIP after the standby's position.
-        send(ws, {
-          type: 'WELCOME',
-          signature: prove('welcome', m.nonce, s.boxId, keysOf(s).secretKey),
-          mode: resume ? 'resume' : 'snapshot',
-        });
-        deps.attach(link, resume ? m.position : null);
-        return;
-      }
-      if (m.type === 'ACK' && data.link) deps.acknowledged(data.link, m.id);
-      if (m.type === 'REFUSED' && m.reason === 'fenced') deps.fenced(m.term, m.message);
     },
     close(ws) {
       const data = ws.getUserData();
       data.closed = true;
+      clearTimeout(data.authTimer);
       if (data.link) {
         deps.detach(data.link);
         log.warn({ standby: data.boxId }, 'the standby is gone');
       }
     },
   });
+
+  function onMessage(ws: WebSocket<StreamData>, message: ArrayBuffer, isBinary: boolean): void {
+    const data = ws.getUserData();
+    if (isBinary) {
+      ws.end(1008, 'the standby sends text only');
+      return;
+    }
+    const m = parseMessage<ToPrimary>(Buffer.from(message).toString('utf8'), toPrimaryCheck);
+    if (!m) {
+      ws.end(1008, 'malformed message');
+      return;
+    }
+    if (!data.proved) {
+      if (m.type !== 'AUTH') {
+        ws.end(1008, 'AUTH first');
+        return;
+      }
+      const s = deps.state();
+      if (!s.peer || !verifyProof('auth', data.nonce, data.boxId, m.signature, s.peer.publicKey)) {
+        send(ws, {
+          type: 'REFUSED',
+          reason: 'badSignature',
+          message: 'the standby did not prove its key',
+          term: s.term,
+        });
+        ws.end(CLOSE_REFUSED, 'badSignature');
+        return;
+      }
+      if (m.term > s.term) {
+        deps.fenced(m.term, `the standby has seen term ${m.term}, this primary is at ${s.term}`);
+        send(ws, { type: 'REFUSED', reason: 'fenced', message: 'a newer primary exists', term: s.term });
+        ws.end(CLOSE_REFUSED, 'fenced');
+        return;
+      }
+      if (m.schema < deps.release.schema) {
+        const message = `the standby runs release ${m.version} (database schema ${m.schema}), this primary ${deps.release.version} (schema ${deps.release.schema}): update the standby to this release`;
+        log.error({ standby: data.boxId }, message);
+        send(ws, { type: 'REFUSED', reason: 'release', message, term: s.term });
+        ws.end(CLOSE_REFUSED, 'release');
+        return;
+      }
+      data.proved = true;
+      const link: StandbyLink = {
+        send: (msg) => {
+          if (data.closed) return;
+          // 2: dropped (uWS's backpressure limit). A SHIP lost would leave a gap in the standby's copy: end.
+          const sent = Buffer.isBuffer(msg) ? ws.send(msg, true) : ws.send(JSON.stringify(msg), false);
+          if (sent === 2) ws.end(4409, 'the standby fell too far behind');
+        },
+        buffered: () => (data.closed ? 0 : ws.getBufferedAmount()),
+        close: (code, reason) => {
+          if (!data.closed) ws.end(code, reason);
+        },
+      };
+      data.link = link;
+      const resume = deps.canResume(m.position);
+      log.info({ standby: data.boxId, version: m.version, resume }, 'the standby is connected');
+      // WELCOME goes before anything attach sends: the snapshot, or the first SHIP after the standby's position.
+      send(ws, {
+        type: 'WELCOME',
+        signature: prove('welcome', m.nonce, s.boxId, keysOf(s).secretKey),
+        mode: resume ? 'resume' : 'snapshot',
+      });
+      deps.attach(link, resume ? m.position : null);
+      return;
+    }
+    if (m.type === 'ACK' && data.link) deps.acknowledged(data.link, m.id);
+    if (m.type === 'REFUSED' && m.reason === 'fenced') deps.fenced(m.term, m.message);
+  }
 }
 
 function send(ws: WebSocket<StreamData>, m: ToStandby): void {

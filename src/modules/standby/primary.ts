@@ -5,7 +5,7 @@ import type { CheckpointerControl } from '../../db/checkpointer.js';
 import { restartWal } from '../../db/checkpoint.js';
 import type { Db } from '../../db/open.js';
 import type { Logger } from '../../log.js';
-import { encodeShip, type Position, positionOf, SNAPSHOT_PAGES, type ToStandby } from './protocol.js';
+import { encodeShip, NO_WAL, type Position, positionOf, SNAPSHOT_PAGES, type ToStandby } from './protocol.js';
 import { openSnapshot } from './snapshot.js';
 import { FRAME_HEADER_BYTES, type WalCursor } from './wal-format.js';
 import { createWalPin } from './wal-pin.js';
@@ -79,6 +79,12 @@ export function createReplicator(o: ReplicatorOptions) {
   let mode: ReplicationMode = 'alone';
   /** Frames read and sent (or, with no standby, kept for one that comes back); undefined: a snapshot is needed. */
   let cursor: WalCursor | undefined;
+  /** The snapshot was taken with no WAL at all: what comes next is the start of the WAL the next commit makes. */
+  let fromStart = false;
+  /** The standby's copy once it has applied everything sent: each SHIP names it as where it starts. */
+  let shipped: Position = NO_WAL;
+  /** Snapshots go one at a time (a standby that connects again while one is sent gets the next). */
+  let snapshots: Promise<void> = Promise.resolve();
   let sentId = 0;
   let ackedId = 0;
   /** Each unacknowledged SHIP: its id, bytes, when it went. */
@@ -113,26 +119,39 @@ export function createReplicator(o: ReplicatorOptions) {
   /** Reads what was committed since the cursor, sends it, moves the pin. */
   function ship(): void {
     // With no standby attached nothing is read: the pin stays where it was, and the WAL keeps what it has not had.
-    if (!cursor || !link || mode === 'snapshot') return;
-    const read = reader.read(cursor);
+    if (!link || mode === 'snapshot' || (!cursor && !fromStart)) return;
+    const read = reader.read(fromStart ? undefined : cursor);
     if (read.restarted && !restarting) {
       // Never expected: the pin was held. The standby's copy can no longer follow: it gets a new snapshot.
       o.log.error('the WAL restarted past frames the standby had not received: it gets a new snapshot');
       cursor = undefined;
       pin.release();
-      link?.close(4409, 'the primary needs to send a new snapshot');
+      dropLink('the primary needs to send a new snapshot');
       return;
     }
     if (read.transactions.length === 0) {
-      cursor = read.cursor ?? cursor;
+      if (!fromStart) cursor = read.cursor ?? cursor;
       return;
     }
+    fromStart = false;
     cursor = read.cursor!;
     pin.renew();
-    const frame = encodeShip(++sentId, positionOf(cursor), read.transactions);
+    const to = positionOf(cursor);
+    const frame = encodeShip(++sentId, shipped, to, read.transactions);
+    shipped = to;
     inFlight.push({ id: sentId, bytes: frame.length, at: performance.now() });
     sentBytes += frame.length;
     link.send(frame);
+  }
+
+  /** Ends the stream at once: nothing waits for it any more (its close arrives later, and is then ignored). */
+  function dropLink(reason: string): void {
+    const old = link;
+    link = undefined;
+    inFlight.length = 0;
+    setMode('alone');
+    goAlone();
+    old?.close(4409, reason);
   }
 
   /** Sends the files the box's state needs besides the database, when they changed (or all, `force`). */
@@ -151,6 +170,16 @@ export function createReplicator(o: ReplicatorOptions) {
 
   let lastPing = 0;
   const stallTimer = setInterval(() => {
+    try {
+      tick();
+    } catch (err) {
+      // A timer that threw would end the process: logged, and the next tick tries again.
+      o.log.error({ err }, 'replication to the standby failed');
+    }
+  }, 100);
+  stallTimer.unref();
+
+  function tick(): void {
     const now = performance.now();
     if (link && mode !== 'snapshot' && now - lastPing >= PING_MS) {
       lastPing = now;
@@ -177,8 +206,7 @@ export function createReplicator(o: ReplicatorOptions) {
       cursor = undefined;
       pin.release();
     }
-  }, 100);
-  stallTimer.unref();
+  }
 
   function inStepIfCaughtUp(): void {
     if (link && mode === 'catchingUp' && ackedId >= 0 && ackedId >= sentId) {
@@ -189,15 +217,16 @@ export function createReplicator(o: ReplicatorOptions) {
   }
 
   async function sendSnapshot(to: StandbyLink): Promise<void> {
+    if (link !== to) return;
     setMode('snapshot');
     const resume = (await checkpointer?.pause()) ?? (() => undefined);
     try {
+      if (link !== to) return;
       // With no checkpoint copying frames into the database file, it and the WAL up to `at` are the database as of
-      // `at`, and the pin keeps those frames from being overwritten.
+      // `at`, and the pin keeps those frames from being overwritten (the snapshot checks each one it reads).
       const whole = reader.read(undefined);
       const at = whole.cursor;
       pin.renew();
-      cursor = at;
       const last = whole.transactions.at(-1);
       const snap = openSnapshot(o.dbFile, walFile, at?.frames ? at : undefined, last?.dbPages);
       try {
@@ -212,7 +241,11 @@ export function createReplicator(o: ReplicatorOptions) {
       } finally {
         snap.close();
       }
-      to.send({ type: 'SNAPSHOT_END', position: at ? positionOf(at) : null });
+      if (link !== to) return;
+      cursor = at;
+      fromStart = at === undefined;
+      shipped = at ? positionOf(at) : NO_WAL;
+      to.send({ type: 'SNAPSHOT_END', position: shipped });
       sentId = 0;
       ackedId = -1;
       setMode('catchingUp');
@@ -240,10 +273,22 @@ export function createReplicator(o: ReplicatorOptions) {
         return;
       }
       ship();
-      if (ackedId >= sentId) done(true);
+      // ship() may have ended the stream (the WAL restarted under it): then this box is alone.
+      if (mode !== 'synchronous') {
+        aloneConfirmations++;
+        done(false);
+      } else if (ackedId >= sentId) done(true);
       else waiters.push({ id: sentId, done, at: performance.now() });
     },
-    idle: (): boolean => waiters.length === 0,
+    /**
+     * Whether frames may be pushed without waiting (src/modules/events/publisher.ts): with a standby in step, only
+     * once it holds everything committed so far, so that a frame pushed is never one a takeover would lose.
+     */
+    idle(): boolean {
+      if (mode !== 'synchronous') return true;
+      ship();
+      return mode !== 'synchronous' || (waiters.length === 0 && ackedId >= sentId);
+    },
     /** Where a standby that connects may resume from: the position the WAL still holds, or undefined. */
     canResume(p: Position | null): boolean {
       if (!p || !cursor || p.salt1 !== cursor.header.salt1 || p.salt2 !== cursor.header.salt2) return false;
@@ -260,6 +305,8 @@ export function createReplicator(o: ReplicatorOptions) {
       if (resumeFrom && cursor) {
         // Resend from the standby's own position: the pages apply again in the same order (idempotent).
         cursor = { ...cursor, frames: resumeFrom.frames, cksum1: resumeFrom.cksum1, cksum2: resumeFrom.cksum2 };
+        fromStart = false;
+        shipped = resumeFrom;
         sentId = 0;
         ackedId = 0;
         sendCarried(true);
@@ -268,10 +315,12 @@ export function createReplicator(o: ReplicatorOptions) {
         inStepIfCaughtUp();
         return;
       }
-      void sendSnapshot(to).catch((err: unknown) => {
-        o.log.error({ err }, 'sending the standby its snapshot failed');
-        to.close(1011, 'snapshot failed');
-      });
+      snapshots = snapshots.then(() =>
+        sendSnapshot(to).catch((err: unknown) => {
+          o.log.error({ err }, 'sending the standby its snapshot failed');
+          if (link === to) dropLink('the snapshot failed: connect again for another');
+        }),
+      );
     },
     acknowledged(from: StandbyLink, id: number): void {
       if (from !== link) return;

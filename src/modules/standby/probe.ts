@@ -11,7 +11,7 @@ export const PeerState = Type.Object({
   boxId: Type.String(),
   role: Type.Union([Type.Literal('primary'), Type.Literal('standby')]),
   term: Type.Integer({ minimum: 0 }),
-  /** Signature of the caller's nonce and this box's id, by the key the peer registered at pairing. */
+  /** Signature of the caller's nonce, this box's id, role and term, by the key the peer registered at pairing. */
   signature: Type.String(),
 });
 export type PeerState = Static<typeof PeerState>;
@@ -42,7 +42,7 @@ export function peerStateRoute(state: () => StandbyState): Route {
         boxId: s.boxId,
         role: s.role,
         term: s.term,
-        signature: prove('state', nonce, s.boxId, keysOf(s).secretKey),
+        signature: prove('state', nonce, s.boxId, keysOf(s).secretKey, `${s.role} ${s.term}`),
       } satisfies PeerState);
     },
   };
@@ -56,7 +56,10 @@ export async function probePeer(peer: Peer, timeoutMs: number): Promise<PeerStat
     if (!res.ok) return undefined;
     const body = (await res.json()) as unknown;
     if (!check.Check(body) || body.boxId !== peer.boxId) return undefined;
-    return verifyProof('state', nonce, peer.boxId, body.signature, peer.publicKey) ? body : undefined;
+    // The role and term are signed too: a box between the two cannot fence the primary with a made-up term.
+    return verifyProof('state', nonce, peer.boxId, body.signature, peer.publicKey, `${body.role} ${body.term}`)
+      ? body
+      : undefined;
   } catch {
     return undefined;
   }

@@ -16,11 +16,12 @@ export const newNonce = (): string => randomBytes(24).toString('base64url');
  */
 export type ProofPurpose = 'auth' | 'welcome' | 'state';
 
-const message = (purpose: ProofPurpose, nonce: string, boxId: string): Buffer =>
-  Buffer.from(`venue-box standby ${purpose} ${nonce} ${boxId}`);
+/** `claim`: what else the signature vouches for (a box's role and term on `/standby-api/state`). */
+const message = (purpose: ProofPurpose, nonce: string, boxId: string, claim: string): Buffer =>
+  Buffer.from(`venue-box standby ${purpose} ${nonce} ${boxId} ${claim}`);
 
-export const prove = (purpose: ProofPurpose, nonce: string, boxId: string, secretKey: Uint8Array): string =>
-  Buffer.from(signDetached(message(purpose, nonce, boxId), secretKey)).toString('base64url');
+export const prove = (purpose: ProofPurpose, nonce: string, boxId: string, secretKey: Uint8Array, claim = ''): string =>
+  Buffer.from(signDetached(message(purpose, nonce, boxId, claim), secretKey)).toString('base64url');
 
 export function verifyProof(
   purpose: ProofPurpose,
@@ -28,10 +29,11 @@ export function verifyProof(
   boxId: string,
   signature: string,
   publicKeyBase64: string,
+  claim = '',
 ): boolean {
   try {
     const key = verifyKeyOf(Buffer.from(publicKeyBase64, 'base64'));
-    return verify(null, message(purpose, nonce, boxId), key, Buffer.from(signature, 'base64url'));
+    return verify(null, message(purpose, nonce, boxId, claim), key, Buffer.from(signature, 'base64url'));
   } catch {
     return false;
   }

@@ -25,6 +25,18 @@ export const Position = Type.Object({
 });
 export type Position = Static<typeof Position>;
 
+/** The position of a snapshot taken when the primary had no WAL yet: what follows is the start of the next one. */
+export const NO_WAL: Position = { salt1: 0, salt2: 0, frames: 0, cksum1: 0, cksum2: 0 };
+
+export const samePosition = (a: Position | null, b: Position | null): boolean =>
+  a !== null &&
+  b !== null &&
+  a.salt1 === b.salt1 &&
+  a.salt2 === b.salt2 &&
+  a.frames === b.frames &&
+  a.cksum1 === b.cksum1 &&
+  a.cksum2 === b.cksum2;
+
 const Nonce = Type.String({ pattern: '^[A-Za-z0-9_-]{22,64}$' });
 const Signature = Type.String({ pattern: '^[A-Za-z0-9_-]{86}$' });
 const BoxId = Type.String({ pattern: UUID_PATTERN });
@@ -60,11 +72,8 @@ export const SnapshotBegin = Type.Object({
   pageSize: Type.Integer({ minimum: 512, maximum: 65536 }),
   pages: Type.Integer({ minimum: 1 }),
 });
-/** The snapshot is whole: it is the primary's database as of `position`. */
-export const SnapshotEnd = Type.Object({
-  type: Type.Literal('SNAPSHOT_END'),
-  position: Type.Union([Position, Type.Null()]),
-});
+/** The snapshot is whole: it is the primary's database as of `position` (NO_WAL: before any WAL). */
+export const SnapshotEnd = Type.Object({ type: Type.Literal('SNAPSHOT_END'), position: Position });
 /** A file of the data directory the box's state needs besides the database (the token key, the device). */
 export const FileCopy = Type.Object({
   type: Type.Literal('FILE'),
@@ -94,6 +103,7 @@ export type ToStandby = Static<typeof ToStandby>;
 export const ToPrimary = Type.Union([Auth, Ack, Refusal]);
 export type ToPrimary = Static<typeof ToPrimary>;
 export const toStandbyCheck = TypeCompiler.Compile(ToStandby);
+const positionCheck = TypeCompiler.Compile(Position);
 export const toPrimaryCheck = TypeCompiler.Compile(ToPrimary);
 
 /** A JSON text frame, or undefined when it is not one of `check`'s messages. */
@@ -116,13 +126,16 @@ export const SHIP = 2;
  */
 export interface ShipHeader {
   id: number;
+  /** Where the standby's copy must stand for these transactions to follow: it refuses a SHIP that does not. */
+  from: Position;
   position: Position;
   transactions: { pgnos: number[]; dbPages: number }[];
 }
 
-export function encodeShip(id: number, position: Position, transactions: Transaction[]): Buffer {
+export function encodeShip(id: number, from: Position, position: Position, transactions: Transaction[]): Buffer {
   const header: ShipHeader = {
     id,
+    from,
     position,
     transactions: transactions.map((t) => ({ pgnos: t.pages.map((p) => p.pgno), dbPages: t.dbPages })),
   };
@@ -148,6 +161,7 @@ export function decodeShip(
     return undefined;
   }
   if (!Number.isInteger(header?.id) || !Array.isArray(header.transactions)) return undefined;
+  if (!positionCheck.Check(header.from) || !positionCheck.Check(header.position)) return undefined;
   let at = 5 + length;
   const transactions: Transaction[] = [];
   for (const t of header.transactions) {

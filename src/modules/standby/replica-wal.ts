@@ -32,7 +32,9 @@ export function createReplicaWal(dbFile: string, pageSize: number) {
     if (!existsSync(dbFile)) return;
     const db = new Database(dbFile, betterSqliteOptions());
     try {
-      db.pragma('wal_checkpoint(TRUNCATE)');
+      const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number; checkpointed: number }[];
+      // Another connection held it back (a command run beside the standby): the WAL is kept, frames and all.
+      if (r!.busy !== 0 || r!.checkpointed < r!.log) throw new Error('the standby could not copy its WAL back');
     } finally {
       db.close();
     }

@@ -18,15 +18,16 @@ export function openSnapshot(
   const dbFd = openSync(dbFile, 'r');
   const walFd = upTo && upTo.frames > 0 ? openSync(walFile, 'r') : undefined;
   const pageSize = upTo?.header.pageSize ?? pageSizeOfFile(dbFd);
-  /** Page number -> offset of its page in the WAL (its last frame up to upTo). */
+  /** Page number -> offset of its last frame up to upTo in the WAL. */
   const inWal = new Map<number, number>();
   if (walFd !== undefined && upTo) {
     const head = Buffer.alloc(4);
     for (let i = 0; i < upTo.frames; i++) {
       readSync(walFd, head, 0, 4, frameOffset(pageSize, i));
-      inWal.set(head.readUInt32BE(0), frameOffset(pageSize, i) + FRAME_HEADER_BYTES);
+      inWal.set(head.readUInt32BE(0), frameOffset(pageSize, i));
     }
   }
+  const frame = Buffer.alloc(FRAME_HEADER_BYTES + pageSize);
   const pages = dbPages ?? Math.floor(fstatSync(dbFd).size / pageSize);
   let next = 1;
   return {
@@ -39,10 +40,14 @@ export function openSnapshot(
       const out = Buffer.alloc(n * pageSize);
       for (let k = 0; k < n; k++, next++) {
         const at = inWal.get(next);
-        const got =
-          at !== undefined
-            ? readSync(walFd!, out, k * pageSize, pageSize, at)
-            : readSync(dbFd, out, k * pageSize, pageSize, (next - 1) * pageSize);
+        let got: number;
+        if (at !== undefined) {
+          // The frame must still be the snapshot's generation of the WAL: a restart would have overwritten it.
+          readSync(walFd!, frame, 0, frame.length, at);
+          if (frame.readUInt32BE(8) !== upTo!.header.salt1 || frame.readUInt32BE(12) !== upTo!.header.salt2)
+            throw new Error('the WAL restarted while the snapshot was read');
+          got = frame.copy(out, k * pageSize, FRAME_HEADER_BYTES);
+        } else got = readSync(dbFd, out, k * pageSize, pageSize, (next - 1) * pageSize);
         // A page past the database file's end that no frame holds yet reads as zeros (SQLite's own view of it).
         if (got < pageSize) out.fill(0, k * pageSize + got, (k + 1) * pageSize);
       }

@@ -42,13 +42,17 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
   const claim = claimDataDir(dataDir);
   let state: StandbyState = loadStandbyState(dataDir);
   if (state.diverged) {
-    // A primary fenced after confirming what its standby never held: kept for the operator, never thrown away.
+    // A primary fenced by a newer one: its database is kept, never thrown away. It may hold commands it confirmed
+    // while cut off from its standby (counted, when it knew) that the new primary does not hold.
     const dir = moveAside(dataDir, Date.now(), 'diverged');
-    log.error(
-      { dir, confirmations: state.diverged.confirmations },
-      'this box confirmed commands the new primary does not hold while the two were cut off: its database is kept in the directory named, see docs/operations.md "A standby box"',
-    );
-    state = { ...state, diverged: null, divergedDir: dir ?? null };
+    const { confirmations } = state.diverged;
+    if (confirmations > 0) {
+      log.error(
+        { dir, confirmations },
+        'this box confirmed commands the new primary does not hold while the two were cut off: its database is kept in the directory named, see docs/operations.md "A standby box"',
+      );
+    } else log.warn({ dir }, 'the database this box had as the primary is kept in the directory named');
+    state = { ...state, diverged: null, divergedDir: confirmations > 0 ? (dir ?? null) : null };
     saveStandbyState(dataDir, state);
   }
   const follower = createFollower({

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import nacl from 'tweetnacl';
+import { claimDataDir, DataDirClaimedError } from '../../db/data-dir-claim.js';
+import { ProcessError } from '../../shared/errors.js';
 
 /**
  * This box's own part in a pair (docs/operations.md "A standby box"): who it is (its id and Ed25519 key, never
@@ -88,6 +90,27 @@ export function saveStandbyState(dataDir: string, state: StandbyState): void {
   } finally {
     closeSync(dir);
   }
+}
+
+/**
+ * A command that opens the database refuses to while this box follows its primary (docs/operations.md "A standby
+ * box"): the copy is written behind SQLite's back by the follower, and a SQLite connection that closes last would
+ * checkpoint and delete the WAL the follower is appending to. With the standby's service stopped it may.
+ */
+export function refuseWhileFollowing(dataDir: string, what: string): void {
+  if (!existsSync(join(dataDir, STANDBY_FILE))) return;
+  if (loadStandbyState(dataDir).role !== 'standby') return;
+  let claim: { release(): void };
+  try {
+    claim = claimDataDir(dataDir);
+  } catch (err) {
+    if (!(err instanceof DataDirClaimedError)) throw err;
+    throw new ProcessError(
+      'tempFail',
+      `this box is the standby: its database is the primary's copy, being written as it follows; run ${what} on the primary (or stop this box's service first)`,
+    );
+  }
+  claim.release();
 }
 
 /** This box's key pair from its state. */

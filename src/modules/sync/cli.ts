@@ -9,6 +9,7 @@ import { nowMs } from '../../shared/clock.js';
 import { ProcessError, usageError } from '../../shared/errors.js';
 import { type LocalBox, localStandbyStatus } from '../standby/local-status.js';
 import { summarizeStandby } from '../standby/status.js';
+import { refuseWhileFollowing } from '../standby/state.js';
 import { CentralError, centralClient } from './client.js';
 import { loadDevice, newKeyPair, saveDevice } from './enrolment/device.js';
 import { createCatalogueRepo } from './catalogue/repo.js';
@@ -108,6 +109,7 @@ async function status(box: LocalBox, asJson: boolean): Promise<number> {
   // Whether the orders are on one box or two (docs/operations.md "A standby box"): the running box's word, or
   // its state file's. Asked before the database is opened: nothing is held open while the box is asked.
   const standby = summarizeStandby(await localStandbyStatus(box));
+  refuseWhileFollowing(dataDir, 'sync status');
   const db = openDatabase(file);
   try {
     migrate(db);
