@@ -18,7 +18,7 @@ import { createReplicator, type ReplicationMode, type Replicator } from './prima
 import { mountStandbyStream } from './primary-stream.js';
 import { probePeer } from './probe.js';
 import { loadStandbyState, type StandbyState, saveStandbyState } from './state.js';
-import { StandbyStatus as StandbyStatusSchema, type StandbyStatus } from './status.js';
+import { type StandbyStatus, standbyStatusRoute } from './status.js';
 import { createWitness } from './witness.js';
 
 export interface PrimarySideOptions {
@@ -215,18 +215,7 @@ export function createPrimarySide(o: PrimarySideOptions) {
     },
     routes(status: () => StandbyStatus): Route[] {
       return [
-        {
-          method: 'get',
-          path: '/standby-api/status',
-          auth: 'none',
-          body: 'none',
-          doc: {
-            summary: "This box's part in its pair: role, term, peer, replication state and lag",
-            tag: 'standby',
-            responses: { 200: { description: 'status', schema: StandbyStatusSchema } },
-          },
-          handle: () => json(200, status()),
-        },
+        standbyStatusRoute(status),
         {
           method: 'post',
           path: '/standby-api/promote',

@@ -17,7 +17,7 @@ import { peerStateRoute } from './probe.js';
 import { createTakeover } from './takeover.js';
 import { claimTakeover } from './witness.js';
 import { loadStandbyState, type StandbyState, saveStandbyState } from './state.js';
-import { StandbyStatus } from './status.js';
+import { type StandbyStatus, standbyStatusRoute } from './status.js';
 
 export interface StandbyBoxOptions {
   config: Config;
@@ -137,18 +137,7 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
         throw AppError.of('unavailable', 'this box is the standby: the primary takes the orders', ['standby']);
       },
     },
-    {
-      method: 'get',
-      path: '/standby-api/status',
-      auth: 'none',
-      body: 'none',
-      doc: {
-        summary: "This box's part in its pair",
-        tag: 'standby',
-        responses: { 200: { description: 'status', schema: StandbyStatus } },
-      },
-      handle: () => json(200, status()),
-    },
+    standbyStatusRoute(status),
     peerStateRoute(() => state),
     {
       method: 'post',

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { json, type Route } from '../../http/types.js';
 
 /**
  * What a box says of its part in a pair, on /readyz, /metrics, the manager screen and `venue-box standby status`
@@ -83,3 +84,17 @@ export function formatStandbyStatus(s: StandbyStatus): string {
   if (s.refusal) lines.push(`problem:       ${s.refusal}`);
   return `${lines.join('\n')}\n`;
 }
+
+/** GET /standby-api/status, on a primary and on a standby alike (no token: what /readyz shows, in full). */
+export const standbyStatusRoute = (status: () => StandbyStatus): Route => ({
+  method: 'get',
+  path: '/standby-api/status',
+  auth: 'none',
+  body: 'none',
+  doc: {
+    summary: "This box's part in its pair: role, term, peer, replication state and lag",
+    tag: 'standby',
+    responses: { 200: { description: 'status', schema: StandbyStatus } },
+  },
+  handle: () => json(200, status()),
+});
