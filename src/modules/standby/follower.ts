@@ -10,6 +10,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { performance } from 'node:perf_hooks';
 import { DB_FILE, PAGE_SIZE } from '../../db/open.js';
 import { pageSizeOf } from '../../db/page-size.js';
@@ -28,6 +29,10 @@ import {
   samePosition,
   toStandbyCheck,
 } from './protocol.js';
+import { Position as PositionSchema } from './protocol.js';
+
+const positionSchemaCheck = TypeCompiler.Compile(PositionSchema);
+const positionCheck = (v: unknown): v is Position => positionSchemaCheck.Check(v);
 import { createReplicaWal, type ReplicaWal } from './replica-wal.js';
 import { keysOf, type StandbyState } from './state.js';
 
@@ -89,6 +94,12 @@ export function createFollower(o: FollowerOptions) {
   let refusal: string | null = null;
   let primary: FollowerStatus['primary'] = null;
   let position: Position | null = readPosition(positionFile);
+  // From now on the file may lag what is appended: marked not clean, on the disk, before the first append.
+  if (position) {
+    writePosition(positionFile, position, false);
+    syncFile(positionFile);
+    syncDir(o.dataDir);
+  }
   /** The append under way (src/modules/standby/replica-wal.ts appendAsync): nothing else touches the WAL meanwhile. */
   let appending: Promise<void> | undefined;
   let pageSize = (existsSync(dbFile) ? pageSizeOf(dbFile) : undefined) ?? PAGE_SIZE;
@@ -191,6 +202,8 @@ export function createFollower(o: FollowerOptions) {
         o.log.error({ err }, 'the standby could not store what the primary sent');
         replica?.close();
         replica = undefined;
+        // What reached the WAL is not known now: the next stream starts from a snapshot.
+        position = null;
         ws.close(CLOSE_STORE_FAILED, 'the standby could not store the pages');
       } finally {
         waiting.length = 0;
@@ -355,6 +368,16 @@ export function createFollower(o: FollowerOptions) {
       }
       // What was received is stored before the copy is handed over (a takeover opens it at once).
       await appending?.catch(() => undefined);
+      // A clean stop: the WAL copied back into the database, and the position saved as one to resume from.
+      try {
+        replica?.checkpoint();
+        if (position) {
+          writePosition(positionFile, position, true);
+          syncDir(o.dataDir);
+        }
+      } catch (err) {
+        o.log.warn({ err }, 'the standby could not stop cleanly: it will get a new snapshot');
+      }
       replica?.close();
       replica = undefined;
     },
@@ -362,17 +385,33 @@ export function createFollower(o: FollowerOptions) {
 }
 export type Follower = ReturnType<typeof createFollower>;
 
+/**
+ * The position file: where the copy stands, and whether the follower stopped cleanly there. Written without an
+ * fsync at each acknowledgement, so after a crash or a power cut it may lag the WAL the follower appended: sent
+ * again from there, the pages would briefly mix versions. So a position counts only after a clean stop (the WAL
+ * copied back into the database, the file synced with `clean`); after anything else the standby gets a snapshot.
+ */
+interface PositionFile {
+  position: Position;
+  clean: boolean;
+}
+
 function readPosition(file: string): Position | null {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as Position;
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as PositionFile;
+    return stored.clean === true && positionCheck(stored.position) ? stored.position : null;
   } catch {
     return null;
   }
 }
 
-/** Not synced: a position that lags the copy only makes the primary send pages again, which apply again alike. */
-function writePosition(file: string, p: Position): void {
-  writeFileSync(`${file}.tmp`, JSON.stringify(p));
+function writePosition(file: string, position: Position, clean = false): void {
+  writeFileSync(`${file}.tmp`, JSON.stringify({ position, clean } satisfies PositionFile));
+  if (clean) {
+    const fd = openSync(`${file}.tmp`, 'r');
+    fsyncSync(fd);
+    closeSync(fd);
+  }
   renameSync(`${file}.tmp`, file);
 }
 
@@ -389,6 +428,15 @@ function writeCarried(dataDir: string, name: string, content: string | null): vo
   closeSync(fd);
   renameSync(tmp, file);
   syncDir(dataDir);
+}
+
+function syncFile(file: string): void {
+  const fd = openSync(file, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function syncDir(dir: string): void {

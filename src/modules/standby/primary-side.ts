@@ -16,9 +16,9 @@ import { acceptJoin, JoinRequest, JoinResponse } from './pair.js';
 import { LOOPBACK } from './local-status.js';
 import { createReplicator, type ReplicationMode, type Replicator } from './primary.js';
 import { mountStandbyStream } from './primary-stream.js';
-import { probePeer } from './probe.js';
+import { probePeer, standbyStatusRoute } from './probe.js';
 import { loadStandbyState, type StandbyState, saveStandbyState } from './state.js';
-import { type StandbyStatus, standbyStatusRoute } from './status.js';
+import type { StandbyStatus } from './status.js';
 import { createWitness } from './witness.js';
 
 export interface PrimarySideOptions {

@@ -5,6 +5,7 @@ import { json } from '../../http/types.js';
 import { AppError } from '../../shared/errors.js';
 import { newNonce, prove, verifyProof } from './proof.js';
 import { keysOf, type Peer, type StandbyState } from './state.js';
+import { StandbyStatus } from './status.js';
 
 /** A box's signed word on its role and term, for its peer (GET /standby-api/state?nonce=N). */
 export const PeerState = Type.Object({
@@ -64,3 +65,17 @@ export async function probePeer(peer: Peer, timeoutMs: number): Promise<PeerStat
     return undefined;
   }
 }
+
+/** GET /standby-api/status, on a primary and on a standby alike (no token: what /readyz shows, in full). */
+export const standbyStatusRoute = (status: () => StandbyStatus): Route => ({
+  method: 'get',
+  path: '/standby-api/status',
+  auth: 'none',
+  body: 'none',
+  doc: {
+    summary: "This box's part in its pair: role, term, peer, replication state and lag",
+    tag: 'standby',
+    responses: { 200: { description: 'status', schema: StandbyStatus } },
+  },
+  handle: () => json(200, status()),
+});

@@ -13,11 +13,11 @@ import { CARRIED_FILES } from '../backup/take.js';
 import { createFollower } from './follower.js';
 import { LOOPBACK } from './local-status.js';
 import { moveAside } from './pair.js';
-import { peerStateRoute } from './probe.js';
+import { peerStateRoute, standbyStatusRoute } from './probe.js';
 import { createTakeover } from './takeover.js';
 import { claimTakeover } from './witness.js';
 import { loadStandbyState, type StandbyState, saveStandbyState } from './state.js';
-import { type StandbyStatus, standbyStatusRoute } from './status.js';
+import type { StandbyStatus } from './status.js';
 
 export interface StandbyBoxOptions {
   config: Config;

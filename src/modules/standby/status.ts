@@ -1,9 +1,9 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { json, type Route } from '../../http/types.js';
 
 /**
  * What a box says of its part in a pair, on /readyz, /metrics, the manager screen and `venue-box standby status`
- * (docs/operations.md "A standby box"). One schema: the type, the check of the CLI's reading, the docs.
+ * (docs/operations.md "A standby box"). One schema: the type, the check of the CLI's reading, the docs. The screens
+ * import this file too: nothing of the server's belongs here (its route is in probe.ts).
  */
 export const StandbyStatus = Type.Object({
   /** 'single': never paired. */
@@ -84,17 +84,3 @@ export function formatStandbyStatus(s: StandbyStatus): string {
   if (s.refusal) lines.push(`problem:       ${s.refusal}`);
   return `${lines.join('\n')}\n`;
 }
-
-/** GET /standby-api/status, on a primary and on a standby alike (no token: what /readyz shows, in full). */
-export const standbyStatusRoute = (status: () => StandbyStatus): Route => ({
-  method: 'get',
-  path: '/standby-api/status',
-  auth: 'none',
-  body: 'none',
-  doc: {
-    summary: "This box's part in its pair: role, term, peer, replication state and lag",
-    tag: 'standby',
-    responses: { 200: { description: 'status', schema: StandbyStatus } },
-  },
-  handle: () => json(200, status()),
-});
