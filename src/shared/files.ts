@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, fsyncSync, openSync, statfsSync } from 'node:fs';
+import { closeSync, createReadStream, fsyncSync, openSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 /**
  * fsync of a file, or of a directory (its new entry: the rename). A few file systems (some FUSE and network
@@ -14,6 +15,18 @@ export function fsyncPath(path: string, directory = false): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Replaces a small file whole, so that a power cut leaves the old content or the new, never a mix: written to a
+ * temporary name, fsynced, renamed over the file, the directory fsynced.
+ */
+export function writeFileDurably(file: string, data: string | Uint8Array, mode: number): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, data, { mode });
+  fsyncPath(tmp);
+  renameSync(tmp, file);
+  fsyncPath(dirname(file), true);
 }
 
 /**

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { performance } from 'node:perf_hooks';
 import { DB_FILE, PAGE_SIZE } from '../../db/open.js';
+import { fsyncPath, writeFileDurably } from '../../shared/files.js';
 import { pageSizeOf } from '../../db/page-size.js';
 import type { Logger } from '../../log.js';
 import { newNonce, prove, verifyProof } from './proof.js';
@@ -95,11 +96,7 @@ export function createFollower(o: FollowerOptions) {
   let primary: FollowerStatus['primary'] = null;
   let position: Position | null = readPosition(positionFile);
   // From now on the file may lag what is appended: marked not clean, on the disk, before the first append.
-  if (position) {
-    writePosition(positionFile, position, false);
-    syncFile(positionFile);
-    syncDir(o.dataDir);
-  }
+  if (position) writePosition(positionFile, position, { clean: false, durable: true });
   /** The append under way (src/modules/standby/replica-wal.ts appendAsync): nothing else touches the WAL meanwhile. */
   let appending: Promise<void> | undefined;
   let pageSize = (existsSync(dbFile) ? pageSizeOf(dbFile) : undefined) ?? PAGE_SIZE;
@@ -301,9 +298,9 @@ export function createFollower(o: FollowerOptions) {
       rmSync(positionFile, { force: true });
       rmSync(`${dbFile}-wal`, { force: true });
       rmSync(`${dbFile}-shm`, { force: true });
-      syncDir(o.dataDir);
+      fsyncPath(o.dataDir, true);
       renameSync(inc.file, dbFile);
-      syncDir(o.dataDir);
+      fsyncPath(o.dataDir, true);
       position = at;
       writePosition(positionFile, at);
       o.log.info({ pages: inc.pages }, 'the snapshot of the primary is in place');
@@ -371,10 +368,7 @@ export function createFollower(o: FollowerOptions) {
       // A clean stop: the WAL copied back into the database, and the position saved as one to resume from.
       try {
         replica?.checkpoint();
-        if (position) {
-          writePosition(positionFile, position, true);
-          syncDir(o.dataDir);
-        }
+        if (position) writePosition(positionFile, position, { clean: true, durable: true });
       } catch (err) {
         o.log.warn({ err }, 'the standby could not stop cleanly: it will get a new snapshot');
       }
@@ -405,13 +399,14 @@ function readPosition(file: string): Position | null {
   }
 }
 
-function writePosition(file: string, position: Position, clean = false): void {
-  writeFileSync(`${file}.tmp`, JSON.stringify({ position, clean } satisfies PositionFile));
-  if (clean) {
-    const fd = openSync(`${file}.tmp`, 'r');
-    fsyncSync(fd);
-    closeSync(fd);
+/** At each acknowledgement not durable, nor clean; at the follower's start and clean stop, durable. */
+function writePosition(file: string, position: Position, how = { clean: false, durable: false }): void {
+  const text = JSON.stringify({ position, clean: how.clean } satisfies PositionFile);
+  if (how.durable) {
+    writeFileDurably(file, text, 0o644);
+    return;
   }
+  writeFileSync(`${file}.tmp`, text);
   renameSync(`${file}.tmp`, file);
 }
 
@@ -421,29 +416,5 @@ function writeCarried(dataDir: string, name: string, content: string | null): vo
     rmSync(file, { force: true });
     return;
   }
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, Buffer.from(content, 'base64'), { mode: 0o600 });
-  const fd = openSync(tmp, 'r');
-  fsyncSync(fd);
-  closeSync(fd);
-  renameSync(tmp, file);
-  syncDir(dataDir);
-}
-
-function syncFile(file: string): void {
-  const fd = openSync(file, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  writeFileDurably(file, Buffer.from(content, 'base64'), 0o600);
 }

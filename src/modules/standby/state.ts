@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import nacl from 'tweetnacl';
 import { claimDataDir, DataDirClaimedError } from '../../db/data-dir-claim.js';
 import { ProcessError } from '../../shared/errors.js';
+import { writeFileDurably } from '../../shared/files.js';
 
 /**
  * This box's own part in a pair (docs/operations.md "A standby box"): who it is (its id and Ed25519 key, never
@@ -74,22 +75,8 @@ export function loadStandbyState(dataDir: string): StandbyState {
 
 /** Written to a temporary file, synced, renamed: a power cut leaves the old state or the new, never a mix. */
 export function saveStandbyState(dataDir: string, state: StandbyState): void {
-  const file = join(dataDir, STANDBY_FILE);
-  const tmp = `${file}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-  const fd = openSync(tmp, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
-  const dir = openSync(dataDir, 'r');
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
-  }
+  // 0600: it holds this box's private key.
+  writeFileDurably(join(dataDir, STANDBY_FILE), `${JSON.stringify(state, null, 2)}\n`, 0o600);
 }
 
 /**

@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { UpdateReason, UpdateReport, UpdateState } from '../../shared/release-schemas.js';
-import { fsyncPath } from '../../shared/files.js';
+import { fsyncPath, writeFileDurably } from '../../shared/files.js';
 
 /**
  * What the box keeps about updates in DATA_DIR/update (docs/operations.md "Updating boxes"): the install journal,
@@ -85,11 +85,7 @@ function readJson<T>(file: string): T | undefined {
 }
 
 export function writeJsonDurably(file: string, value: unknown): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o640 });
-  fsyncPath(tmp);
-  renameSync(tmp, file);
-  fsyncPath(join(file, '..'), true);
+  writeFileDurably(file, `${JSON.stringify(value, null, 2)}\n`, 0o640);
 }
 
 export function readJournal(dataDir: string): InstallJournal | undefined {
