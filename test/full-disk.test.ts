@@ -1,54 +1,20 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DEMO, requestToken, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import { command, newOrder } from './support/orders.js';
+import { fill, mountSmallDisk, unmountSmallDisk } from './support/small-disk.js';
 
 const MiB = 1024 * 1024;
 
-// A small disk of its own: a 40 MiB tmpfs, which only root may mount. Elsewhere the suite is skipped, saying why.
-function mountSmallDisk(): string | undefined {
-  const dir = mkdtempSync(join(tmpdir(), 'vb-full-disk-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', dir], { stdio: 'ignore' });
-    return dir;
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    console.warn('test/full-disk.test.ts skipped: `mount -t tmpfs` failed (it needs root)');
-    return undefined;
-  }
-}
-const disk = mountSmallDisk();
+// A small disk of its own (test/support/small-disk.ts); elsewhere the suite is skipped, saying why.
+const disk = mountSmallDisk(import.meta.url, 'vb-full-disk-');
 const boxes: TestBox[] = [];
 
 afterAll(async () => {
   for (const box of boxes) await box.stop();
-  if (!disk) return;
-  execFileSync('umount', [disk]);
-  rmSync(disk, { recursive: true, force: true });
+  unmountSmallDisk(disk);
 });
-
-const freeBytes = (dir: string) => {
-  const s = statfsSync(dir);
-  return s.bavail * s.bsize;
-};
-
-/** Writes a filler file until `leave` bytes are free (or the disk refuses more). */
-function fill(dir: string, name: string, leave: number): void {
-  const fd = openSync(join(dir, name), 'a');
-  const chunk = Buffer.alloc(MiB, 1);
-  try {
-    for (let rest = freeBytes(dir) - leave; rest > 0; rest -= chunk.length) {
-      writeSync(fd, chunk, 0, Math.min(chunk.length, rest));
-    }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A log line arrives through the box's stdout a moment after the request that caused it: wait for it. */

@@ -1,52 +1,22 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdtempSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import { newOrder } from './support/orders.js';
+import { fill, mountSmallDisk, unmountSmallDisk } from './support/small-disk.js';
 import { freePort, joinStandby, standbyStatus, waitForStatus } from './support/standby.js';
 
-// A full disk under either box of a pair (docs/operations.md "A standby box"): a 40 MiB tmpfs of its own, which
-// only root may mount; elsewhere the file is skipped, saying why.
+// A full disk under either box of a pair (docs/operations.md "A standby box"): a small disk of its own
+// (test/support/small-disk.ts); elsewhere the file is skipped, saying why.
 const MiB = 1024 * 1024;
-function mountSmallDisk(): string | undefined {
-  const dir = mkdtempSync(join(tmpdir(), 'vb-standby-disk-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', dir], { stdio: 'ignore' });
-    return dir;
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    console.warn('test/standby-full-disk.test.ts skipped: `mount -t tmpfs` failed (it needs root)');
-    return undefined;
-  }
-}
-const disk = mountSmallDisk();
+const disk = mountSmallDisk(import.meta.url, 'vb-standby-disk-');
 const boxes: TestBox[] = [];
 afterAll(async () => {
   for (const b of boxes) await b.stop('SIGKILL');
-  if (!disk) return;
-  execFileSync('umount', [disk]);
-  rmSync(disk, { recursive: true, force: true });
+  unmountSmallDisk(disk);
 });
-
-/** Fills `dir`'s disk with a file until at most `leave` bytes are free; returns the file. */
-function fill(dir: string, leave: number): string {
-  const file = join(dir, 'filler');
-  const fd = openSync(file, 'a');
-  const chunk = Buffer.alloc(MiB, 1);
-  try {
-    const { bavail, bsize } = statfsSync(dir);
-    for (let rest = bavail * bsize - leave; rest > 0; rest -= chunk.length)
-      writeSync(fd, chunk, 0, Math.min(MiB, rest));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-  return file;
-}
 
 const CONFIG = { ...UNLIMITED_CUSTOMER, storage: { minFreeBytes: 4 * MiB, warnFreeBytes: 8 * MiB } };
 
@@ -60,7 +30,7 @@ describe.skipIf(!disk)('a full disk under one box of a pair', () => {
     const standby = await startTestBox({ dataDir: standbyDir, port: standbyPort, demo: false, config: CONFIG });
     boxes.push(standby);
     await waitForStatus(primary, (s) => s.state === 'synchronous');
-    const filler = fill(disk!, 64 * 1024);
+    const filler = fill(disk!, 'filler', 64 * 1024);
     const { access_token: token } = await primary.token();
     const ids: string[] = [];
     for (let i = 0; i < 60; i++) {
@@ -98,7 +68,7 @@ describe.skipIf(!disk)('a full disk under one box of a pair', () => {
     boxes.push(standby);
     await waitForStatus(primary, (s) => s.state === 'synchronous');
     const { access_token: token } = await primary.token();
-    const filler = fill(disk!, 2 * MiB);
+    const filler = fill(disk!, 'filler', 2 * MiB);
     await sleep(1100);
     const refused = await primary.post('/ordering-api/api/order/new', token, newOrder(DEMO.openVenue));
     expect(refused.status).toBe(503);
