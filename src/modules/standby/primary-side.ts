@@ -285,6 +285,3 @@ export function createPrimarySide(o: PrimarySideOptions) {
   };
 }
 export type PrimarySide = ReturnType<typeof createPrimarySide>;
-
-/** A route's answer when the box is not in the role it needs. */
-export const notInRole = (message: string): AppError => AppError.of('conflict', message);

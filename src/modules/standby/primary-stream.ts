@@ -4,6 +4,7 @@ import { newNonce, prove, verifyProof } from './proof.js';
 import {
   BOX_ID_HEADER,
   CLOSE_REFUSED,
+  CLOSE_REPLACED,
   parseMessage,
   type Position,
   STREAM_PATH,
@@ -166,7 +167,7 @@ export function mountStandbyStream(app: TemplatedApp, deps: StreamDeps): void {
           if (data.closed) return;
           // 2: dropped (uWS's backpressure limit). A SHIP lost would leave a gap in the standby's copy: end.
           const sent = Buffer.isBuffer(msg) ? ws.send(msg, true) : ws.send(JSON.stringify(msg), false);
-          if (sent === 2) ws.end(4409, 'the standby fell too far behind');
+          if (sent === 2) ws.end(CLOSE_REPLACED, 'the standby fell too far behind');
         },
         buffered: () => (data.closed ? 0 : ws.getBufferedAmount()),
         close: (code, reason) => {

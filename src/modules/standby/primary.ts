@@ -5,7 +5,15 @@ import type { CheckpointerControl } from '../../db/checkpointer.js';
 import { restartWal } from '../../db/checkpoint.js';
 import type { Db } from '../../db/open.js';
 import type { Logger } from '../../log.js';
-import { encodeShip, NO_WAL, type Position, positionOf, SNAPSHOT_PAGES, type ToStandby } from './protocol.js';
+import {
+  CLOSE_REPLACED,
+  encodeShip,
+  NO_WAL,
+  type Position,
+  positionOf,
+  SNAPSHOT_PAGES,
+  type ToStandby,
+} from './protocol.js';
 import { openSnapshot } from './snapshot.js';
 import { FRAME_HEADER_BYTES, type WalCursor } from './wal-format.js';
 import { createWalPin } from './wal-pin.js';
@@ -151,7 +159,7 @@ export function createReplicator(o: ReplicatorOptions) {
     inFlight.length = 0;
     setMode('alone');
     goAlone();
-    old?.close(4409, reason);
+    old?.close(CLOSE_REPLACED, reason);
   }
 
   /** Sends the files the box's state needs besides the database, when they changed (or all, `force`). */
@@ -299,7 +307,7 @@ export function createReplicator(o: ReplicatorOptions) {
     },
     /** A standby proved itself: the old one (if any) is replaced; it gets a snapshot or resumes. */
     attach(to: StandbyLink, resumeFrom: Position | null): void {
-      link?.close(4409, 'another stream of this standby replaced this one');
+      link?.close(CLOSE_REPLACED, 'another stream of this standby replaced this one');
       link = to;
       inFlight.length = 0;
       if (resumeFrom && cursor) {

@@ -187,4 +187,5 @@ export const positionOf = (c: WalCursor): Position => ({
 
 /** Close codes of the stream (4000-4999 are the application's). */
 export const CLOSE_REFUSED = 4403;
+/** The primary ends the stream (another replaced it, a snapshot is due, the standby fell behind): connect again. */
 export const CLOSE_REPLACED = 4409;

@@ -78,17 +78,9 @@ export function createReplicaWal(dbFile: string, pageSize: number) {
   };
 
   return {
-    /** Appends whole transactions and fsyncs once: when this returns they survive a power cut. */
-    append(transactions: Transaction[]): void {
-      if (transactions.length === 0) return;
-      const { all, at } = encode(transactions);
-      let done = 0;
-      while (done < all.length) done += writeSync(fd!, all, done, all.length - done, at + done);
-      fdatasyncSync(fd!);
-    },
     /**
-     * The same off the event loop (the write and its fsync on libuv's pool), so that what arrives meanwhile is
-     * appended together next: one fsync for all of it. One at a time; after a failure the caller closes this
+     * Appends whole transactions and fsyncs once, off the event loop (the write and its fsync on libuv's pool), so
+     * that what arrives meanwhile is appended together next: once it resolves they survive a power cut. One at a time; after a failure the caller closes this
      * WAL, and the next append starts a new one after SQLite's recovery drops the torn end.
      */
     async appendAsync(transactions: Transaction[]): Promise<void> {

@@ -28,7 +28,7 @@ const rows = (file: string): unknown[] => {
   }
 };
 
-test('a snapshot and the transactions after it make the primary database, page for page', () => {
+test('a snapshot and the transactions after it make the primary database, page for page', async () => {
   const dir = temp();
   const file = join(dir, 'p.db');
   const db = openDatabase(file);
@@ -56,7 +56,7 @@ test('a snapshot and the transactions after it make the primary database, page f
   const next = reader.read(first.cursor);
   expect(next.restarted).toBe(false);
   const replica = createReplicaWal(standbyFile, 1024);
-  replica.append(next.transactions);
+  await replica.appendAsync(next.transactions);
   replica.close();
   // A copy taken now (database and WAL, as a power cut leaves them) opens as the primary's database.
   const copy = join(temp(), 'c.db');
@@ -70,7 +70,7 @@ test('a snapshot and the transactions after it make the primary database, page f
   db.close();
 });
 
-test('a torn append is ignored: the copy is the primary as of its last whole transaction', () => {
+test('a torn append is ignored: the copy is the primary as of its last whole transaction', async () => {
   const dir = temp();
   const file = join(dir, 'p.db');
   const db = openDatabase(file);
@@ -86,7 +86,7 @@ test('a torn append is ignored: the copy is the primary as of its last whole tra
   db.prepare('INSERT INTO t (body) VALUES (?)').run('torn');
   const b = reader.read(a.cursor);
   const replica = createReplicaWal(standbyFile, 1024);
-  replica.append(a.transactions);
+  await replica.appendAsync(a.transactions);
   replica.close();
   // The second transaction's frames, cut short as a power cut would.
   const walBytes = Buffer.concat(b.transactions[0]!.pages.map((p) => p.data)).subarray(0, 700);

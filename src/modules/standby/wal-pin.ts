@@ -43,7 +43,6 @@ export function createWalPin(file: string) {
       if (holding >= 0) let_go(holding);
       holding = -1;
     },
-    held: (): boolean => holding >= 0,
     close(): void {
       this.release();
       for (const c of conns) c.close();
