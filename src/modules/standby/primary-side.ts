@@ -153,7 +153,6 @@ export function createPrimarySide(o: PrimarySideOptions) {
     },
     /** The checkpointer's quiet moment found the WAL copied back whole (src/db/checkpointer.ts `onCaughtUp`). */
     caughtUp: (): void => replicator?.caughtUp(),
-    /** The WAL's fsync, then the standby's acknowledgement (none while no standby is in step). */
     /**
      * The WAL's fsync, and the standby's acknowledgement of everything committed so far, at the same time: the
      * frames go to the standby at once, not after this box's own fsync (as PostgreSQL's walsender sends before its
@@ -165,8 +164,13 @@ export function createPrimarySide(o: PrimarySideOptions) {
       return {
         afterSync(done) {
           const r = replicator;
+          // A box never paired (most of them): the fsync alone, as before there were standbys.
+          if (!r) {
+            inner.afterSync(done);
+            return;
+          }
           let synced = false;
-          let inStep: boolean | undefined = r ? undefined : true;
+          let inStep: boolean | undefined;
           let answered = false;
           const answer = (err?: Error): void => {
             if (answered) return;
@@ -185,7 +189,7 @@ export function createPrimarySide(o: PrimarySideOptions) {
             }
             waitForWitness(answer);
           };
-          r?.barrier((acked) => {
+          r.barrier((acked) => {
             inStep = acked;
             both();
           });

@@ -152,14 +152,19 @@ export function createReplicator(o: ReplicatorOptions) {
     link.send(frame);
   }
 
-  /** Ends the stream at once: nothing waits for it any more (its close arrives later, and is then ignored). */
-  function dropLink(reason: string): void {
+  /** No standby attached any more: nothing waits for it. Returns the link it was. */
+  function forgetLink(): StandbyLink | undefined {
     const old = link;
     link = undefined;
     inFlight.length = 0;
     setMode('alone');
     goAlone();
-    old?.close(CLOSE_REPLACED, reason);
+    return old;
+  }
+
+  /** Ends the stream at once (its close arrives later, and is then ignored). */
+  function dropLink(reason: string): void {
+    forgetLink()?.close(CLOSE_REPLACED, reason);
   }
 
   /** Sends the files the box's state needs besides the database, when they changed (or all, `force`). */
@@ -342,11 +347,7 @@ export function createReplicator(o: ReplicatorOptions) {
       }
     },
     detach(from: StandbyLink): void {
-      if (from !== link) return;
-      link = undefined;
-      inFlight.length = 0;
-      setMode('alone');
-      goAlone();
+      if (from === link) forgetLink();
     },
     /**
      * The checkpointer copied the WAL back whole under a quiet moment: restart it here if the standby (attached or
@@ -360,11 +361,8 @@ export function createReplicator(o: ReplicatorOptions) {
       restarting = true;
       try {
         restartWal(o.db);
+        // The new generation's first frames (restartWal's own commit) go to the standby at once.
         ship();
-        if (cursor) {
-          const again = reader.read(undefined);
-          cursor = again.cursor ?? cursor;
-        }
       } finally {
         restarting = false;
         if (cursor) pin.renew();
