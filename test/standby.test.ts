@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -294,5 +295,39 @@ describe.skipIf(skipWithout(import.meta.url, 'faketime'))('clocks that differ by
     expect(refreshed.status).toBe(200);
     const fresh = ((await refreshed.json()) as { access_token: string }).access_token;
     for (const id of ids) expect((await p.standby.get(`/ordering-api/api/order/${id}`, fresh)).status).toBe(200);
+  });
+});
+
+describe('bad input on the standby routes', () => {
+  test('a malformed join, a missing nonce, promote from another address, a stranger on the stream', async () => {
+    const box = await startTestBox({ config: CONFIG });
+    boxes.push(box);
+    const join = await box.post('/standby-api/join', undefined, { code: 'X', boxId: 'not-a-uuid' });
+    expect(join.status).toBe(400);
+    expect(((await join.json()) as { codes: unknown[] }).codes).toContainEqual(
+      expect.objectContaining({ code: 'invalidField', args: ['/boxId'] }),
+    );
+    const state = await box.get('/standby-api/state');
+    expect(state.status).toBe(400);
+    expect(await state.json()).toMatchObject({ codes: [{ code: 'invalidField', args: ['nonce'] }] });
+    // 127.0.0.2 reaches the box on loopback, but is not this machine's own address.
+    const promoted = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(box.url('/standby-api/promote'), { method: 'POST', localAddress: '127.0.0.2' }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d)).on('end', () => resolve({ status: res.statusCode!, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(promoted.status).toBe(403);
+    expect(JSON.parse(promoted.body)).toMatchObject({ codes: [{ code: 'forbidden' }] });
+    // No standby is paired: nobody gets past the stream's upgrade.
+    const stranger = await openSocket(box.wsUrl('/standby-api/stream'), undefined, {
+      'x-box-id': '6f1c2b9e-8a1d-4c57-9a55-1b3f9e0c2d41',
+    }).then(
+      () => 'open',
+      (err: { status?: number }) => err.status,
+    );
+    expect(stranger).toBe(403);
   });
 });
