@@ -2,13 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bearerOf } from '../http/listen.js';
 import type { Logger } from '../log.js';
-import { loadOrCreateKey } from '../shared/jwt.js';
 import { openCentralDatabase } from './db/open.js';
 import { ensurePartitions, monthlyPartitions } from './db/partitions.js';
 import { type Pool, POOL_SIZE } from './db/pool.js';
 import { createCentralHttp } from './http.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { CENTRAL_AUTH_DEFAULTS, createCentralAuth } from './modules/auth/service.js';
+import { loadSigningKey } from './modules/auth/signing-key.js';
 import { consoleRoutes } from './modules/console/routes.js';
 import { loadConsoleFiles } from './modules/console/web.js';
 import { deviceHqRoutes } from './modules/devices/hq-routes.js';
@@ -106,7 +106,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
           'demo catalogue checked',
         );
     }
-    const auth = createCentralAuth(pool, loadOrCreateKey(dataDir), {
+    const auth = createCentralAuth(pool, await loadSigningKey(pool, dataDir, log), {
       ...CENTRAL_AUTH_DEFAULTS,
       accessTtlSeconds: ACCESS_TTL_SECONDS,
       refreshTtlMs: REFRESH_TTL_MS,

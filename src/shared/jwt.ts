@@ -35,21 +35,36 @@ const signingKey = (kid: string, pair: nacl.SignKeyPair): SigningKey => ({
 
 export const KEY_FILE = 'jwt-ed25519.json';
 
+/** A signing key from its stored secret (64 bytes: tweetnacl's seed and public key). */
+export const signingKeyFromSecret = (kid: string, secretKey: Uint8Array): SigningKey =>
+  signingKey(kid, nacl.sign.keyPair.fromSecretKey(secretKey));
+
+/** A new key; its id is the first 16 hex digits of its public key's sha256. */
+export function newSigningKey(): SigningKey {
+  const pair = nacl.sign.keyPair();
+  return signingKey(createHash('sha256').update(pair.publicKey).digest('hex').slice(0, 16), pair);
+}
+
+/** The key of `dataDir`'s key file, or undefined when there is none. */
+export function readKeyFile(dataDir: string): SigningKey | undefined {
+  const file = join(dataDir, KEY_FILE);
+  if (!existsSync(file)) return undefined;
+  const stored = JSON.parse(readFileSync(file, 'utf8')) as { kid: string; secretKey: string };
+  return signingKeyFromSecret(stored.kid, Buffer.from(stored.secretKey, 'base64'));
+}
+
 /** Loads the box's Ed25519 signing key, generating it (mode 0600, written atomically) on first start. */
 export function loadOrCreateKey(dataDir: string): SigningKey {
+  const stored = readKeyFile(dataDir);
+  if (stored) return stored;
+  const key = newSigningKey();
   const file = join(dataDir, KEY_FILE);
-  if (existsSync(file)) {
-    const stored = JSON.parse(readFileSync(file, 'utf8')) as { kid: string; secretKey: string };
-    return signingKey(stored.kid, nacl.sign.keyPair.fromSecretKey(Buffer.from(stored.secretKey, 'base64')));
-  }
-  const pair = nacl.sign.keyPair();
-  const kid = createHash('sha256').update(pair.publicKey).digest('hex').slice(0, 16);
   const tmp = `${file}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ kid, secretKey: Buffer.from(pair.secretKey).toString('base64') }), {
+  writeFileSync(tmp, JSON.stringify({ kid: key.kid, secretKey: Buffer.from(key.secretKey).toString('base64') }), {
     mode: 0o600,
   });
   renameSync(tmp, file);
-  return signingKey(kid, pair);
+  return key;
 }
 
 const b64url = (data: Uint8Array | string): string => Buffer.from(data).toString('base64url');

@@ -10,6 +10,7 @@ import { sql as releases } from './migrations/0006-releases.js';
 import { sql as reports } from './migrations/0007-reports.js';
 import { sql as consoleSupport } from './migrations/0008-console.js';
 import { sql as standbyLease } from './migrations/0009-standby-lease.js';
+import { sql as signingKey } from './migrations/0010-signing-key.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -22,6 +23,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 7, name: 'reports', sql: reports },
   { version: 8, name: 'console', sql: consoleSupport },
   { version: 9, name: 'standby-lease', sql: standbyLease },
+  { version: 10, name: 'signing-key', sql: signingKey },
 ];
 
 /** A database newer than this central: exit 65, not restarted by systemd (docs/operations.md "Exit codes"). */

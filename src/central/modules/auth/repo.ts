@@ -15,7 +15,7 @@ interface RawRefresh {
 
 const msOrNull = (v: string | null): number | null => (v === null ? null : Number(v));
 
-/** SQL of the central's refresh tokens (clients and HQ users are the tenants module's). */
+/** SQL of the central's refresh tokens and signing keys (clients and HQ users are the tenants module's). */
 export function createAuthRepo(db: Queryable) {
   return {
     async insertRefresh(r: NewRefresh): Promise<void> {
@@ -77,6 +77,19 @@ export function createAuthRepo(db: Queryable) {
     },
     async deleteExpired(): Promise<number> {
       return (await db.query('DELETE FROM refresh_tokens WHERE expires_at < now()')).rowCount ?? 0;
+    },
+    async newestSigningKey(): Promise<{ kid: string; secretKey: Buffer } | undefined> {
+      const { rows } = await db.query<{ kid: string; secret_key: Buffer }>(
+        'SELECT kid, secret_key FROM signing_keys ORDER BY created_at DESC, kid LIMIT 1',
+      );
+      return rows[0] && { kid: rows[0].kid, secretKey: rows[0].secret_key };
+    },
+    async insertSigningKey(kid: string, secretKey: Uint8Array): Promise<void> {
+      await db.query('INSERT INTO signing_keys (kid, secret_key) VALUES ($1, $2)', [kid, Buffer.from(secretKey)]);
+    },
+    /** Serialises the callers' transactions on `key` until they end (central processes starting at once). */
+    async lockTransaction(key: number): Promise<void> {
+      await db.query('SELECT pg_advisory_xact_lock($1)', [key]);
     },
   };
 }
