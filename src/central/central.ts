@@ -13,6 +13,8 @@ import { consoleRoutes } from './modules/console/routes.js';
 import { loadConsoleFiles } from './modules/console/web.js';
 import { deviceHqRoutes } from './modules/devices/hq-routes.js';
 import { deviceRoutes } from './modules/devices/routes.js';
+import { createDatabaseProbe } from './modules/health/probe.js';
+import { centralHealthRoutes } from './modules/health/routes.js';
 import { createDeviceService } from './modules/devices/service.js';
 import { createStandbyLease } from './modules/devices/standby-lease.js';
 import { hqRoutes } from './modules/hq/routes.js';
@@ -143,6 +145,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       authenticate: (req) => auth.verify(bearerOf(req)),
       consoleFiles: loadConsoleFiles(log, o.consoleDir),
       routes: [
+        ...centralHealthRoutes({ database: createDatabaseProbe(pool), listening: notifier.listening }),
         ...authRoutes(auth),
         ...consoleRoutes(pool),
         ...deviceRoutes(devices, createStandbyLease(pool, devices.authenticate, now, o.standbyLeaseMs ?? LEASE_TTL_MS)),

@@ -88,6 +88,8 @@ export function createNotifier(url: string, log: Logger) {
       if (closed) wakeUp();
       return { done, cancel };
     },
+    /** Whether the LISTEN connection is up (shown on /readyz; while it is down, long polls end at their timeout). */
+    listening: (): boolean => client !== undefined,
     async close(): Promise<void> {
       closed = true;
       clearTimeout(retry);
