@@ -334,7 +334,8 @@ export const EXIT_CODES = {
   tempFail: { code: 75, message: 'another process holds the data directory; retry once it stopped' },
   config: {
     code: 78,
-    message: 'the configuration is wrong: a config file, a cache directory, a native addon of the machine',
+    message:
+      "the configuration is wrong: a config file, a cache directory, a native addon of the machine, the central's database user's rights",
   },
 } as const satisfies Record<string, ExitSpec>;
 

@@ -1,6 +1,7 @@
 import type { Pool } from './pool.js';
 import { inTransaction } from './pool.js';
 import { ProcessError } from '../../shared/errors.js';
+import { lacksRights } from './rights.js';
 import { sql as initial } from './migrations/0001-initial.js';
 import { sql as headProof } from './migrations/0002-head-proof.js';
 import { sql as catalogue } from './migrations/0003-catalogue.js';
@@ -42,10 +43,23 @@ const MIGRATION_LOCK = 0x7e_57_ce_01;
  * version, to put rows into the schema a migration starts from.
  */
 export async function migrate(pool: Pool, target?: number): Promise<{ from: number; to: number }> {
+  try {
+    return await migrateOnce(pool, target);
+  } catch (err) {
+    throw lacksRights(err, 'migrate its schema') ?? err;
+  }
+}
+
+async function migrateOnce(pool: Pool, target?: number): Promise<{ from: number; to: number }> {
   return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    // No DDL unless there is something to do: a central whose user may not create tables runs on a schema
+    // migrated by its owner (docs/sync.md "Running it").
+    const exists = await client.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
+    if (exists.rows[0]?.t == null) {
+      await client.query(`CREATE TABLE schema_migrations (
+        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    }
     const { rows } = await client.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
     const from = rows[0]?.v ?? 0;
     const latest = target ?? MIGRATIONS[MIGRATIONS.length - 1]!.version;
