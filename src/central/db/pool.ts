@@ -23,6 +23,10 @@ export function createPool(connectionString: string, max = POOL_SIZE): Pool {
   const pool = new pg.Pool({ connectionString, max, types, connectionTimeoutMillis: 10_000 });
   // An idle client whose server went away emits 'error' on the pool; unhandled, it would kill the process.
   pool.on('error', () => undefined);
+  // So does a checked-out client between two queries (a transaction's JavaScript between its statements) when the
+  // server ends its connection, as a restart does: the pool listens only to idle ones. Its next query fails
+  // instead, and databaseUnavailable makes that a 503.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
@@ -53,7 +57,10 @@ export function databaseUnavailable(err: unknown): AppError | undefined {
   const e = err as { message?: unknown; code?: unknown } | null;
   const message = typeof e?.message === 'string' ? e.message : '';
   const code = typeof e?.code === 'string' ? e.code : '';
-  const busy = /timeout exceeded when trying to connect|Connection terminated/.test(message);
+  const busy =
+    /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed/.test(
+      message,
+    );
   if (!busy && !GONE.test(code) && code !== 'ECONNREFUSED') return undefined;
   return AppError.of(
     'unavailable',
