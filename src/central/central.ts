@@ -55,6 +55,8 @@ export interface CentralOptions {
   refreshRetryGraceMs?: number;
   /** How long a standby lease lasts (default LEASE_TTL_MS; docs/sync.md "The standby lease"). */
   standbyLeaseMs?: number;
+  /** This process's database connections (default POOL_SIZE; docs/sync.md "Running it": sizing with N processes). */
+  poolSize?: number;
 }
 
 export interface Central {
@@ -83,12 +85,13 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
   let reportFailure!: (failure: ServiceFailure) => void;
   const failed = new Promise<ServiceFailure>((resolve) => (reportFailure = resolve));
   const runtime = createRuntime({ log, onFatal: reportFailure });
+  const poolSize = o.poolSize ?? POOL_SIZE;
   const db = await openCentralDatabase({
     dataDir,
     databaseUrl: o.databaseUrl,
     mode: 'serve',
     log,
-    poolSize: POOL_SIZE,
+    poolSize,
   });
   let closing: Promise<void> | undefined;
   const closeDb = () => (closing ??= db.close());
@@ -129,9 +132,9 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       onReady: (tenantId, sha256) => patchMaker.schedule(tenantId, sha256),
     });
     // Two connections stay free of batches: hello, enrolment and headquarters' reads always find one.
-    const limiter = createIngestLimiter(POOL_SIZE - 2);
+    const limiter = createIngestLimiter(poolSize - 2);
     const ingest = createIngestService({ pool, limiter, ensurePartitions: monthlyPartitions(pool, now) });
-    // Two heavy HQ reads at a time (with ingest's POOL_SIZE - 2: the whole pool), the rest wait in memory.
+    // Two heavy HQ reads at a time (with ingest's poolSize - 2: the whole pool), the rest wait in memory.
     const readSlots = createReadSlots(2, 64);
     const hq = inReadSlots(readSlots, createHqService(pool, devices));
     const feed = createCatalogueFeed(pool, notifier);

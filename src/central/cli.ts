@@ -17,6 +17,7 @@ import { untilSignal } from '../shared/until-signal.js';
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
                           [--refresh-retry-grace-seconds S] [--console-dir DIR] [--standby-lease-ms MS]
+                          [--pool-size N]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
@@ -31,6 +32,7 @@ release upload takes the binary beside its release file (the file's name without
 names it, and the central's only tenant unless --tenant names one.
 serve --console-dir serves the headquarters console from DIR instead of the one built with the program.
 serve --standby-lease-ms sets how long a standby pair's lease lasts (default 5000; 100 to 600000).
+serve --pool-size sets this process's database connections (default 10; 3 to 200), one more listens for changes.
 `;
 
 const OPTIONS = {
@@ -50,6 +52,7 @@ const OPTIONS = {
   binary: { type: 'string' },
   'console-dir': { type: 'string' },
   'standby-lease-ms': { type: 'string' },
+  'pool-size': { type: 'string' },
 } as const;
 
 type Options = typeof OPTIONS;
@@ -78,6 +81,9 @@ async function serveCentral(values: Values): Promise<number> {
   const leaseMs = values['standby-lease-ms'] === undefined ? undefined : Number(values['standby-lease-ms']);
   if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 100 && leaseMs <= 600_000))
     throw usageError(`--standby-lease-ms must be 100 to 600000, got ${values['standby-lease-ms']}`);
+  const poolSize = values['pool-size'] === undefined ? undefined : Number(values['pool-size']);
+  if (poolSize !== undefined && !(Number.isInteger(poolSize) && poolSize >= 3 && poolSize <= 200))
+    throw usageError(`--pool-size must be 3 to 200, got ${values['pool-size']}`);
   const log = createCentralLogger(process.env.LOG_LEVEL ?? 'info');
   const provisioning: { name: string; document: unknown; demo?: boolean }[] = [];
   if (values.demo) provisioning.push({ name: 'demo', document: demo, demo: true });
@@ -92,6 +98,7 @@ async function serveCentral(values: Values): Promise<number> {
     refreshRetryGraceMs: grace * 1000,
     consoleDir: values['console-dir'] && resolve(values['console-dir']),
     standbyLeaseMs: leaseMs,
+    poolSize,
   });
   // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and its error is the exit's (70 for a
   // bug, docs/operations.md "Exit codes") for the supervisor to start the central again.
