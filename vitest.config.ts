@@ -1,9 +1,29 @@
-import { defineConfig } from 'vitest/config';
+import { existsSync } from 'node:fs';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
+import { SYSTEM_PACKAGES } from './test/support/system-packages.js';
+
+/** The central's integration tests, run again on Debian's PostgreSQL 15 by URL (test/pg15-setup.ts). */
+const CENTRAL_PG15: TestProjectInlineConfiguration = {
+  extends: true,
+  test: {
+    name: 'central-pg15',
+    include: ['test/central-*.test.ts'],
+    globalSetup: ['test/global-setup.ts', 'test/pg15-setup.ts'],
+    setupFiles: ['test/support/leftover-boxes.ts'],
+  },
+};
+const pg15 = existsSync(SYSTEM_PACKAGES['postgresql-15']);
+if (!pg15) {
+  console.warn(
+    'the central-pg15 project skipped: needs the Debian package postgresql-15 (apt-get install postgresql-15)',
+  );
+}
 
 /**
  * Two projects (README "Tests"): `unit`, the tests beside the code (src/**), which need no build and run in
  * well under a minute (`npm run test:unit`); `integration`, the tests in test/, which start the bundled box and
- * central as real processes, so the global setup builds dist/ first.
+ * central as real processes, so the global setup builds dist/ first; `central-pg15`, the central's integration tests
+ * again with every central on Debian's PostgreSQL 15 by URL instead of the embedded one.
  */
 export default defineConfig({
   test: {
@@ -38,6 +58,7 @@ export default defineConfig({
           setupFiles: ['test/support/leftover-boxes.ts'],
         },
       },
+      ...(pg15 ? [CENTRAL_PG15] : []),
     ],
   },
 });

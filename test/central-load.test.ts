@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { createPool } from '../src/central/db/pool.js';
 import { createDeviceService } from '../src/central/modules/devices/service.js';
 import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './support/central.js';
@@ -32,12 +30,8 @@ async function pool<T, R>(items: T[], width: number, fn: (t: T) => Promise<R>): 
 test('100 boxes posting at once get only 200, 409 or 429, and all drain by honouring Retry-After', async () => {
   const venues = CENTRAL_DEMO.venues;
   // A hundred `central enrol` processes would take most of this test's time: the codes come from the same
-  // service call the CLI makes, on the running central's database (central-db.json).
-  const facts = JSON.parse(readFileSync(join(central.dataDir, 'central-db.json'), 'utf8'));
-  const db = createPool(
-    `postgres://${facts.user}:${encodeURIComponent(facts.password)}@127.0.0.1:${facts.port}/postgres`,
-    2,
-  );
+  // service call the CLI makes, on the running central's database.
+  const db = createPool(central.databaseUrl, 2);
   const service = createDeviceService(db, Date.now);
   const codes = await pool(
     Array.from({ length: 100 }, (_, i) => i),

@@ -7,6 +7,9 @@ import { removeLeftoverNamespaces } from './support/netns.js';
  * directories go under the run's own (test/run-dir.ts).
  */
 export default function setup(): () => void {
+  // Both integration projects (vitest.config.ts) run this: one build and one run directory serve them.
+  if (process.env.VENUE_BOX_TEST_RUN === '1') return () => undefined;
+  process.env.VENUE_BOX_TEST_RUN = '1';
   execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
   // A LAN of namespaces left by a test worker that was killed (test/support/netns.ts), and what runs in it:
   // an earlier run's before this one, this run's at its end.

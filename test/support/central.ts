@@ -1,8 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import pg from 'pg';
+import { inject } from 'vitest';
 import { runCliAsync } from './cli.js';
 import demo from '../../native-config/demo.json';
 
@@ -14,9 +17,18 @@ export const CENTRAL_DEMO = {
   hqUser: { username: 'centrala', password: 'centrala-demo-1' },
 };
 
+declare module 'vitest' {
+  interface ProvidedContext {
+    /** A superuser's URL of the run's Debian PostgreSQL 15 (test/pg15-setup.ts): centrals run on it, by URL. */
+    debianPostgres?: string;
+  }
+}
+
 export interface TestCentral {
   port: number;
   dataDir: string;
+  /** The central's database: the embedded cluster's, or its own database on the run's external PostgreSQL. */
+  databaseUrl: string;
   proc: ChildProcess;
   logs: string[];
   url(path: string): string;
@@ -29,8 +41,54 @@ export interface TestCentral {
   hq(path: string): Promise<any>;
 }
 
-/** Runs `venue-box central ARGS` (the bundle) and returns its exit code, stdout and stderr. */
-export const centralCli = (args: string[]) => runCliAsync(['central', ...args]);
+/** The database of each data directory whose central runs on the external PostgreSQL: a restart finds it again. */
+const externalDatabases = new Map<string, string>();
+
+/**
+ * Runs `venue-box central ARGS` (the bundle) and returns its exit code, stdout and stderr. A command given the
+ * data directory of a central on the external PostgreSQL is given that central's `--database-url` too, as an
+ * operator would.
+ */
+export const centralCli = (args: string[]) => {
+  const at = args.indexOf('--data-dir');
+  const url = at >= 0 ? externalDatabases.get(args[at + 1]!) : undefined;
+  return runCliAsync(['central', ...args, ...(url ? ['--database-url', url] : [])]);
+};
+
+/** A database of its own on the run's external PostgreSQL for the central of `dataDir`; undefined: embedded. */
+async function externalDatabaseFor(dataDir: string): Promise<string | undefined> {
+  const admin = inject('debianPostgres');
+  if (!admin) return undefined;
+  const known = externalDatabases.get(dataDir);
+  if (known) return known;
+  const name = `central_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  externalDatabases.set(dataDir, url.toString());
+  return url.toString();
+}
+
+const givenUrl = (args: string[] | undefined): string | undefined => {
+  const at = args?.indexOf('--database-url') ?? -1;
+  return at >= 0 ? args![at + 1] : undefined;
+};
+
+/** The embedded cluster's URL from its connection facts (src/central/db/embedded.ts). */
+function embeddedUrl(dataDir: string): string {
+  const facts = JSON.parse(readFileSync(join(dataDir, 'central-db.json'), 'utf8')) as {
+    user: string;
+    password: string;
+    port: number;
+  };
+  return `postgres://${facts.user}:${encodeURIComponent(facts.password)}@127.0.0.1:${facts.port}/postgres`;
+}
 
 /** Starts the real central (dist/main.cjs central serve) on port 0 and waits for "central listening". */
 export async function startTestCentral(
@@ -39,6 +97,9 @@ export async function startTestCentral(
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'vb-central-'));
   const args = ['dist/main.cjs', 'central', 'serve', '--port', '0', '--host', '127.0.0.1', '--data-dir', dataDir];
   if (options.demo !== false) args.push('--demo');
+  // A test that names the database (a second process on another's) gets that one.
+  const external = options.args?.includes('--database-url') ? undefined : await externalDatabaseFor(dataDir);
+  if (external) args.push('--database-url', external);
   // No retry grace unless asked: tests present spent refresh tokens at once (the grace: test/central-auth.test.ts).
   args.push('--refresh-retry-grace-seconds', String(options.refreshRetryGraceSeconds ?? 0), ...(options.args ?? []));
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -66,6 +127,7 @@ export async function startTestCentral(
   const central: TestCentral = {
     port,
     dataDir,
+    databaseUrl: external ?? givenUrl(options.args) ?? embeddedUrl(dataDir),
     proc,
     logs,
     url,

@@ -15,6 +15,8 @@ export const SYSTEM_PACKAGES = {
   zstd: '/usr/bin/zstd',
   iproute2: '/usr/sbin/ip',
   keepalived: '/usr/sbin/keepalived',
+  'postgresql-15': '/usr/lib/postgresql/15/bin/postgres',
+  haproxy: '/usr/sbin/haproxy',
 } as const;
 
 export type SystemPackage = keyof typeof SYSTEM_PACKAGES;

@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export const DEBIAN_PG_BIN = '/usr/lib/postgresql/15/bin';
+
+export interface DebianPostgres {
+  /** A superuser's URL of database `name` (default `postgres`). */
+  url(name?: string): string;
+  port: number;
+  dir: string;
+  /** pg_ctl stop -m fast: every connection is cut; the cluster's files stay. */
+  stopServer(): void;
+  /** pg_ctl start again after stopServer. */
+  startServer(): void;
+  stop(): void;
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = createServer()
+      .once('error', reject)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as { port: number };
+        s.close(() => resolve(port));
+      });
+  });
+
+/**
+ * A cluster of Debian's PostgreSQL 15 (the package postgresql-15), in a temp directory of its own, on a loopback
+ * port, with password (scram) authentication over TCP as a real deployment has. Run as the `postgres` user when
+ * the tests run as root (PostgreSQL refuses root). Never the package's own cluster or service.
+ */
+export async function startDebianPostgres(): Promise<DebianPostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'vb-pg15-'));
+  chmodSync(dir, 0o700);
+  // PostgreSQL refuses to run as root: as root, the cluster is the package's `postgres` user's.
+  const owner =
+    userInfo().uid === 0
+      ? { uid: Number(execFileSync('id', ['-u', 'postgres'])), gid: Number(execFileSync('id', ['-g', 'postgres'])) }
+      : undefined;
+  const run = (bin: string, args: string[]) =>
+    owner
+      ? execFileSync('runuser', ['-u', 'postgres', '--', join(DEBIAN_PG_BIN, bin), ...args], { stdio: 'pipe' })
+      : execFileSync(join(DEBIAN_PG_BIN, bin), args, { stdio: 'pipe' });
+  const password = randomBytes(12).toString('hex');
+  const pwfile = join(dir, 'pw');
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
+  if (owner) {
+    chownSync(dir, owner.uid, owner.gid);
+    chownSync(pwfile, owner.uid, owner.gid);
+  }
+  const data = join(dir, 'data');
+  run('initdb', [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '--auth-local=trust',
+    '--auth-host=scram-sha-256',
+    `--pwfile=${pwfile}`,
+    '-E',
+    'UTF8',
+    '--locale=C.UTF-8',
+  ]);
+  const port = await freePort();
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`;
+  const ctl = (...args: string[]) => run('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', options, ...args]);
+  ctl('start');
+  return {
+    port,
+    dir,
+    url: (name = 'postgres') => `postgres://postgres:${password}@127.0.0.1:${port}/${name}`,
+    stopServer: () => ctl('-m', 'fast', 'stop'),
+    startServer: () => ctl('start'),
+    stop() {
+      try {
+        ctl('-m', 'fast', 'stop');
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
