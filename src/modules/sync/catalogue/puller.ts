@@ -7,6 +7,7 @@ import { createCentralLoop, type StepContext } from '../central-loop.js';
 import { type CentralError, centralClient } from '../client.js';
 import { loadDevice } from '../enrolment/device.js';
 import { deviceSigner } from '../enrolment/signer.js';
+import { waitAfterCut } from './cut-poll.js';
 
 export interface PullerOptions {
   /** How long the central may hold a poll open when nothing changed (seconds). */
@@ -40,18 +41,34 @@ export function createPuller(deps: PullerDeps) {
   const { log, options } = deps;
   /** After a checksum that differs: the next poll asks for a snapshot. */
   let snapshot = false;
+  /** The wait asked for: options.waitSeconds, shorter once a proxy cut a poll (src/modules/sync/catalogue/cut-poll.ts). */
+  let waitS = options.waitSeconds;
 
   /** One long poll and what it brought; the next poll follows at once. */
   async function step({ device: d, client }: StepContext): Promise<number> {
     const state = deps.state();
     // A box of another tenant before (a data dir moved between boxes) starts from a snapshot.
     const after = state.tenantId === d.tenant ? state.rev : 0;
-    const res = await centralClient.catalogue(
-      d,
-      deviceSigner(d.secretKey),
-      { after, waitS: options.waitSeconds, snapshot },
-      { ...client, requestTimeoutMs: client.requestTimeoutMs + options.waitSeconds * 1000 },
-    );
+    const started = Date.now();
+    let res: CatalogueResponse;
+    try {
+      res = await centralClient.catalogue(
+        d,
+        deviceSigner(d.secretKey),
+        { after, waitS, snapshot },
+        { ...client, requestTimeoutMs: client.requestTimeoutMs + waitS * 1000 },
+      );
+    } catch (err) {
+      const shorter = waitAfterCut(err, Date.now() - started, waitS);
+      if (shorter === undefined) throw err;
+      // Not the central's doing and nothing lost: ask again at once, ending before the cut from now on.
+      log.warn(
+        { err: (err as Error).message, afterMs: Date.now() - started, waitSeconds: shorter },
+        'a catalogue poll was cut on its way (a proxy idle timeout?): asking for shorter waits',
+      );
+      waitS = shorter;
+      return 0;
+    }
     if (typeof res !== 'object' || res === null)
       throw new CatalogueApplyError('the central answered with an unexpected body');
     if (res.mode === 'changes' && Array.isArray(res.items) && res.items.length === 0 && res.rev === after) {
