@@ -5,7 +5,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
 import cron from 'node-cron';
 import { DEFAULT_ORDER_BOUNDS } from './modules/ordering/bounds.js';
-import { addressListProblems } from './modules/health/addresses.js';
+import { addressListProblems } from './shared/addresses.js';
 import { printerProblems } from './modules/printing/printers.js';
 import { ProcessError } from './shared/errors.js';
 import { Uuid } from './shared/types.js';

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
@@ -35,7 +36,8 @@ const startCentral = (i: number, dataDir?: string) =>
     demo: i === 0,
     // The default retry grace, as in production: a refresh whose answer a killed process lost is retried.
     refreshRetryGraceSeconds: 30,
-    args: ['--database-url', url, '--port', String(ports[i])],
+    // HAProxy connects from loopback's first address; clients come from others (127.0.0.2, ...) in the test below.
+    args: ['--database-url', url, '--port', String(ports[i]), '--trusted-proxies', '127.0.0.1'],
   });
 
 beforeAll(async () => {
@@ -293,4 +295,39 @@ describe.skipIf(skip)('a balancer that cuts long polls sooner than the box waits
       await cutting.stop();
     }
   }, 60_000);
+});
+
+describe.skipIf(skip)('clients behind the balancer, each by its own address', () => {
+  test("one client's wrong enrolment codes do not hold another's enrolment; a forged header changes nothing", async () => {
+    /** POST /sync-api/api/enrol through the balancer from the loopback address `from`; the status. */
+    const enrolFrom = (from: string, code: string, headers: Record<string, string> = {}) =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify({
+          code,
+          publicKey: Buffer.from(new SimDevice('').keys.publicKey).toString('base64'),
+        });
+        const req = request(
+          lb.url('/sync-api/api/enrol'),
+          { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json', ...headers } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    const guesser = '127.0.0.2';
+    const statuses: number[] = [];
+    // Each process counts for itself (docs/sync.md "Several central processes"): ten 401s at each of the three.
+    for (let i = 0; i < 40; i++) statuses.push(await enrolFrom(guesser, 'AAAA-AAAA-AAAA-AAAA'));
+    const refused = statuses.filter((s) => s === 401).length;
+    expect(refused).toBeGreaterThanOrEqual(10);
+    expect(refused).toBeLessThanOrEqual(30);
+    expect(statuses.slice(-6)).toEqual(Array(6).fill(429));
+    // Naming another address does not help: the balancer adds the real one, and the right-most untrusted counts.
+    expect(await enrolFrom(guesser, 'AAAA-AAAA-AAAA-AAAA', { 'x-forwarded-for': '127.0.0.3' })).toBe(429);
+    // Another client, at another address, enrols.
+    expect(await enrolFrom('127.0.0.3', await enrolCode())).toBe(201);
+  });
 });

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import { authRoutes } from '../modules/auth/routes.js';
 import type { AuthService } from '../modules/auth/service.js';
 import { createPublisher } from '../modules/events/publisher.js';
-import { createAddressList } from '../modules/health/addresses.js';
+import { createAddressList } from '../shared/addresses.js';
 import { type BoxMetrics, registerSocketGauges } from '../modules/health/metrics.js';
 import { readiness } from '../modules/health/readiness.js';
 import { healthRoutes } from '../modules/health/routes.js';

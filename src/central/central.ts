@@ -38,6 +38,7 @@ import { releaseRoutes } from './modules/releases/routes.js';
 import { createReleaseService } from './modules/releases/service.js';
 import { reportRoutes } from './modules/reports/routes.js';
 import { createReportsService } from './modules/reports/service.js';
+import { createAddressList } from '../shared/addresses.js';
 import { createRuntime, type Service, type ServiceFailure, serviceOf } from '../shared/runtime.js';
 import { LEASE_TTL_MS } from '../shared/sync-protocol.js';
 
@@ -57,6 +58,8 @@ export interface CentralOptions {
   standbyLeaseMs?: number;
   /** This process's database connections (default POOL_SIZE; docs/sync.md "Running it": sizing with N processes). */
   poolSize?: number;
+  /** Balancers or proxies whose forwarding headers name the client (docs/sync.md "Several central processes"). */
+  trustedProxies?: string[];
 }
 
 export interface Central {
@@ -147,6 +150,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       log,
       authenticate: (req) => auth.verify(bearerOf(req)),
       consoleFiles: loadConsoleFiles(log, o.consoleDir),
+      trustedProxies: o.trustedProxies?.length ? createAddressList(o.trustedProxies) : undefined,
       routes: [
         ...centralHealthRoutes({ database: createDatabaseProbe(pool), listening: notifier.listening }),
         ...authRoutes(auth),

@@ -13,11 +13,12 @@ import { createCatalogueRepo } from './modules/catalogue/repo.js';
 import { listReleases, uploadRelease } from './modules/releases/commands.js';
 import type { Pool } from './db/pool.js';
 import { untilSignal } from '../shared/until-signal.js';
+import { addressListProblems } from '../shared/addresses.js';
 
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
                           [--refresh-retry-grace-seconds S] [--console-dir DIR] [--standby-lease-ms MS]
-                          [--pool-size N]
+                          [--pool-size N] [--trusted-proxies ADDR,CIDR...]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
@@ -33,6 +34,8 @@ names it, and the central's only tenant unless --tenant names one.
 serve --console-dir serves the headquarters console from DIR instead of the one built with the program.
 serve --standby-lease-ms sets how long a standby pair's lease lasts (default 5000; 100 to 600000).
 serve --pool-size sets this process's database connections (default 10; 3 to 200), one more listens for changes.
+serve --trusted-proxies names the balancers or proxies in front (addresses or CIDR ranges, comma-separated): a
+request from one of them is from the client its X-Forwarded-For (or Forwarded) names.
 `;
 
 const OPTIONS = {
@@ -53,6 +56,7 @@ const OPTIONS = {
   'console-dir': { type: 'string' },
   'standby-lease-ms': { type: 'string' },
   'pool-size': { type: 'string' },
+  'trusted-proxies': { type: 'string' },
 } as const;
 
 type Options = typeof OPTIONS;
@@ -84,6 +88,9 @@ async function serveCentral(values: Values): Promise<number> {
   const poolSize = values['pool-size'] === undefined ? undefined : Number(values['pool-size']);
   if (poolSize !== undefined && !(Number.isInteger(poolSize) && poolSize >= 3 && poolSize <= 200))
     throw usageError(`--pool-size must be 3 to 200, got ${values['pool-size']}`);
+  const trustedProxies = (values['trusted-proxies'] ?? '').split(',').filter((e) => e.trim() !== '');
+  const badProxy = addressListProblems(trustedProxies, '--trusted-proxies')[0];
+  if (badProxy) throw usageError(badProxy);
   const log = createCentralLogger(process.env.LOG_LEVEL ?? 'info');
   const provisioning: { name: string; document: unknown; demo?: boolean }[] = [];
   if (values.demo) provisioning.push({ name: 'demo', document: demo, demo: true });
@@ -99,6 +106,7 @@ async function serveCentral(values: Values): Promise<number> {
     consoleDir: values['console-dir'] && resolve(values['console-dir']),
     standbyLeaseMs: leaseMs,
     poolSize,
+    trustedProxies,
   });
   // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and its error is the exit's (70 for a
   // bug, docs/operations.md "Exit codes") for the supervisor to start the central again.

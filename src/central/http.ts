@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { uws } from '../native/uws.js';
 import { type Service, serviceOf } from '../shared/runtime.js';
 import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
+import type { AddressList } from '../shared/addresses.js';
 import { centralContractRoutes } from './contracts.js';
 import { databaseUnavailable } from './db/pool.js';
 import { HQ_CONSOLE_APP } from './modules/console/web.js';
@@ -20,6 +21,8 @@ export interface CentralHttpDeps {
   authenticate(req: HttpRequest): Principal;
   /** The headquarters console's files (src/central/modules/console/web.ts); none: the API alone. */
   consoleFiles?: Map<string, WebFile>;
+  /** Proxies whose forwarding headers name the client; absent: every client is its TCP peer. */
+  trustedProxies?: AddressList;
 }
 
 /**
@@ -47,6 +50,7 @@ export function createCentralHttp(d: CentralHttpDeps): {
       authenticate: d.authenticate,
       accepting: () => accepting,
       refuseNul: true,
+      trustedProxies: d.trustedProxies,
       expectedError(err) {
         const answer = databaseUnavailable(err);
         if (answer) d.log.warn({ err: (err as Error).message }, 'request refused: the database is busy or away');

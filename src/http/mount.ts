@@ -2,6 +2,8 @@ import type { TSchema } from '@sinclair/typebox';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { refuseNul } from './nul.js';
+import { clientAddress } from './client-address.js';
+import type { AddressList } from '../shared/addresses.js';
 import { isStorageFull, storageFullError } from '../db/storage-full.js';
 import { AppError, errorBody, forbidden, insufficientScope, invalidField, problem, STATUS } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
@@ -29,6 +31,8 @@ export interface HttpDeps {
   refuseNul?: boolean;
   /** A failure that is not a bug, as the AppError to answer (the central's database busy or away: a 503). */
   expectedError?(err: unknown): AppError | undefined;
+  /** Proxies whose forwarding headers name the client (src/http/client-address.ts); absent: the peer is. */
+  trustedProxies?: AddressList;
 }
 
 /**
@@ -45,7 +49,12 @@ export function mountRoutes(
   const framing = createFramingCheck();
   const serveChecked = (res: UwsResponse, input: HttpRequest, route: Route | undefined) => {
     const problem = framing.problem(input);
-    if (!problem) return serveRoute(res, input, route, deps);
+    if (!problem) {
+      // After the framing check, which is about the connection's peer, not whom a proxy forwards for.
+      if (deps.trustedProxies)
+        input.remoteAddress = clientAddress(input.remoteAddress, input.headers, deps.trustedProxies);
+      return serveRoute(res, input, route, deps);
+    }
     // Answered inside uWS's callback, so the 400 goes out with this read (an await would let uWS parse on first),
     // and the connection is closed after it.
     const reply = toErrorReply(AppError.of('invalidBody', problem), input, deps.log);

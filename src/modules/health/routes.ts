@@ -4,7 +4,7 @@ import { json } from '../../http/types.js';
 import { AppError, forbidden } from '../../shared/errors.js';
 import { isStaff } from '../ordering/service.js';
 import { StandbySummary } from '../standby/status.js';
-import type { createAddressList } from './addresses.js';
+import type { createAddressList } from '../../shared/addresses.js';
 import type { BoxMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 

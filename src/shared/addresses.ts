@@ -1,8 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * `metrics.allowAddresses`: the addresses (or CIDR ranges) whose requests may scrape /metrics without a token.
- * Node's BlockList compares addresses, not text: `::ffff:10.0.0.5` (an IPv4 client of a dual-stack socket) and
+ * A list of addresses or CIDR ranges: the box's `metrics.allowAddresses` (who may scrape /metrics without a
+ * token), the central's `--trusted-proxies` (whose forwarding headers are believed). Node's BlockList compares addresses, not text: `::ffff:10.0.0.5` (an IPv4 client of a dual-stack socket) and
  * uWS's uncompressed IPv6 text match the entries they mean.
  */
 export function createAddressList(entries: readonly string[]) {
@@ -24,12 +24,12 @@ export function createAddressList(entries: readonly string[]) {
   };
 }
 
-/** Why each entry cannot be used (empty: all good), for the config's check at start. */
-export function addressListProblems(entries: readonly string[]): string[] {
-  return entries.flatMap((e, i) =>
-    parseEntry(e) ? [] : [`/metrics/allowAddresses/${i}: not an IP address or CIDR range: ${e}`],
-  );
+/** Why each entry cannot be used (empty: all good), for the check at start; `at` names the list. */
+export function addressListProblems(entries: readonly string[], at = '/metrics/allowAddresses'): string[] {
+  return entries.flatMap((e, i) => (parseEntry(e) ? [] : [`${at}/${i}: not an IP address or CIDR range: ${e}`]));
 }
+
+export type AddressList = ReturnType<typeof createAddressList>;
 
 function parseEntry(entry: string): { address: string; family: 'ipv4' | 'ipv6'; prefix?: number } | undefined {
   const [address = '', prefixText, ...rest] = entry.trim().split('/');
