@@ -10,7 +10,8 @@ import {
   type TestCentral,
 } from './support/central.js';
 import { type DebianPostgres, startDebianPostgres } from './support/debian-postgres.js';
-import { type Balancer, freePort, startHaproxy } from './support/haproxy.js';
+import { type Balancer, startHaproxy } from './support/haproxy.js';
+import { freePort } from './support/ports.js';
 import { command, newOrder } from './support/orders.js';
 import { SimDevice } from './support/sim-device.js';
 import { drained, enrol, FAST_SYNC, syncStatus, waitFor } from './support/sync.js';

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox, UNLIMITED_CUSTOMER } from './support/box.js';
 import { newOrder } from './support/orders.js';
 import { fill, mountSmallDisk, unmountSmallDisk } from './support/small-disk.js';
-import { freePort, joinStandby, standbyStatus, waitForStatus } from './support/standby.js';
+import { freePort } from './support/ports.js';
+import { joinStandby, standbyStatus, waitForStatus } from './support/standby.js';
 
 // A full disk under either box of a pair (docs/operations.md "A standby box"): a small disk of its own
 // (test/support/small-disk.ts); elsewhere the file is skipped, saying why.

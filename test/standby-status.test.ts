@@ -2,7 +2,8 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { startTestBox, type TestBox } from './support/box.js';
 import { contractsOf } from './support/contracts.js';
 import { parseMetrics, sampleValue } from './support/prometheus.js';
-import { freePort, type Pair, startPair } from './support/standby.js';
+import { freePort } from './support/ports.js';
+import { type Pair, startPair } from './support/standby.js';
 import { syncCli } from './support/sync.js';
 
 // Where a pair's state shows besides `venue-box standby status` (docs/operations.md "A standby box"): /readyz,

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { freePort } from './ports.js';
 
 export const DEBIAN_PG_BIN = '/usr/lib/postgresql/15/bin';
 
@@ -18,16 +18,6 @@ export interface DebianPostgres {
   startServer(): void;
   stop(): void;
 }
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const { port } = s.address() as { port: number };
-        s.close(() => resolve(port));
-      });
-  });
 
 /**
  * A cluster of Debian's PostgreSQL 15 (the package postgresql-15), in a temp directory of its own, on a loopback

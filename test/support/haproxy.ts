@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './ports.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -11,17 +11,6 @@ export interface Balancer {
   logs: string[];
   stop(): Promise<void>;
 }
-
-/** A free loopback port: a central keeps its port across restarts, as the balancer's server line names it. */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer()
-      .once('error', reject)
-      .listen(0, '127.0.0.1', () => {
-        const { port } = s.address() as { port: number };
-        s.close(() => resolve(port));
-      });
-  });
 
 /**
  * Debian's HAProxy in the foreground with native-config/haproxy.cfg exactly as shipped, the centrals' addresses

@@ -1,5 +1,5 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,17 +8,6 @@ import { type StartOptions, startTestBox, type TestBox } from './box.js';
 import { runCliAsync } from './cli.js';
 
 /** A port free on loopback now: a box of a pair listens at a fixed address its peer knows. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export interface StandbyStatusBody {
   role: string;
   state: string;
