@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { HttpRequest, Principal, Route } from '../../http/types.js';
 import { json } from '../../http/types.js';
+import { healthzRoute } from '../../http/healthz.js';
 import { AppError, forbidden } from '../../shared/errors.js';
 import { isStaff } from '../ordering/service.js';
 import { StandbySummary } from '../standby/status.js';
@@ -28,19 +29,7 @@ export interface HealthRouteDeps {
 export function healthRoutes(deps: HealthRouteDeps): Route[] {
   const { metrics } = deps;
   return [
-    {
-      method: 'get',
-      path: '/healthz',
-      auth: 'none',
-      body: 'none',
-      whileStopping: true,
-      doc: {
-        summary: 'The process is up',
-        tag: 'health',
-        responses: { 200: { description: 'up', schema: Type.Object({ status: Type.Literal('ok') }) } },
-      },
-      handle: () => json(200, { status: 'ok' }),
-    },
+    healthzRoute(),
     {
       method: 'get',
       path: '/readyz',

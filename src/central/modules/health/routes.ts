@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { healthzRoute } from '../../../http/healthz.js';
 import { json, type Route } from '../../../http/types.js';
 import { AppError } from '../../../shared/errors.js';
 import { ok } from '../../contracts.js';
@@ -26,19 +27,7 @@ const Ready = Type.Object(
  */
 export function centralHealthRoutes(deps: { database(): Promise<DatabaseState>; listening(): boolean }): Route[] {
   return [
-    {
-      method: 'get',
-      path: '/healthz',
-      auth: 'none',
-      body: 'none',
-      whileStopping: true,
-      doc: {
-        summary: 'The process is up',
-        tag: 'health',
-        responses: ok('up', Type.Object({ status: Type.Literal('ok') })),
-      },
-      handle: () => json(200, { status: 'ok' }),
-    },
+    healthzRoute(),
     {
       method: 'get',
       path: '/readyz',
