@@ -122,6 +122,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       refreshRetryGraceMs: o.refreshRetryGraceMs ?? CENTRAL_AUTH_DEFAULTS.refreshRetryGraceMs,
     });
     const notifier = createNotifier(db.url, log);
+    const probe = createDatabaseProbe(db.url, log);
     const rollouts = createRolloutService(pool, { now, log, generation: notifier.generation });
     const devices = createDeviceService(pool, now, {
       // A failed evaluation must not fail the hello: the next report or long poll evaluates again.
@@ -152,7 +153,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       consoleFiles: loadConsoleFiles(log, o.consoleDir),
       trustedProxies: o.trustedProxies?.length ? createAddressList(o.trustedProxies) : undefined,
       routes: [
-        ...centralHealthRoutes({ database: createDatabaseProbe(pool), listening: notifier.listening }),
+        ...centralHealthRoutes({ database: probe.state, listening: notifier.listening }),
         ...authRoutes(auth),
         ...consoleRoutes(pool),
         ...deviceRoutes(devices, createStandbyLease(pool, devices.authenticate, now, o.standbyLeaseMs ?? LEASE_TTL_MS)),
@@ -180,6 +181,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     // Started in this order, stopped in the reverse one (docs/architecture.md "Wiring and lifecycle").
     await runtime.start([
       { name: 'database', service: serviceOf({ stop: closeDb }), policy: 'fatal' },
+      { name: 'readiness probe', service: serviceOf({ stop: () => probe.close() }), policy: 'fatal' },
       // A batch in flight commits (and is acknowledged) or rolls back; never cut off mid-transaction.
       {
         name: 'batches in flight',

@@ -5,6 +5,10 @@ import type { Pool } from '../../db/pool.js';
 import { createInboxRepo } from '../inbox/repo.js';
 import { createCatalogueRepo } from './repo.js';
 
+/** How often the LISTEN connection is checked, and how long the check may take. */
+const HEARTBEAT_MS = 15_000;
+const HEARTBEAT_TIMEOUT_MS = 5000;
+
 /**
  * Wakes the long polls of a tenant when its catalogue changes. PostgreSQL's LISTEN on a connection of its own
  * (not the pool's): a change committed by `central import` in another process, or by a second central on the
@@ -30,24 +34,40 @@ export function createNotifier(url: string, log: Logger) {
   };
 
   async function connect(): Promise<void> {
-    const c = new pg.Client({ connectionString: url });
+    const c = new pg.Client({ connectionString: url, query_timeout: HEARTBEAT_TIMEOUT_MS });
     c.on('notification', (n) => {
       if (n.channel === 'catalogue' && n.payload) wake(n.payload);
     });
-    c.on('error', (err) => {
+    const lost = (err: Error) => {
+      if (client !== c || closed) {
+        clearInterval(heartbeat);
+        return;
+      }
       log.warn({ err: err.message }, 'catalogue listener lost its connection; reconnecting');
+      clearInterval(heartbeat);
       void c.end().catch(() => undefined);
-      if (client === c) client = undefined;
+      client = undefined;
       schedule();
-    });
+    };
+    c.on('error', lost);
+    // A connection whose server vanished without a word (a host gone, a network cut) shows no error until
+    // something is sent: a query now and then finds it, so changes are not missed for long.
+    const heartbeat = setInterval(() => {
+      c.query('SELECT 1').catch((err: unknown) => lost(err as Error));
+    }, HEARTBEAT_MS);
+    heartbeat.unref();
     try {
       await c.connect();
       await c.query('LISTEN catalogue');
-      if (closed) return void (await c.end());
+      if (closed) {
+        clearInterval(heartbeat);
+        return void (await c.end());
+      }
       client = c;
       // A change may have committed while no one listened: every waiting box asks again.
       wakeAll();
     } catch (err) {
+      clearInterval(heartbeat);
       await c.end().catch(() => undefined);
       log.warn({ err: (err as Error).message }, 'catalogue listener could not connect; retrying');
       schedule();
@@ -94,7 +114,9 @@ export function createNotifier(url: string, log: Logger) {
       closed = true;
       clearTimeout(retry);
       wakeAll();
-      await client?.end().catch(() => undefined);
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
     },
   };
 }

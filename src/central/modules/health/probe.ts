@@ -1,5 +1,6 @@
+import pg from 'pg';
+import type { Logger } from '../../../log.js';
 import { MIGRATIONS } from '../../db/migrate.js';
-import type { Pool } from '../../db/pool.js';
 
 export type DatabaseState =
   | { ok: true; schema: number; latencyMs: number }
@@ -11,51 +12,83 @@ const PROBE_TIMEOUT_MS = 2000;
 const PROBE_REUSE_MS = 1000;
 
 /**
- * Whether this process can serve: its database answers, at the schema this code knows (docs/sync.md "Running
- * it": the balancer's health check). One probe at a time; answers within PROBE_REUSE_MS share it.
+ * Whether this process can serve: its database answers, at the schema this code knows (docs/sync.md "Several
+ * central processes": the balancer's health check). On a connection of its own, not the pool's: a pool full of
+ * batches is busy (429s), not unready, and a probe never waits behind them. One probe at a time; answers within
+ * PROBE_REUSE_MS share it. The answer names no host, user or server message (the route needs no token); the
+ * log has them.
  */
-export function createDatabaseProbe(pool: Pool, now: () => number = Date.now) {
+export function createDatabaseProbe(url: string, log: Logger, now: () => number = Date.now) {
   const expected = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+  let client: pg.Client | undefined;
   let last: { at: number; state: DatabaseState } | undefined;
   let running: Promise<DatabaseState> | undefined;
+  let closed = false;
+
+  async function connected(): Promise<pg.Client> {
+    if (client) return client;
+    const c = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: PROBE_TIMEOUT_MS,
+      query_timeout: PROBE_TIMEOUT_MS,
+      keepAlive: true,
+    });
+    // A connection the server ends between probes: forgotten, the next probe connects again.
+    c.on('error', () => {
+      if (client === c) client = undefined;
+    });
+    await c.connect();
+    if (closed) {
+      await c.end();
+      throw new Error('stopping');
+    }
+    client = c;
+    return c;
+  }
 
   async function probe(): Promise<DatabaseState> {
     const started = now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
-    });
     try {
-      const { rows } = await Promise.race([
-        pool.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations'),
-        timeout,
-      ]);
+      const c = await connected();
+      const { rows } = await c.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations');
       const schema = rows[0]?.v ?? 0;
       if (schema !== expected) {
-        return {
-          ok: false,
-          reason: 'schema',
-          message: `the database is at schema ${schema}, this central at ${expected}`,
-        };
+        const message = `the database is at schema ${schema}, this central at ${expected}`;
+        return { ok: false, reason: 'schema', message };
       }
       return { ok: true, schema, latencyMs: now() - started };
     } catch (err) {
-      return { ok: false, reason: 'unreachable', message: `the database does not answer: ${(err as Error).message}` };
-    } finally {
-      clearTimeout(timer);
+      const stale = client;
+      client = undefined;
+      await stale?.end().catch(() => undefined);
+      if (last?.state.ok !== false)
+        log.warn({ err: (err as Error).message }, 'readiness: the database does not answer');
+      return {
+        ok: false,
+        reason: 'unreachable',
+        message: `the database does not answer within ${PROBE_TIMEOUT_MS} ms`,
+      };
     }
   }
 
-  return (): Promise<DatabaseState> => {
-    if (last && now() - last.at < PROBE_REUSE_MS) return Promise.resolve(last.state);
-    running ??= probe()
-      .then((state) => {
-        last = { at: now(), state };
-        return state;
-      })
-      .finally(() => {
-        running = undefined;
-      });
-    return running;
+  return {
+    state(): Promise<DatabaseState> {
+      if (last && now() - last.at < PROBE_REUSE_MS) return Promise.resolve(last.state);
+      running ??= probe()
+        .then((state) => {
+          last = { at: now(), state };
+          return state;
+        })
+        .finally(() => {
+          running = undefined;
+        });
+      return running;
+    },
+    async close(): Promise<void> {
+      closed = true;
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
+    },
   };
 }
