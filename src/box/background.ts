@@ -125,6 +125,7 @@ export function createBackground(d: BackgroundDeps) {
     offer: updates.offer,
     state: repos.catalogue.state,
     setError: (message) => repos.catalogue.setError(message, now()),
+    clearError: () => repos.catalogue.clearError(),
     options: {
       waitSeconds: config.sync.catalogueWaitSeconds,
       requestTimeoutMs,

@@ -1,27 +1,44 @@
 import { expect, test } from 'vitest';
 import { CentralError } from '../client.js';
-import { waitAfterCut } from './cut-poll.js';
+import { createPollWait, looksCut, RETRY_CONFIGURED_MS } from './cut-poll.js';
 
 const gateway = (status: number) => new CentralError(status, `central answered ${status}: <html>Gateway Time-out`);
-const dropped = new CentralError(0, 'central unreachable (ECONNRESET)');
+const reset = new CentralError(0, 'central unreachable (ECONNRESET)');
 
-test('a poll cut by a proxy after a while asks for a shorter wait from then on', () => {
-  expect(waitAfterCut(gateway(504), 60_000, 60)).toBe(55);
-  expect(waitAfterCut(gateway(502), 30_200, 60)).toBe(25);
-  expect(waitAfterCut(dropped, 12_000, 25)).toBe(7);
-  // Never below the minimum, and only ever shorter.
-  expect(waitAfterCut(dropped, 6_000, 25)).toBe(5);
-  expect(waitAfterCut(dropped, 6_000, 5)).toBeUndefined();
+test('a gateway error or a reset after a while looks like a cut; the central, our timeout or a quick failure do not', () => {
+  expect(looksCut(gateway(504), 60_000, 60)).toBe(true);
+  expect(looksCut(gateway(502), 30_200, 60)).toBe(true);
+  expect(looksCut(reset, 12_000, 25)).toBe(true);
+  expect(looksCut(gateway(504), 800, 60)).toBe(false);
+  expect(looksCut(new CentralError(502, 'bad', { message: 'x', codes: [] } as never), 30_000, 60)).toBe(false);
+  expect(looksCut(new CentralError(503, 'shutting down'), 30_000, 60)).toBe(false);
+  expect(looksCut(new CentralError(0, 'central unreachable (timeout)'), 30_000, 60)).toBe(false);
+  expect(looksCut(new CentralError(0, 'central unreachable (EAI_AGAIN)'), 30_000, 60)).toBe(false);
+  expect(looksCut(new CentralError(0, 'central stopped answering (answer too large)'), 30_000, 60)).toBe(false);
+  expect(looksCut(reset, 75_000, 60)).toBe(false);
+  expect(looksCut(new Error('other'), 30_000, 60)).toBe(false);
 });
 
-test("a quick failure, the central's own answer, or our own timeout is not a cut", () => {
-  expect(waitAfterCut(gateway(504), 800, 60)).toBeUndefined();
-  expect(waitAfterCut(new CentralError(503, 'shutting down', { message: 'x', codes: [] } as never), 30_000, 60)).toBe(
-    undefined,
-  );
-  expect(waitAfterCut(new CentralError(502, 'bad', { message: 'x', codes: [] } as never), 30_000, 60)).toBeUndefined();
-  expect(waitAfterCut(new CentralError(0, 'central unreachable (timeout)'), 30_000, 60)).toBeUndefined();
-  expect(waitAfterCut(new CentralError(0, 'central unreachable (stopping)'), 30_000, 60)).toBeUndefined();
-  expect(waitAfterCut(dropped, 75_000, 60)).toBeUndefined();
-  expect(waitAfterCut(new Error('other'), 30_000, 60)).toBeUndefined();
+test('the second cut at the same moment shortens the wait; a lone one, or cuts at random moments, do not', () => {
+  let clock = 0;
+  const wait = createPollWait(60, () => clock);
+  expect(wait.failed(gateway(504), 60_000)).toBeUndefined(); // an ordinary failure the first time
+  expect(wait.failed(gateway(504), 60_400)).toBe(55);
+  expect(wait.seconds()).toBe(55);
+  // A crash now and then, at any moment, changes nothing.
+  expect(wait.failed(reset, 20_000)).toBeUndefined();
+  wait.answered();
+  expect(wait.failed(reset, 31_000)).toBeUndefined();
+  expect(wait.failed(reset, 9_000)).toBeUndefined();
+  expect(wait.seconds()).toBe(55);
+  // Never below the minimum.
+  const short = createPollWait(25, () => clock);
+  short.failed(reset, 6_000);
+  expect(short.failed(reset, 6_500)).toBe(5);
+  short.failed(reset, 5_200);
+  expect(short.failed(reset, 5_300)).toBeUndefined();
+  expect(short.seconds()).toBe(5);
+  // An hour later the configured wait is tried again.
+  clock += RETRY_CONFIGURED_MS;
+  expect(short.seconds()).toBe(25);
 });

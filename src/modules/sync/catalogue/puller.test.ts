@@ -38,6 +38,7 @@ async function puller(apply: (res: CatalogueResponse) => { items: number; venues
     dataDir,
     log: createLogger('fatal'),
     setError: (m) => errors.push(m),
+    clearError: () => undefined,
     apply: (_t, res) => apply(res),
     state: () => ({ tenantId: 't', rev: 0, checksum: null, appliedMs: null, lastError: null, lastErrorMs: null }),
     options: { waitSeconds: 1, requestTimeoutMs: 5000, retryMinMs: 20, retryMaxMs: 50, enrolPollMs: 20 },

@@ -7,7 +7,7 @@ import { createCentralLoop, type StepContext } from '../central-loop.js';
 import { type CentralError, centralClient } from '../client.js';
 import { loadDevice } from '../enrolment/device.js';
 import { deviceSigner } from '../enrolment/signer.js';
-import { waitAfterCut } from './cut-poll.js';
+import { createPollWait } from './cut-poll.js';
 
 export interface PullerOptions {
   /** How long the central may hold a poll open when nothing changed (seconds). */
@@ -27,6 +27,8 @@ export interface PullerDeps {
   /** Applies an answer in one transaction with its cursor; throws (nothing written) when it cannot. */
   apply(tenantId: string, res: CatalogueResponse): { items: number; venues: number };
   setError(message: string): void;
+  /** Forgets the recorded error (a poll went through). */
+  clearError(): void;
   /** The release the central names for this box in each answer (docs/operations.md "Updating boxes"). */
   offer?(target: ReleaseTarget | null | undefined): void;
 }
@@ -41,8 +43,8 @@ export function createPuller(deps: PullerDeps) {
   const { log, options } = deps;
   /** After a checksum that differs: the next poll asks for a snapshot. */
   let snapshot = false;
-  /** The wait asked for: options.waitSeconds, shorter once a proxy cut a poll (src/modules/sync/catalogue/cut-poll.ts). */
-  let waitS = options.waitSeconds;
+  /** The wait asked for: options.waitSeconds, shorter while a proxy cuts polls (src/modules/sync/catalogue/cut-poll.ts). */
+  const wait = createPollWait(options.waitSeconds);
 
   /** One long poll and what it brought; the next poll follows at once. */
   async function step({ device: d, client }: StepContext): Promise<number> {
@@ -50,6 +52,7 @@ export function createPuller(deps: PullerDeps) {
     // A box of another tenant before (a data dir moved between boxes) starts from a snapshot.
     const after = state.tenantId === d.tenant ? state.rev : 0;
     const started = Date.now();
+    const waitS = wait.seconds();
     let res: CatalogueResponse;
     try {
       res = await centralClient.catalogue(
@@ -59,22 +62,26 @@ export function createPuller(deps: PullerDeps) {
         { ...client, requestTimeoutMs: client.requestTimeoutMs + waitS * 1000 },
       );
     } catch (err) {
-      const shorter = waitAfterCut(err, Date.now() - started, waitS);
+      const elapsedMs = Date.now() - started;
+      const shorter = wait.failed(err, elapsedMs);
       if (shorter === undefined) throw err;
       // Not the central's doing and nothing lost: ask again at once, ending before the cut from now on.
       log.warn(
-        { err: (err as Error).message, afterMs: Date.now() - started, waitSeconds: shorter },
-        'a catalogue poll was cut on its way (a proxy idle timeout?): asking for shorter waits',
+        { err: (err as Error).message, afterMs: elapsedMs, waitSeconds: shorter },
+        'catalogue polls are cut on their way (a proxy idle timeout?): asking for shorter waits',
       );
-      waitS = shorter;
+      if (state.lastError !== null) deps.clearError();
       return 0;
     }
+    wait.answered();
     if (typeof res !== 'object' || res === null)
       throw new CatalogueApplyError('the central answered with an unexpected body');
     if (res.mode === 'changes' && Array.isArray(res.items) && res.items.length === 0 && res.rev === after) {
       // Nothing new. The central's checksum at the box's own rev says whether the two still agree.
       if (state.checksum !== null && res.checksum !== state.checksum)
         throw new ChecksumMismatch(`drift at rev ${after}: asking for a snapshot`);
+      // The central answered and the two agree: an error recorded before is over (applying clears it too).
+      if (state.lastError !== null) deps.clearError();
     } else {
       const applied = deps.apply(d.tenant, res);
       log.info({ mode: res.mode, from: after, rev: res.rev, ...applied }, 'catalogue from the central applied');

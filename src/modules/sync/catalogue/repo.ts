@@ -60,6 +60,7 @@ export function createCatalogueRepo(db: Db) {
       'UPDATE catalogue_state SET tenant_id = ?, rev = ?, checksum = ?, applied_ms = ?, last_error = NULL WHERE id = 1',
     ),
     error: db.prepare('UPDATE catalogue_state SET last_error = ?, last_error_ms = ? WHERE id = 1'),
+    clearError: db.prepare('UPDATE catalogue_state SET last_error = NULL WHERE id = 1'),
     soldOut: db.prepare(
       `INSERT INTO hq_sold_out (tenant_id, venue_id, product_id, reason, since_ms, cat_rev) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, venue_id, product_id) DO UPDATE SET reason = excluded.reason, cat_rev = excluded.cat_rev`,
@@ -107,6 +108,7 @@ export function createCatalogueRepo(db: Db) {
     setApplied: (tenantId: string, rev: number, checksum: string, nowMs: number) =>
       s.applied.run(tenantId, rev, checksum, nowMs),
     setError: (message: string, nowMs: number) => s.error.run(message.slice(0, 500), nowMs),
+    clearError: () => s.clearError.run(),
     /** Marks a row written by the provisioning repo's upsert as the central's, at its rev. */
     mark(type: Keyed, tenantId: string, id: string, rev: number): void {
       if (type === 'tenant') mark.tenant!.run(rev, id);
