@@ -20,7 +20,7 @@ if (!pg15) {
 }
 
 /**
- * Two projects (README "Tests"): `unit`, the tests beside the code (src/**), which need no build and run in
+ * Three projects (README "Tests"): `unit`, the tests beside the code (src/**), which need no build and run in
  * well under a minute (`npm run test:unit`); `integration`, the tests in test/, which start the bundled box and
  * central as real processes, so the global setup builds dist/ first; `central-pg15`, the central's integration tests
  * again with every central on Debian's PostgreSQL 15 by URL instead of the embedded one.

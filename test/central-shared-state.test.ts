@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import {
@@ -7,6 +10,7 @@ import {
   startTestCentral,
   type TestCentral,
 } from './support/central.js';
+import { loadOrCreateKey } from '../src/shared/jwt.js';
 import { SimDevice } from './support/sim-device.js';
 
 // Central processes on one database share everything a request needs (docs/sync.md "Running it"): any of them
@@ -71,7 +75,7 @@ describe('two central processes on one database', () => {
 
     const started = Date.now();
     const poll = box.catalogue(rev, 20);
-    await new Promise((r) => setTimeout(r, 300)); // the poll is waiting at b
+    await new Promise((r) => setTimeout(r, 1000)); // the poll is waiting at b
     const patched = await fetch(a.url('/hq-api/api/products/zurek/price'), {
       method: 'PATCH',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -106,7 +110,49 @@ describe('two central processes on one database', () => {
   });
 });
 
+describe('a central whose data directory has a token key (before keys lived in the database)', () => {
+  test('its key moves into the database and signs as before: the tokens it issued stay good', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'vb-central-'));
+    const key = loadOrCreateKey(dataDir);
+    const old = await startTestCentral({ dataDir });
+    try {
+      const { access_token } = await signIn(old);
+      const header = JSON.parse(Buffer.from(access_token.split('.')[0]!, 'base64url').toString('utf8'));
+      expect(header.kid).toBe(key.kid);
+      expect(old.logs.some((l) => l.includes('token signing key stored in the database'))).toBe(true);
+    } finally {
+      await old.stop();
+    }
+  });
+});
+
 describe('a database user without the rights the central needs', () => {
+  test('one that may not create tables in a new database: exit 78 at start, naming what it lacks', async () => {
+    const admin = new pg.Client({ connectionString: a.databaseUrl });
+    await admin.connect();
+    const role = `visitor_${Date.now()}`;
+    const database = `empty_${Date.now()}`;
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'visitor-pw-1'`);
+      await admin.query(`CREATE DATABASE ${database}`);
+      await admin.query(`GRANT CONNECT ON DATABASE ${database} TO ${role}`);
+      const url = new URL(a.databaseUrl);
+      url.username = role;
+      url.password = 'visitor-pw-1';
+      url.pathname = `/${database}`;
+      const err = (await startTestCentral({ demo: false, args: ['--database-url', url.toString()] }).then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      )) as Error;
+      expect(err?.message).toMatch(/central exited with 78/);
+      expect(err.message).toMatch(/the database user cannot migrate its schema/);
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+      await admin.end();
+    }
+  });
+
   test('one that may read and write but not create partitions: exit 78 at start, naming what it lacks', async () => {
     const admin = new pg.Client({ connectionString: a.databaseUrl });
     await admin.connect();

@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +14,9 @@ export interface DebianPostgres {
   port: number;
   dir: string;
   /** pg_ctl stop -m fast: every connection is cut; the cluster's files stay. */
-  stopServer(): void;
+  stopServer(): Promise<void>;
   /** pg_ctl start again after stopServer. */
-  startServer(): void;
+  startServer(): Promise<void>;
   stop(): void;
 }
 
@@ -32,10 +33,11 @@ export async function startDebianPostgres(): Promise<DebianPostgres> {
     userInfo().uid === 0
       ? { uid: Number(execFileSync('id', ['-u', 'postgres'])), gid: Number(execFileSync('id', ['-g', 'postgres'])) }
       : undefined;
-  const run = (bin: string, args: string[]) =>
-    owner
-      ? execFileSync('runuser', ['-u', 'postgres', '--', join(DEBIAN_PG_BIN, bin), ...args], { stdio: 'pipe' })
-      : execFileSync(join(DEBIAN_PG_BIN, bin), args, { stdio: 'pipe' });
+  const argv = (bin: string, args: string[]): [string, string[]] =>
+    owner ? ['runuser', ['-u', 'postgres', '--', join(DEBIAN_PG_BIN, bin), ...args]] : [join(DEBIAN_PG_BIN, bin), args];
+  const run = (bin: string, args: string[]) => execFileSync(...argv(bin, args), { stdio: 'pipe' });
+  // Under load the test's own clients must go on meanwhile: not blocking this process's event loop.
+  const runAsync = (bin: string, args: string[]) => promisify(execFile)(...argv(bin, args)).then(() => undefined);
   const password = randomBytes(12).toString('hex');
   const pwfile = join(dir, 'pw');
   writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
@@ -58,14 +60,15 @@ export async function startDebianPostgres(): Promise<DebianPostgres> {
   ]);
   const port = await freePort();
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`;
-  const ctl = (...args: string[]) => run('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-w', '-o', options, ...args]);
+  const ctlArgs = (args: string[]) => ['-D', data, '-l', join(dir, 'log'), '-w', '-o', options, ...args];
+  const ctl = (...args: string[]) => run('pg_ctl', ctlArgs(args));
   ctl('start');
   return {
     port,
     dir,
     url: (name = 'postgres') => `postgres://postgres:${password}@127.0.0.1:${port}/${name}`,
-    stopServer: () => ctl('-m', 'fast', 'stop'),
-    startServer: () => ctl('start'),
+    stopServer: () => runAsync('pg_ctl', ctlArgs(['-m', 'fast', 'stop'])),
+    startServer: () => runAsync('pg_ctl', ctlArgs(['start'])),
     stop() {
       try {
         ctl('-m', 'fast', 'stop');

@@ -34,12 +34,15 @@ export async function startHaproxy(centralPorts: number[], extraEnv: Record<stri
   const until = Date.now() + 10_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`haproxy exited ${proc.exitCode}:\n${logs.join('\n')}`);
+    if (Date.now() > until) {
+      proc.kill('SIGKILL');
+      throw new Error(`haproxy did not answer:\n${logs.join('\n')}`);
+    }
     const up = await fetch(url('/healthz')).then(
       (r) => r.status === 200,
       () => false,
     );
     if (up) break;
-    if (Date.now() > until) throw new Error(`haproxy did not answer:\n${logs.join('\n')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   return {

@@ -53,8 +53,8 @@ export async function migrate(pool: Pool, target?: number): Promise<{ from: numb
 async function migrateOnce(pool: Pool, target?: number): Promise<{ from: number; to: number }> {
   return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    // No DDL unless there is something to do: a central whose user may not create tables runs on a schema
-    // migrated by its owner (docs/sync.md "Running it").
+    // No DDL unless there is something to do: a user without the rights the central needs is then told which
+    // ones by the check of the monthly partitions, which comes next (docs/sync.md "Several central processes").
     const exists = await client.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`);
     if (exists.rows[0]?.t == null) {
       await client.query(`CREATE TABLE schema_migrations (
