@@ -1,16 +1,18 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import {
   CENTRAL_DEMO,
+  centralCli,
   centralTokenRequest,
   hqTokenRequest,
   startTestCentral,
   type TestCentral,
 } from './support/central.js';
 import { loadOrCreateKey } from '../src/shared/jwt.js';
+import { freePort } from './support/ports.js';
 import { SimDevice } from './support/sim-device.js';
 
 // Central processes on one database share everything a request needs (docs/sync.md "Running it"): any of them
@@ -126,6 +128,33 @@ describe('a central whose data directory has a token key (before keys lived in t
   });
 });
 
+describe('a central started wrong: one line and an exit code that says whose move it is', () => {
+  test('a wrong password or database is 78 (a person must fix the URL); no server there is 69', async () => {
+    const wrong = new URL(a.databaseUrl);
+    wrong.password = 'not-the-password';
+    const denied = await startTestCentral({ demo: false, args: ['--database-url', wrong.toString()] }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect(String(denied)).toMatch(/central exited with 78/);
+    expect(String(denied)).toMatch(/the central's database refused the connection: .*check --database-url/);
+    expect(String(denied)).not.toMatch(/\n\s+at /); // no stack trace
+    const away = new URL(a.databaseUrl);
+    away.port = String(await freePort());
+    const refused = await startTestCentral({ demo: false, args: ['--database-url', away.toString()] }).catch(
+      (e: unknown) => e as Error,
+    );
+    expect(String(refused)).toMatch(/central exited with 69/);
+    expect(String(refused)).toMatch(/the central's database is not reachable/);
+  });
+
+  test('a command on the data dir of a central on its own PostgreSQL, without --database-url: 66, no new cluster', async () => {
+    const r = await centralCli(['devices', '--data-dir', b.dataDir]);
+    expect(r.code).toBe(66);
+    expect(r.stderr).toMatch(/no central database in .*--database-url/);
+    expect(existsSync(join(b.dataDir, 'postgres'))).toBe(false);
+  });
+});
+
 describe('a database user without the rights the central needs', () => {
   test('one that may not create tables in a new database: exit 78 at start, naming what it lacks', async () => {
     const admin = new pg.Client({ connectionString: a.databaseUrl });
@@ -174,7 +203,7 @@ describe('a database user without the rights the central needs', () => {
       )) as Error;
       expect(err?.message).toMatch(/central exited with 78/);
       expect(err.message).toMatch(/cannot create the monthly partitions of sync_events/);
-      expect(err.message).toMatch(/docs\/sync\.md "Running it"/);
+      expect(err.message).toMatch(/docs\/sync\.md "Several central processes"/);
     } finally {
       await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
       await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);

@@ -326,7 +326,8 @@ export const EXIT_CODES = {
   noInput: { code: 66, message: 'an input file or database that does not exist' },
   unavailable: {
     code: 69,
-    message: 'a service is not available: the port is in use, the embedded PostgreSQL did not start',
+    message:
+      "a service is not available: the port is in use, the embedded PostgreSQL did not start, the central's database is not reachable",
   },
   software: { code: 70, message: 'a bug: the message and its stack trace on stderr' },
   cantCreate: { code: 73, message: 'the data directory (or a file in it) cannot be created or written' },
@@ -335,7 +336,7 @@ export const EXIT_CODES = {
   config: {
     code: 78,
     message:
-      "the configuration is wrong: a config file, a cache directory, a native addon of the machine, the central's database user's rights",
+      "the configuration is wrong: a config file, a cache directory, a native addon of the machine, the central's database URL or its user's rights",
   },
 } as const satisfies Record<string, ExitSpec>;
 

@@ -31,6 +31,14 @@ export interface EmbeddedDatabase {
  */
 export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', log?: Logger): Promise<EmbeddedDatabase> {
   const pgDir = join(dataDir, PG_DIR);
+  // A command never makes a cluster: on a data dir of a central that runs on its own PostgreSQL, a new empty one
+  // would answer "no devices" instead of the truth.
+  if (mode === 'client' && !existsSync(join(pgDir, 'PG_VERSION'))) {
+    throw new ProcessError(
+      'noInput',
+      `no central database in ${dataDir}: give the running central's --data-dir, or --database-url for a central on its own PostgreSQL`,
+    );
+  }
   const facts = readFacts(dataDir) ?? { port: 0, user: 'postgres', password: randomBytes(24).toString('base64url') };
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const releaseClaim = mode === 'serve' ? claimDataDir(dataDir) : () => undefined;

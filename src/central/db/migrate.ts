@@ -1,7 +1,7 @@
 import type { Pool } from './pool.js';
 import { inTransaction } from './pool.js';
 import { ProcessError } from '../../shared/errors.js';
-import { lacksRights } from './rights.js';
+import { lacksRights } from './start-errors.js';
 import { sql as initial } from './migrations/0001-initial.js';
 import { sql as headProof } from './migrations/0002-head-proof.js';
 import { sql as catalogue } from './migrations/0003-catalogue.js';

@@ -2,6 +2,7 @@ import type { Logger } from '../../log.js';
 import { openEmbedded } from './embedded.js';
 import { migrate } from './migrate.js';
 import { createPool, type Pool } from './pool.js';
+import { cannotConnect } from './start-errors.js';
 
 export interface CentralDatabase {
   pool: Pool;
@@ -35,6 +36,6 @@ export async function openCentralDatabase(o: OpenOptions): Promise<CentralDataba
     return { pool, url, close };
   } catch (err) {
     await close();
-    throw err;
+    throw cannotConnect(err) ?? err;
   }
 }

@@ -1,5 +1,5 @@
 import { inTransaction, type Pool } from './pool.js';
-import { INSUFFICIENT_PRIVILEGE, lacksRights } from './rights.js';
+import { INSUFFICIENT_PRIVILEGE, lacksRights } from './start-errors.js';
 
 /** `sync_events_y2026m11` for the month of `ms` (UTC). */
 const nameOf = (year: number, month: number): string => `sync_events_y${year}m${String(month + 1).padStart(2, '0')}`;
@@ -17,7 +17,7 @@ const PARTITION_LOCK = 0x7e_57_ce_03;
  * Creates the raw events' partitions for the month of `nowMs` and the next one. Next month's exists before it
  * starts, so the DEFAULT partition stays empty: PostgreSQL refuses to attach a partition whose range already
  * has rows in the default one. Under an advisory lock: two processes' CREATE TABLE IF NOT EXISTS on one name
- * can still collide. A database user that may not create them is told what it lacks (docs/sync.md "Running it").
+ * can still collide. A database user that may not create them is told what it lacks (docs/sync.md "Several central processes").
  */
 export async function ensurePartitions(pool: Pool, nowMs: number): Promise<string[]> {
   try {

@@ -66,7 +66,7 @@ export function createDatabaseProbe(url: string, log: Logger, now: () => number 
       return {
         ok: false,
         reason: 'unreachable',
-        message: `the database does not answer within ${PROBE_TIMEOUT_MS} ms`,
+        message: 'the database is unreachable or did not answer in time',
       };
     }
   }
