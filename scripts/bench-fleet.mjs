@@ -131,8 +131,11 @@ async function runFleet(n) {
   console.log(`every box has its catalogue: ${ready}`);
 
   // A trickle of orders: each box about ORDERS_PER_MIN a minute, sent as the box sends them.
+  // Each at its own moment within the second: boxes are not in step.
   const trickle = setInterval(() => {
-    for (const b of boxes) if (Math.random() < ORDERS_PER_MIN / 60) b.addOrders(1);
+    for (const b of boxes) {
+      if (Math.random() < ORDERS_PER_MIN / 60) setTimeout(() => b.addOrders(1), Math.random() * 1000);
+    }
   }, 1000);
 
   // ---- 1. steady state
@@ -193,15 +196,17 @@ async function runFleet(n) {
       c.proc.kill(RESTART_SIGNAL);
     });
   await Promise.all(centrals.map(killed));
-  for (const b of boxes) b.addOrders(BACKLOG);
   const tStart = performance.now();
+  for (const b of boxes) {
+    b.heldMark = tStart;
+    b.addOrders(BACKLOG);
+  }
   centrals = await Promise.all(dirs.map((_, i) => startOne(i)));
   const tUp = performance.now();
   console.log(
     `3. restart: ${n} central(s) stopped (${RESTART_SIGNAL}) in ${ms(tStart - tKill)} ms, up again ${ms(tUp - tStart)} ms later`,
   );
-  const caughtAt = (b) =>
-    b.acked >= b.lastSeq && b.pollHeldAt >= tStart ? Math.max(b.ackedAt, b.pollHeldAt) : undefined;
+  const caughtAt = (b) => (b.acked >= b.lastSeq && b.firstHeldAt > 0 ? Math.max(b.ackedAt, b.firstHeldAt) : undefined);
   const all = await until(() => boxes.every((b) => caughtAt(b) !== undefined), RESTART_MAX_S + (tUp - tKill) / 1000);
   const caught = boxes.map(caughtAt).filter((x) => x !== undefined);
   const restart = {
@@ -209,7 +214,7 @@ async function runFleet(n) {
     allCaughtUp: all,
     fromUpS: spread(caught.map((x) => (x - tUp) / 1000)),
     backlogAckedS: spread(boxes.filter((b) => b.acked >= b.lastSeq).map((b) => (b.ackedAt - tUp) / 1000)),
-    pollingAgainS: spread(boxes.filter((b) => b.pollHeldAt >= tStart).map((b) => (b.pollHeldAt - tUp) / 1000)),
+    pollingAgainS: spread(boxes.filter((b) => b.firstHeldAt > 0).map((b) => (b.firstHeldAt - tUp) / 1000)),
     downS: +((tUp - tKill) / 1000).toFixed(1),
     cpu: server.cpuBetween(m3, meter()),
     peakRss: centrals.map((c) => server.rssOf(c.proc.pid).peakMiB),

@@ -55,7 +55,9 @@ export function fleetBoxClass(lib, agent, sync, stats) {
     /** When the box's backlog was last all acknowledged, and when its poll was last held by a central. */
     ackedAt = 0;
     pollHeldAt = 0;
-    pollSentAt = 0;
+    /** The first time a poll was held from `heldMark` on (0: none yet). */
+    firstHeldAt = 0;
+    heldMark = Number.POSITIVE_INFINITY;
     /** Called with (box, rev, at) when a poll brings a newer rev. */
     onRev = () => undefined;
     #wake;
@@ -196,12 +198,12 @@ export function fleetBoxClass(lib, agent, sync, stats) {
         try {
           this.#route = 'poll';
           const sentAt = performance.now();
-          this.pollSentAt = sentAt;
           const answer = this.#check(await this.catalogue(this.rev, waitS));
           const at = performance.now();
           // An answer with nothing new came when the central's wait ran out: it held the poll from waitS before.
           const idle = answer.rev === this.rev && answer.items.length === 0 && at - sentAt >= waitS * 1000;
           this.pollHeldAt = idle ? at - waitS * 1000 : at;
+          if (this.firstHeldAt === 0 && this.pollHeldAt >= this.heldMark) this.firstHeldAt = this.pollHeldAt;
           if (answer.rev > this.rev) {
             const before = this.rev;
             this.rev = answer.rev;
