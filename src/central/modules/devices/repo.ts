@@ -19,6 +19,8 @@ export interface DeviceRow {
   programVersion: string | null;
   /** Its architecture as its last update report said; null when it never sent one. */
   arch: string | null;
+  /** The catalogue rev it last asked with (docs/sync.md "Down: the catalogue"). */
+  catalogueRev: number;
 }
 
 export interface DeviceView {
@@ -55,7 +57,7 @@ export interface DeviceView {
 export const ONLINE_WITHIN_MINUTES = 15;
 
 const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, head_header, head_signature, pending_seq,
-  program_version, update_report->>'arch' AS arch`;
+  program_version, update_report->>'arch' AS arch, catalogue_rev`;
 // biome-ignore lint/suspicious/noExplicitAny: a pg row, whose columns are DEVICE's: typed by the mapping below.
 const toDevice = (r: Record<string, any>): DeviceRow => ({
   tenantId: r.tenant_id,
@@ -72,6 +74,7 @@ const toDevice = (r: Record<string, any>): DeviceRow => ({
   pendingSeq: r.pending_seq,
   programVersion: r.program_version,
   arch: r.arch,
+  catalogueRev: r.catalogue_rev,
 });
 
 /** A tail page stops adding events once it holds this many bytes of envelopes (it always holds one). */
