@@ -5,7 +5,8 @@
 // centrals' ports. Then: (1) steady state, (2) a price change reaching every long poll, (3) every central
 // restarted while each box gathers a backlog of BACKLOG events. The centrals and PostgreSQL run niced on core 1,
 // this client alone on core 0. Env: BOXES (1000), CENTRALS (1,3), STEADY_S (60), BACKLOG (100), CHANGES (3),
-// ORDERS_PER_MIN (1 a box), RESTART_MAX_S (150), RESTART_SIGNAL (SIGTERM).
+// ORDERS_PER_MIN (1 a box), RESTART_MAX_S (150), RESTART_SIGNAL (SIGTERM), HELLO_AFTER_BUSY (1; 0: a sender that
+// keeps its hello after a 429).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -226,6 +227,8 @@ async function runFleet(n) {
     centralLogged: logged,
   };
   console.log('3. restart', JSON.stringify(restart));
+  const behind = boxes.filter((b) => caughtAt(b) === undefined).slice(0, 5);
+  for (const b of behind) console.log('  not caught up:', JSON.stringify(b.state()));
 
   for (const b of boxes) b.stopped = true;
   agent.destroy();

@@ -47,6 +47,7 @@ export function fleetBoxClass(lib, agent, sync, stats) {
   const heartbeatMs = sync.heartbeatSeconds * 1000;
   const timeoutMs = sync.requestTimeoutSeconds * 1000;
   const waitS = sync.catalogueWaitSeconds;
+  const helloAfterBusy = process.env.HELLO_AFTER_BUSY !== '0';
 
   return class FleetBox extends SimDevice {
     acked = 0;
@@ -63,6 +64,12 @@ export function fleetBoxClass(lib, agent, sync, stats) {
     #wake;
     #woken = false;
     #route = 'other';
+
+    /** Where the box is, for a report of those that did not catch up. */
+    state() {
+      const { acked, lastSeq, rev, ackedAt, firstHeldAt, lastError } = this;
+      return { deviceId: this.deviceId, acked, lastSeq, rev, ackedAt, firstHeldAt, lastError };
+    }
 
     /** SimDevice's one exchange, on the fleet's agent, with the box's request timeout. */
     request(method, path, body, headers) {
@@ -166,7 +173,10 @@ export function fleetBoxClass(lib, agent, sync, stats) {
           attempt = 0;
         } catch (err) {
           if (!(err instanceof CentralError)) throw err;
-          helloDone = false;
+          this.lastError = `${performance.now().toFixed(0)} ${err.message}`;
+          // The box's sender says hello again after any failure; HELLO_AFTER_BUSY=0 tries a sender that keeps
+          // its hello after a 429, the central's "busy" (docs/performance.md "A thousand boxes").
+          if (err.status !== 429 || helloAfterBusy) helloDone = false;
           await sleep(retryDelay(err, ++attempt, loopOptions));
           continue;
         }
