@@ -6,7 +6,7 @@
 // restarted while each box gathers a backlog of BACKLOG events. The centrals and PostgreSQL run niced on core 1,
 // this client alone on core 0. Env: BOXES (1000), CENTRALS (1,3), STEADY_S (60), BACKLOG (100), CHANGES (3),
 // ORDERS_PER_MIN (1 a box), RESTART_MAX_S (150), RESTART_SIGNAL (SIGTERM), HELLO_AFTER_BUSY (1; 0: a sender that
-// keeps its hello after a 429).
+// keeps its hello after a 429), CENTRAL_NODE_ARGS (flags for the centrals' node, e.g. --cpu-prof).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -49,7 +49,9 @@ export async function freePort() {
  * by message into `logged` (a pool that timed out shows there as "request refused: the database is busy or away").
  */
 export async function startCentralOn(started, { dataDir, port, url, logged }) {
-  const args = ['dist/main.cjs', 'central', 'serve', '--demo', '--database-url', url];
+  // CENTRAL_NODE_ARGS: flags for the centrals' node ("--cpu-prof --cpu-prof-dir=DIR" profiles each until it stops).
+  const nodeArgs = (process.env.CENTRAL_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [...nodeArgs, 'dist/main.cjs', 'central', 'serve', '--demo', '--database-url', url];
   args.push('--host', '127.0.0.1', '--port', String(port), '--data-dir', dataDir);
   const proc = spawn('nice', onCore1(args), { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   started.push(proc);
@@ -149,7 +151,8 @@ export async function connectionSampler(url) {
       };
       // What the busy connections wait for, summed over the samples: a hot row shows as Lock:transactionid.
       const busy = await client.query(
-        `SELECT coalesce(wait_event_type || ':' || wait_event, 'running') AS w, count(*)::int AS n FROM pg_stat_activity
+        `SELECT state || ' ' || coalesce(wait_event_type || ':' || wait_event, 'running') AS w, count(*)::int AS n
+         FROM pg_stat_activity
          WHERE backend_type = 'client backend' AND state <> 'idle' AND pid <> pg_backend_pid() GROUP BY 1`,
       );
       for (const r of busy.rows) state.waits[r.w] = (state.waits[r.w] ?? 0) + r.n;
