@@ -165,9 +165,9 @@ export function createDeviceService(
     },
 
     /**
-     * One statement for a device whose key this central knows, two for the others (it was four): a box's sender
-     * says hello again after every failed step, a batch refused with 429 included (docs/sync.md "Talking to the
-     * central"), so a fleet coming back after a restart sends several hellos a box while it waits for a slot.
+     * One statement for a device whose key this central knows, two for the others: a box's sender says hello
+     * again after every failed step, a batch refused with 429 included (docs/sync.md "Talking to the central"), so
+     * a fleet coming back after a restart sends several hellos a box while it waits for an ingest slot.
      */
     async hello(req: HttpRequest, bodyText: string, body: HelloRequest): Promise<HelloResponse> {
       const receivedMs = now();
