@@ -283,6 +283,23 @@ describe('enrolment codes, devices, revocation', () => {
     const again = (await hqJson('GET', '/catalogue/status')).body;
     expect(again.devices.find((d: { deviceId: string }) => d.deviceId === sim.deviceId).catalogueRevAt).toBe(first);
   });
+
+  test('each rev a box asks with is acknowledged, an older one too; its answer names the changes after it', async () => {
+    const sim = await enrolledBox();
+    // One more rev, so that the rev before it is a cursor (rev 0 asks for a snapshot).
+    expect((await hq('PUT', `/warehouses/${randomUUID()}`, { name: 'acknowledged revs' })).status).toBe(200);
+    const { rev } = await catalogue();
+    const revOf = async () =>
+      (await hqJson('GET', '/catalogue/status')).body.devices.find(
+        (d: { deviceId: string }) => d.deviceId === sim.deviceId,
+      ).catalogueRev;
+    for (const after of [rev, rev - 1, rev - 1, rev]) {
+      const answer = await sim.catalogue(after);
+      expect(answer.body).toMatchObject({ rev, mode: 'changes', inbox: [] });
+      expect(answer.body.items.length > 0).toBe(after < rev);
+      expect(await revOf()).toBe(after);
+    }
+  });
 });
 
 describe('If-Match on catalogue changes', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { MAX_REQUEST_BYTES, PROTOCOL } from '../src/shared/sync-protocol.js';
+import { GENESIS_HASH, MAX_REQUEST_BYTES, PROTOCOL } from '../src/shared/sync-protocol.js';
 import { CENTRAL_DEMO, centralCli, startTestCentral, type TestCentral } from './support/central.js';
 import { enrolledDevice, SimDevice } from './support/sim-device.js';
 
@@ -132,6 +132,25 @@ describe('a batch', () => {
     expect(
       (await centralCli(['revoke', '00000000-0000-4000-8000-00000000beef', '--data-dir', central.dataDir])).code,
     ).toBe(1);
+  });
+
+  test('a hello after one that made its key known: revoked, another key, a newer protocol are refused as before', async () => {
+    const d = await enrolled();
+    const other = await enrolled();
+    expect((await d.hello()).body.head).toEqual({ epoch: 0, seq: 0, hash: GENESIS_HASH });
+    d.order();
+    expect((await d.send(1, 1)).status).toBe(200);
+    // The second hello takes the known key's one statement: it records the contact and answers the new head.
+    const again = await d.hello({ pendingSeq: 1 });
+    expect(again.body.head).toMatchObject({ epoch: 1, seq: 1, hash: d.events[0]!.hash });
+    // Signed by another device's key, named as this device: a bad signature whatever the central knows.
+    const forged = Object.assign(new SimDevice(d.baseUrl), { tenant: d.tenant, deviceId: d.deviceId });
+    Object.assign(forged.keys, { secretKey: other.keys.secretKey });
+    expect((await forged.hello()).status).toBe(401);
+    expect((await d.hello({ protocol: PROTOCOL + 1 })).body.codes[0].code).toBe('unsupportedProtocol');
+    expect((await centralCli(['revoke', d.deviceId, '--data-dir', central.dataDir])).code).toBe(0);
+    expect((await d.hello()).body).toMatchObject({ codes: [{ code: 'unauthorized' }] });
+    expect((await d.hello({ protocol: PROTOCOL + 1 })).status).toBe(401);
   });
 
   test('of an unknown protocol or a newer schema is a 426; nothing applied', async () => {

@@ -163,6 +163,8 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
   ): Promise<CatalogueResponse> {
     const answer = await sharedRead(tenantId, after, forceSnapshot);
     if (venueId === undefined) return answer;
+    // Changes up to the box's own cursor: no entry can be after it and at or below it (most polls, every idle one).
+    if (answer.mode === 'changes' && answer.rev <= after) return { ...answer, inbox: [] };
     const inbox = await createInboxRepo(pool).forBox(tenantId, venueId, after, answer.mode === 'snapshot', answer.rev);
     return { ...answer, inbox };
   }

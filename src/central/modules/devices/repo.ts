@@ -19,6 +19,8 @@ export interface DeviceRow {
   programVersion: string | null;
   /** Its architecture as its last update report said; null when it never sent one. */
   arch: string | null;
+  /** The catalogue rev it last asked with (docs/sync.md "Down: the catalogue"). */
+  catalogueRev: number;
 }
 
 export interface DeviceView {
@@ -55,7 +57,7 @@ export interface DeviceView {
 export const ONLINE_WITHIN_MINUTES = 15;
 
 const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, head_header, head_signature, pending_seq,
-  program_version, update_report->>'arch' AS arch`;
+  program_version, update_report->>'arch' AS arch, catalogue_rev`;
 // biome-ignore lint/suspicious/noExplicitAny: a pg row, whose columns are DEVICE's: typed by the mapping below.
 const toDevice = (r: Record<string, any>): DeviceRow => ({
   tenantId: r.tenant_id,
@@ -72,6 +74,7 @@ const toDevice = (r: Record<string, any>): DeviceRow => ({
   pendingSeq: r.pending_seq,
   programVersion: r.program_version,
   arch: r.arch,
+  catalogueRev: r.catalogue_rev,
 });
 
 /** A tail page stops adding events once it holds this many bytes of envelopes (it always holds one). */
@@ -196,10 +199,8 @@ export function createDeviceRepo(db: Queryable) {
       );
     },
     /**
-     * Contact without events (a hello, a replayed batch): the box's offset and backlog, never its events. A hello
-     * also says when its oldest pending event was made (`oldestPendingAtMs`, on the central's clock, null: nothing
-     * pending); nothing is pending either when the central's head already covers the box's newest event (its
-     * acknowledgement was lost). A batch (`undefined`) leaves that time as it is.
+     * Contact without events (a batch that moved no head): the box's backlog, and its clock offset and oldest pending
+     * time when given (`undefined` leaves them as they are). A hello writes all of that with recordHello.
      */
     async recordContact(
       tenantId: string,
@@ -224,20 +225,46 @@ export function createDeviceRepo(db: Queryable) {
         ],
       );
     },
-    /** What a hello says of the box's program: its version, and its update report (null from a box without one). */
-    async recordProgram(
+    /**
+     * A hello, in one statement: contact, clock offset, backlog, when its oldest pending event was made (on the
+     * central's clock, null: nothing pending; nothing is pending either when the head covers the box's newest
+     * event, its acknowledgement was lost) and its program with its update report (null from a box without one: the
+     * last report stays, its arch names the box's releases). Written only while the device is active and registered
+     * with `publicKey`, the key its signature was checked with; its head, or undefined when there is no such device.
+     */
+    async recordHello(
       tenantId: string,
       deviceId: string,
-      version: string,
-      report: UpdateReport | null,
-    ): Promise<void> {
-      await db.query(
-        // A hello without a report this central can read keeps the last one (its arch names the box's releases).
-        `UPDATE devices SET program_version = $3, update_report = COALESCE($4, update_report),
-           update_at = CASE WHEN $4::jsonb IS NULL THEN update_at ELSE now() END
-         WHERE tenant_id = $1 AND device_id = $2`,
-        [tenantId, deviceId, version, report === null ? null : JSON.stringify(report)],
+      publicKey: Buffer,
+      h: {
+        pendingSeq: number;
+        clockOffsetMs: number;
+        oldestPendingAtMs: number | null;
+        version: string;
+        report: UpdateReport | null;
+      },
+    ): Promise<Head | undefined> {
+      const { rows } = await db.query<{ head_epoch: number; head_seq: number; head_hash: string }>(
+        `UPDATE devices SET last_contact_at = now(), pending_seq = greatest(pending_seq, $4), clock_offset_ms = $5,
+                oldest_pending_at = CASE WHEN head_seq >= greatest(pending_seq, $4) THEN NULL
+                  ELSE to_timestamp($6 / 1000.0) END,
+                program_version = $7, update_report = COALESCE($8, update_report),
+                update_at = CASE WHEN $8::jsonb IS NULL THEN update_at ELSE now() END
+         WHERE tenant_id = $1 AND device_id = $2 AND status = 'active' AND public_key = $3
+         RETURNING head_epoch, head_seq, head_hash`,
+        [
+          tenantId,
+          deviceId,
+          publicKey,
+          h.pendingSeq,
+          h.clockOffsetMs,
+          h.oldestPendingAtMs,
+          h.version,
+          h.report === null ? null : JSON.stringify(h.report),
+        ],
       );
+      const r = rows[0];
+      return r && { epoch: r.head_epoch, seq: r.head_seq, hash: r.head_hash };
     },
     /**
      * Up to `limit` events after `after`, bounded by bytes too: events of up to MAX_EVENT_BYTES each would make a

@@ -33,6 +33,8 @@ export const ENROL_FAILURES = { burst: 10, refillSeconds: 60 };
 /** Devices: enrolment codes, enrolment, signed requests (hello and the tail), listing and revocation. */
 /** Unused, unexpired enrolment codes a tenant may hold at once from headquarters' API (docs/sync.md "API"). */
 export const MAX_LIVE_CODES = 50;
+/** Devices whose keys one central keeps in memory (about 100 bytes each); past it, it starts again from none. */
+const MAX_KNOWN_KEYS = 100_000;
 
 export function createDeviceService(
   pool: Pool,
@@ -44,22 +46,36 @@ export function createDeviceService(
 ) {
   const repo = createDeviceRepo(pool);
   const enrolFailures = createRateLimiter(ENROL_FAILURES, now);
+  /**
+   * The key of each device that signed a request here. A device's key never changes (a new key is a new
+   * enrolment, a new device id), so a hello checks its signature with the key it knows and writes in one statement
+   * that still requires the device to be active and registered with that key: a revoked device is refused at once.
+   */
+  const knownKeys = new Map<string, Buffer>();
+  const keyOf = (tenant: string, deviceId: string) => `${tenant}\n${deviceId}`;
+
+  /** Whether the request's x-signature is the device's over requestSigningText (path and query exactly as sent). */
+  function signedBy(req: HttpRequest, body: string, publicKey: Buffer): boolean {
+    const query = req.rawQuery;
+    const tenant = req.headers['x-tenant'] ?? '';
+    const deviceId = req.headers['x-device'] ?? '';
+    const text = requestSigningText(req.method, query ? `${req.path}?${query}` : req.path, tenant, deviceId, body);
+    const signature = Buffer.from(req.headers['x-signature'] ?? '', 'base64');
+    return verifyDetached(Buffer.from(text, 'utf8'), signature, publicKey);
+  }
 
   /** The device of a signed request (headers x-tenant, x-device, x-signature over requestSigningText). */
   async function authenticateSigned(req: HttpRequest, body: string): Promise<DeviceRow> {
     const tenant = req.headers['x-tenant'] ?? '';
     const deviceId = req.headers['x-device'] ?? '';
-    const signature = Buffer.from(req.headers['x-signature'] ?? '', 'base64');
     const device = tenant && deviceId ? await repo.device(tenant, deviceId) : undefined;
     if (device?.status !== 'active') throw unauthorized('unknown or revoked device');
     // A small-order key enrolled before enrolment refused them would verify forgeries: never trusted.
     if (!isAcceptableKey(device.publicKey))
       throw unauthorized('the device key is a small-order point; enrol the device again');
-    // The signature covers the path and query exactly as sent.
-    const query = req.rawQuery;
-    const text = requestSigningText(req.method, query ? `${req.path}?${query}` : req.path, tenant, deviceId, body);
-    if (!verifyDetached(Buffer.from(text, 'utf8'), signature, device.publicKey))
-      throw unauthorized('bad request signature');
+    if (!signedBy(req, body, device.publicKey)) throw unauthorized('bad request signature');
+    if (knownKeys.size >= MAX_KNOWN_KEYS) knownKeys.clear();
+    knownKeys.set(keyOf(tenant, deviceId), device.publicKey);
     return device;
   }
 
@@ -148,27 +164,36 @@ export function createDeviceService(
       }
     },
 
+    /**
+     * One statement for a device whose key this central knows, two for the others: a box's sender says hello
+     * again after every failed step, a batch refused with 429 included (docs/sync.md "Talking to the central"), so
+     * a fleet coming back after a restart sends several hellos a box while it waits for an ingest slot.
+     */
     async hello(req: HttpRequest, bodyText: string, body: HelloRequest): Promise<HelloResponse> {
       const receivedMs = now();
-      const device = await authenticateSigned(req, bodyText);
-      if (body.protocol > PROTOCOL || body.schema > SCHEMA) {
-        throw AppError.of('unsupportedProtocol', `this central speaks protocol ${PROTOCOL}, schema ${SCHEMA}`);
-      }
+      const tenant = req.headers['x-tenant'] ?? '';
+      const deviceId = req.headers['x-device'] ?? '';
+      const newer = body.protocol > PROTOCOL || body.schema > SCHEMA;
+      // A newer protocol is refused with 426 only once the device is known to be active: the full check first.
+      const known = newer ? undefined : knownKeys.get(keyOf(tenant, deviceId));
+      const publicKey =
+        known && signedBy(req, bodyText, known) ? known : (await authenticateSigned(req, bodyText)).publicKey;
+      if (newer) throw AppError.of('unsupportedProtocol', `this central speaks protocol ${PROTOCOL}, schema ${SCHEMA}`);
       // Clocks are data: the offset is recorded for people to see, never used to refuse anything.
       const offsetMs = Math.round(body.boxTimeMs - receivedMs);
-      await repo.recordContact(
-        device.tenantId,
-        device.deviceId,
-        body.pendingSeq,
-        offsetMs,
-        centralTime(body.oldestPendingMs, offsetMs),
-      );
       // A report this central does not know (a newer box's new state) is left out, never a reason to refuse the hello.
       const report = RELEASE_CHECKS.report.Check(body.update) ? body.update : null;
-      await repo.recordProgram(device.tenantId, device.deviceId, report?.version ?? body.version, report);
-      if (report) await hooks.onUpdateReport?.(device.tenantId);
-      const fresh = await repo.device(device.tenantId, device.deviceId);
-      return { head: fresh!.head, serverTimeMs: now(), protocols: [PROTOCOL], schema: SCHEMA };
+      const head = await repo.recordHello(tenant, deviceId, publicKey, {
+        pendingSeq: body.pendingSeq,
+        clockOffsetMs: offsetMs,
+        oldestPendingAtMs: centralTime(body.oldestPendingMs, offsetMs),
+        version: report?.version ?? body.version,
+        report,
+      });
+      // Revoked (or gone) since its key was read: refused as the full check would have.
+      if (!head) throw unauthorized('unknown or revoked device');
+      if (report) await hooks.onUpdateReport?.(tenant);
+      return { head, serverTimeMs: now(), protocols: [PROTOCOL], schema: SCHEMA };
     },
 
     async tail(req: HttpRequest, after: number, limit: number): Promise<TailResponse> {
