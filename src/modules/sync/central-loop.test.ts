@@ -45,6 +45,14 @@ test('the first retry waits retryMinMs, then the step doubles up to retryMaxMs; 
   await loop.stop();
 });
 
+test("a busy central's Retry-After is not a failed attempt: the backoff after it starts from the first step", async () => {
+  const busy = () => new CentralError(429, 'busy', undefined, 2);
+  const { loop, waits } = harness([...Array.from({ length: 6 }, busy), unreachable(), unreachable()]);
+  await vi.advanceTimersByTimeAsync(60_000);
+  expect(waits).toEqual([2000, 2000, 2000, 2000, 2000, 2000, 1000, 2000]);
+  await loop.stop();
+});
+
 test('the jitter stays between retryMinMs and the step: never below retryMinMs', () => {
   const err = unreachable();
   expect(retryDelay(err, 1, options, () => 0)).toBe(1000);

@@ -47,6 +47,10 @@ export interface CentralLoop {
 }
 
 /** 401 and 403: the central refuses this device (revoked, or not the key it registered). 426: upgrade the box. */
+/** A 429 or 503 with Retry-After: the central answered, busy or restarting, and said when to come back. */
+const toldWhen = (err: unknown): err is CentralError & { retryAfterS: number } =>
+  err instanceof CentralError && err.retryAfterS !== undefined && (err.status === 429 || err.status === 503);
+
 export const isRefusal = (err: unknown): boolean => err instanceof CentralError && [401, 403, 426].includes(err.status);
 
 /**
@@ -63,9 +67,7 @@ export function retryDelay(
 ): number {
   const { retryMinMs: min } = options;
   const max = Math.max(min, options.retryMaxMs);
-  if (err instanceof CentralError && err.retryAfterS !== undefined && (err.status === 429 || err.status === 503)) {
-    return Math.min(max, Math.max(min, err.retryAfterS * 1000));
-  }
+  if (toldWhen(err)) return Math.min(max, Math.max(min, err.retryAfterS * 1000));
   if (isRefusal(err)) return max;
   const step = Math.min(max, min * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
   return Math.round(min + random() * (step - min));
@@ -150,7 +152,9 @@ export function createCentralLoop(deps: CentralLoopDeps): CentralLoop {
       } catch (err) {
         if (stopped) break;
         if (!failure(err)) throw err;
-        attempt++;
+        // Being told when to come back is not a failed attempt: a box sent away a few times by a central busy
+        // after a restart would otherwise wait minutes at the next network error.
+        if (!toldWhen(err)) attempt++;
         const delay = retryDelay(err, attempt, options, deps.random);
         deps.failed(err, delay);
         // A wake does not cut a backoff short: the retry takes along whatever woke it.
