@@ -28,6 +28,18 @@ export interface ParsedEvent {
   body: unknown;
 }
 
+/** What `readEnvelope` gives for a text that is not JSON. */
+export const NOT_JSON: unique symbol = Symbol('not JSON');
+
+/** An envelope's text parsed once, for both the raw event's columns and `checkEvent`; NOT_JSON when it is not JSON. */
+export function readEnvelope(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
 /**
  * Checks one envelope's text against the rules every event must keep, with the protocol's own schemas
  * (src/shared/sync-messages.ts); returns what the projection needs. An event failing them is a dead letter, never
@@ -35,12 +47,12 @@ export interface ParsedEvent {
  * `tenant` is the device's: an event naming another tenant is never projected.
  */
 export function parseEvent(text: string, tenant: string): ParsedEvent {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return fail('not JSON');
-  }
+  return checkEvent(readEnvelope(text), tenant);
+}
+
+/** `parseEvent` of an envelope parsed already (`readEnvelope`). */
+export function checkEvent(value: unknown, tenant: string): ParsedEvent {
+  if (value === NOT_JSON) return fail('not JSON');
   const kindOf = (value as { kind?: unknown } | null)?.kind;
   if (typeof kindOf === 'string' && !Object.hasOwn(ENVELOPE_KINDS, kindOf))
     fail(`unknown kind ${kindOf.slice(0, 100)}`);
