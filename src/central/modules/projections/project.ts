@@ -128,7 +128,6 @@ export async function projectEvent(
       // another device sent (below).
       const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
       if (!(await venuesKnown(venueIds))) fail(`order names a venue that is not the tenant's`);
-      const orderJson = JSON.stringify(b.order);
       const createdAt = dateOf(b.order.created, 'order.created');
       if (orders) {
         orders.push({
@@ -138,13 +137,12 @@ export async function projectEvent(
           status: b.order.status,
           venueIds,
           createdAt,
-          json: orderJson,
-          commandJson: JSON.stringify(b.command),
           confirmedAt: b.command.confirmedAt,
           contact: b.detail.contact,
         });
         return;
       }
+      const orderJson = JSON.stringify(b.order);
       // An order belongs to the device that first sent it (each kind of data has one writer): another device
       // sending the same id, by mistake or on purpose, must not turn it back to an older version.
       const { written, owner } = await repo.upsertOrder(source, {
@@ -224,7 +222,8 @@ export async function projectEvent(
 
 /**
  * The batch's kept order events in one go, then their report facts; an order another device owns breaks a rule
- * (the caller goes slow).
+ * (the caller goes slow). Their envelopes must be stored already (sync_events, this hour): the order and command
+ * JSON are taken from there.
  */
 export async function flushOrders(
   db: Queryable,

@@ -9,8 +9,6 @@ export interface PendingOrder {
   status: string;
   venueIds: string[];
   createdAt: Date;
-  json: string;
-  commandJson: string;
   /** For the report facts (facts.ts): the command's confirmedAt and the event's detail.contact. */
   confirmedAt: string;
   contact: Record<string, string> | null;
@@ -21,16 +19,6 @@ export interface Source {
   deviceId: string;
   seq: number;
 }
-
-/**
- * Texts without a newline (envelopes, which are the lines of a batch; JSON.stringify's output) as one text, each
- * ended by a newline: SQL reads them back in order with `string_to_table($n, E'\n')` in a ROWS FROM beside the
- * other columns' unnest(), and drops the one empty row after the last newline (its other columns are null). An
- * empty text stays a row. Big texts travel so, not as text[]: pg escapes every character of an array literal and
- * PostgreSQL parses it again, which cost more than the rest of their way (docs/performance.md "Draining a busy
- * day at 5,000 events/s").
- */
-export const textLines = (texts: string[]): string => `${texts.join('\n')}\n`;
 
 /** SQL of the projections: orders and their versions, stock documents, ledger and balances, sold out. */
 export function createProjectionRepo(db: Queryable) {
@@ -89,25 +77,27 @@ export function createProjectionRepo(db: Queryable) {
       deviceId: string,
       events: PendingOrder[],
     ): Promise<{ written: Set<string>; foreign: string[] }> {
-      // One statement: each event's JSON is parsed into jsonb once, for its version and, when it is its order's
-      // newest of the batch, for the orders row (parsing JSON was a third of PostgreSQL's time in the drain).
+      // One statement, each event's JSON parsed into jsonb once for its version and, when it is its order's newest
+      // of the batch, for the orders row. The JSON is read from the envelope the ingest has just stored, not sent
+      // again: sending it was half the bytes the central wrote to PostgreSQL, and writing them was its largest cost
+      // (docs/performance.md "Draining a busy day at 5,000 events/s"). An envelope not found there (none stored
+      // this hour) gives a null, which the NOT NULL columns refuse: the caller then goes event by event, with the
+      // JSON the central parsed. `received_at` this hour keeps the lookup to the newest partitions.
       const newest = [...new Map(events.map((e) => [e.id, e])).values()];
       const written = await db.query<{ order_id: string }>({
         name: 'project-orders',
         text: `WITH input AS MATERIALIZED (
-           SELECT o, s, v, st, vi, c, d::jsonb AS d, cmd::jsonb AS cmd
-           FROM ROWS FROM (unnest($3::text[]), unnest($4::int[]), unnest($5::bigint[]), unnest($6::text[]),
-             unnest($7::text[]), unnest($8::timestamptz[]), string_to_table($9::text, E'\\n'),
-             string_to_table($10::text, E'\\n')) AS t(o, v, s, st, vi, c, d, cmd)
-           WHERE o IS NOT NULL
+           SELECT o, v, s, st, vi, c, (SELECT e.envelope::jsonb -> 'body' FROM sync_events e
+             WHERE e.tenant_id = $1 AND e.device_id = $2 AND e.seq = t.s AND e.received_at > now() - interval '1 hour') AS b
+           FROM unnest($3::text[], $4::int[], $5::bigint[], $6::text[], $7::text[], $8::timestamptz[]) AS t(o, v, s, st, vi, c)
          ), versions AS (
            INSERT INTO order_versions (tenant_id, order_id, device_id, seq, version, data, command)
-           SELECT $1, o, $2, s, v, d, cmd FROM input
+           SELECT $1, o, $2, s, v, b -> 'order', b -> 'command' FROM input
            ON CONFLICT DO NOTHING
          )
          INSERT INTO orders (tenant_id, order_id, device_id, version, last_seq, status, venue_ids, created_at, data)
-         SELECT $1, o, $2, v, s, st, ARRAY(SELECT jsonb_array_elements_text(vi::jsonb)), c, d
-         FROM input WHERE s = ANY($11::bigint[])
+         SELECT $1, o, $2, v, s, st, ARRAY(SELECT jsonb_array_elements_text(vi::jsonb)), c, b -> 'order'
+         FROM input WHERE s = ANY($9::bigint[])
          ON CONFLICT (tenant_id, order_id) DO UPDATE SET version = EXCLUDED.version,
            last_seq = EXCLUDED.last_seq, status = EXCLUDED.status, venue_ids = EXCLUDED.venue_ids,
            created_at = EXCLUDED.created_at, data = EXCLUDED.data, updated_at = now()
@@ -122,8 +112,6 @@ export function createProjectionRepo(db: Queryable) {
           events.map((e) => e.status),
           events.map((e) => JSON.stringify(e.venueIds)),
           events.map((e) => e.createdAt),
-          textLines(events.map((e) => e.json)),
-          textLines(events.map((e) => e.commandJson)),
           newest.map((e) => e.seq),
         ],
       });
