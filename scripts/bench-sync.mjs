@@ -108,7 +108,17 @@ const cpuSplit = (boxPid, centralPid) => ({
 
 const { started, tmp } = benchRun();
 
-const pin = (core) => execFileSync('taskset', ['-apc', String(core), String(process.pid)], { stdio: 'ignore' });
+/** This process's threads onto `core`; again when one of them ended while taskset walked them (taskset fails). */
+const pin = (core) => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync('taskset', ['-apc', String(core), String(process.pid)], { stdio: 'ignore' });
+      return;
+    } catch (err) {
+      if (attempt === 5) throw err;
+    }
+  }
+};
 
 // ---- 1 and 2: one box, one central.
 pin(1);
