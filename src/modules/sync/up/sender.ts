@@ -6,7 +6,7 @@ import { type StepContext, createCentralLoop } from '../central-loop.js';
 import { CentralError, centralClient, type ClientOptions } from '../client.js';
 import { type Device, loadDevice } from '../enrolment/device.js';
 import { reconcile, type Reinstater, SyncStateError } from '../reconcile/reconcile.js';
-import type { OutboxRow, SyncRepo } from '../repo.js';
+import type { SendRow, SyncRepo } from '../repo.js';
 import type { Signer } from '../enrolment/signer.js';
 import type { UpdateReport } from '../../../shared/release-schemas.js';
 
@@ -229,28 +229,21 @@ export function createSender(deps: SenderDeps) {
    * while a backlog drains. The chunks go to the socket as they are (batchParts), never joined into one buffer.
    */
   async function readBatch(ackedSeq: number): Promise<Batch> {
-    const rows: OutboxRow[] = [];
+    const rows: SendRow[] = [];
     const chunks: Buffer[] = [];
     let bytes = 0;
     for (let after = ackedSeq; ; ) {
-      const chunk = repo.after(after, READ_CHUNK);
+      const chunk = repo.toSend(after, READ_CHUNK);
+      const parts: Buffer[] = [];
       let taken = 0;
       for (const r of chunk) {
-        bytes += Buffer.byteLength(r.envelope) + 1;
+        bytes += r.envelope.length + 1;
         if ((rows.length > 0 && bytes > MAX_BATCH_BYTES) || rows.length === MAX_BATCH_EVENTS) break;
+        if (taken++ > 0) parts.push(NEWLINE);
+        parts.push(r.envelope);
         rows.push(r);
-        taken++;
       }
-      if (taken > 0)
-        chunks.push(
-          Buffer.from(
-            chunk
-              .slice(0, taken)
-              .map((r) => r.envelope)
-              .join('\n'),
-            'utf8',
-          ),
-        );
+      if (taken > 0) chunks.push(Buffer.concat(parts));
       if (taken < READ_CHUNK || chunk.length < READ_CHUNK) return { rows, chunks };
       after = chunk.at(-1)!.seq;
       await new Promise((resolve) => setImmediate(resolve));
@@ -274,8 +267,9 @@ export type Sender = ReturnType<typeof createSender>;
 
 /** A batch's rows and their envelopes encoded, a few dozen a chunk (readBatch). */
 interface Batch {
-  rows: OutboxRow[];
+  rows: SendRow[];
   chunks: Buffer[];
 }
 
 const READ_CHUNK = 50;
+const NEWLINE = Buffer.from('\n');
