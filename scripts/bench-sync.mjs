@@ -6,7 +6,7 @@
 // core 1, niced; the load generator (this process) runs on core 1 in (1) and (2), where the niced central yields
 // to it, and on core 0, alone, in (3) (the box is stopped by then).
 import { execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSimDevice } from './lib/sim-device.mjs';
 import { demo, orderLoad, pinBox, quantile, startBox, token, withForeignCpu } from './lib/box.mjs';
@@ -40,16 +40,85 @@ const status = (dataDir) => JSON.parse(cli(['sync', 'status', '--data-dir', data
 /** The measured processes: the box, the central with its PostgreSQL, and this load generator. */
 const allPids = (procs) => () => [process.pid, ...procs.flatMap((p) => treeOf(p.pid))];
 
-/** The order load of (1) and (2): a staff user's order/new at RATE/s; confirmation latency p50/p99 in ms. */
-async function orderP99(base, seconds) {
+/**
+ * The order load of (1) and (2): a staff user's order/new at RATE/s for `seconds`, while `watch` polls the box's
+ * sync status every 100 ms (in both runs, so both carry its cost). Confirmation latency p50/p99 in ms, over all
+ * orders and over those due before `watch` said the backlog was drained (`drainedAt`, performance.now()).
+ */
+async function orderP99(base, seconds, watch = () => false) {
   const { access_token: t } = await token(base, 'kelner', 'kelner-demo-1');
-  const lat = await orderLoad(base, t, RATE, seconds);
-  return { p50Ms: +quantile(lat, 0.5).toFixed(2), p99Ms: +quantile(lat, 0.99).toFixed(2), n: lat.length };
+  const due = [];
+  const origFetch = globalThis.fetch;
+  globalThis.fetch = (url, init) => {
+    const at = performance.now();
+    return origFetch(url, init).then((res) => {
+      due.push({ at, ms: performance.now() - at });
+      return res;
+    });
+  };
+  let drainedAt;
+  let loading = true;
+  const polling = (async () => {
+    while (drainedAt === undefined && loading) {
+      const res = await origFetch(`${base}/sync-api/api/status`, { headers: { authorization: `Bearer ${t}` } });
+      if (watch(await res.json())) drainedAt = performance.now();
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  let lat;
+  try {
+    lat = await orderLoad(base, t, RATE, seconds);
+  } finally {
+    globalThis.fetch = origFetch;
+    loading = false;
+  }
+  await polling;
+  const inDrain = due
+    .filter((d) => drainedAt === undefined || d.at <= drainedAt)
+    .map((d) => d.ms)
+    .sort((a, b) => a - b);
+  const q = (xs, p) => +quantile(xs, p).toFixed(2);
+  return {
+    p50Ms: q(lat, 0.5),
+    p99Ms: q(lat, 0.99),
+    n: lat.length,
+    drainedAt,
+    inDrain: { p50Ms: q(inDrain, 0.5), p99Ms: q(inDrain, 0.99), n: inDrain.length },
+  };
 }
+
+/** CPU seconds used so far by a process (all its threads), by its descendants, and by the box. */
+const ticksOf = (pid) => {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+};
+const HZ = 100;
+const cpuSplit = (boxPid, centralPid) => ({
+  box: ticksOf(boxPid) / HZ,
+  central: ticksOf(centralPid) / HZ,
+  postgres:
+    treeOf(centralPid)
+      .slice(1)
+      .reduce((s, p) => s + ticksOf(p), 0) / HZ,
+});
 
 const { started, tmp } = benchRun();
 
-const pin = (core) => execFileSync('taskset', ['-apc', String(core), String(process.pid)], { stdio: 'ignore' });
+/** This process's threads onto `core`; again when one of them ended while taskset walked them (taskset fails). */
+const pin = (core) => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync('taskset', ['-apc', String(core), String(process.pid)], { stdio: 'ignore' });
+      return;
+    } catch (err) {
+      if (attempt === 5) throw err;
+    }
+  }
+};
 
 // ---- 1 and 2: one box, one central.
 pin(1);
@@ -81,26 +150,47 @@ await driveVenueDay(box.base, { orders: ORDERS, documents: Math.round(ORDERS / 1
 const backlog = status(boxDir).backlog;
 console.log(`  backlog ${backlog} events`);
 
-// The central comes back on the port the box knows.
+// The central comes back on the port the box knows. The drain is timed from then until the central acknowledged
+// the whole backlog (the orders taken meanwhile interleave with it: every event acknowledged by then counts).
+// It is also timed from the box's first answer from the central (its hello, after up to sync.retryMaxMs of backoff).
+const { newestSeq: target, ackedSeq: ackedBefore, lastSuccessAt: contactBefore } = status(boxDir);
 central = await startCentralOn(centralDir, port);
 pinEventLoop();
 const drainStart = performance.now();
+const cpuBefore = cpuSplit(box.proc.pid, central.proc.pid);
+let cpuDrain;
+let ackedAtDrained = 0;
+let contactAt;
 console.log('draining, with the same order load on the box meanwhile...');
 const during = await withForeignCpu(allPids([box.proc, central.proc]), async () => {
-  const load = orderP99(box.base, 10);
-  const r = await load;
+  const r = await orderP99(box.base, 10, (s) => {
+    if (contactAt === undefined && s.lastSuccessAt !== contactBefore) contactAt = performance.now();
+    if (s.ackedSeq < target) return false;
+    cpuDrain = cpuSplit(box.proc.pid, central.proc.pid);
+    ackedAtDrained = s.ackedSeq;
+    return true;
+  });
   return { ...r, backlogAfterLoad: status(boxDir).backlog };
 });
-for (;;) {
+let drainEnd = during.drainedAt;
+while (drainEnd === undefined) {
   const s = status(boxDir);
-  if (s.backlog === 0) break;
-  await new Promise((r) => setTimeout(r, 200));
+  if (s.ackedSeq >= target) {
+    drainEnd = performance.now();
+    cpuDrain = cpuSplit(box.proc.pid, central.proc.pid);
+    ackedAtDrained = s.ackedSeq;
+  } else await new Promise((r) => setTimeout(r, 100));
 }
-const drainS = (performance.now() - drainStart) / 1000;
-const drainRate = Math.round((backlog + RATE * 10) / drainS);
-console.log(`  drained ${backlog} + ${RATE * 10} events in ${drainS.toFixed(1)} s: ${drainRate} events/s`);
+const drainS = (drainEnd - drainStart) / 1000;
+const drainRate = Math.round((ackedAtDrained - ackedBefore) / drainS);
+const contactS = ((contactAt ?? drainStart) - drainStart) / 1000;
+const drainRateFromContact = Math.round((ackedAtDrained - ackedBefore) / (drainS - contactS));
+const cpuUsed = Object.fromEntries(Object.entries(cpuDrain).map(([k, v]) => [k, +(v - cpuBefore[k]).toFixed(1)]));
 console.log(
-  `  order p50 ${during.p50Ms} ms, p99 ${during.p99Ms} ms while draining (backlog still ${during.backlogAfterLoad} after the load; foreign CPU ${during.foreignCpuPct}%)`,
+  `  drained ${ackedAtDrained - ackedBefore} events (the backlog of ${backlog} and orders taken meanwhile) in ${drainS.toFixed(1)} s: ${drainRate} events/s; the box's first contact after ${contactS.toFixed(1)} s, ${drainRateFromContact} events/s from there; CPU s meanwhile ${JSON.stringify(cpuUsed)}`,
+);
+console.log(
+  `  order p50 ${during.p50Ms} ms, p99 ${during.p99Ms} ms over the 10 s load; p50 ${during.inDrain.p50Ms} ms, p99 ${during.inDrain.p99Ms} ms over the ${during.inDrain.n} orders due while the backlog drained (backlog ${during.backlogAfterLoad} after the load; foreign CPU ${during.foreignCpuPct}%)`,
 );
 await stop(box.proc);
 await stop(central.proc);
@@ -183,10 +273,15 @@ console.log(
     drainEventsPerSecond: drainRate,
     backlog,
     drainSeconds: +drainS.toFixed(1),
+    drainEventsPerSecondFromContact: drainRateFromContact,
+    firstContactSeconds: +contactS.toFixed(1),
     idleOrderP99Ms: idle.p99Ms,
     drainingOrderP99Ms: during.p99Ms,
     idleOrderP50Ms: idle.p50Ms,
     drainingOrderP50Ms: during.p50Ms,
+    inDrainOrderP99Ms: during.inDrain.p99Ms,
+    inDrainOrders: during.inDrain.n,
+    drainCpuS: cpuUsed,
     ingestEventsPerSecond: ingestRate,
     ingestBatchP99Ms: +quantile(batchLatency, 0.99).toFixed(0),
     devices: DEVICES,

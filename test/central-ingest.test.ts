@@ -200,6 +200,27 @@ describe('a batch', () => {
     });
   });
 
+  test('an empty event line is a dead letter, amid others or alone; the events around it are kept', async () => {
+    const d = await enrolled();
+    d.order();
+    d.append('', '', null, { text: '' });
+    d.order();
+    d.append('', '', null, { text: '' });
+    d.order();
+    const res = await d.send(1, 5);
+    expect(res.status).toBe(200);
+    expect(res.body.ackedSeq).toBe(5);
+    expect(res.body.deadLetters.map((x: any) => x.seq)).toEqual([2, 4]);
+    expect(await ordersOf(d)).toHaveLength(3);
+    d.append('', '', null, { text: '' });
+    const alone = await d.send(6, 6);
+    expect(alone.body).toMatchObject({ ackedSeq: 6, deadLetters: [{ seq: 6 }] });
+    expect((await d.send(1, 6)).status).toBe(200);
+    // Every event is kept as it came, the empty ones too.
+    const tail = await d.tail(0);
+    expect(tail.body.events.map((e: any) => e.envelope)).toEqual(d.events.map((e) => e.envelope));
+  });
+
   test('from a box whose clock is a year off and then jumps back is accepted; the offset is reported', async () => {
     const d = await enrolled();
     d.clockMs = Date.now() + 365 * 86_400_000;

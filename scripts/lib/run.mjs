@@ -62,8 +62,12 @@ export function treeOf(pid) {
   return [pid, ...children.flatMap(treeOf)];
 }
 
-/** `central serve --demo` niced on core 1 (beside the load generator), added to `started`; resolves once listening. */
+/**
+ * `central serve --demo` niced on core 1 (beside the load generator), added to `started`; resolves once listening.
+ * CENTRAL_NODE_ARGS passes flags to the central's node, as BOX_NODE_ARGS to the box's (scripts/lib/box.mjs).
+ */
 export function startCentral(started, dataDir, { port = 0, args = [] } = {}) {
+  const nodeArgs = (process.env.CENTRAL_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const proc = spawn(
     'nice',
     [
@@ -73,6 +77,7 @@ export function startCentral(started, dataDir, { port = 0, args = [] } = {}) {
       '-c',
       '1',
       process.execPath,
+      ...nodeArgs,
       'dist/main.cjs',
       'central',
       'serve',

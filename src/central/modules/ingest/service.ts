@@ -11,7 +11,16 @@ import type { BatchAck, Head } from '../../../shared/sync-messages.js';
 import { type Client, inTransaction, type Pool } from '../../db/pool.js';
 import { isAcceptableKey } from '../../../shared/public-key.js';
 import { createDeviceRepo, type DeviceRow } from '../devices/repo.js';
-import { flushOrders, type KnownIds, noneKnown, parseEvent, projectEvent, RuleBroken } from '../projections/project.js';
+import {
+  checkEvent,
+  flushOrders,
+  type KnownIds,
+  NOT_JSON,
+  noneKnown,
+  projectEvent,
+  readEnvelope,
+  RuleBroken,
+} from '../projections/project.js';
 import type { PendingOrder } from '../projections/repo.js';
 import { readBatch } from './frame.js';
 import type { IngestLimiter } from './limiter.js';
@@ -105,7 +114,9 @@ export function createIngestService(deps: IngestDeps) {
     const fresh: RawEvent[] = [];
     for (let seq = Math.max(h.firstSeq, next); seq <= h.lastSeq; seq++) {
       const envelope = batch.envelopes[seq - h.firstSeq]!;
-      fresh.push({ seq, envelope, hash: hashes[seq - h.firstSeq]!, ...columnsOf(envelope) });
+      // Parsed once: for the raw event's columns here and for its projection.
+      const value = readEnvelope(envelope);
+      fresh.push({ seq, envelope, value, hash: hashes[seq - h.firstSeq]!, ...columnsOf(value) });
     }
     await repo.insertEvents(h.tenant, h.deviceId, h.epoch, fresh);
     await projectAll(client, h.tenant, h.deviceId, fresh);
@@ -141,7 +152,7 @@ export function createIngestService(deps: IngestDeps) {
     try {
       const orders: PendingOrder[] = [];
       for (const e of events)
-        await projectEvent(client, { tenantId, deviceId, seq: e.seq }, parseEvent(e.envelope, tenantId), known, orders);
+        await projectEvent(client, { tenantId, deviceId, seq: e.seq }, checkEvent(e.value, tenantId), known, orders);
       await flushOrders(client, tenantId, deviceId, orders);
       await client.query('RELEASE SAVEPOINT batch');
       return;
@@ -164,7 +175,7 @@ export function createIngestService(deps: IngestDeps) {
   ): Promise<void> {
     await client.query('SAVEPOINT event');
     try {
-      await projectEvent(client, { tenantId, deviceId, seq: e.seq }, parseEvent(e.envelope, tenantId), known);
+      await projectEvent(client, { tenantId, deviceId, seq: e.seq }, checkEvent(e.value, tenantId), known);
       await client.query('RELEASE SAVEPOINT event');
     } catch (err) {
       if (!isEventFault(err)) throw err;
@@ -211,18 +222,16 @@ function isEventFault(err: unknown): boolean {
 }
 
 /** The raw event's searchable columns, read leniently: a malformed envelope is stored too (as a dead letter). */
-function columnsOf(envelope: string): Pick<RawEvent, 'eventId' | 'kind' | 'stream' | 'aggregate'> {
-  try {
-    const e = JSON.parse(envelope) as Record<string, unknown>;
-    // A "\u0000" escape parses to a NUL, which a text column refuses: that would fail the batch, not the event.
-    const str = (v: unknown) => (typeof v === 'string' ? textSafe(v.slice(0, 200)) : null);
-    return {
-      eventId: typeof e.eventId === 'string' && isUuid(e.eventId) ? e.eventId : null,
-      kind: str(e.kind),
-      stream: str(e.stream),
-      aggregate: str(e.aggregate),
-    };
-  } catch {
+function columnsOf(value: unknown): Pick<RawEvent, 'eventId' | 'kind' | 'stream' | 'aggregate'> {
+  if (value === NOT_JSON || typeof value !== 'object' || value === null)
     return { eventId: null, kind: null, stream: null, aggregate: null };
-  }
+  const e = value as Record<string, unknown>;
+  // A "\u0000" escape parses to a NUL, which a text column refuses: that would fail the batch, not the event.
+  const str = (v: unknown) => (typeof v === 'string' ? textSafe(v.slice(0, 200)) : null);
+  return {
+    eventId: typeof e.eventId === 'string' && isUuid(e.eventId) ? e.eventId : null,
+    kind: str(e.kind),
+    stream: str(e.stream),
+    aggregate: str(e.aggregate),
+  };
 }

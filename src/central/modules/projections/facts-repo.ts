@@ -83,8 +83,9 @@ export function createFactsRepo(db: Queryable) {
         facts: FactRow[] | null;
         products: ProductRow[] | null;
         zones: { venue_id: string; tz: string | null }[] | null;
-      }>(
-        `WITH old AS (DELETE FROM order_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING ${FACT_COLUMNS}),
+      }>({
+        name: 'facts-remove',
+        text: `WITH old AS (DELETE FROM order_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING ${FACT_COLUMNS}),
          oldp AS (DELETE FROM order_product_facts WHERE tenant_id = $1 AND order_id = ANY($2) RETURNING ${PRODUCT_COLUMNS}),
          zones AS (
            SELECT DISTINCT v.venue_id, v.document->>'timeZone' AS tz
@@ -94,8 +95,8 @@ export function createFactsRepo(db: Queryable) {
          )
          SELECT (SELECT json_agg(old) FROM old) AS facts, (SELECT json_agg(oldp) FROM oldp) AS products,
            (SELECT json_agg(zones) FROM zones) AS zones`,
-        [tenantId, orderIds],
-      );
+        values: [tenantId, orderIds],
+      });
       const r = rows[0];
       return { facts: revive(r?.facts ?? []), products: r?.products ?? [], zones: r?.zones ?? [] };
     },
@@ -106,8 +107,9 @@ export function createFactsRepo(db: Queryable) {
       venues: { venue_id: string; tz: string | null }[],
     ): Promise<{ facts: FactRow[]; products: ProductRow[] }> {
       const zones = await knownZones(db);
-      const { rows } = await db.query<{ facts: FactRow[] | null; products: ProductRow[] | null }>(
-        `WITH input AS (
+      const { rows } = await db.query<{ facts: FactRow[] | null; products: ProductRow[] | null }>({
+        name: 'facts-add',
+        text: `WITH input AS (
            SELECT * FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::timestamptz[]) AS t(order_id, contact, ordered_at, ready_at)
          ), zone AS (
            SELECT * FROM unnest($6::text[], $7::text[]) AS z(venue_id, tz)
@@ -152,7 +154,7 @@ export function createFactsRepo(db: Queryable) {
            WHERE product_names.seen_at <= EXCLUDED.seen_at
          )
          SELECT (SELECT json_agg(facts) FROM facts) AS facts, (SELECT json_agg(products) FROM products) AS products`,
-        [
+        values: [
           tenantId,
           inputs.map((i) => i.orderId),
           inputs.map((i) => i.contact),
@@ -162,7 +164,7 @@ export function createFactsRepo(db: Queryable) {
           venues.map((v) => (v.tz !== null && zones.has(v.tz) ? v.tz : FALLBACK_TIME_ZONE)),
           FALLBACK_TIME_ZONE,
         ],
-      );
+      });
       return { facts: revive(rows[0]?.facts ?? []), products: rows[0]?.products ?? [] };
     },
     /**

@@ -79,7 +79,7 @@ function event(device: string, id: string, v: number, rnd: () => number, venues:
     { eventId: randomUUID(), tenant, aggregate: id, kind: 'order.changed', boxTime: created },
     JSON.stringify(body),
   );
-  return { device, seq, parsed: parseEvent(text, tenant) };
+  return { device, seq, text, parsed: parseEvent(text, tenant) };
 }
 type Event = ReturnType<typeof event>;
 
@@ -95,7 +95,14 @@ async function project(db: Queryable, events: Event[], fast: boolean): Promise<v
       undefined,
       fast ? orders : undefined,
     );
-  if (fast) await flushOrders(db, tenant, device, orders);
+  if (!fast) return;
+  // As the ingest does before it projects a batch: the envelopes stored, where flushOrders reads their JSON.
+  await db.query(
+    `INSERT INTO sync_events (tenant_id, device_id, seq, epoch, envelope, chain_hash)
+     SELECT $1, $2, s, 1, e, 'x' FROM unnest($3::bigint[], $4::text[]) AS t(s, e)`,
+    [tenant, device, events.map((e) => e.seq), events.map((e) => e.text)],
+  );
+  await flushOrders(db, tenant, device, orders);
 }
 
 const rows = async (sql: string) => (await pool.query(sql, [tenant])).rows;

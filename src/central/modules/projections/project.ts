@@ -28,6 +28,18 @@ export interface ParsedEvent {
   body: unknown;
 }
 
+/** What `readEnvelope` gives for a text that is not JSON. */
+export const NOT_JSON: unique symbol = Symbol('not JSON');
+
+/** An envelope's text parsed once, for both the raw event's columns and `checkEvent`; NOT_JSON when it is not JSON. */
+export function readEnvelope(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
 /**
  * Checks one envelope's text against the rules every event must keep, with the protocol's own schemas
  * (src/shared/sync-messages.ts); returns what the projection needs. An event failing them is a dead letter, never
@@ -35,12 +47,12 @@ export interface ParsedEvent {
  * `tenant` is the device's: an event naming another tenant is never projected.
  */
 export function parseEvent(text: string, tenant: string): ParsedEvent {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return fail('not JSON');
-  }
+  return checkEvent(readEnvelope(text), tenant);
+}
+
+/** `parseEvent` of an envelope parsed already (`readEnvelope`). */
+export function checkEvent(value: unknown, tenant: string): ParsedEvent {
+  if (value === NOT_JSON) return fail('not JSON');
   const kindOf = (value as { kind?: unknown } | null)?.kind;
   if (typeof kindOf === 'string' && !Object.hasOwn(ENVELOPE_KINDS, kindOf))
     fail(`unknown kind ${kindOf.slice(0, 100)}`);
@@ -116,7 +128,6 @@ export async function projectEvent(
       // another device sent (below).
       const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
       if (!(await venuesKnown(venueIds))) fail(`order names a venue that is not the tenant's`);
-      const orderJson = JSON.stringify(b.order);
       const createdAt = dateOf(b.order.created, 'order.created');
       if (orders) {
         orders.push({
@@ -126,13 +137,12 @@ export async function projectEvent(
           status: b.order.status,
           venueIds,
           createdAt,
-          json: orderJson,
-          commandJson: JSON.stringify(b.command),
           confirmedAt: b.command.confirmedAt,
           contact: b.detail.contact,
         });
         return;
       }
+      const orderJson = JSON.stringify(b.order);
       // An order belongs to the device that first sent it (each kind of data has one writer): another device
       // sending the same id, by mistake or on purpose, must not turn it back to an older version.
       const { written, owner } = await repo.upsertOrder(source, {
@@ -212,7 +222,8 @@ export async function projectEvent(
 
 /**
  * The batch's kept order events in one go, then their report facts; an order another device owns breaks a rule
- * (the caller goes slow).
+ * (the caller goes slow). Their envelopes must be stored already (sync_events, this hour): the order and command
+ * JSON are taken from there.
  */
 export async function flushOrders(
   db: Queryable,
