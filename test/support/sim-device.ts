@@ -13,7 +13,9 @@ import {
   signDetached,
 } from '../../src/shared/sync-protocol.js';
 import type { BatchHeader, EnvelopeKind, HelloRequest } from '../../src/shared/sync-messages.js';
-import { CENTRAL_DEMO, type TestCentral } from './central.js';
+import demo from '../../native-config/demo.json';
+// Type only: the benchmarks bundle this file, and central.ts brings pg and vitest.
+import type { TestCentral } from './central.js';
 
 export interface SentEvent {
   seq: number;
@@ -260,7 +262,7 @@ export class SimDevice {
 }
 
 /** A SimDevice enrolled at `central` with a fresh one-time code for `venue` (the demo's first venue by default). */
-export async function enrolledDevice(central: TestCentral, venue = CENTRAL_DEMO.venues[0]!): Promise<SimDevice> {
+export async function enrolledDevice(central: TestCentral, venue = demo.tenants[0]!.venues[0]!.id): Promise<SimDevice> {
   const d = new SimDevice(central.url(''));
   const res = await d.enrol(await central.enrolCode(venue));
   if (res.status !== 201) throw new Error(`enrolment answered ${res.status}: ${JSON.stringify(res.body)}`);
