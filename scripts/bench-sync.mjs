@@ -12,6 +12,7 @@ import { loadSimDevice } from './lib/sim-device.mjs';
 import { demo, orderLoad, pinBox, quantile, startBox, token, withForeignCpu } from './lib/box.mjs';
 import { benchRun, cli, root, startCentral, stop, treeOf } from './lib/run.mjs';
 import { driveVenueDay } from './lib/venue-day.mjs';
+import { between, histograms } from './lib/box-metrics.mjs';
 
 const ORDERS = Number(process.env.ORDERS ?? 1500);
 const DEVICES = Number(process.env.DEVICES ?? 100);
@@ -122,7 +123,9 @@ const pin = (core) => {
 
 // ---- 1 and 2: one box, one central.
 pin(1);
-const centralDir = tmp('vb-bench-central-');
+// CENTRAL_DIR=/dev/shm puts the central's PostgreSQL on a tmpfs: at a venue the central is another machine, and
+// here its fsyncs would share the box's disk (docs/performance.md "Draining a busy day at 5,000 events/s").
+const centralDir = tmp('vb-bench-central-', process.env.CENTRAL_DIR);
 let central = await startCentralOn(centralDir);
 const boxDir = tmp('vb-bench-box-');
 // Short retry delays: the drain starts within a second of the central's return (the default backoff may wait
@@ -140,8 +143,21 @@ await new Promise((r) => setTimeout(r, 6000)); // the box finds its device file 
 
 pinEventLoop();
 console.log('idle: the order load with nothing to send...');
+const staff = (await token(box.base, 'kelner', 'kelner-demo-1')).access_token;
+/** The box's own histograms that say where an order's time went (printed per phase: docs/performance.md). */
+const BOX_TIMES = [
+  'venue_box_queue_transaction_duration_seconds',
+  'venue_box_queue_commit_duration_seconds',
+  'venue_box_wal_fsync_duration_seconds',
+  'venue_box_wal_checkpoint_duration_seconds',
+  'venue_box_wal_restart_hold_seconds',
+];
+let boxBefore = await histograms(box.base, staff);
 const idle = await withForeignCpu(allPids([box.proc, central.proc]), () => orderP99(box.base, 10));
 console.log(`  p50 ${idle.p50Ms} ms, p99 ${idle.p99Ms} ms (${idle.n} orders, foreign CPU ${idle.foreignCpuPct}%)`);
+console.log(
+  `  the box's own times: ${JSON.stringify(between(boxBefore, await histograms(box.base, staff), BOX_TIMES))}`,
+);
 
 console.log(`central down: driving ${ORDERS} orders of a busy day into the box...`);
 await stop(central.proc);
@@ -154,6 +170,7 @@ console.log(`  backlog ${backlog} events`);
 // the whole backlog (the orders taken meanwhile interleave with it: every event acknowledged by then counts).
 // It is also timed from the box's first answer from the central (its hello, after up to sync.retryMaxMs of backoff).
 const { newestSeq: target, ackedSeq: ackedBefore, lastSuccessAt: contactBefore } = status(boxDir);
+boxBefore = await histograms(box.base, staff);
 central = await startCentralOn(centralDir, port);
 pinEventLoop();
 const drainStart = performance.now();
@@ -170,7 +187,11 @@ const during = await withForeignCpu(allPids([box.proc, central.proc]), async () 
     ackedAtDrained = s.ackedSeq;
     return true;
   });
-  return { ...r, backlogAfterLoad: status(boxDir).backlog };
+  return {
+    ...r,
+    backlogAfterLoad: status(boxDir).backlog,
+    boxTimes: between(boxBefore, await histograms(box.base, staff), BOX_TIMES),
+  };
 });
 let drainEnd = during.drainedAt;
 while (drainEnd === undefined) {
@@ -192,6 +213,7 @@ console.log(
 console.log(
   `  order p50 ${during.p50Ms} ms, p99 ${during.p99Ms} ms over the 10 s load; p50 ${during.inDrain.p50Ms} ms, p99 ${during.inDrain.p99Ms} ms over the ${during.inDrain.n} orders due while the backlog drained (backlog ${during.backlogAfterLoad} after the load; foreign CPU ${during.foreignCpuPct}%)`,
 );
+console.log(`  the box's own times over the load: ${JSON.stringify(during.boxTimes)}`);
 await stop(box.proc);
 await stop(central.proc);
 

@@ -25,8 +25,9 @@ export function benchRun() {
       process.exit(1);
     });
   }
-  const tmp = (prefix) => {
-    const d = mkdtempSync(join(tmpdir(), prefix));
+  /** A temp directory, under `base` when given (a tmpfs, say), removed at exit. */
+  const tmp = (prefix, base = tmpdir()) => {
+    const d = mkdtempSync(join(base, prefix));
     dirs.push(d);
     return d;
   };
