@@ -11,7 +11,11 @@ export async function histograms(base, accessToken) {
     if (!m) continue;
     const [, name, part, labelText = '', value] = m;
     const le = /le="([^"]+)"/.exec(labelText)?.[1];
-    const labels = labelText.replace(/le="[^"]+"/, '').replace('{,', '{').replace(',}', '}').replace('{}', '');
+    const labels = labelText
+      .replace(/le="[^"]+"/, '')
+      .replace('{,', '{')
+      .replace(',}', '}')
+      .replace('{}', '');
     const key = `${name}${labels}`;
     const h = out.get(key) ?? { buckets: new Map(), sum: 0, count: 0 };
     if (part === 'bucket') h.buckets.set(le, Number(value));
