@@ -15,6 +15,7 @@ export async function histograms(base, accessToken) {
       .replace(/le="[^"]+"/, '')
       .replace('{,', '{')
       .replace(',}', '}')
+      .replace(',,', ',')
       .replace('{}', '');
     const key = `${name}${labels}`;
     const h = out.get(key) ?? { buckets: new Map(), sum: 0, count: 0 };
