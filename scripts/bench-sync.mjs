@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSimDevice } from './lib/sim-device.mjs';
 import { demo, orderLoad, pinBox, quantile, startBox, token, withForeignCpu } from './lib/box.mjs';
-import { benchRun, cli, root, startCentral, stop, treeOf } from './lib/run.mjs';
+import { benchRun, cli, freePort, root, startCentral, stop, treeOf } from './lib/run.mjs';
 import { driveVenueDay } from './lib/venue-day.mjs';
 import { between, histograms } from './lib/box-metrics.mjs';
 
@@ -19,22 +19,6 @@ const DEVICES = Number(process.env.DEVICES ?? 100);
 const BATCHES = Number(process.env.BATCHES ?? 2);
 const RATE = Number(process.env.RATE ?? 100); // order commands/s during the latency runs
 const W = demo.warehouses.map((w) => w.id);
-/**
- * A free port below the ephemeral range: the central comes back on the same port after its outage, and a port
- * that port 0 handed out may meanwhile be taken by some client connection's local end.
- */
-async function freePort() {
-  const { createServer } = await import('node:net');
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 10_000);
-    const ok = await new Promise((resolve) => {
-      const s = createServer()
-        .once('error', () => resolve(false))
-        .listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (ok) return port;
-  }
-}
 
 const startCentralOn = async (dataDir, port) => startCentral(started, dataDir, { port: port ?? (await freePort()) });
 const status = (dataDir) => JSON.parse(cli(['sync', 'status', '--data-dir', dataDir, '--json']));

@@ -2,7 +2,6 @@
 // (docs/sync.md "Running it"); what they cost (CPU of each group, RSS, PostgreSQL's connections) and what they log.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { root, stop, treeOf } from './run.mjs';
@@ -31,18 +30,7 @@ export async function startDatabase(started, dir) {
   return { proc, url };
 }
 
-/** A port below the ephemeral range that is free now: a central comes back on the same one after its restart. */
-export async function freePort() {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 10_000);
-    const ok = await new Promise((resolve) => {
-      const s = createServer()
-        .once('error', () => resolve(false))
-        .listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (ok) return port;
-  }
-}
+export { freePort } from './run.mjs';
 
 /**
  * `central serve --demo --database-url URL` on `port`; resolves once listening. Its warnings and errors are counted

@@ -103,3 +103,20 @@ export function startCentral(started, dataDir, { port = 0, args = [] } = {}) {
     });
   });
 }
+
+/**
+ * A free port below the ephemeral range: a central comes back on the same port after its outage or restart, and
+ * a port that port 0 handed out may meanwhile be taken by some client connection's local end.
+ */
+export async function freePort() {
+  const { createServer } = await import('node:net');
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const ok = await new Promise((resolve) => {
+      const s = createServer()
+        .once('error', () => resolve(false))
+        .listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (ok) return port;
+  }
+}
