@@ -255,6 +255,9 @@ describe.skipIf(skip)('three centrals behind HAProxy on Debian PostgreSQL 15', (
     for (const d of sims) await atCentralOnce(d);
     const statuses = Object.fromEntries(seen);
     console.log('answers through the balancer while PostgreSQL restarted:', statuses);
+    // What a 500 was, from the centrals' logs, so that a failure here names its cause.
+    const failed = centrals.flatMap((c) => c.logs.filter((l) => l.includes('"request failed"')));
+    expect(failed.map((l) => l.slice(0, 600))).toEqual([]);
     for (const key of Object.keys(statuses)) expect(key).toMatch(/ (200|201|409|429|502|503|504|reset)$/);
     expect(statuses['hq 401']).toBeUndefined();
     // The box's real long poll came through it all: a price changed now reaches its menu.

@@ -8,6 +8,8 @@ test("a busy or absent database is a 503 with Retry-After; anything else stays t
     Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
     Object.assign(new Error('the database system is starting up'), { code: '57P03' }),
     Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+    Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    Object.assign(new Error('sorry, too many clients already'), { code: '53300' }),
     // A transaction's client whose connection the server ended between two of its statements.
     new Error('Client has encountered a connection error and is not queryable'),
   ]) {

@@ -46,8 +46,11 @@ export async function inTransaction<T>(pool: Pool, fn: (client: Client) => Promi
   }
 }
 
-/** SQLSTATEs of a server that is going away or not taking connections yet (PostgreSQL's class 57 and 08). */
-const GONE = /^(57P0[1-3]|08\d{3})$/;
+/**
+ * SQLSTATEs of a server that is going away, not taking connections yet or out of them (PostgreSQL's classes 57,
+ * 08 and 53300), and the socket errors of a connection cut while it restarts.
+ */
+const GONE = /^(57P0[1-3]|08\d{3}|53300|ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH)$/;
 
 /**
  * A request that failed because the database is busy or away (the pool timed out waiting for a connection, the
@@ -61,7 +64,7 @@ export function databaseUnavailable(err: unknown): AppError | undefined {
     /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed/.test(
       message,
     );
-  if (!busy && !GONE.test(code) && code !== 'ECONNREFUSED') return undefined;
+  if (!busy && !GONE.test(code)) return undefined;
   return AppError.of(
     'unavailable',
     "the central's database is busy or unreachable; retry after Retry-After seconds",
