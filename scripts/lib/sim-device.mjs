@@ -5,24 +5,33 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { root } from './run.mjs';
 
-/** `{SimDevice, requestSigningText, signDetached}`, bundled as dist/NAME.mjs. */
-export async function loadSimDevice(name = 'bench-sim-device') {
+/**
+ * The TypeScript sources a benchmark needs, bundled as dist/NAME.mjs: `exports` are lines of the bundle's entry
+ * (`export { X } from './src/...ts';`), `external` the packages left to node_modules. Returns the file's path.
+ */
+export async function bundleSources(name, exports, external) {
   const outfile = join(root, `dist/${name}.mjs`);
   await build({
-    stdin: {
-      contents: [
-        "export { SimDevice } from './test/support/sim-device.ts';",
-        "export { requestSigningText, signDetached } from './src/shared/sync-protocol.ts';",
-      ].join('\n'),
-      resolveDir: root,
-      loader: 'ts',
-    },
+    stdin: { contents: exports.join('\n'), resolveDir: root, loader: 'ts' },
     bundle: true,
     platform: 'node',
     format: 'esm',
     outfile,
     logLevel: 'warning',
-    external: ['tweetnacl'],
+    external,
   });
+  return outfile;
+}
+
+/** `{SimDevice, requestSigningText, signDetached}`, bundled as dist/NAME.mjs. */
+export async function loadSimDevice(name = 'bench-sim-device') {
+  const outfile = await bundleSources(
+    name,
+    [
+      "export { SimDevice } from './test/support/sim-device.ts';",
+      "export { requestSigningText, signDetached } from './src/shared/sync-protocol.ts';",
+    ],
+    ['tweetnacl'],
+  );
   return import(outfile);
 }
