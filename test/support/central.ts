@@ -50,8 +50,8 @@ const externalDatabases = new Map<string, string>();
  * operator would.
  */
 export const centralCli = (args: string[]) => {
-  const at = args.indexOf('--data-dir');
-  const url = at >= 0 ? externalDatabases.get(args[at + 1]!) : undefined;
+  const dataDir = optionOf(args, '--data-dir');
+  const url = dataDir === undefined ? undefined : externalDatabases.get(dataDir);
   return runCliAsync(['central', ...args, ...(url ? ['--database-url', url] : [])]);
 };
 
@@ -75,8 +75,9 @@ async function externalDatabaseFor(dataDir: string): Promise<string | undefined>
   return url.toString();
 }
 
-const givenUrl = (args: string[] | undefined): string | undefined => {
-  const at = args?.indexOf('--database-url') ?? -1;
+/** The value after `name` in `args`, if it is there. */
+const optionOf = (args: string[] | undefined, name: string): string | undefined => {
+  const at = args?.indexOf(name) ?? -1;
   return at >= 0 ? args![at + 1] : undefined;
 };
 
@@ -127,7 +128,7 @@ export async function startTestCentral(
   const central: TestCentral = {
     port,
     dataDir,
-    databaseUrl: external ?? givenUrl(options.args) ?? embeddedUrl(dataDir),
+    databaseUrl: external ?? optionOf(options.args, '--database-url') ?? embeddedUrl(dataDir),
     proc,
     logs,
     url,
