@@ -13,7 +13,9 @@ const CENTRAL_PG15: TestProjectInlineConfiguration = {
   },
 };
 const pg15 = existsSync(SYSTEM_PACKAGES['postgresql-15']);
-if (!pg15) {
+// Said once: vitest reads this file once for itself and again for each project that extends it.
+if (!pg15 && process.env.VENUE_BOX_PG15_SAID === undefined) {
+  process.env.VENUE_BOX_PG15_SAID = '1';
   console.warn(
     'the central-pg15 project skipped: needs the Debian package postgresql-15 (apt-get install postgresql-15)',
   );
