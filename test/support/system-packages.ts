@@ -17,6 +17,9 @@ export const SYSTEM_PACKAGES = {
   keepalived: '/usr/sbin/keepalived',
   'postgresql-15': '/usr/lib/postgresql/15/bin/postgres',
   haproxy: '/usr/sbin/haproxy',
+  nginx: '/usr/sbin/nginx',
+  prometheus: '/usr/bin/promtool',
+  'python3-authlib': '/usr/lib/python3/dist-packages/authlib/__init__.py',
 } as const;
 
 export type SystemPackage = keyof typeof SYSTEM_PACKAGES;
