@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO } from './support/box.js';
 import { axeViolations, describeViolation } from './support/axe.js';
 import { command, newOrder } from './support/orders.js';
-import { markReady, type ScreensRig, startScreensRig, VENUE, WAIT } from './support/screens.js';
+import {
+  handOver,
+  markReady,
+  orderIdByClaim,
+  type ScreensRig,
+  startScreensRig,
+  VENUE,
+  WAIT,
+} from './support/screens.js';
 import { skipWithout } from './support/system-packages.js';
 
 // Every screen as staff and customers see it (docs/screens.md "Accessibility and layout"): axe-core finds no
@@ -32,7 +40,7 @@ describe.skipIf(skip)('the screens in Chromium: accessibility (axe-core) and lay
   });
 
   for (const lang of ['pl', 'en'] as const) {
-    test(`${lang}: the sign-in and the kiosk (menu, basket, claim code) have no serious violation`, async () => {
+    test(`${lang}: the sign-in and the kiosk (menu, basket; claim code cooking, ready, handed over) have no serious violation`, async () => {
       const found: Record<string, string[]> = {};
       const page = await rig.open({ lang });
       await page.goto(rig.box.url('/'));
@@ -43,12 +51,25 @@ describe.skipIf(skip)('the screens in Chromium: accessibility (axe-core) and lay
       await page.locator('[data-testid=kiosk-product][data-product=zurek]').click(WAIT);
       found['kiosk menu'] = await problems(page);
       await page.getByTestId('place-order').click(WAIT);
-      await page.getByTestId('claim-code').waitFor(WAIT);
+      const code = (await page.getByTestId('claim-code').textContent(WAIT))!.trim();
       found['kiosk claim'] = await problems(page);
-      expect(found).toEqual({ signin: [], 'kiosk menu': [], 'kiosk claim': [] });
+      const orderId = await orderIdByClaim(rig, code);
+      await markReady(rig, { orderId, token: (await rig.staff()).access_token });
+      await page.locator('[data-testid=claim][data-status=READY]').waitFor(WAIT);
+      found['kiosk ready'] = await problems(page);
+      await handOver(rig, orderId, code);
+      await page.locator('[data-testid=claim][data-status=COMPLETED]').waitFor(WAIT);
+      found['kiosk handed over'] = await problems(page);
+      expect(found).toEqual({
+        signin: [],
+        'kiosk menu': [],
+        'kiosk claim': [],
+        'kiosk ready': [],
+        'kiosk handed over': [],
+      });
     }, 90_000);
 
-    test(`${lang}: kitchen, pick-up, tabs and orders have no serious violation`, async () => {
+    test(`${lang}: kitchen, pick-up (found, cancelling, handed over), tabs and orders (a row open) have no serious violation`, async () => {
       const cooking = await rig.order(['zurek', 'rosol']);
       const ready = await rig.order(['barszcz']);
       await markReady(rig, ready);
@@ -67,6 +88,12 @@ describe.skipIf(skip)('the screens in Chromium: accessibility (axe-core) and lay
       await page.getByTestId('find').click();
       await page.getByTestId('found-order').waitFor(WAIT);
       found.pickup = await problems(page);
+      await page.getByTestId('cancel').click();
+      await page.getByTestId('cancel-reason').waitFor(WAIT);
+      found['pickup cancel form'] = await problems(page);
+      await page.getByTestId('complete').click();
+      await page.getByTestId('handed-over').waitFor(WAIT);
+      found['pickup handed over'] = await problems(page);
 
       await page.goto(rig.box.url('/tabs'));
       await page.getByTestId('new-tab').click(WAIT);
@@ -76,9 +103,16 @@ describe.skipIf(skip)('the screens in Chromium: accessibility (axe-core) and lay
       found.tabs = await problems(page);
 
       await page.goto(rig.box.url('/orders'));
-      await page.locator('[data-testid=order-list] tbody tr').first().waitFor(WAIT);
-      found.orders = await problems(page);
-      expect(found).toEqual({ kitchen: [], pickup: [], tabs: [], orders: [] });
+      await page.locator('[data-testid=order-list] tbody tr').first().click(WAIT);
+      found['orders, a row open'] = await problems(page);
+      expect(found).toEqual({
+        kitchen: [],
+        pickup: [],
+        'pickup cancel form': [],
+        'pickup handed over': [],
+        tabs: [],
+        'orders, a row open': [],
+      });
     }, 120_000);
 
     test(`${lang}: the manager and each of its parts have no serious violation`, async () => {

@@ -115,6 +115,21 @@ export async function startScreensRig(config: Record<string, unknown> = {}): Pro
   return rig;
 }
 
+/** The id of the venue's open order with this claim code (a kiosk's order, placed in the browser). */
+export async function orderIdByClaim(rig: ScreensRig, claimCode: string): Promise<string> {
+  const staff = (await rig.staff()).access_token;
+  const res = await rig.box.get(`/ordering-api/api/orders?venue=${VENUE}&status=ORDERED,READY&limit=200`, staff);
+  const { items } = (await res.json()) as { items: { id: string; claimCode: string }[] };
+  const order = items.find((o) => o.claimCode === claimCode);
+  if (!order) throw new Error(`no open order with claim code ${claimCode}`);
+  return order.id;
+}
+
+/** Staff hands the order over (`complete` with its claim code). */
+export async function handOver(rig: ScreensRig, orderId: string, claimCode: string): Promise<void> {
+  await command(rig.box, (await rig.staff()).access_token, `${orderId}/complete`, { claimCode });
+}
+
 /** Staff marks the order READY (the kitchen's "ready") and waits until the box has applied it. */
 export async function markReady(rig: ScreensRig, order: { orderId: string; token: string }): Promise<void> {
   const staff = (await rig.staff()).access_token;

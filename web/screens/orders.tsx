@@ -92,7 +92,7 @@ export function OrderList(props: { venue: Venue }) {
                 {open === o.id
                   ? linesOf(o).map((l) => (
                       <div key={l.id}>
-                        {l.quantity} × {nameOf(l)} <small class="muted">{l.status}</small>
+                        {l.quantity} × {nameOf(l)} <small class="muted">{t(`status.${l.status}`)}</small>
                       </div>
                     ))
                   : linesOf(o).filter((l) => l.status !== 'CANCELLED').length}
