@@ -228,6 +228,8 @@ const ConfigSchema = Type.Object(
       {
         enabled: Type.Boolean({ default: true }),
         language: Type.Union([Type.Literal('pl'), Type.Literal('en')], { default: 'pl' }),
+        // The venues' prices are in this currency (ISO 4217): the screens show it beside every price.
+        currency: Type.String({ default: 'PLN', pattern: '^[A-Z]{3}$' }),
         tenant: Type.Optional(Uuid),
         clientId: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
         clientSecret: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),

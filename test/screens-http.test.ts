@@ -83,7 +83,7 @@ describe('the screens over HTTP', () => {
     expect((await box.get(`/venue-api/api/nearest?lat=50&lng=19`)).status).toBe(401);
   });
 
-  test("GET /screens-api/bootstrap: the demo's tenant, client, language and venue", async () => {
+  test("GET /screens-api/bootstrap: the demo's tenant, client, language, currency and venue", async () => {
     const res = await box.get('/screens-api/bootstrap');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
@@ -91,6 +91,7 @@ describe('the screens over HTTP', () => {
       clientId: DEMO.client.clientId,
       clientSecret: DEMO.client.clientSecret,
       language: 'pl',
+      currency: 'PLN',
       venue: DEMO.openVenue,
     });
   });
@@ -110,20 +111,24 @@ describe('the screens over HTTP', () => {
     expect((await bare.get('/kitchen')).status).toBe(404);
   });
 
-  test('config: screens values override the provisioning; a bad language stops the box', async () => {
+  test('config: screens values override the provisioning; a bad language or currency stops the box', async () => {
     await bare?.stop();
     bare = await startTestBox({
-      config: { screens: { language: 'en', venue: DEMO.venues[1]!.id, clientId: 'other', clientSecret: 's' } },
+      config: {
+        screens: { language: 'en', currency: 'EUR', venue: DEMO.venues[1]!.id, clientId: 'other', clientSecret: 's' },
+      },
     });
     expect(await (await bare.get('/screens-api/bootstrap')).json()).toEqual({
       tenant: DEMO.tenant,
       clientId: 'other',
       clientSecret: 's',
       language: 'en',
+      currency: 'EUR',
       venue: DEMO.venues[1]!.id,
     });
     await bare.stop();
     bare = undefined;
     await expect(startTestBox({ config: { screens: { language: 'de' } } })).rejects.toThrow(/screens\/language/);
+    await expect(startTestBox({ config: { screens: { currency: 'zł' } } })).rejects.toThrow(/screens\/currency/);
   });
 });

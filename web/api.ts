@@ -11,6 +11,8 @@ export interface Bootstrap {
   clientId: string;
   clientSecret: string;
   language: 'pl' | 'en';
+  /** ISO 4217: the currency of the prices (docs/screens.md "Money and time"). */
+  currency: string;
   venue: string | null;
 }
 

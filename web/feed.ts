@@ -22,6 +22,8 @@ export class VenueFeed {
   /** Orders that just went to the kitchen (new, or a new round of a tab): the kitchen display beeps. */
   readonly announced = new Store<{ orderId: string; at: number } | null>(null);
   readonly notifications = new Store<Notification | null>(null);
+  /** The last orders that closed (COMPLETED or CANCELLED), newest last: pick-up confirms a hand-over from them. */
+  readonly closed = new Store<Order[]>([]);
   readonly socket: LiveSocket;
   private duringResync: Order[] | null = null;
 
@@ -67,6 +69,7 @@ export class VenueFeed {
     if (order.closed) map.delete(order.id);
     else map.set(order.id, order);
     this.orders.set(map);
+    if (order.closed) this.closed.update((list) => [...list.filter((o) => o.id !== order.id).slice(-19), order]);
     if (live && order.status === 'ORDERED' && orderedLines(order) > (before ? orderedLines(before) : 0)) {
       this.announced.set({ orderId: order.id, at: Date.now() });
     }

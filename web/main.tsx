@@ -90,17 +90,20 @@ function StaffApp(props: { defaultVenue: string | null }) {
         <p class="muted">{t('loading')}</p>
       </Shell>
     );
-  const screen = STAFF_SCREENS.find((s) => s.path === path) ? path : '/kitchen';
+  const screen = STAFF_SCREENS.find((s) => s.path === path)?.path ?? '/kitchen';
+  const title = t(STAFF_SCREENS.find((s) => s.path === screen)!.label);
   return (
     <Shell
+      title={title}
       nav={
         <>
-          <nav class="tabs-nav">
+          <nav class="tabs-nav" aria-label={t('screens')}>
             {STAFF_SCREENS.map((s) => (
               <a
                 key={s.path}
                 href={s.path}
                 class={screen === s.path ? 'active' : ''}
+                aria-current={screen === s.path ? 'page' : undefined}
                 onClick={(e) => {
                   e.preventDefault();
                   navigate(s.path);
@@ -149,7 +152,11 @@ function StaffApp(props: { defaultVenue: string | null }) {
 
 const offlineStore = new Store(false);
 
-function Shell(props: { nav?: preact.ComponentChildren; children: preact.ComponentChildren }) {
+/**
+ * The frame of the staff screens. `title` names the screen in its one h1, for screen readers (the active tab of
+ * the header shows it on screen): docs/screens.md "Accessibility and layout".
+ */
+function Shell(props: { title?: string; nav?: preact.ComponentChildren; children: preact.ComponentChildren }) {
   useStore(language);
   return (
     <div class="app">
@@ -159,7 +166,10 @@ function Shell(props: { nav?: preact.ComponentChildren; children: preact.Compone
         <LanguageSwitch />
       </header>
       <Toasts />
-      <main>{props.children}</main>
+      <main>
+        {props.title && <h1 class="sr-only">{props.title}</h1>}
+        {props.children}
+      </main>
     </div>
   );
 }

@@ -30,6 +30,8 @@ export interface Venue {
   menu: string;
   warehouse: string;
   active: boolean;
+  /** IANA zone: every time on the screens is shown in it (docs/screens.md "Money and time"). */
+  timeZone: string;
 }
 
 export interface MenuNode {
@@ -72,14 +74,6 @@ export function roundsOf(order: Order): OrderLine[][] {
     byTime.set(line.updated, [...(byTime.get(line.updated) ?? []), line]);
   }
   return [...byTime.keys()].sort().map((k) => byTime.get(k)!);
-}
-
-/** Money as the box sends it ("18.00"), in the language's notation. */
-export function money(value: string | undefined, lang: string): string {
-  const n = Number(value ?? '0');
-  return Number.isFinite(n)
-    ? n.toLocaleString(lang === 'pl' ? 'pl-PL' : 'en-GB', { minimumFractionDigits: 2, maximumFractionDigits: 2 })
-    : String(value);
 }
 
 /** What a NOTIFICATION says: each code's own message (they name the line and product), else its message. */

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { DEMO, startTestBox, type TestBox } from './box.js';
 import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './central.js';
@@ -81,27 +79,5 @@ export async function signIn(page: Page, username: string, password: string): Pr
   await page.getByTestId('user').waitFor({ timeout: 15_000 });
 }
 
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe-core's critical and serious violations on the page as it is now (rule id and the first offending nodes). */
-export async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: axeSource });
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
-    return (await axe.run()).violations;
-  });
-  return violations
-    .filter((v) => v.impact === 'critical' || v.impact === 'serious')
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.nodes
-          .slice(0, 3)
-          .map((n) => n.target.join(' '))
-          .join(' | ')}`,
-    );
-}
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  nodes: { target: string[] }[];
-}
+/** axe-core's critical and serious violations (shared with the box's screens' tests: test/support/axe.ts). */
+export { seriousViolations } from './axe.js';

@@ -3,10 +3,10 @@ import { bootstrap, type CommandConfirmation, Session } from '../api.js';
 import { ApiError } from '../http.js';
 import { language, LanguageSwitch, t } from '../i18n.js';
 import { LiveSocket } from '../live.js';
+import { money } from '../format.js';
 import {
   type Menu,
   type MenuNode,
-  money,
   type Notification,
   notificationText,
   type Order,
@@ -29,7 +29,7 @@ type Phase = { kind: 'menu' } | { kind: 'sending' } | { kind: 'claim'; orderId: 
  * over.
  */
 export function Kiosk() {
-  const lang = useStore(language);
+  useStore(language);
   const { query } = useStore(route);
   const venueId = query.get('venue') ?? bootstrap().venue;
   const session = useMemo(() => new Session(null), []);
@@ -91,7 +91,8 @@ export function Kiosk() {
       await startCustomer();
       const all = await session.call<Venue[]>('GET', '/venue-api/api/nearest?lat=0&lng=0');
       const v = all.find((x) => x.id === venueId);
-      if (!v) throw new ApiError(`venue ${venueId}: ${t('none')}`, 404);
+      // Said to the customer in the screen's language; the address's id means nothing to them (staff see it).
+      if (!v) throw new ApiError(t('kiosk.unknownVenue'), 404);
       setVenue(v);
       await loadMenu(v);
     } catch (err) {
@@ -213,19 +214,20 @@ export function Kiosk() {
     );
 
   if (phase.kind === 'claim' && order) {
-    const ready = order.status === 'READY' || order.status === 'COMPLETED';
+    // Handed over (COMPLETED) is no longer "ready": the customer has it; a cancelled order says so.
+    const status = CLAIM_STATUS[order.status] ?? CLAIM_STATUS.ORDERED!;
     return (
       <KioskFrame venue={venue}>
-        <div class={`claim ${ready ? 'ready' : ''}`} data-testid="claim" data-status={order.status}>
+        <div class={`claim ${status.class}`} data-testid="claim" data-status={order.status}>
           <p>{t('kiosk.yourCode')}</p>
           <div class="claim-code" data-testid="claim-code">
             {order.claimCode}
           </div>
-          <p class="claim-status" data-testid="claim-status">
-            {ready ? t('kiosk.ready') : t('kiosk.preparing')}
+          <p class="claim-status" data-testid="claim-status" role="status">
+            {t(status.text)}
           </p>
           <p>
-            {t('total')}: <b>{money(order.total, lang)}</b>
+            {t('total')}: <b>{money(order.total)}</b>
           </p>
           <button type="button" class="btn big" onClick={reset}>
             {t('kiosk.newOrder')}
@@ -273,7 +275,7 @@ export function Kiosk() {
                   >
                     <ProductImage product={product} />
                     <span class="name">{product.details.literals.name}</span>
-                    <span class="price">{product.soldOut ? t('kiosk.unavailable') : money(product.price, lang)}</span>
+                    <span class="price">{product.soldOut ? t('kiosk.unavailable') : money(product.price)}</span>
                   </button>
                 ))}
               </div>
@@ -292,14 +294,12 @@ export function Kiosk() {
                 <span>
                   {qty} × {byId.get(id)!.details.literals.name}
                 </span>
-                <span>
-                  {money(((Math.round(Number(byId.get(id)!.price ?? '0') * 100) * qty) / 100).toFixed(2), lang)}
-                </span>
+                <span>{money(((Math.round(Number(byId.get(id)!.price ?? '0') * 100) * qty) / 100).toFixed(2))}</span>
               </li>
             ))}
           </ul>
           <p class="basket-total">
-            {t('total')}: <b>{money((totalMinor / 100).toFixed(2), lang)}</b>
+            {t('total')}: <b>{money((totalMinor / 100).toFixed(2))}</b>
           </p>
           {error && (
             <p class="form-error" data-testid="kiosk-error">
@@ -321,12 +321,21 @@ export function Kiosk() {
   );
 }
 
+/** What the claim screen says in each status of the order. */
+const CLAIM_STATUS: Record<string, { text: string; class: string }> = {
+  ORDERED: { text: 'kiosk.preparing', class: '' },
+  READY: { text: 'kiosk.ready', class: 'ready' },
+  COMPLETED: { text: 'kiosk.handedOver', class: 'done' },
+  CANCELLED: { text: 'kiosk.cancelled', class: 'cancelled' },
+};
+
+/** The kiosk's frame: the venue's name, and the screen's one h1 (docs/screens.md "Accessibility and layout"). */
 function KioskFrame(props: { venue?: Venue; online?: boolean; children: preact.ComponentChildren }) {
   return (
     <div class="app kiosk">
       <header class="top">
         <span class="brand">{props.venue?.name ?? 'venue-box'}</span>
-        <span class="grow">{t('kiosk.title')}</span>
+        <h1 class="grow">{t('kiosk.title')}</h1>
         <LanguageSwitch />
       </header>
       {props.online === false && (

@@ -3,6 +3,7 @@ import { staff } from '../api.js';
 import type { VenueFeed } from '../feed.js';
 import { t } from '../i18n.js';
 import { type Menu, nameOf, type Order, type OrderLine, productsOf, roundsOf, type Venue } from '../model.js';
+import { dateTime } from '../format.js';
 import { useStore, useTick } from '../store.js';
 import { Action, age } from '../ui.js';
 
@@ -132,6 +133,7 @@ export function Kitchen(props: { feed: VenueFeed; venue: Venue }) {
             order={order}
             rounds={rounds}
             now={now}
+            timeZone={props.venue.timeZone}
             fresh={announced?.orderId === order.id && now - announced.at < 15_000}
           />
         ))}
@@ -142,7 +144,7 @@ export function Kitchen(props: { feed: VenueFeed; venue: Venue }) {
 
 const lastRoundAt = (o: Order): string => roundsOf(o).at(-1)?.[0]?.updated ?? o.lastChanged;
 
-function KitchenCard(props: { order: Order; rounds: OrderLine[][]; now: number; fresh: boolean }) {
+function KitchenCard(props: { order: Order; rounds: OrderLine[][]; now: number; timeZone: string; fresh: boolean }) {
   const { order } = props;
   const latest = props.rounds.length;
   return (
@@ -156,7 +158,7 @@ function KitchenCard(props: { order: Order; rounds: OrderLine[][]; now: number; 
       <header>
         <span class="code">{order.claimCode}</span>
         <span class="type">{t(`type.${order.orderType}`)}</span>
-        <span class="age" title={order.created}>
+        <span class="age" title={dateTime(order.created, props.timeZone)}>
           {age(lastRoundAt(order), props.now)}
         </span>
       </header>

@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { bootstrap, staff } from '../api.js';
 import type { VenueFeed } from '../feed.js';
+import { dateTime, money, timeOfDay } from '../format.js';
 import { language, t } from '../i18n.js';
-import { type Menu, money, productsOf, type Venue } from '../model.js';
+import { type Menu, productsOf, type Venue } from '../model.js';
 import { useStore } from '../store.js';
 import { Action, LoadError, showToast } from '../ui.js';
 import { StandbyPanel, StandbyWarning } from './standby.js';
@@ -26,12 +27,13 @@ export function Manager(props: { feed: VenueFeed; venue: Venue }) {
   return (
     <section class="manager">
       {part !== 'sync' && <StandbyWarning />}
-      <nav class="sub-nav">
+      <nav class="sub-nav" aria-label={t('managerParts')}>
         {PARTS.map((p) => (
           <button
             type="button"
             key={p}
             data-testid={`manager-${p}`}
+            aria-pressed={p === part}
             class={`btn ${p === part ? 'primary' : 'ghost'}`}
             onClick={() => choose(p)}
           >
@@ -44,8 +46,8 @@ export function Manager(props: { feed: VenueFeed; venue: Venue }) {
       {part === 'stock' && <Stock venue={props.venue} />}
       {part === 'sync' && (
         <>
-          <SyncStatus />
-          <StandbyPanel />
+          <SyncStatus timeZone={props.venue.timeZone} />
+          <StandbyPanel timeZone={props.venue.timeZone} />
         </>
       )}
     </section>
@@ -54,7 +56,7 @@ export function Manager(props: { feed: VenueFeed; venue: Venue }) {
 
 /** Products of every channel's menu with the venue's sold-out flag (PUT .../locks). */
 function SoldOut(props: { feed: VenueFeed; venue: Venue }) {
-  const lang = useStore(language);
+  useStore(language);
   const menuChanges = useStore(props.feed.menuEvents);
   const [products, setProducts] = useState<ReturnType<typeof productsOf> | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -92,7 +94,7 @@ function SoldOut(props: { feed: VenueFeed; venue: Venue }) {
                 {product.details.literals.name ?? product.id}
                 <div class="muted small">{category}</div>
               </td>
-              <td>{money(product.price, lang)}</td>
+              <td>{money(product.price)}</td>
               <td>
                 <Action
                   class={`btn toggle ${product.soldOut ? 'danger' : 'ok'}`}
@@ -176,9 +178,12 @@ function Printers(props: { feed: VenueFeed; venue: Venue }) {
           data-printer={p.name}
           data-status={p.status}
         >
-          <h3>
-            {p.name} <small class="muted">{p.role}</small>
-          </h3>
+          <h2>
+            {p.name}{' '}
+            <small class="muted" data-testid="printer-role">
+              {t(`printerRole.${p.role}`)}
+            </small>
+          </h2>
           <p>
             <span class={`badge printer-${p.status}`} data-testid="printer-status">
               {t(`printer.${p.status}`)}
@@ -191,19 +196,27 @@ function Printers(props: { feed: VenueFeed; venue: Venue }) {
               {t('lastError')}: {p.lastError.message}
             </p>
           )}
-          <button type="button" class="btn ghost" onClick={() => setJobsOf(jobsOf === p.name ? null : p.name)}>
+          <button
+            type="button"
+            class="btn ghost"
+            data-testid="printer-jobs"
+            aria-expanded={jobsOf === p.name}
+            onClick={() => setJobsOf(jobsOf === p.name ? null : p.name)}
+          >
             {t('jobs')}
           </button>
           {jobsOf === p.name && (
             <table class="list small">
               <tbody>
                 {jobs.map((j) => (
-                  <tr key={j.id}>
+                  <tr key={j.id} data-testid="job">
                     <td>
-                      {j.kind} {j.round > 0 && `#${j.round}`}
+                      {t(`job.${j.kind}`)} {j.round > 0 && `#${j.round}`}
                     </td>
-                    <td>{j.state}</td>
-                    <td>{new Date(j.created).toLocaleTimeString()}</td>
+                    <td>{t(`jobState.${j.state}`)}</td>
+                    <td data-testid="job-time" title={dateTime(j.created, props.venue.timeZone)}>
+                      {timeOfDay(j.created, props.venue.timeZone)}
+                    </td>
                     <td>
                       <Action
                         class="btn small"
@@ -270,7 +283,7 @@ function Stock(props: { venue: Venue }) {
   return (
     <div class="stock">
       <div class="card">
-        <h3>{t('stock')}</h3>
+        <h2>{t('stock')}</h2>
         {error ? <LoadError error={error} retry={load} /> : null}
         <table class="list" data-testid="stock">
           <thead>
@@ -305,6 +318,7 @@ function Stock(props: { venue: Venue }) {
         >
           <input
             placeholder={t('item')}
+            aria-label={t('item')}
             value={newItem}
             onInput={(e) => setNewItem((e.currentTarget as HTMLInputElement).value)}
           />
@@ -352,7 +366,7 @@ function DocumentForm(props: { title: string; kind: string; prices: boolean; onP
     setRows((old) => old.map((r, k) => (k === i ? { ...r, [field]: value } : r)));
   return (
     <div class="card" data-testid={`form-${props.kind}`}>
-      <h3>{props.title}</h3>
+      <h2>{props.title}</h2>
       <label>
         {t('number')} <input value={number} onInput={(e) => setNumber((e.currentTarget as HTMLInputElement).value)} />
       </label>
@@ -371,6 +385,7 @@ function DocumentForm(props: { title: string; kind: string; prices: boolean; onP
               <td>
                 <input
                   data-testid="row-id"
+                  aria-label={`${t('item')}, ${t('row')} ${i + 1}`}
                   value={r.id}
                   onInput={(e) => set(i, 'id', (e.currentTarget as HTMLInputElement).value)}
                 />
@@ -378,6 +393,7 @@ function DocumentForm(props: { title: string; kind: string; prices: boolean; onP
               <td>
                 <input
                   data-testid="row-unit"
+                  aria-label={`${t('unit')}, ${t('row')} ${i + 1}`}
                   size={4}
                   value={r.unit}
                   onInput={(e) => set(i, 'unit', (e.currentTarget as HTMLInputElement).value)}
@@ -386,6 +402,7 @@ function DocumentForm(props: { title: string; kind: string; prices: boolean; onP
               <td>
                 <input
                   data-testid="row-qty"
+                  aria-label={`${t('qty')}, ${t('row')} ${i + 1}`}
                   inputMode="decimal"
                   size={6}
                   value={r.qty}
@@ -395,6 +412,8 @@ function DocumentForm(props: { title: string; kind: string; prices: boolean; onP
               {props.prices && (
                 <td>
                   <input
+                    data-testid="row-price"
+                    aria-label={`${t('unitPrice')}, ${t('row')} ${i + 1}`}
                     inputMode="decimal"
                     size={6}
                     value={r.unitPrice}
@@ -445,7 +464,7 @@ interface Sync {
   catalogue: { rev: number; appliedAt: string | null; lastError: string | null } | null;
 }
 
-function SyncStatus() {
+function SyncStatus(props: { timeZone: string }) {
   const [status, setStatus] = useState<Sync | null>(null);
   const [error, setError] = useState<unknown>(null);
   const load = () =>
@@ -460,7 +479,7 @@ function SyncStatus() {
   }, []);
   if (error) return <LoadError error={error} retry={() => void load()} />;
   if (!status) return <p class="muted">{t('loading')}</p>;
-  const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : t('none'));
+  const when = (iso: string | null) => (iso ? dateTime(iso, props.timeZone) : t('none'));
   return (
     <div class="card" data-testid="sync">
       <dl class="facts">

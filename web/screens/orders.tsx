@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { staff } from '../api.js';
+import { dateTime, money, venueTimeToIso } from '../format.js';
 import { language, t } from '../i18n.js';
-import { linesOf, money, nameOf, type Order, type Venue } from '../model.js';
+import { linesOf, nameOf, type Order, type Venue } from '../model.js';
 import { useStore } from '../store.js';
 import { LoadError } from '../ui.js';
 import { CancelButton } from './pickup.js';
@@ -10,7 +11,7 @@ const STATUSES = ['NEW', 'ORDERED', 'READY', 'COMPLETED', 'CANCELLED'];
 
 /** The staff order list (GET /ordering-api/api/orders) with its filters: status, since, pages by cursor. */
 export function OrderList(props: { venue: Venue }) {
-  const lang = useStore(language);
+  useStore(language);
   const [statuses, setStatuses] = useState<string[]>(['ORDERED', 'READY']);
   const [since, setSince] = useState('');
   const [items, setItems] = useState<Order[]>([]);
@@ -21,7 +22,8 @@ export function OrderList(props: { venue: Venue }) {
   const query = (cursor: string | null) => {
     const q = new URLSearchParams({ venue: props.venue.id, limit: '50' });
     if (statuses.length > 0) q.set('status', statuses.join(','));
-    if (since) q.set('since', new Date(since).toISOString());
+    // The venue's wall clock, as every time on the screens (docs/screens.md "Money and time").
+    if (since) q.set('since', venueTimeToIso(since, props.venue.timeZone));
     if (cursor) q.set('cursor', cursor);
     return `/ordering-api/api/orders?${q.toString()}`;
   };
@@ -72,7 +74,9 @@ export function OrderList(props: { venue: Venue }) {
             <th>{t('created')}</th>
             <th>{t('lines')}</th>
             <th>{t('total')}</th>
-            <th />
+            <th>
+              <span class="sr-only">{t('actions')}</span>
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -83,17 +87,17 @@ export function OrderList(props: { venue: Venue }) {
                 <span class={`badge ${o.status.toLowerCase()}`}>{t(`status.${o.status}`)}</span>
               </td>
               <td>{t(`type.${o.orderType}`)}</td>
-              <td>{new Date(o.created).toLocaleString(lang === 'pl' ? 'pl-PL' : 'en-GB')}</td>
+              <td data-testid="order-created">{dateTime(o.created, props.venue.timeZone)}</td>
               <td>
                 {open === o.id
                   ? linesOf(o).map((l) => (
                       <div key={l.id}>
-                        {l.quantity} × {nameOf(l)} <small class="muted">{l.status}</small>
+                        {l.quantity} × {nameOf(l)} <small class="muted">{t(`status.${l.status}`)}</small>
                       </div>
                     ))
                   : linesOf(o).filter((l) => l.status !== 'CANCELLED').length}
               </td>
-              <td>{money(o.total, lang)}</td>
+              <td>{money(o.total)}</td>
               {/* biome-ignore lint/a11y/useKeyWithClickEvents: only keeps a click on the cancel button from also opening the row. */}
               <td onClick={(e) => e.stopPropagation()}>{!o.closed && <CancelButton order={o} />}</td>
             </tr>

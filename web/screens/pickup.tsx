@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { staff } from '../api.js';
 import type { VenueFeed } from '../feed.js';
-import { language, t } from '../i18n.js';
-import { linesOf, money, nameOf, type Order, type Venue } from '../model.js';
+import { money } from '../format.js';
+import { t } from '../i18n.js';
+import { linesOf, nameOf, type Order, type Venue } from '../model.js';
 import { useStore, useTick } from '../store.js';
 import { Action, age } from '../ui.js';
 
@@ -12,6 +13,11 @@ export function Pickup(props: { feed: VenueFeed; venue: Venue }) {
   const now = useTick(10_000);
   const [code, setCode] = useState('');
   const [searched, setSearched] = useState<string | null>(null);
+  // The order just handed over: confirmed once the box says it is COMPLETED (its ORDER_CHANGE on the venue socket),
+  // not at the command's 200, which only says the command is queued (docs/orders.md "The order lifecycle").
+  const [handing, setHanding] = useState<string | null>(null);
+  const closed = useStore(props.feed.closed);
+  const handedOver = handing === null ? undefined : closed.find((o) => o.id === handing && o.status === 'COMPLETED');
   const open = [...orders.values()].filter((o) => o.status === 'ORDERED' || o.status === 'READY');
   const found = searched === null ? undefined : open.find((o) => o.claimCode === searched);
   const ready = open.filter((o) => o.status === 'READY');
@@ -22,6 +28,7 @@ export function Pickup(props: { feed: VenueFeed; venue: Venue }) {
         class="card find"
         onSubmit={(e) => {
           e.preventDefault();
+          setHanding(null);
           setSearched(code.trim());
         }}
       >
@@ -45,10 +52,17 @@ export function Pickup(props: { feed: VenueFeed; venue: Venue }) {
           {t('notFound')}
         </p>
       )}
+      {handedOver && (
+        <p class="card handed-over" role="status" data-testid="handed-over" data-claim={handedOver.claimCode}>
+          <span aria-hidden="true">✓ </span>
+          {t('handedOver')} <span class="code">{handedOver.claimCode}</span>
+        </p>
+      )}
       {found && (
         <OrderDetail
           order={found}
           onDone={() => {
+            setHanding(found.id);
             setSearched(null);
             setCode('');
           }}
@@ -64,6 +78,7 @@ export function Pickup(props: { feed: VenueFeed; venue: Venue }) {
                 key={o.id}
                 class="chip ready"
                 onClick={() => {
+                  setHanding(null);
                   setCode(o.claimCode);
                   setSearched(o.claimCode);
                 }}
@@ -90,7 +105,6 @@ export function Pickup(props: { feed: VenueFeed; venue: Venue }) {
 
 function OrderDetail(props: { order: Order; onDone: () => void }) {
   const { order } = props;
-  const lang = useStore(language);
   return (
     <div class="card detail" data-testid="found-order" data-status={order.status}>
       <h2>
@@ -106,7 +120,7 @@ function OrderDetail(props: { order: Order; onDone: () => void }) {
           ))}
       </ul>
       <p>
-        {t('total')}: <b>{money(order.total, lang)}</b>
+        {t('total')}: <b>{money(order.total)}</b>
       </p>
       <div class="row">
         <Action
@@ -139,6 +153,7 @@ export function CancelButton(props: { order: Order }) {
     <span class="cancel-form">
       <input
         placeholder={t('cancelReason')}
+        aria-label={t('cancelReason')}
         data-testid="cancel-reason"
         maxLength={200}
         value={reason}
@@ -157,7 +172,7 @@ export function CancelButton(props: { order: Order }) {
       >
         {t('cancelConfirm')}
       </Action>
-      <button type="button" class="btn ghost" onClick={() => setAsking(false)}>
+      <button type="button" class="btn ghost" aria-label={t('close')} onClick={() => setAsking(false)}>
         ×
       </button>
     </span>

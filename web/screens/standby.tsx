@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { StandbyStatus } from '../../src/modules/standby/status.js';
+import { dateTime } from '../format.js';
 import { send } from '../http.js';
 import { language, t } from '../i18n.js';
 import { useStore } from '../store.js';
@@ -52,7 +53,7 @@ function NotInStep() {
 }
 
 /** "Zapasowy box / Standby box": role, state, peer, lag, last takeover, and the warning when alone. */
-export function StandbyPanel() {
+export function StandbyPanel(props: { timeZone: string }) {
   const lang = useStore(language);
   const { status, error, load } = useStandbyStatus();
   if (error && !status) return <LoadError error={error} retry={load} />;
@@ -68,7 +69,7 @@ export function StandbyPanel() {
       data-role={status.role}
       data-state={status.state}
     >
-      <h3 id="standby-title">{t('standby.title')}</h3>
+      <h2 id="standby-title">{t('standby.title')}</h2>
       {notInStep(status) && <NotInStep />}
       <dl class="facts">
         <dt>{t('standby.role')}</dt>
@@ -83,7 +84,7 @@ export function StandbyPanel() {
         </dd>
         <dt>{t('standby.lastTakeover')}</dt>
         <dd data-testid="standby-last-takeover">
-          {status.lastTakeoverAt ? new Date(status.lastTakeoverAt).toLocaleString(lang) : t('standby.never')}
+          {status.lastTakeoverAt ? dateTime(status.lastTakeoverAt, props.timeZone) : t('standby.never')}
         </dd>
       </dl>
     </section>

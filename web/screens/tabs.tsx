@@ -1,8 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { staff } from '../api.js';
 import type { VenueFeed } from '../feed.js';
+import { addMoney, money } from '../format.js';
 import { language, t } from '../i18n.js';
-import { linesOf, type Menu, money, nameOf, type Order, productsOf, roundsOf, type Venue } from '../model.js';
+import { linesOf, type Menu, nameOf, type Order, productsOf, roundsOf, type Venue } from '../model.js';
 import { useStore } from '../store.js';
 import { Action, LoadError } from '../ui.js';
 import { CancelButton } from './pickup.js';
@@ -10,7 +11,7 @@ import { CancelButton } from './pickup.js';
 /** Waiter's console: open tabs (DINE_IN_OPEN), a round added and sent to the kitchen, a tab closed. */
 export function Tabs(props: { feed: VenueFeed; venue: Venue }) {
   const orders = useStore(props.feed.orders);
-  const lang = useStore(language);
+  useStore(language);
   const [selected, setSelected] = useState<string | null>(null);
   const [menu, setMenu] = useState<Menu | null>(null);
   const [menuError, setMenuError] = useState<unknown>(null);
@@ -57,7 +58,7 @@ export function Tabs(props: { feed: VenueFeed; venue: Venue }) {
           >
             <span class="code">{o.claimCode}</span>{' '}
             <span class={`badge ${o.status.toLowerCase()}`}>{t(`status.${o.status}`)}</span>
-            <span class="muted">{money(String(Number(o.total) + Number(o.editTotal)), lang)}</span>
+            <span class="muted tab-total">{money(addMoney(o.total, o.editTotal))}</span>
           </button>
         ))}
       </aside>
@@ -76,7 +77,7 @@ export function Tabs(props: { feed: VenueFeed; venue: Venue }) {
 
 function TabDetail(props: { tab: Order; venue: Venue }) {
   const { tab } = props;
-  const lang = useStore(language);
+  useStore(language);
   const unsent = linesOf(tab).filter((l) => l.status === 'NEW');
   return (
     <div class="card" data-testid="tab-detail" data-status={tab.status}>
@@ -120,11 +121,11 @@ function TabDetail(props: { tab: Order; venue: Venue }) {
         </div>
       )}
       <p>
-        {t('total')}: <b>{money(tab.total, lang)}</b>
+        {t('total')}: <b>{money(tab.total)}</b>
         {Number(tab.editTotal) > 0 && (
           <>
             {' '}
-            + {money(tab.editTotal, lang)} ({t('unsent')})
+            + {money(tab.editTotal)} ({t('unsent')})
           </>
         )}
       </p>
@@ -154,7 +155,7 @@ function TabDetail(props: { tab: Order; venue: Venue }) {
 
 /** Products of the venue's DINE_IN menu; a tap appends one to the tab's next round (with the note, if any). */
 function ProductPicker(props: { menu: Menu; tab: Order; venue: Venue }) {
-  const lang = useStore(language);
+  useStore(language);
   const [note, setNote] = useState('');
   return (
     <div class="card picker">
@@ -189,7 +190,7 @@ function ProductPicker(props: { menu: Menu; tab: Order; venue: Venue }) {
             }}
           >
             <span>{product.details.literals.name ?? product.id}</span>
-            <small>{product.soldOut ? t('soldOut') : money(product.price, lang)}</small>
+            <small>{product.soldOut ? t('soldOut') : money(product.price)}</small>
           </Action>
         ))}
       </div>

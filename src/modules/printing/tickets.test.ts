@@ -29,6 +29,17 @@ describe('tickets', () => {
     expect(has(out, '12:05')).toBe(true); // local time in Warsaw (UTC+1)
   });
 
+  test('the order type is printed in words in both languages, never as the API enum', () => {
+    for (const kind of ['kitchen', 'cancel', 'claim'] as const) {
+      const out = bytes({ ...base, kind, round: 1, total: '94.00' } as Ticket);
+      expect(has(out, 'NA WYNOS / TAKE-AWAY'), kind).toBe(true);
+      expect(has(out, 'TAKE_AWAY'), kind).toBe(false);
+    }
+    expect(has(bytes({ ...base, orderType: 'DINE_IN_OPEN', kind: 'kitchen', round: 3 }), 'RACHUNEK / TAB')).toBe(true);
+    expect(has(bytes({ ...base, orderType: 'DINE_IN_OPEN', kind: 'kitchen', round: 3 }), 'DINE_IN')).toBe(false);
+    expect(has(bytes({ ...base, orderType: 'DELIVERY', kind: 'kitchen', round: 1 }), 'DOSTAWA / DELIVERY')).toBe(true);
+  });
+
   test('Polish letters are encoded in cp852, not as UTF-8', () => {
     const out = bytes({ ...base, kind: 'kitchen', round: 1 });
     // Ż=0xBD u r e k ; Gęś: ę=0xA9 ś=0x98

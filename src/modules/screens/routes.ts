@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors.js';
 
 /**
  * What the box's screens need before anyone signs in (README "Screens"): the tenant for `x-tenant`, the OAuth
- * client they sign in with, the venue's language and a default venue. The client is a public client (a kiosk's
+ * client they sign in with, the venue's language, the currency of its prices and a default venue. The client is a public client (a kiosk's
  * secret is readable by anyone at the kiosk), so nothing here is a secret the LAN does not already have.
  */
 export interface ScreensBootstrap {
@@ -12,6 +12,8 @@ export interface ScreensBootstrap {
   clientId: string;
   clientSecret: string;
   language: string;
+  /** ISO 4217: the currency of every price the screens show (docs/screens.md "Money and time"). */
+  currency: string;
   venue: string | null;
 }
 
@@ -27,13 +29,15 @@ export function screensRoutes(bootstrap: ScreensBootstrap | undefined): Route[] 
         tag: 'screens',
         responses: {
           200: {
-            description: 'the tenant, the public OAuth client of the screens, the language and a default venue',
+            description:
+              'the tenant, the public OAuth client of the screens, the language, the currency and a default venue',
             schema: Type.Object(
               {
                 tenant: Type.String(),
                 clientId: Type.String(),
                 clientSecret: Type.String(),
                 language: Type.String(),
+                currency: Type.String({ pattern: '^[A-Z]{3}$' }),
                 venue: Type.Union([Type.String(), Type.Null()]),
               },
               { additionalProperties: false },
@@ -66,7 +70,14 @@ interface ProvisionedTenant {
  * provisioning documents the box started with (the demo's with --demo), its first OAuth client and first venue.
  */
 export function resolveScreensBootstrap(
-  config: { language: string; tenant?: string; clientId?: string; clientSecret?: string; venue?: string },
+  config: {
+    language: string;
+    currency: string;
+    tenant?: string;
+    clientId?: string;
+    clientSecret?: string;
+    venue?: string;
+  },
   provisioning: { document: unknown }[],
 ): ScreensBootstrap | undefined {
   const tenants = provisioning.flatMap((p) => (p.document as { tenants?: ProvisionedTenant[] })?.tenants ?? []);
@@ -83,6 +94,7 @@ export function resolveScreensBootstrap(
     clientId,
     clientSecret,
     language: config.language,
+    currency: config.currency,
     venue: config.venue ?? (typeof firstVenue === 'string' ? firstVenue : null),
   };
 }
