@@ -76,6 +76,9 @@ describe('password grant', () => {
       jti: token.jti,
       iat: expect.any(Number),
       exp: expect.any(Number),
+      // RFC 9068's names for verifiers that know no UUID: the tenant's issuer (docs/api.md "OAuth discovery").
+      iss: box.url(`/auth-oauth2/tenants/${DEMO.tenant}`),
+      sub: token.UUID,
     });
     expect(claims.iat).toBeGreaterThanOrEqual(before);
     expect(claims.iat).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
@@ -303,16 +306,28 @@ describe('bearer tokens on the API', () => {
     await expectApiError(res, 401, 'unauthorized');
   };
 
-  test('a missing token is 401 unauthorized with WWW-Authenticate: Bearer error="invalid_token"', async () => {
-    await expectInvalidToken(await box.get(NEAREST));
+  // RFC 6750 3.1: a request without any bearer credentials gets the bare challenge, no error code (a client that
+  // did not know it needed a token); one that sent a token the box refuses gets error="invalid_token".
+  const expectNoCredentials = async (res: Response): Promise<void> => {
+    expect(res.headers.get('www-authenticate')).toBe('Bearer realm="venue-box"');
+    await expectApiError(res, 401, 'unauthorized');
+  };
+
+  test('a missing token is 401 unauthorized with the bare WWW-Authenticate: Bearer realm="venue-box"', async () => {
+    await expectNoCredentials(await box.get(NEAREST));
+  });
+
+  test.each([
+    ['an empty bearer', 'Bearer '],
+    ['Basic credentials', basic()],
+    ['a token without a scheme', 'eyJhbGciOiJFZERTQSJ9.e30.AAAA'],
+  ])('no bearer token (%s) is 401 with the bare challenge', async (_name, authorization) => {
+    await expectNoCredentials(await box.get(NEAREST, undefined, { authorization }));
   });
 
   test.each([
     ['garbage', 'Bearer abc'],
     ['three garbage parts', 'Bearer a.b.c'],
-    ['an empty bearer', 'Bearer '],
-    ['Basic credentials', basic()],
-    ['a token without a scheme', 'eyJhbGciOiJFZERTQSJ9.e30.AAAA'],
   ])('a malformed token (%s) is 401', async (_name, authorization) => {
     await expectInvalidToken(await box.get(NEAREST, undefined, { authorization }));
   });

@@ -1,3 +1,4 @@
+import { createPublicKey, type JsonWebKey, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   CENTRAL_DEMO,
@@ -107,5 +108,45 @@ describe('the sign-in throttle at the central', () => {
       });
     for (let i = 0; i < 5; i++) expect((await ask()).status).toBe(401);
     await expectThrottled(await ask());
+  });
+});
+
+describe('OAuth discovery at the central (docs/api.md "OAuth discovery")', () => {
+  test('metadata and JWKS as on the box; a token verifies against the JWKS; refresh needs no x-tenant', async () => {
+    const issuer = central.url(`/auth-oauth2/tenants/${CENTRAL_DEMO.tenant}`);
+    const meta = await fetch(
+      central.url(`/.well-known/oauth-authorization-server/auth-oauth2/tenants/${CENTRAL_DEMO.tenant}`),
+    );
+    expect(meta.status).toBe(200);
+    expect(await meta.json()).toMatchObject({
+      issuer,
+      token_endpoint: `${issuer}/oauth/token`,
+      jwks_uri: central.url('/.well-known/jwks.json'),
+      grant_types_supported: ['password', 'refresh_token'],
+      // The console's public client `hq-console` signs in with `none`.
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      response_types_supported: [],
+    });
+    const unknown = `/.well-known/oauth-authorization-server/auth-oauth2/tenants/00000000-0000-4000-8000-000000000000`;
+    expect((await fetch(central.url(unknown))).status).toBe(404);
+
+    const first = await signIn();
+    const { keys } = (await (await fetch(central.url('/.well-known/jwks.json'))).json()) as { keys: JsonWebKey[] };
+    const [header, payload, signature] = first.access_token.split('.') as [string, string, string];
+    const jwk = keys.find((k) => k.kid === JSON.parse(Buffer.from(header, 'base64url').toString()).kid);
+    expect(jwk).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
+    const key = createPublicKey({ key: jwk!, format: 'jwk' });
+    expect(verify(null, Buffer.from(`${header}.${payload}`), key, Buffer.from(signature, 'base64url'))).toBe(true);
+    expect(JSON.parse(Buffer.from(payload, 'base64url').toString())).toMatchObject({ iss: issuer });
+
+    // A refresh without x-tenant (the refresh token names its tenant), at the plain endpoint.
+    const basic = Buffer.from(`${CENTRAL_DEMO.client.clientId}:${CENTRAL_DEMO.client.clientSecret}`).toString('base64');
+    const renewed = await fetch(central.url('/auth-oauth2/oauth/token'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}` },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: first.refresh_token }).toString(),
+    });
+    expect(renewed.status).toBe(200);
+    expect(await renewed.json()).toMatchObject({ TENANT: CENTRAL_DEMO.tenant });
   });
 });

@@ -184,7 +184,7 @@ describe('GET /metrics', () => {
     const box = await start();
     const none = await box.get('/metrics');
     expect(none.status).toBe(401);
-    expect(none.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="venue-box"');
     expect((await codesOf(none)).map((c) => c.code)).toEqual(['unauthorized']);
     const forged = await box.get('/metrics', 'not.a.token');
     expect(forged.status).toBe(401);

@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DEMO, startTestBox, type TestBox } from './support/box.js';
 import { expectApiError } from './support/fixtures.js';
+import { W1 } from './warehouse-client.js';
 
 let box: TestBox;
 let token: string;
@@ -16,6 +17,7 @@ afterAll(async () => {
 });
 
 const NEW = '/ordering-api/api/order/new';
+const NEAREST = '/venue-api/api/nearest?lat=50&lng=20';
 const validOrder = () => ({
   orderType: 'TAKE_AWAY',
   buckets: [{ venue: DEMO.openVenue, lines: [{ productId: 'zurek', price: 18, quantity: 2, status: 'NEW' }] }],
@@ -98,6 +100,20 @@ describe('bodies of JSON commands', () => {
     ['form-urlencoded', 'application/x-www-form-urlencoded'],
     ['a JSON look-alike', 'application/jsonx'],
   ])('a %s body is 415 unsupportedMediaType', async (_name, type) => {
+    await expectApiError(
+      await post(JSON.stringify(validOrder()), { 'content-type': type }),
+      415,
+      'unsupportedMediaType',
+    );
+  });
+
+  // A JSON Merge Patch (RFC 7396) or JSON Patch (RFC 6902) asks for patch semantics no route applies: it was taken
+  // as plain JSON, as any +json type is; docs/api.md "Errors" promises 415 for a body not application/json.
+  test.each([
+    ['application/merge-patch+json'],
+    ['application/merge-patch+json; charset=utf-8'],
+    ['application/json-patch+json'],
+  ])('a %s body is 415 unsupportedMediaType', async (type) => {
     await expectApiError(
       await post(JSON.stringify(validOrder()), { 'content-type': type }),
       415,
@@ -350,3 +366,52 @@ function withLine(patch: Record<string, unknown>) {
   for (const k of Object.keys(line)) if (line[k] === undefined) delete line[k];
   return { orderType: 'TAKE_AWAY', buckets: [{ venue: DEMO.openVenue, lines: [line] }] };
 }
+
+describe('a command path asked with DELETE (docs/api.md "The API")', () => {
+  test.each([
+    [`/ordering-api/api/order/${DEMO.openVenue}/cancel`],
+    [`/ordering-api/api/order/${DEMO.openVenue}/append`],
+    // `new` is a command path too, not also an order id of GET order/{id}: Allow named GET and HEAD there.
+    ['/ordering-api/api/order/new'],
+  ])('DELETE %s is 405 with Allow: POST, OPTIONS', async (path) => {
+    const res = await fetch(box.url(path), { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+    expect(res.headers.get('allow')).toBe('POST, OPTIONS');
+    await expectApiError(res, 405, 'methodNotAllowed', ['DELETE']);
+  });
+
+  test('GET and HEAD of order/new are 405 too, as its Allow says; a real order id is still read', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      const res = await fetch(box.url(NEW), { method, headers: { authorization: `Bearer ${token}` } });
+      expect([method, res.status, res.headers.get('allow')]).toEqual([method, 405, 'POST, OPTIONS']);
+    }
+    const { orderId } = (await (await post(validOrder())).json()) as { orderId: string };
+    expect((await box.get(`/ordering-api/api/order/${orderId}`, token)).status).toBe(200);
+  });
+});
+
+describe('the bearer challenge (RFC 6750 3.1)', () => {
+  test('no credentials: WWW-Authenticate: Bearer realm="venue-box", no error code; a bad token: invalid_token', async () => {
+    const none = await box.get(NEAREST);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="venue-box"');
+    await expectApiError(none, 401, 'unauthorized');
+    const bad = await box.get(NEAREST, 'not.a.token');
+    expect(bad.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    await expectApiError(bad, 401, 'unauthorized');
+  });
+});
+
+describe('the warehouse API without x-tenant', () => {
+  test('is 400 invalidField naming the header, not 403', async () => {
+    const staff = await box.token(DEMO.staff.username, DEMO.staff.password);
+    const res = await fetch(box.url(`/warehouse-api/api/warehouse/${W1}/stock`), {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${staff.access_token}`,
+        'content-type': 'application/json',
+        'x-user': staff.UUID,
+      },
+      body: JSON.stringify({ items: ['a'] }),
+    });
+    await expectApiError(res, 400, 'invalidField', ['x-tenant']);
+  });
+});

@@ -90,7 +90,9 @@ describe('auth', () => {
     expect([asAnon.status, codes(asAnon.body)]).toEqual([403, [['forbidden']]]);
     const withHeaders = (h: Record<string, string>) => ({ ...kelner, headers: h });
     const authorization = kelner.headers.authorization!;
-    expect((await call(box, withHeaders({ authorization }), 'POST', path, body)).status).toBe(403);
+    // A missing x-tenant is a malformed request: 400 naming the header (docs/warehouse.md), not a refusal.
+    const noTenant = await call(box, withHeaders({ authorization }), 'POST', path, body);
+    expect([noTenant.status, codes(noTenant.body)]).toEqual([400, [['invalidField', 'x-tenant']]]);
     expect((await call(box, kelner, 'POST', path, body, { 'x-tenant': OTHER.tenant })).status).toBe(403);
     expect((await call(box, kelner, 'POST', path, body, { 'x-user': DEMO.tenant })).status).toBe(403);
     // x-user is required where the interface lists it: documents and locks.

@@ -60,18 +60,25 @@ export function mountRoutes(
     const reply = toErrorReply(AppError.of('invalidBody', problem), input, deps.log);
     res.cork(() => writeReply(res, reply, input.requestId, true));
   };
+  const allowed = allowedMethods([...routes, ...otherPaths]);
   for (const route of routes) {
     if (route.schema?.body) validatorOf(route);
     const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-    app[route.method](route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
+    // A path that a more specific route of another method also matches belongs to that route (docs/api.md "The
+    // API": `POST order/new` is not the order `new` of `GET order/:id`): there this route's method is a 405.
+    const shadowed = allowed.shadows(route);
+    const serve = (res: UwsResponse, req: UwsRequest) => {
+      const input = copyRequest(req, names, res);
+      const allow = shadowed ? allowed.shadowedAt(route, input.path) : undefined;
+      serveChecked(res, input, allow === undefined ? route : methodNotAllowed(allow));
+    };
+    app[route.method](route.path, serve);
     // RFC 9110 9.3.2: HEAD is GET without the body (the same status and headers, Content-Length included).
-    if (route.method === 'get')
-      app.head(route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
+    if (route.method === 'get') app.head(route.path, serve);
   }
-  const allowed = allowedMethods([...routes, ...otherPaths]);
   app.any('/*', (res, req) => {
     const input = copyRequest(req, [], res);
-    const allow = allowed(input.path);
+    const allow = allowed.allow(input.path);
     // A method the path is served with that still lands here (a GET of the socket without an upgrade) stays 404.
     const route =
       allow === undefined
@@ -118,22 +125,53 @@ const METHOD_NAMES: Record<Route['method'], string> = {
   del: 'DELETE',
 };
 
-/** The methods a path is served with (`Allow`, RFC 9110 10.2.1), or undefined for a path no route knows. */
-function allowedMethods(routes: Pick<Route, 'method' | 'path'>[]): (path: string) => string | undefined {
-  const patterns = routes.map((r) => ({
-    method: METHOD_NAMES[r.method],
-    pattern: new RegExp(
-      `^${r.path
-        .split('/')
-        .map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-        .join('/')}$`,
-    ),
-  }));
-  return (path) => {
-    const methods = new Set(patterns.filter((p) => p.pattern.test(path)).map((p) => p.method));
+/**
+ * The methods a path is served with (`Allow`, RFC 9110 10.2.1). Where routes of several shapes match a path, the
+ * most specific shape owns it, as a router picks a literal segment over a parameter: `/order/new` is `POST
+ * /order/new`'s path (`Allow: POST, OPTIONS`), not also an order id of `GET /order/:id`.
+ */
+function allowedMethods(routes: Pick<Route, 'method' | 'path'>[]) {
+  const patterns = routes.map((r) => {
+    const segments = r.path.split('/');
+    return {
+      method: METHOD_NAMES[r.method],
+      path: r.path,
+      segments,
+      // '1' a literal segment, '0' a parameter: among shapes of one length, the greater string is more specific.
+      rank: segments.map((s) => (s.startsWith(':') ? '0' : '1')).join(''),
+      pattern: new RegExp(
+        `^${segments.map((s) => (s.startsWith(':') ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}$`,
+      ),
+    };
+  });
+  /** The routes of the most specific shape that matches the path (none: a path no route knows). */
+  const owners = (path: string) => {
+    const matching = patterns.filter((p) => p.pattern.test(path));
+    const best = matching
+      .map((p) => p.rank)
+      .sort()
+      .at(-1);
+    return matching.filter((p) => p.rank === best);
+  };
+  const allow = (path: string): string | undefined => {
+    const methods = new Set(owners(path).map((p) => p.method));
     if (methods.size === 0) return undefined;
     if (methods.has('GET')) methods.add('HEAD');
     return [...methods, 'OPTIONS'].join(', ');
+  };
+  return {
+    allow,
+    /** Whether a more specific shape can match some of the route's paths (most routes: no, and no check then). */
+    shadows: (route: Pick<Route, 'path'>): boolean => {
+      const own = patterns.find((p) => p.path === route.path)!;
+      const overlap = (p: (typeof patterns)[number]) =>
+        p.segments.length === own.segments.length &&
+        p.segments.every((s, i) => s === own.segments[i] || s.startsWith(':') || own.segments[i]!.startsWith(':'));
+      return patterns.some((p) => p.rank > own.rank && overlap(p));
+    },
+    /** `Allow` of the path when a more specific shape than the route's owns it, else undefined. */
+    shadowedAt: (route: Pick<Route, 'path'>, path: string): string | undefined =>
+      owners(path).some((p) => p.path === route.path) ? undefined : allow(path),
   };
 }
 
@@ -368,7 +406,12 @@ function parseBody(route: Route, req: HttpRequest): unknown {
     throw AppError.of('invalidBody', 'a JSON body is required');
   }
   const type = req.headers['content-type'] ?? '';
-  if (!/^application\/(.+\+)?json\s*(;|$)/i.test(type)) {
+  // application/json or a +json type, but not a patch format: a JSON Merge Patch (RFC 7396) or JSON Patch (RFC
+  // 6902) document asks for its own semantics (`null` removes a field), which no route applies (docs/api.md "Errors").
+  if (
+    !/^application\/(.+\+)?json\s*(;|$)/i.test(type) ||
+    /^application\/(merge-patch|json-patch)\+json\b/i.test(type)
+  ) {
     throw AppError.of('unsupportedMediaType', 'body must be application/json');
   }
   return parseJson(req.body.toString('utf8'));

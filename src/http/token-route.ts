@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { isUuid } from '../shared/ids.js';
 import { OAUTH_ERRORS } from '../shared/errors.js';
 import { OAuthError, oauthReply, parseBasic } from '../shared/oauth-error.js';
+import { originOf, TENANT_ISSUER_PATH } from '../shared/oauth/discovery.js';
 import type { HttpRequest, Route } from './types.js';
 
 /** The token endpoint's answer (the interface's Token), the same on the box and on the central. */
@@ -33,7 +34,9 @@ export const TokenResponseSchema = Type.Object(
 
 const TokenForm = Type.Object({
   grant_type: Type.String({ enum: ['password', 'refresh_token'] }),
-  username: Type.Optional(Type.String({ description: '`anonymous` for a customer (password empty), or a staff user' })),
+  username: Type.Optional(
+    Type.String({ description: '`anonymous` for a customer (password empty or left out), or a staff user' }),
+  ),
   password: Type.Optional(Type.String()),
   refresh_token: Type.Optional(Type.String()),
   scope: Type.Optional(Type.String({ description: '`read` or `read write`' })),
@@ -55,7 +58,13 @@ const OAuthErrorSchema = Type.Object(
 
 /** What the endpoint hands its service: the tenant, the client's credentials and the form. */
 export interface TokenCall {
-  tenantId: string;
+  /**
+   * The tenant the request names (x-tenant, or the per-tenant endpoint's path); undefined for a refresh sent
+   * without one, whose refresh token names it (docs/api.md "OAuth discovery").
+   */
+  tenantId: string | undefined;
+  /** The origin the request was sent to (src/shared/oauth/discovery.ts originOf), for the tokens' `iss`. */
+  origin?: string;
   clientId: string;
   clientSecret: string;
   /** A public client (RFC 6749 2.1) of the endpoint's `publicClients`: an id in the form, no secret to check. */
@@ -96,28 +105,60 @@ function clientCredentials(
 }
 
 /**
+ * The tenant a token request names: the per-tenant endpoint's path, or `x-tenant` (both: they must agree).
+ * Undefined when it names none, which only a refresh may do (its token names the tenant).
+ */
+function tenantOf(req: HttpRequest): string | undefined {
+  const header = req.headers['x-tenant'];
+  const inPath = req.params.tenant;
+  if (inPath !== undefined) {
+    if (!isUuid(inPath)) throw new OAuthError('invalid_request', 'the path must name a tenant UUID');
+    if (header !== undefined && header !== inPath)
+      throw new OAuthError('invalid_request', 'x-tenant differs from the tenant of the token endpoint');
+    return inPath;
+  }
+  if (header !== undefined && !isUuid(header))
+    throw new OAuthError('invalid_request', 'x-tenant header must be a tenant UUID');
+  return header;
+}
+
+/**
  * `POST /auth-oauth2/oauth/token` in RFC 6749's shape, for the box and the central alike: form body, no repeated
  * parameter (3.1), `x-tenant`, client credentials in HTTP Basic or the form (2.3.1); its errors are RFC 6749
- * section 5.2's.
+ * section 5.2's. `perTenant`: the same endpoint at `/auth-oauth2/tenants/:tenant/oauth/token`, the token endpoint
+ * of the tenant's metadata (docs/api.md "OAuth discovery"), which takes the tenant from its path.
  */
 export function tokenRoute(
   issue: (call: TokenCall, req: HttpRequest) => Promise<TokenResponse>,
   /** Client ids that may sign in without a secret (the central's console, `hq-console`); none on the box. */
   publicClients: readonly string[] = [],
+  perTenant = false,
 ): Route {
   return {
     method: 'post',
-    path: '/auth-oauth2/oauth/token',
+    path: perTenant ? `${TENANT_ISSUER_PATH}/:tenant/oauth/token` : '/auth-oauth2/oauth/token',
     auth: 'none',
     body: 'form',
     // Documents the form; the endpoint reads it by RFC 6749's rules (its own errors), never through valid().
     schema: { body: TokenForm },
     doc: {
-      summary: 'A token: a password grant (anonymous or staff) or a refresh',
+      summary: perTenant
+        ? "The tenant's token endpoint (its metadata's token_endpoint): as the token call, the tenant from the path"
+        : 'A token: a password grant (anonymous or staff) or a refresh',
       description:
         "RFC 6749: client credentials in HTTP Basic or the form; its errors keep RFC 6749 section 5.2's shape.",
+      operationId: perTenant ? 'requestTenantToken' : 'requestToken',
       tag: 'auth',
-      headers: [{ name: 'x-tenant', required: true, description: 'the tenant (UUID)' }],
+      ...(perTenant ? { params: { tenant: 'the tenant (UUID)' } } : {}),
+      headers: [
+        perTenant
+          ? { name: 'x-tenant', required: false, description: 'the tenant (UUID); if sent, the one of the path' }
+          : {
+              name: 'x-tenant',
+              required: false,
+              description: 'the tenant (UUID); required but for a refresh, whose refresh token names it',
+            },
+      ],
       responses: {
         200: { description: 'the Token', schema: TokenResponseSchema },
         400: { description: 'RFC 6749 error', schema: OAuthErrorSchema },
@@ -153,12 +194,14 @@ export function tokenRoute(
         // No store keeps a NUL in a name or secret (the central's PostgreSQL refuses one in text outright).
         const nul = [...form].find(([k, v]) => k.includes('\0') || v.includes('\0'));
         if (nul) throw new OAuthError('invalid_request', `parameter ${nul[0].replaceAll('\0', '')} contains a NUL`);
-        const tenantId = req.headers['x-tenant'] ?? '';
-        if (!isUuid(tenantId)) throw new OAuthError('invalid_request', 'x-tenant header must be a tenant UUID');
+        const tenantId = tenantOf(req);
+        if (tenantId === undefined && form.get('grant_type') !== 'refresh_token')
+          throw new OAuthError('invalid_request', 'x-tenant header must be a tenant UUID');
         const client = clientCredentials(req.headers.authorization, form, publicClients);
         if (client.clientId.includes('\0') || client.clientSecret.includes('\0'))
           throw new OAuthError('invalid_client', 'client credentials contain a NUL');
-        return { status: 200, body: await issue({ tenantId, ...client, form }, req), headers: { pragma: 'no-cache' } };
+        const call: TokenCall = { tenantId, origin: originOf(req), ...client, form };
+        return { status: 200, body: await issue(call, req), headers: { pragma: 'no-cache' } };
       } catch (err) {
         if (err instanceof OAuthError) return oauthReply(err);
         throw err;

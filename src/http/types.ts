@@ -98,6 +98,8 @@ export const route = <B extends TSchema>(r: Route<B>): Route => r as unknown as 
 export interface RouteDoc {
   summary: string;
   description?: string;
+  /** The operation's name in /openapi.json (camelCase); the contracts helper makes it required. */
+  operationId?: string;
   /** Groups the route in the documents; by default the path's first segment (`ordering-api`). */
   tag?: string;
   /** Path parameters (`:id`) and what they are. */

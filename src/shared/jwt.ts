@@ -13,6 +13,13 @@ export interface Claims {
   jti: string;
   iat: number;
   exp: number;
+  /**
+   * The issuer (docs/api.md "OAuth discovery"): the tenant's issuer URL at the origin the token was asked at, for
+   * verifiers that check `iss` (RFC 9068). Absent on tokens issued before, and where the Host was not a sane one.
+   */
+  iss?: string;
+  /** The user again (`UUID`), as `sub`: where standard verifiers and gateways look for the subject. */
+  sub?: string;
 }
 
 export interface SigningKey {
@@ -118,7 +125,8 @@ export function verifyJwt(key: SigningKey, token: string, nowSeconds: number): V
 export function createBearerCheck(key: SigningKey, now: () => number) {
   const verified = new Map<string, Claims>();
   return (token: string | undefined): Claims => {
-    if (!token) throw unauthorized('missing bearer token');
+    // RFC 6750 3.1: a request with no credentials gets the bare challenge, without an error code.
+    if (!token) throw unauthorized('missing bearer token').withHeaders({ 'WWW-Authenticate': BEARER_CHALLENGE });
     const nowSeconds = Math.floor(now() / 1000);
     let claims = verified.get(token);
     if (!claims || claims.exp <= nowSeconds) {
@@ -134,3 +142,25 @@ export function createBearerCheck(key: SigningKey, now: () => number) {
 }
 
 const MAX_VERIFIED_TOKENS = 10_000;
+
+/** The challenge of a request that sent no bearer token (docs/api.md "Errors"). */
+export const BEARER_CHALLENGE = 'Bearer realm="venue-box"';
+
+/** An Ed25519 JSON Web Key (RFC 8037) of the key's public half: what a JWKS lists (docs/api.md "OAuth discovery"). */
+export interface PublicJwk {
+  kty: 'OKP';
+  crv: 'Ed25519';
+  x: string;
+  kid: string;
+  alg: 'EdDSA';
+  use: 'sig';
+}
+
+export const publicJwkOf = (key: Pick<SigningKey, 'kid' | 'publicKey'>): PublicJwk => ({
+  kty: 'OKP',
+  crv: 'Ed25519',
+  x: b64url(key.publicKey),
+  kid: key.kid,
+  alg: 'EdDSA',
+  use: 'sig',
+});

@@ -54,6 +54,7 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
   const store: OAuthStore = {
     clientSecretHash: async (tenantId, clientId) =>
       repo.tenantExists(tenantId) ? repo.clientSecretHash(tenantId, clientId) : undefined,
+    refreshTenant: async (tokenHash) => repo.refresh(tokenHash)?.tenantId,
     async user(tenantId, username) {
       const staff = repo.staffUser(tenantId, username);
       return staff && { id: staff.id, passwordHash: staff.password_hash, scope: staff.scope };
@@ -92,6 +93,10 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
 
   return {
     token: (req: TokenRequest): Promise<TokenResponse> => oauth.token(req),
+
+    /** The key whose tokens the box verifies: the one it signs with (docs/api.md "OAuth discovery"). */
+    signingKeys: (): SigningKey[] => [key],
+    tenantExists: (tenantId: string): boolean => repo.tenantExists(tenantId),
 
     /**
      * A staff user headquarters removed (docs/sync.md "Down: the catalogue"): call inside the transaction that removes

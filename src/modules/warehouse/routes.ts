@@ -10,7 +10,7 @@ import {
   type RouteContext,
   type RouteDoc,
 } from '../../http/types.js';
-import { forbidden, notFound } from '../../shared/errors.js';
+import { forbidden, invalidField, notFound } from '../../shared/errors.js';
 import { isUuid } from '../../shared/ids.js';
 import {
   DocumentBody,
@@ -31,11 +31,12 @@ const BASE = '/warehouse-api/api/warehouse';
 
 /**
  * The acting tenant and user. Every warehouse call needs scope write (the route's auth) and an `x-tenant`
- * header equal to the token's tenant (mount.ts refuses a different one; here a missing one). `x-user` must
+ * header equal to the token's tenant (mount.ts refuses a different one with 403; here a missing one, 400). `x-user` must
  * equal the token's user where sent, and must be sent on document and lock operations (docs/warehouse.md "Walk-through: staff token, PZ, stock, lock, WZ with unlockItems").
  */
 function actorOf(req: HttpRequest, principal: Principal, userHeader: 'required' | 'optional'): Actor {
-  if (req.headers['x-tenant'] === undefined) throw forbidden('x-tenant header is required');
+  // A missing header is a malformed request (400), not a refusal: 403 is for a tenant that is not the token's.
+  if (req.headers['x-tenant'] === undefined) throw invalidField('x-tenant', 'x-tenant header is required');
   const user = req.headers['x-user'];
   if (user === undefined && userHeader === 'required') throw forbidden('x-user header is required');
   if (user !== undefined && user !== principal.userId) throw forbidden('x-user differs from the token user');

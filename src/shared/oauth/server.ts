@@ -4,6 +4,7 @@ import { newId } from '../ids.js';
 import { type SigningKey, signJwt } from '../jwt.js';
 import { OAuthError } from '../oauth-error.js';
 import { createCredentialChecks } from './credentials.js';
+import { issuerOf } from './discovery.js';
 import type { NewRefresh, OAuthStore, RefreshRow, Rotation } from './store.js';
 import { createLoginThrottle, type ThrottleOptions } from './throttle.js';
 
@@ -11,6 +12,9 @@ export interface TokenRequest extends TokenCall {
   /** The client's address as the throttle keys it (throttleAddress of the peer IP). */
   clientAddress: string;
 }
+
+/** A token request whose tenant is known (named by the request, or by its refresh token). */
+type TenantRequest = TokenRequest & { tenantId: string };
 
 export interface OAuthOptions {
   accessTtlSeconds: number;
@@ -62,13 +66,18 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
 
   /** The Token response; the same claims and refresh token always give the same bytes. */
   function tokenResponse(
+    req: TenantRequest,
     user: { userId: string; tenantId: string; scope: string },
     jti: string,
     iat: number,
     exp: number,
     refresh: string,
   ): TokenResponse {
-    const access = signJwt(key, { UUID: user.userId, TENANT: user.tenantId, scope: user.scope, jti, iat, exp });
+    // `iss` names the tenant's issuer at the origin the token was asked at, `sub` the user (RFC 9068's names, for
+    // standard verifiers: docs/api.md "OAuth discovery"); both after the claims older tokens had.
+    const iss = req.origin === undefined ? {} : { iss: issuerOf(req.origin, user.tenantId) };
+    const claims = { UUID: user.userId, TENANT: user.tenantId, scope: user.scope, jti, iat, exp, ...iss };
+    const access = signJwt(key, { ...claims, sub: user.userId });
     return {
       access_token: access,
       token_type: 'bearer',
@@ -83,7 +92,7 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
 
   /** A new pair: the refresh row to store (it names the access token, so revoking the family revokes that too). */
   function issue(
-    req: TokenRequest,
+    req: TenantRequest,
     user: { userId: string; scope: string[]; staff: boolean },
     familyId: string,
     refresh: string,
@@ -109,12 +118,12 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
     };
     return {
       row,
-      answer: tokenResponse({ userId: user.userId, tenantId: req.tenantId, scope }, jti, iat, exp, refresh),
+      answer: tokenResponse(req, { userId: user.userId, tenantId: req.tenantId, scope }, jti, iat, exp, refresh),
     };
   }
 
   async function newFamily(
-    req: TokenRequest,
+    req: TenantRequest,
     user: { userId: string; scope: string[]; staff: boolean },
   ): Promise<TokenResponse> {
     const { row, answer } = issue(req, user, newId(), randomBytes(32).toString('base64url'), options.now());
@@ -128,7 +137,7 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
    * the grace, its successor is unused and the retry asks for the same scope. Undefined otherwise (reuse).
    */
   function retryAnswer(
-    req: TokenRequest,
+    req: TenantRequest,
     spent: RefreshRow,
     next: RefreshRow | undefined,
     refresh: string,
@@ -142,6 +151,7 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
     // The successor was issued in the transaction that spent this token, at its usedMs.
     const iat = Math.round(spent.usedMs / 1000);
     return tokenResponse(
+      req,
       { userId: next.userId, tenantId: next.tenantId, scope: next.scope },
       next.accessJti,
       iat,
@@ -150,26 +160,29 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
     );
   }
 
-  async function passwordGrant(req: TokenRequest): Promise<TokenResponse> {
+  async function passwordGrant(req: TenantRequest): Promise<TokenResponse> {
     const username = req.form.get('username');
     const password = req.form.get('password');
     if (!username) throw new OAuthError('invalid_request', 'username is required');
-    // RFC 6749 4.3.2: password is required; the anonymous user sends it empty (`password=`).
-    if (password === null) throw new OAuthError('invalid_request', 'password is required');
     if (username === 'anonymous') {
       const { anonymous } = options;
       if (!anonymous) throw new OAuthError('invalid_grant', 'there is no anonymous user here');
-      if (password !== '') throw new OAuthError('invalid_grant', 'the anonymous user has an empty password');
+      // The anonymous user's password is empty: `password=`, or no password field at all, which is what clients
+      // that drop empty form values send (authlib: docs/api.md "Errors").
+      if (password !== null && password !== '')
+        throw new OAuthError('invalid_grant', 'the anonymous user has an empty password');
       const scope = grantScope(req.form.get('scope'), anonymous.scope);
       anonymous.admit(req.clientAddress);
       return newFamily(req, { userId: newId(), scope, staff: false });
     }
+    // RFC 6749 4.3.2: a staff user's password is required.
+    if (password === null) throw new OAuthError('invalid_request', 'password is required');
     const user = await credentials.checkPassword(req.tenantId, username, password, req.clientAddress);
     const scope = grantScope(req.form.get('scope'), user.scope.split(/\s+/));
     return newFamily(req, { userId: user.id, scope, staff: true });
   }
 
-  async function refreshGrant(req: TokenRequest): Promise<TokenResponse> {
+  async function refreshGrant(req: TenantRequest): Promise<TokenResponse> {
     const presented = req.form.get('refresh_token');
     if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
     const refresh = successorOf(presented);
@@ -204,9 +217,26 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
     return answer;
   }
 
+  /**
+   * The request with its tenant: the one it names (x-tenant, or the per-tenant endpoint's path), else, for a
+   * refresh, the tenant of the refresh token presented, which a generic client's automatic refresh sends without
+   * x-tenant (docs/api.md "OAuth discovery"). The client is authenticated against that tenant next.
+   */
+  async function withTenant(req: TokenRequest): Promise<TenantRequest> {
+    if (req.tenantId !== undefined) return { ...req, tenantId: req.tenantId };
+    if (req.form.get('grant_type') !== 'refresh_token')
+      throw new OAuthError('invalid_request', 'x-tenant header must be a tenant UUID');
+    const presented = req.form.get('refresh_token');
+    if (!presented) throw new OAuthError('invalid_request', 'refresh_token is required');
+    const tenantId = await store.refreshTenant(sha256(presented));
+    if (tenantId === undefined) throw new OAuthError('invalid_grant', 'unknown refresh token');
+    return { ...req, tenantId };
+  }
+
   return {
     /** The token endpoint's answer, or an OAuthError (RFC 6749 5.2). */
-    async token(req: TokenRequest): Promise<TokenResponse> {
+    async token(call: TokenRequest): Promise<TokenResponse> {
+      const req = await withTenant(call);
       if (req.publicClient) {
         if (!options.publicClients?.includes(req.clientId))
           throw new OAuthError('invalid_client', 'client credentials are required');

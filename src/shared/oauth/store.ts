@@ -44,6 +44,11 @@ export interface OAuthStore {
   clientSecretHash(tenantId: string, clientId: string): Promise<string | undefined>;
   /** The user who signs in with a password (staff on the box, headquarters at the central). */
   user(tenantId: string, username: string): Promise<SignInUser | undefined>;
+  /**
+   * The tenant of the refresh token with this hash, undefined when none has it: a refresh sent without x-tenant
+   * names its tenant by its token (docs/api.md "OAuth discovery").
+   */
+  refreshTenant(tokenHash: string): Promise<string | undefined>;
   /** Stores the first refresh token of a new family; resolves once it is durable. */
   insertRefresh(row: NewRefresh): Promise<void>;
   /**

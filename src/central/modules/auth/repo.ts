@@ -36,6 +36,18 @@ export function createAuthRepo(db: Queryable) {
         ],
       );
     },
+    /**
+     * The tenant of a refresh token, for a refresh sent without x-tenant (docs/api.md "OAuth discovery"). The key
+     * is (tenant_id, token_hash), so this scans: the central's refresh tokens are headquarters users' only, a few
+     * rows a user, and a refresh comes once an hour per session.
+     */
+    async refreshTenant(tokenHash: string): Promise<string | undefined> {
+      const { rows } = await db.query<{ tenant_id: string }>(
+        'SELECT tenant_id FROM refresh_tokens WHERE token_hash = $1 LIMIT 1',
+        [tokenHash],
+      );
+      return rows[0]?.tenant_id;
+    },
     /** The row, locked for this transaction when `lock`: two refreshes with one token serialise here. */
     async refresh(tenantId: string, tokenHash: string, lock: boolean): Promise<RefreshRow | undefined> {
       const { rows } = await db.query<RawRefresh>(

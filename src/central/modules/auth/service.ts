@@ -44,6 +44,7 @@ export function createCentralAuth(pool: Pool, key: SigningKey, options: AuthOpti
   const bearer = createBearerCheck(key, options.now);
   const store: OAuthStore = {
     clientSecretHash: (tenantId, clientId) => tenants.clientHash(tenantId, clientId),
+    refreshTenant: (tokenHash) => createAuthRepo(pool).refreshTenant(tokenHash),
     async user(tenantId, username) {
       const user = await tenants.hqUser(tenantId, username);
       return user && { id: user.user_id, passwordHash: user.password_hash, scope: user.scope };
@@ -67,6 +68,10 @@ export function createCentralAuth(pool: Pool, key: SigningKey, options: AuthOpti
 
   return {
     token: (req: TokenRequest): Promise<TokenResponse> => oauth.token(req),
+
+    /** The key whose tokens every central process verifies: the one they sign with (docs/api.md "OAuth discovery"). */
+    signingKeys: (): SigningKey[] => [key],
+    tenantExists: (tenantId: string): Promise<boolean> => tenants.tenantExists(tenantId),
 
     /** Bearer-token check of every HQ route; throws a 401 AppError. */
     verify(token: string | undefined): Principal {
