@@ -19,15 +19,17 @@ const B = '127.0.0.3';
 const OUTSIDER = '127.0.0.4';
 const TRUSTED = 0;
 const UNTRUSTED = 1;
+const FORWARDED = 2;
 
 let trusted: TestBox;
 let untrusted: TestBox;
+let forwarded: TestBox;
 let nginx: Nginx;
 
 beforeAll(async () => {
   if (skip) return;
   const common = { auth: { anonymous: { perAddressPerMinute: 3 } } };
-  [trusted, untrusted] = await Promise.all([
+  [trusted, untrusted, forwarded] = await Promise.all([
     startTestBox({
       config: {
         ...common,
@@ -38,13 +40,20 @@ beforeAll(async () => {
       },
     }),
     startTestBox({ config: { ...common, metrics: { allowAddresses: ['127.0.0.1'] } } }),
+    startTestBox({ config: { ...common, http: { trustedProxies: ['127.0.0.1'], forwardedHeader: 'forwarded' } } }),
   ]);
-  nginx = await startNginx([trusted.port, untrusted.port]);
+  nginx = await startNginx([
+    { port: trusted.port },
+    { port: untrusted.port },
+    // RFC 7239 as docs/api.md shows it for nginx: set, not appended, so a client's own Forwarded is replaced.
+    { port: forwarded.port, extra: 'proxy_set_header Forwarded "for=$remote_addr";' },
+  ]);
 }, 60_000);
 afterAll(async () => {
   await nginx?.stop();
   await trusted?.stop();
   await untrusted?.stop();
+  await forwarded?.stop();
 });
 
 const tokenForm = (form: Record<string, string>) => ({
@@ -93,6 +102,26 @@ describe.skipIf(skip)('behind nginx', () => {
     expect(forged.headers['retry-after']).toMatch(/^\d+$/);
     expect((await viaNginx(TRUSTED, B, anonymous)).status).toBe(200);
     expect((await viaNginx(UNTRUSTED, B, anonymous)).status).toBe(429);
+  });
+
+  test('http.forwardedHeader "forwarded": the client is read from Forwarded, and X-Forwarded-For is ignored', async () => {
+    const burst: Answer[] = [];
+    for (let i = 0; i < 4; i++) burst.push(await viaNginx(FORWARDED, A, anonymous));
+    expect(statuses(burst)).toEqual([200, 200, 200, 429]);
+    // nginx appends to X-Forwarded-For as well, but only Forwarded is read; A's own Forwarded is replaced.
+    const own = await viaNginx(FORWARDED, A, anonymous, { 'x-forwarded-for': '192.0.2.1', forwarded: 'for=192.0.2.1' });
+    expect(own.status).toBe(429);
+    expect((await viaNginx(FORWARDED, B, anonymous)).status).toBe(200);
+    // From the trusted address itself, X-Forwarded-For names nobody: four "clients" are one, the proxy.
+    const proxyItself: Answer[] = [];
+    for (let i = 1; i <= 4; i++)
+      proxyItself.push(
+        await requestFrom('127.0.0.1', forwarded.url('/auth-oauth2/oauth/token'), {
+          ...tokenForm(anonymous),
+          headers: { ...tokenForm(anonymous).headers, 'x-forwarded-for': `198.51.100.${i}` },
+        }),
+      );
+    expect(statuses(proxyItself)).toEqual([200, 200, 200, 429]);
   });
 
   test('X-Forwarded-For from a client that is not the proxy is ignored', async () => {

@@ -15,12 +15,18 @@ export interface Nginx {
   stop(): Promise<void>;
 }
 
+/** A box behind nginx: its port, and directives for its location besides the ones docs/api.md shows. */
+export interface Upstream {
+  port: number;
+  extra?: string;
+}
+
 /**
  * Debian's nginx in the foreground (`daemon off`), with its own prefix, pid, logs and temp paths in a temp dir,
- * one loopback server block in front of each upstream port, configured as docs/api.md "Behind a reverse proxy
+ * one loopback server block in front of each upstream, configured as docs/api.md "Behind a reverse proxy
  * (nginx)" shows, X-Forwarded-For included.
  */
-export async function startNginx(upstreams: number[]): Promise<Nginx> {
+export async function startNginx(upstreams: Upstream[]): Promise<Nginx> {
   const dir = mkdtempSync(join(tmpdir(), 'vb-nginx-'));
   const ports = await Promise.all(upstreams.map(() => freePort()));
   const servers = upstreams.map(
@@ -28,13 +34,14 @@ export async function startNginx(upstreams: number[]): Promise<Nginx> {
     server {
       listen 127.0.0.1:${ports[i]};
       location / {
-        proxy_pass http://127.0.0.1:${upstream};
+        proxy_pass http://127.0.0.1:${upstream.port};
         proxy_http_version 1.1;
         proxy_set_header Host $host;
         proxy_set_header Upgrade $http_upgrade;
         proxy_set_header Connection $connection_upgrade;
         proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
         proxy_read_timeout 300s;
+        ${upstream.extra ?? ''}
       }
     }`,
   );
