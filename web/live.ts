@@ -22,7 +22,7 @@ export interface LiveOptions {
  * HELLO's seq; 4001 (token expired) refreshes the token first.
  *
  * Each connection asks for a single-use socket ticket first and opens the socket with it, never with the token in
- * the URL, where proxies' access logs and the browser's history would keep it (docs/api.md "The socket").
+ * the URL, where proxies' access logs and the browser's tooling would keep it (docs/api.md "The socket").
  */
 export class LiveSocket {
   readonly online = new Store(false);

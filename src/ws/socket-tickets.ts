@@ -39,7 +39,7 @@ interface Held {
 
 /**
  * Single-use socket tickets (docs/api.md "The socket"): a browser cannot put its token in a WebSocket's headers,
- * and one in the URL (`?access_token=`) ends up in proxies' access logs and browser history. A ticket is asked
+ * and one in the URL (`?access_token=`) ends up in proxies' access logs and browser tooling. A ticket is asked
  * for with the token in `Authorization` and opens one socket within `ttlMs` (`?ticket=`), so what a log keeps of
  * the URL is worthless seconds later. Kept in memory only, by SHA-256 (a heap dump or a debug log of the map
  * holds no usable ticket); a restart forgets them, and a screen asks again.
@@ -116,7 +116,7 @@ export type SocketTickets = ReturnType<typeof createSocketTickets>;
 
 /**
  * The socket's credentials, in this order: `Authorization: Bearer` (any client that can set headers), `?ticket=`
- * (the screens), `?access_token=` (older browser clients: the token lands in access logs and browser history). A
+ * (the screens), `?access_token=` (older browser clients: the token lands in access logs and browser tooling). A
  * ticket is spent by the attempt, whether the upgrade then succeeds or is refused for another reason.
  */
 export function socketAuthenticator(tickets: SocketTickets, verify: (token: string | undefined) => Principal) {

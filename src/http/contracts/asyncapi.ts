@@ -64,7 +64,7 @@ export function asyncApiDocument(info: ApiInfo): Record<string, unknown> {
                   Type.String({
                     description:
                       "the bearer token itself, for older browser clients: it ends up in proxies' access logs and " +
-                      'the browser history, where it stays usable until it expires; prefer `ticket`',
+                      'browser tooling that records URLs, where it stays usable until it expires; prefer `ticket`',
                   }),
                 ),
               }),
