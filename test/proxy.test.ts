@@ -124,6 +124,16 @@ describe.skipIf(skip)('behind nginx', () => {
     expect(statuses(proxyItself)).toEqual([200, 200, 200, 429]);
   });
 
+  test('standby promote, taken from this machine only, is refused to a LAN client nginx forwards', async () => {
+    const promote = (box: number) => requestFrom(A, nginx.url(box, '/standby-api/promote'), { method: 'POST' });
+    const refused = await promote(TRUSTED);
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.text)).toMatchObject({ codes: [{ code: 'forbidden' }] });
+    // Without trustedProxies, nginx on the box makes every client look like the box itself.
+    expect((await promote(UNTRUSTED)).status).toBe(200);
+    expect((await requestFrom('127.0.0.1', trusted.url('/standby-api/promote'), { method: 'POST' })).status).toBe(200);
+  });
+
   test('X-Forwarded-For from a client that is not the proxy is ignored', async () => {
     const direct = (i: number) =>
       requestFrom(OUTSIDER, trusted.url('/auth-oauth2/oauth/token'), {
