@@ -19,13 +19,15 @@ export interface SocketTicketLimits {
 
 /**
  * A reconnecting screen needs one ticket at a time; a venue's tablets behind one address (a proxy the box does
- * not trust, a NAT) a few each. 10,000 tickets are about 2 MB (each holds its token), a bound fit for a Pi.
+ * not trust, a NAT) a few each. A ticket costs about 2 KB of heap with its token and keys (measured: 10,000 took
+ * 14 MB besides their tokens), so the box holds at most 4,096 (about 8 MB), which takes 64 client addresses
+ * asking at full speed to fill.
  */
 export const SOCKET_TICKET_LIMITS: SocketTicketLimits = {
   ttlMs: 30_000,
   maxPerUser: 8,
   maxPerAddress: 64,
-  maxTotal: 10_000,
+  maxTotal: 4096,
 };
 
 interface Held {
