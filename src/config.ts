@@ -6,6 +6,7 @@ import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
 import cron from 'node-cron';
 import { DEFAULT_ORDER_BOUNDS } from './modules/ordering/bounds.js';
 import { addressListProblems } from './shared/addresses.js';
+import type { ForwardedHeader } from './http/client-address.js';
 import { printerProblems } from './modules/printing/printers.js';
 import { ProcessError } from './shared/errors.js';
 import { Uuid } from './shared/types.js';
@@ -95,6 +96,13 @@ const ConfigSchema = Type.Object(
         corsOrigins: Type.Array(Type.String({ pattern: '^https?://[^/\\s]+$', maxLength: 255 }), {
           default: [],
           maxItems: 64,
+        }),
+        // Reverse proxies in front (addresses or CIDR ranges): from them, the client's address is read from
+        // forwardedHeader; from anyone else that header is ignored (docs/api.md "Behind a reverse proxy (nginx)").
+        trustedProxies: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [], maxItems: 256 }),
+        // The one header those proxies write (src/http/client-address.ts): the other is never read.
+        forwardedHeader: Type.Union([Type.Literal('x-forwarded-for'), Type.Literal('forwarded')], {
+          default: 'x-forwarded-for' satisfies ForwardedHeader,
         }),
       },
       { default: {}, additionalProperties: false },
@@ -271,7 +279,10 @@ export function resolveConfig(partial: unknown): Config {
   if (!cron.validate(value.backup.schedule)) {
     throw new ConfigError(`/backup/schedule: not a cron expression: ${value.backup.schedule}`);
   }
-  const problem = printerProblems(value.printers)[0] ?? addressListProblems(value.metrics.allowAddresses)[0];
+  const problem =
+    printerProblems(value.printers)[0] ??
+    addressListProblems(value.metrics.allowAddresses)[0] ??
+    addressListProblems(value.http.trustedProxies, '/http/trustedProxies')[0];
   if (problem) throw new ConfigError(problem);
   return value;
 }

@@ -4,7 +4,7 @@ import { Store } from './store.js';
 
 export interface LiveOptions {
   session: Session;
-  /** Query of the socket besides access_token and since (`venue=...` for a staff venue socket). */
+  /** Query of the socket besides ticket and since (`venue=...` for a staff venue socket). */
   query: string;
   onFrame(frame: Frame): void;
   /**
@@ -20,6 +20,9 @@ export interface LiveOptions {
  * reconnect sends ?since=<last seq processed>, so a dropped Wi-Fi or a restarted box loses no event (kept 48 h).
  * 4008 (too slow) reconnects with since; 4009 (replay too large) resyncs over HTTP and reconnects from the
  * HELLO's seq; 4001 (token expired) refreshes the token first.
+ *
+ * Each connection asks for a single-use socket ticket first and opens the socket with it, never with the token in
+ * the URL, where proxies' access logs and the browser's tooling would keep it (docs/api.md "The socket").
  */
 export class LiveSocket {
   readonly online = new Store(false);
@@ -48,10 +51,12 @@ export class LiveSocket {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    let token: string;
+    let ticket: string;
     try {
-      token = await this.options.session.accessToken(this.refreshToken);
+      // A forced refresh first after a 4001; the call itself refreshes and retries once on a 401.
+      if (this.refreshToken) await this.options.session.accessToken(true);
       this.refreshToken = false;
+      ({ ticket } = await this.options.session.call<{ ticket: string }>('POST', '/ordering-api/api/socket-ticket'));
     } catch {
       this.retry();
       return;
@@ -61,7 +66,7 @@ export class LiveSocket {
     const since = this.position === null ? '' : `&since=${this.position}`;
     const query = this.options.query ? `${this.options.query}&` : '';
     const ws = new WebSocket(
-      `${scheme}://${location.host}/ordering-api/ws?${query}access_token=${encodeURIComponent(token)}${since}`,
+      `${scheme}://${location.host}/ordering-api/ws?${query}ticket=${encodeURIComponent(ticket)}${since}`,
     );
     this.ws = ws;
     let opened = false;

@@ -32,6 +32,7 @@ import { createSocketApp, mountHttp } from '../server.js';
 import type { ServiceFailure, Service } from '../shared/runtime.js';
 import { pause } from '../shared/runtime.js';
 import { CLOSE_STOPPING } from '../shared/socket-protocol.js';
+import { createSocketTickets, socketAuthenticator, socketTicketRoute } from '../ws/socket-tickets.js';
 import type { Domain, Repos } from './domain.js';
 import pkg from '../../package.json';
 
@@ -53,15 +54,16 @@ export interface SocketDeps {
  * that pushes (the spooler's printer statuses, the command queue, the catalogue from the central).
  */
 export function createSockets({ config, log, repos, auth, walSync, metrics }: SocketDeps) {
+  // Browsers cannot set headers on a WebSocket, so the socket alone also takes a ticket (`?ticket=`) or the token
+  // itself (`?access_token=`, older clients); HTTP calls do not, as query strings end up in proxy and access logs.
+  const tickets = createSocketTickets();
   const { app, hub } = createSocketApp({
     log,
     events: repos.events,
     sockets: config.sockets,
-    // Browsers cannot set headers on a WebSocket, so the socket alone also takes `?access_token=`; HTTP calls
-    // do not, as query strings end up in proxy and access logs.
-    authenticateSocket: (req) =>
-      auth.verify(req.headers.authorization ? bearerOf(req) : (req.query.get('access_token') ?? undefined)),
+    authenticateSocket: socketAuthenticator(tickets, (token) => auth.verify(token)),
     authorizeVenue: venueWatchGuard(repos.venues),
+    ...proxiesOf(config),
   });
   if (metrics) registerSocketGauges(metrics, hub);
   const publisher = createPublisher(walSync, hub);
@@ -75,7 +77,7 @@ export function createSockets({ config, log, repos, auth, walSync, metrics }: So
       stopped?.();
     },
   };
-  return { app, hub, publisher, service };
+  return { app, hub, tickets, publisher, service };
 }
 export type Sockets = ReturnType<typeof createSockets>;
 
@@ -119,6 +121,7 @@ export function createHttp(d: HttpDeps) {
     d.sockets.app,
     [
       ...authRoutes(d.auth),
+      socketTicketRoute(d.sockets.tickets),
       ...venueRoutes(repos.venues),
       ...menuRoutes(domain.menus),
       ...soldOutRoutes(domain.soldOut, now),
@@ -143,6 +146,7 @@ export function createHttp(d: HttpDeps) {
       authenticate,
       maxBodyBytes: config.http.maxBodyBytes,
       corsOrigins: config.http.corsOrigins,
+      ...proxiesOf(config),
       accepting: () => accepting,
       storage: d.disk,
       contracts: { title: 'venue-box', version: pkg.version, description: API_DESCRIPTION },
@@ -179,6 +183,16 @@ export function createHttp(d: HttpDeps) {
     /** The bound port (after `listening`). */
     port: (): number => port!,
   };
+}
+
+/**
+ * `http.trustedProxies` and `http.forwardedHeader`, for the routes and the socket alike: throttles, /metrics'
+ * allowAddresses and the logs all see the client a trusted proxy forwarded for (docs/api.md "Behind a reverse
+ * proxy (nginx)").
+ */
+function proxiesOf(config: Config) {
+  const { trustedProxies, forwardedHeader } = config.http;
+  return trustedProxies.length > 0 ? { trustedProxies: createAddressList(trustedProxies), forwardedHeader } : {};
 }
 
 /** The screens' files (README "Screens"); a checkout that has not built them serves the API alone. */

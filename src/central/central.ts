@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bearerOf } from '../http/listen.js';
+import type { ForwardedHeader } from '../http/client-address.js';
 import type { Logger } from '../log.js';
 import { openCentralDatabase } from './db/open.js';
 import { ensurePartitions, monthlyPartitions } from './db/partitions.js';
@@ -60,6 +61,8 @@ export interface CentralOptions {
   poolSize?: number;
   /** Balancers or proxies whose forwarding headers name the client (docs/sync.md "Several central processes"). */
   trustedProxies?: string[];
+  /** The one header they write (src/http/client-address.ts); default x-forwarded-for. */
+  forwardedHeader?: ForwardedHeader;
 }
 
 export interface Central {
@@ -152,6 +155,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       authenticate: (req) => auth.verify(bearerOf(req)),
       consoleFiles: loadConsoleFiles(log, o.consoleDir),
       trustedProxies: o.trustedProxies?.length ? createAddressList(o.trustedProxies) : undefined,
+      forwardedHeader: o.forwardedHeader,
       routes: [
         ...centralHealthRoutes({ database: probe.state, listening: notifier.listening }),
         ...authRoutes(auth),

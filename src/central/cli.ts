@@ -14,11 +14,13 @@ import { listReleases, uploadRelease } from './modules/releases/commands.js';
 import type { Pool } from './db/pool.js';
 import { untilSignal } from '../shared/until-signal.js';
 import { addressListProblems } from '../shared/addresses.js';
+import { FORWARDED_HEADERS } from '../http/client-address.js';
 
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
                           [--refresh-retry-grace-seconds S] [--console-dir DIR] [--standby-lease-ms MS]
                           [--pool-size N] [--trusted-proxies ADDR,CIDR...]
+                          [--forwarded-header x-forwarded-for|forwarded]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
@@ -35,7 +37,8 @@ serve --console-dir serves the headquarters console from DIR instead of the one 
 serve --standby-lease-ms sets how long a standby pair's lease lasts (default 5000; 100 to 600000).
 serve --pool-size sets this process's database connections (default 10; 3 to 200), one more listens for changes.
 serve --trusted-proxies names the balancers or proxies in front (addresses or CIDR ranges, comma-separated): a
-request from one of them is from the client its X-Forwarded-For (or Forwarded) names.
+request from one of them is from the client its X-Forwarded-For names, or its RFC 7239 Forwarded with
+--forwarded-header forwarded (only the header named is read).
 `;
 
 const OPTIONS = {
@@ -57,6 +60,7 @@ const OPTIONS = {
   'standby-lease-ms': { type: 'string' },
   'pool-size': { type: 'string' },
   'trusted-proxies': { type: 'string' },
+  'forwarded-header': { type: 'string', default: 'x-forwarded-for' },
 } as const;
 
 type Options = typeof OPTIONS;
@@ -91,6 +95,9 @@ async function serveCentral(values: Values): Promise<number> {
   const trustedProxies = (values['trusted-proxies'] ?? '').split(',').filter((e) => e.trim() !== '');
   const badProxy = addressListProblems(trustedProxies, '--trusted-proxies')[0];
   if (badProxy) throw usageError(badProxy);
+  const forwardedHeader = FORWARDED_HEADERS.find((h) => h === values['forwarded-header']);
+  if (!forwardedHeader)
+    throw usageError(`--forwarded-header must be ${FORWARDED_HEADERS.join(' or ')}, got ${values['forwarded-header']}`);
   const log = createCentralLogger(process.env.LOG_LEVEL ?? 'info');
   const provisioning: { name: string; document: unknown; demo?: boolean }[] = [];
   if (values.demo) provisioning.push({ name: 'demo', document: demo, demo: true });
@@ -107,6 +114,7 @@ async function serveCentral(values: Values): Promise<number> {
     standbyLeaseMs: leaseMs,
     poolSize,
     trustedProxies,
+    forwardedHeader,
   });
   // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and its error is the exit's (70 for a
   // bug, docs/operations.md "Exit codes") for the supervisor to start the central again.

@@ -8,6 +8,7 @@ import { uws } from '../native/uws.js';
 import { type Service, serviceOf } from '../shared/runtime.js';
 import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
 import type { AddressList } from '../shared/addresses.js';
+import type { ForwardedHeader } from '../http/client-address.js';
 import { centralContractRoutes } from './contracts.js';
 import { databaseUnavailable } from './db/pool.js';
 import { HQ_CONSOLE_APP } from './modules/console/web.js';
@@ -23,6 +24,7 @@ export interface CentralHttpDeps {
   consoleFiles?: Map<string, WebFile>;
   /** Proxies whose forwarding headers name the client; absent: every client is its TCP peer. */
   trustedProxies?: AddressList;
+  forwardedHeader?: ForwardedHeader;
 }
 
 /**
@@ -51,6 +53,7 @@ export function createCentralHttp(d: CentralHttpDeps): {
       accepting: () => accepting,
       refuseNul: true,
       trustedProxies: d.trustedProxies,
+      forwardedHeader: d.forwardedHeader,
       expectedError(err) {
         const answer = databaseUnavailable(err);
         if (answer) d.log.warn({ err: (err as Error).message }, 'request refused: the database is busy or away');

@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { refuseNul } from './nul.js';
-import { clientAddress } from './client-address.js';
+import { clientAddress, type ForwardedHeader } from './client-address.js';
 import type { AddressList } from '../shared/addresses.js';
 import { isStorageFull, storageFullError } from '../db/storage-full.js';
 import { AppError, errorBody, forbidden, insufficientScope, invalidField, problem, STATUS } from '../shared/errors.js';
@@ -33,6 +33,8 @@ export interface HttpDeps {
   expectedError?(err: unknown): AppError | undefined;
   /** Proxies whose forwarding headers name the client (src/http/client-address.ts); absent: the peer is. */
   trustedProxies?: AddressList;
+  /** The one forwarding header those proxies write; default `x-forwarded-for`. */
+  forwardedHeader?: ForwardedHeader;
 }
 
 /**
@@ -52,7 +54,12 @@ export function mountRoutes(
     if (!problem) {
       // After the framing check, which is about the connection's peer, not whom a proxy forwards for.
       if (deps.trustedProxies)
-        input.remoteAddress = clientAddress(input.remoteAddress, input.headers, deps.trustedProxies);
+        input.remoteAddress = clientAddress(
+          input.remoteAddress,
+          input.headers,
+          deps.trustedProxies,
+          deps.forwardedHeader,
+        );
       return serveRoute(res, input, route, deps);
     }
     // Answered inside uWS's callback, so the 400 goes out with this read (an await would let uWS parse on first),

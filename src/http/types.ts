@@ -96,6 +96,8 @@ export const route = <B extends TSchema>(r: Route<B>): Route => r as unknown as 
 
 /** A route's contract besides its schemas: the source, with them, of /openapi.json and of /docs/api. */
 export interface RouteDoc {
+  /** The operation's name in /openapi.json; by default one made from the method and path. */
+  operationId?: string;
   summary: string;
   description?: string;
   /** The operation's name in /openapi.json (camelCase); the contracts helper makes it required. */

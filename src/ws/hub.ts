@@ -1,8 +1,10 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
+import { clientAddress, type ForwardedHeader } from '../http/client-address.js';
 import { copyRequest } from '../http/mount.js';
 import { statusLine } from '../http/status-text.js';
 import type { HttpRequest, Principal } from '../http/types.js';
 import type { Logger } from '../log.js';
+import type { AddressList } from '../shared/addresses.js';
 import { isoOf } from '../shared/clock.js';
 import { AppError, errorBody, invalidField } from '../shared/errors.js';
 import { type EventStore, type OutgoingFrame, venueStream } from '../modules/events/event-store.js';
@@ -26,6 +28,8 @@ import { createSocketCounts } from './socket-counts.js';
 
 interface SocketData extends ReplayState {
   principal: Principal;
+  /** The client's address (behind a trusted proxy, the one it forwarded for), for the logs. */
+  address: string;
   since: number | undefined;
   /** The stream this socket reads: the user's own, or a venue's (`?venue=V`, staff). */
   stream: string;
@@ -59,8 +63,11 @@ export interface HubDeps {
   log: Logger;
   events: EventStore;
   sockets: SocketLimits;
-  /** Verifies the token of an upgrade request (header or `access_token`); throws a 401 AppError. */
+  /** Verifies the credentials of an upgrade request (header, `ticket` or `access_token`); throws a 401 AppError. */
   authenticateSocket(req: HttpRequest): Principal;
+  /** As the HTTP routes' (src/http/mount.ts): whose forwarding header names the client, and which header. */
+  trustedProxies?: AddressList;
+  forwardedHeader?: ForwardedHeader;
   /** Allows a principal to watch every order of a venue (`?venue=V`); throws a 403 or 404 AppError. */
   authorizeVenue(principal: Principal, venueId: string): void;
 }
@@ -98,7 +105,15 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     const graceful = closingBytes + held <= limits.maxBufferedBytes;
     const unacknowledged = data.ack.sent - data.ack.acked;
     log.info(
-      { userId: data.principal.userId, stream: data.stream, buffered: held, unacknowledged, why, graceful },
+      {
+        userId: data.principal.userId,
+        address: data.address,
+        stream: data.stream,
+        buffered: held,
+        unacknowledged,
+        why,
+        graceful,
+      },
       'socket too slow: closed',
     );
     if (!graceful) {
@@ -155,7 +170,10 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         maxReplayBytes: 2 * limits.maxReplayBytes,
       });
     } catch (err) {
-      log.error({ err, userId: data.principal.userId, stream: data.stream }, 'socket replay failed');
+      log.error(
+        { err, userId: data.principal.userId, address: data.address, stream: data.stream },
+        'socket replay failed',
+      );
       data.ws!.end(CLOSE_INTERNAL, 'internal error');
       return;
     }
@@ -176,6 +194,15 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     closeOnBackpressureLimit: 0,
     upgrade(res, req, context) {
       const input = copyRequest(req, [], res);
+      // The same client address as the HTTP routes see (docs/api.md "Behind a reverse proxy (nginx)"): a ticket
+      // asked for over HTTP and the socket it opens are one client's.
+      if (deps.trustedProxies)
+        input.remoteAddress = clientAddress(
+          input.remoteAddress,
+          input.headers,
+          deps.trustedProxies,
+          deps.forwardedHeader,
+        );
       const key = req.getHeader('sec-websocket-key');
       const extensions = req.getHeader('sec-websocket-extensions');
       try {
@@ -191,6 +218,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         const stream = venue === undefined ? principal.userId : venueStream(venue);
         const data: SocketData = {
           principal,
+          address: input.remoteAddress,
           since,
           stream,
           venue,
@@ -207,7 +235,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         // never echoes one a client offers (the client then knows its protocol was not agreed).
         res.upgrade(data, key, '', extensions, context);
       } catch (err) {
-        if (!(err instanceof AppError)) log.error({ err }, 'socket upgrade failed');
+        if (!(err instanceof AppError)) log.error({ err, address: input.remoteAddress }, 'socket upgrade failed');
         const e = err instanceof AppError ? err : AppError.of('internal', 'internal error');
         res.writeStatus(statusLine(e.status));
         res.writeHeader('content-type', 'application/json; charset=utf-8');
@@ -245,7 +273,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
           events.replayBytes(principal.tenantId, data.stream, data.since, end + 1, maxFrameBytes) >
             limits.maxReplayBytes;
       } catch (err) {
-        log.error({ err, userId: principal.userId, stream: data.stream }, 'socket open failed');
+        log.error({ err, userId: principal.userId, address: data.address, stream: data.stream }, 'socket open failed');
         ws.end(CLOSE_INTERNAL, 'internal error');
         return;
       }

@@ -52,9 +52,19 @@ export function asyncApiDocument(info: ApiInfo): Record<string, unknown> {
                 venue: Type.Optional(
                   Type.String({ description: "a venue's id: every order of the venue (staff, scope write)" }),
                 ),
+                ticket: Type.Optional(
+                  Type.String({
+                    description:
+                      'for browsers, which cannot set Authorization on a WebSocket: a single-use ticket from ' +
+                      '`POST /ordering-api/api/socket-ticket` (bearer), usable for 30 s; the socket is then the ' +
+                      "token's. Unknown, used or expired: 401 before the upgrade",
+                  }),
+                ),
                 access_token: Type.Optional(
                   Type.String({
-                    description: 'the bearer token, for browsers (which cannot set Authorization on a WebSocket)',
+                    description:
+                      "the bearer token itself, for older browser clients: it ends up in proxies' access logs and " +
+                      'browser tooling that records URLs, where it stays usable until it expires; prefer `ticket`',
                   }),
                 ),
               }),

@@ -200,3 +200,11 @@ test('a printer that goes away leaves no stale series; a disk never measured rea
   expect(f.get('venue_box_print_queue_depth')!.metrics.map((s) => s.labels?.printer)).toEqual(['kitchen']);
   expect([sampleValue(f, 'venue_box_disk_free_bytes'), sampleValue(f, 'venue_box_disk_full')]).toEqual([0, 1]);
 });
+
+test('only counters end in _total (promtool check metrics refuses any other); the per-type families stay', async () => {
+  const f = parseMetrics(await metrics(fakeSources().sources).render());
+  const misnamed = [...f.values()].filter((family) => family.name.endsWith('_total') && family.type !== 'COUNTER');
+  expect(misnamed.map((family) => family.name)).toEqual([]);
+  expect(f.get('nodejs_active_handles')?.type).toBe('GAUGE');
+  expect(f.get('nodejs_active_resources')?.type).toBe('GAUGE');
+});
