@@ -8,6 +8,7 @@ import { isStorageFull, storageFullError } from '../db/storage-full.js';
 import { AppError, errorBody, forbidden, insufficientScope, invalidField, problem, STATUS } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { compile, parseJson, type Validator } from '../shared/validate.js';
+import { queryValidator } from './contracts/query.js';
 import { statusLine } from './status-text.js';
 import type { HttpRequest, Principal, Reply, Route } from './types.js';
 
@@ -62,6 +63,7 @@ export function mountRoutes(
   };
   for (const route of routes) {
     if (route.schema?.body) validatorOf(route);
+    if (route.schema?.query) queryValidator(route.schema.query);
     const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
     app[route.method](route.path, (res, req) => serveChecked(res, copyRequest(req, names, res), route));
     // RFC 9110 9.3.2: HEAD is GET without the body (the same status and headers, Content-Length included).
@@ -340,7 +342,9 @@ async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Repl
   }
   const body = parseBody(route, req);
   if (deps.refuseNul) refuseNul(req, route.body === 'json' || route.body === 'optional-json' ? body : undefined);
-  return route.handle({ req, principal, body, valid: (value: unknown = body) => validatorOf(route)(value) });
+  // The query's schema is its check (src/http/contracts/query.ts): what /openapi.json allows is what is taken.
+  const query = route.schema?.query ? queryValidator(route.schema.query)(req.query) : undefined;
+  return route.handle({ req, principal, body, query, valid: (value: unknown = body) => validatorOf(route)(value) });
 }
 
 /**

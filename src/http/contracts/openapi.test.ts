@@ -25,6 +25,7 @@ test("path parameters, the query's properties and a RegExp schema come out as Op
         auth: 'none',
         schema: { query: Type.Object({ q: Type.Optional(Type.String()) }) },
         doc: {
+          operationId: 'getA',
           summary: 's',
           responses: { 200: { description: 'ok', schema: Type.Object({ id: Type.RegExp(/^\p{L}+$/u) }) } },
         },

@@ -182,6 +182,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       body: 'json',
       schema: { body: WarehouseBody },
       doc: {
+        operationId: 'createWarehouse',
         summary: 'Create a warehouse (the same id and name again: 200)',
         headers: [X_TENANT, xUser(false)],
         responses: {
@@ -202,6 +203,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'optional',
       WarehouseBody,
       {
+        operationId: 'renameWarehouse',
         summary: 'Rename a warehouse',
         responses: { 200: { description: 'the warehouse', schema: WarehouseSchema } },
       },
@@ -214,6 +216,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'optional',
       undefined,
       {
+        operationId: 'getWarehouse',
         summary: 'A warehouse',
         responses: { 200: { description: 'the warehouse', schema: WarehouseSchema } },
       },
@@ -226,6 +229,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'required',
       DocumentBody,
       {
+        operationId: 'postStockDocument',
         summary: 'A stock document: PZ, WZ, RW, MM or Inventory (all items or none)',
         description:
           "One body for every kind: a line's qty is more than 0, and 0 only on an Inventory (a counted quantity); an MM names its targetWarehouse.",
@@ -249,6 +253,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'optional',
       StockQuery,
       {
+        operationId: 'getStock',
         summary: 'Current stock of the named items',
         responses: { 200: { description: 'each item: qty, locked, available', schema: StockSchema } },
       },
@@ -261,6 +266,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'required',
       LockBody,
       {
+        operationId: 'lockItems',
         summary: 'Lock as much as possible of each item, for qty portions',
         responses: { 200: { description: 'what each line got', schema: ItemLockSchema } },
       },
@@ -276,6 +282,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'required',
       PacketsBody,
       {
+        operationId: 'lockPackets',
         summary: 'Lock whole packets (sets of items)',
         responses: { 200: { description: 'what each packet got', schema: PacketLockSchema } },
       },
@@ -289,6 +296,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'required',
       ReleaseBody,
       {
+        operationId: 'releaseLocks',
         summary: "Release the caller's locks (all, or the named items)",
         responses: { 200: { description: 'what was released', schema: ReleaseSchema } },
       },
