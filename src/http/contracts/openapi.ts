@@ -39,10 +39,6 @@ const COMPONENTS = new Map<TSchema, string>([
   [ErrorBodySchema, 'ErrorBody'],
   [OAuthErrorSchema, 'OAuthError'],
 ]);
-const ref = (schema: TSchema): Record<string, unknown> | undefined => {
-  const name = COMPONENTS.get(schema);
-  return name === undefined ? undefined : { $ref: `#/components/schemas/${name}` };
-};
 
 /** The client's credentials at the token endpoint (docs/api.md "Errors", the paragraph on client credentials). */
 const CLIENT_BASIC =
@@ -94,6 +90,12 @@ export function openApiDocument(
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Map<string, string>();
+  // An answer whose schema is one of the components (the setting's too: a sync refusal's body) refers to it.
+  const components = new Map([
+    ...COMPONENTS,
+    ...Object.entries(setting.schemas ?? {}).map(([name, schema]) => [schema, name] as const),
+  ]);
+  const response = (r: DocResponse) => responseObject(r, components);
   for (const route of routes) {
     const doc = route.doc;
     if (!doc) throw new Error(`route ${route.method} ${route.path} has no doc`);
@@ -166,20 +168,16 @@ export function openApiDocument(
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: setting.bearer },
         clientBasic: { type: 'http', scheme: 'basic', description: CLIENT_BASIC },
       } satisfies Record<SecurityScheme, unknown>,
-      schemas: {
-        ...Object.fromEntries([...COMPONENTS].map(([schema, name]) => [name, jsonSchema(schema)])),
-        ...Object.fromEntries(
-          Object.entries(setting.schemas ?? {}).map(([name, schema]) => [name, jsonSchema(schema)]),
-        ),
-      },
+      schemas: Object.fromEntries([...components].map(([schema, name]) => [name, jsonSchema(schema)])),
     },
     security: [{ bearer: [] }],
   };
 }
 
-function response(r: DocResponse): Record<string, unknown> {
+function responseObject(r: DocResponse, components: ReadonlyMap<TSchema, string>): Record<string, unknown> {
   const type = r.contentType ?? 'application/json';
-  const schema = r.schema && (ref(r.schema) ?? jsonSchema(r.schema));
+  const name = r.schema && components.get(r.schema);
+  const schema = name ? { $ref: `#/components/schemas/${name}` } : r.schema && jsonSchema(r.schema);
   return {
     description: r.description,
     ...(r.headers ? { headers: Object.fromEntries(r.headers.map((h) => [h, { schema: { type: 'string' } }])) } : {}),
