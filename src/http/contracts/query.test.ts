@@ -56,12 +56,14 @@ describe('a query checked by its schema', () => {
     expect(said).toMatch(message);
   });
 
-  test('the first failing parameter in the schema is the one named', () => {
+  test('one parameter is named: a missing required one, else the first invalid one in the schema', () => {
     expect(refusal('limit=0&channel=x').args).toEqual(['lat']);
+    expect(refusal('lat=1&limit=0&channel=x').args).toEqual(['limit']);
   });
 
   test('a schema a query string cannot carry fails when it is compiled (at mount), not at a request', () => {
     expect(() => queryValidator(Type.Object({ filter: Type.Object({ a: Type.String() }) }))).toThrow(/filter/);
+    expect(() => queryValidator(Type.Object({ ids: Type.Array(Type.Integer()) }))).toThrow(/ids/);
     expect(() => queryValidator(Type.String())).toThrow(/object of parameters/);
   });
 });

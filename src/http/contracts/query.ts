@@ -31,7 +31,7 @@ type Node = {
 /** The JSON Schema types a query parameter can carry (an array: of strings, comma-separated); RegExp is text. */
 const SCALARS = new Set(['string', 'number', 'integer', 'RegExp']);
 
-/** Compiled once per schema object, so that a schema TypeBox cannot compile, or a query cannot carry, fails the start. */
+/** Compiled once per schema object, at mount: a schema TypeBox cannot compile, or a query cannot carry, fails the start. */
 const compiled = new WeakMap<TSchema, QueryValidator>();
 
 export function queryValidator<Q extends TSchema>(schema: Q): QueryValidator<Q> {
@@ -42,7 +42,7 @@ export function queryValidator<Q extends TSchema>(schema: Q): QueryValidator<Q> 
   const properties = Object.entries(node.properties);
   for (const [name, prop] of properties) {
     const type = typeOf(prop);
-    if (!(type && (SCALARS.has(type) || (type === 'array' && SCALARS.has(typeOf(prop.items ?? {}) ?? '')))))
+    if (!(type && (SCALARS.has(type) || (type === 'array' && typeOf(prop.items ?? {}) === 'string'))))
       throw new Error(`query parameter ${name} has a type a query string cannot carry`);
   }
   const check = TypeCompiler.Compile(schema);
@@ -53,7 +53,8 @@ export function queryValidator<Q extends TSchema>(schema: Q): QueryValidator<Q> 
       if (text !== null) value[name] = coerce(prop, text);
     }
     if (check.Check(value)) return value as Static<Q>;
-    // One parameter named, the first in the schema's order, as the handlers named them one at a time before.
+    // One parameter named, as the handlers named them one at a time before: a missing required one first (TypeBox
+    // reports those first), else the first invalid one in the schema's order.
     const error = check.Errors(value).First();
     const name = (error?.path ?? '').split('/')[1]?.replaceAll('~1', '/').replaceAll('~0', '~') ?? '';
     const prop = node.properties?.[name];
