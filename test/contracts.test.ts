@@ -246,7 +246,10 @@ describe('/asyncapi.json', () => {
 describe('the pages', () => {
   test('/docs/api and /docs/socket are HTML made by the box, with nothing fetched from elsewhere', async () => {
     for (const [path, must] of [
-      ['/docs/api', ['/ordering-api/api/order/{id}/submit', 'Idempotency-Key']],
+      [
+        '/docs/api',
+        ['/ordering-api/api/order/{id}/submit', 'Idempotency-Key', '(clientBasic, or none)', '(bearer (write))'],
+      ],
       ['/docs/socket', Object.keys(FRAMES)],
     ] as const) {
       const res = await box.get(path);
