@@ -272,6 +272,37 @@ describe('what the documents say is what the box accepts', () => {
     return body.content['application/json']!.schema;
   };
 
+  test('query values: documented-valid exactly when the box takes them (lat, lng, limit around their bounds)', async () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    const parameter = (path: string, name: string) =>
+      ajv.compile(
+        (openapi.paths[path]!.get!.parameters ?? []).find((p) => p.in === 'query' && p.name === name)!.schema,
+      );
+    const lat = parameter('/venue-api/api/nearest', 'lat');
+    const lng = parameter('/venue-api/api/nearest', 'lng');
+    const limit = parameter('/ordering-api/api/orders', 'limit');
+    const kelner = (await box.token(DEMO.staff.username, DEMO.staff.password)).access_token;
+    const around = (bound: number) =>
+      fc.oneof(
+        fc.constantFrom(bound, -bound, bound + 1e-9, -bound - 1e-9, 0, -0),
+        fc.double({ min: -2 * bound, max: 2 * bound, noNaN: true }),
+      );
+    await fc.assert(
+      fc.asyncProperty(around(90), around(180), async (y, x) => {
+        const status = (await box.get(`/venue-api/api/nearest?lat=${y}&lng=${x}`, kelner)).status;
+        expect({ y, x, status }).toEqual({ y, x, status: lat(y) && lng(x) ? 200 : 400 });
+      }),
+      { numRuns: 30 },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.integer({ min: -3, max: 203 }), fc.double({ min: 0, max: 201 })), async (n) => {
+        const status = (await box.get(`/ordering-api/api/orders?limit=${n}`, kelner)).status;
+        expect({ n, status }).toEqual({ n, status: limit(n) ? 200 : 400 });
+      }),
+      { numRuns: 30 },
+    );
+  });
+
   test("a stock document's quantities: documented-valid exactly when the box takes them (an Inventory counts 0)", async () => {
     const ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(ajv);

@@ -45,7 +45,10 @@ export const OrderListQuery = Type.Object({
   status: Type.Optional(ListOf(ORDER_STATUSES, 'one or more statuses, separated by commas (ORDERED,READY)')),
   since: Type.Optional(
     Type.String({
-      pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2})?$',
+      // Every value the pattern takes is a time Date.parse reads (it is lenient with days: 02-30 is 03-02).
+      pattern:
+        '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?' +
+        '(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)?$',
       description: 'an ISO 8601 timestamp (2026-11-27T10:00:00Z): orders whose lastChanged is at or after it',
     }),
   ),
