@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { CLOSE_CODES, FRAMES, frameSchema, type FrameType, SOCKET_PATH } from '../../shared/socket-protocol.js';
 import type { ApiInfo } from './openapi.js';
+import { MAX_COUNTER } from './query.js';
 import { jsonSchema } from './json-schema.js';
 
 /** The server named when the request's Host says none that is sane (the box's default port). */
@@ -64,8 +65,9 @@ export function asyncApiDocument(info: ApiInfo, host = DEFAULT_SOCKET_HOST): Rec
             query: jsonSchema(
               Type.Object({
                 since: Type.Optional(
-                  Type.String({
-                    pattern: '^\\d{1,15}$',
+                  Type.Integer({
+                    minimum: 0,
+                    maximum: MAX_COUNTER,
                     description: 'the last seq processed: the frames after it are replayed first',
                   }),
                 ),
