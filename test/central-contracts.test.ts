@@ -20,6 +20,13 @@ import { CENTRAL_DEMO, startTestCentral, type TestCentral } from './support/cent
 import { contractsOf } from './support/contracts.js';
 import { SimDevice } from './support/sim-device.js';
 import { enrolledDevice } from './support/sim-device.js';
+import { expectApiError } from './support/fixtures.js';
+import {
+  expectDocumentedQueries,
+  expectErrorBodies,
+  expectOperationIds,
+  type OpenApi,
+} from './support/openapi-rules.js';
 
 // The central's contract (docs/sync.md "API"): a valid OpenAPI 3.1 document made from the routes
 // the central mounts, each route's request schema the very one it validates with, the sync protocol's messages
@@ -43,6 +50,12 @@ const operations = () =>
   Object.entries(openapi.paths).flatMap(([path, ops]) =>
     Object.entries(ops).map(([method, op]) => ({ path, method, op })),
   );
+/** Answers with a body of their own (a component too): RFC 6749's, a sync conflict's, a refused lease's. */
+const OWN_ERROR_SHAPES = [
+  'post /auth-oauth2/oauth/token',
+  'post /sync-api/api/batches 409',
+  'post /sync-api/api/standby/lease 409',
+];
 const requestSchema = (method: string, path: string) =>
   Object.values(openapi.paths[path]![method]!.requestBody!.content)[0]!.schema;
 
@@ -196,6 +209,43 @@ describe("the central's /openapi.json", () => {
       if (path.endsWith('/sales')) expect(body.rows?.length).toBeGreaterThan(0);
       if (path.endsWith('/orders')) expect(body.items?.length).toBeGreaterThan(0);
     }
+  });
+
+  test('every operation has a unique camelCase operationId; every error answer refers to ErrorBody', () => {
+    expectOperationIds(openapi as unknown as OpenApi);
+    expectErrorBodies(openapi as unknown as OpenApi, OWN_ERROR_SHAPES);
+    expect((openapi.paths['/hq-api/api/reports/sales']!.get as { operationId?: string }).operationId).toBe(
+      'getSalesReport',
+    );
+  });
+
+  test('query parameters are typed, and the document is the check: a value out of it is a 400 naming it', async () => {
+    expectDocumentedQueries(openapi as unknown as OpenApi);
+    const token = await central.hqToken();
+    const get = (path: string) => fetch(central.url(path), { headers: { authorization: `Bearer ${token}` } });
+    const range = 'from=2026-11-01&to=2026-11-02';
+    for (const ok of [
+      `/hq-api/api/reports/sales?${range}&by=hour`,
+      `/hq-api/api/reports/products?${range}&limit=200`,
+      '/hq-api/api/orders?limit=200&status=READY&q=Ja',
+    ])
+      expect({ ok, status: (await get(ok)).status }).toEqual({ ok, status: 200 });
+    for (const [bad, name] of [
+      [`/hq-api/api/reports/sales?${range}&by=week`, 'by'],
+      [`/hq-api/api/reports/products?${range}&limit=201`, 'limit'],
+      ['/hq-api/api/reports/sales?from=2026-11-01', 'to'],
+      ['/hq-api/api/reports/sales?from=1999-12-31&to=2026-11-02', 'from'],
+      ['/hq-api/api/orders?limit=0', 'limit'],
+      ['/hq-api/api/orders?status=LOST', 'status'],
+      ['/hq-api/api/orders?q=J', 'q'],
+      ['/hq-api/api/inbox?venueId=nope', 'venueId'],
+    ] as const)
+      await expectApiError(await get(bad), 400, 'invalidField', [name]);
+  });
+
+  test('the token endpoint names its client credentials: HTTP Basic, or the form (client_secret_post)', () => {
+    const token = openapi.paths['/auth-oauth2/oauth/token']!.post as { security?: unknown };
+    expect(token.security).toEqual([{ clientBasic: [] }, {}]);
   });
 
   test('/docs/api is a page of it', async () => {

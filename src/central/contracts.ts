@@ -3,7 +3,7 @@ import pkg from '../../package.json';
 import { openApiDocument } from '../http/contracts/openapi.js';
 import { openApiRoutes } from '../http/contracts/routes.js';
 import type { DocResponse, Route } from '../http/types.js';
-import { SYNC_SCHEMAS } from '../shared/sync-messages.js';
+import { SYNC_SCHEMAS, SyncErrorBody } from '../shared/sync-messages.js';
 
 const DESCRIPTION =
   "The central node's API (docs/sync.md): the boxes' sync routes (enrolment; hello, batches, the tail, the " +
@@ -40,7 +40,9 @@ export function centralContractRoutes(routes: () => readonly Route[]): Route[] {
         server: 'the central node',
         bearer:
           'a central access token of POST /auth-oauth2/oauth/token (a headquarters user); changes need scope write',
-        schemas: SYNC_SCHEMAS,
+        // The sync conflict's body (the error body with where to resume) is a component, as error answers refer
+        // to theirs (docs/api.md "Contracts: /openapi.json and /asyncapi.json").
+        schemas: { ...SYNC_SCHEMAS, SyncErrorBody },
       },
     ),
   );

@@ -9,6 +9,7 @@ export const healthzRoute = (): Route => ({
   body: 'none',
   whileStopping: true,
   doc: {
+    operationId: 'getHealth',
     summary: 'The process is up',
     tag: 'health',
     responses: { 200: { description: 'up', schema: Type.Object({ status: Type.Literal('ok') }) } },

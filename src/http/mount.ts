@@ -8,6 +8,7 @@ import { isStorageFull, storageFullError } from '../db/storage-full.js';
 import { AppError, errorBody, forbidden, insufficientScope, invalidField, problem, STATUS } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { compile, parseJson, type Validator } from '../shared/validate.js';
+import { queryValidator } from './contracts/query.js';
 import { statusLine } from './status-text.js';
 import type { HttpRequest, Principal, Reply, Route } from './types.js';
 
@@ -70,6 +71,7 @@ export function mountRoutes(
   const allowed = allowedMethods([...routes, ...otherPaths]);
   for (const route of routes) {
     if (route.schema?.body) validatorOf(route);
+    if (route.schema?.query) queryValidator(route.schema.query);
     const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
     // A path that a more specific route of another method also matches belongs to that route (docs/api.md "The
     // API": `POST order/new` is not the order `new` of `GET order/:id`): there this route's method is a 405.
@@ -385,7 +387,9 @@ async function run(route: Route, req: HttpRequest, deps: HttpDeps): Promise<Repl
   }
   const body = parseBody(route, req);
   if (deps.refuseNul) refuseNul(req, route.body === 'json' || route.body === 'optional-json' ? body : undefined);
-  return route.handle({ req, principal, body, valid: (value: unknown = body) => validatorOf(route)(value) });
+  // The query's schema is its check (src/http/contracts/query.ts): what /openapi.json allows is what is taken.
+  const query = route.schema?.query ? queryValidator(route.schema.query)(req.query) : undefined;
+  return route.handle({ req, principal, body, query, valid: (value: unknown = body) => validatorOf(route)(value) });
 }
 
 /**

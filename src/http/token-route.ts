@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { isUuid } from '../shared/ids.js';
-import { OAUTH_ERRORS } from '../shared/errors.js';
+import { OAuthErrorSchema } from './contracts/openapi.js';
 import { OAuthError, oauthReply, parseBasic } from '../shared/oauth-error.js';
 import { originOf, TENANT_ISSUER_PATH } from '../shared/oauth/discovery.js';
 import type { HttpRequest, Route } from './types.js';
@@ -47,14 +47,6 @@ const TokenForm = Type.Object({
   ),
   client_secret: Type.Optional(Type.String()),
 });
-
-const OAuthErrorSchema = Type.Object(
-  {
-    error: Type.String({ enum: Object.keys(OAUTH_ERRORS) }),
-    error_description: Type.String(),
-  },
-  { additionalProperties: false },
-);
 
 /** What the endpoint hands its service: the tenant, the client's credentials and the form. */
 export interface TokenCall {
@@ -142,13 +134,16 @@ export function tokenRoute(
     // Documents the form; the endpoint reads it by RFC 6749's rules (its own errors), never through valid().
     schema: { body: TokenForm },
     doc: {
+      operationId: perTenant ? 'issueTenantToken' : 'issueToken',
       summary: perTenant
         ? "The tenant's token endpoint (its metadata's token_endpoint): as the token call, the tenant from the path"
         : 'A token: a password grant (anonymous or staff) or a refresh',
       description:
-        "RFC 6749: client credentials in HTTP Basic or the form; its errors keep RFC 6749 section 5.2's shape.",
-      operationId: perTenant ? 'requestTenantToken' : 'requestToken',
+        "RFC 6749: the client's credentials in HTTP Basic (the `clientBasic` scheme) or, instead, `client_id` and " +
+        '`client_secret` in the form (client_secret_post: hence the alternative without a scheme); both at once is ' +
+        "invalid_request. Its errors keep RFC 6749 section 5.2's shape.",
       tag: 'auth',
+      security: [{ clientBasic: [] }, {}],
       ...(perTenant ? { params: { tenant: 'the tenant (UUID)' } } : {}),
       headers: [
         perTenant

@@ -44,7 +44,7 @@ export type AuthMode = 'none' | 'bearer' | 'write';
 /** 'raw': the body's bytes untouched (a sync batch is verified as received, never re-serialised). */
 export type BodyMode = 'none' | 'json' | 'form' | 'optional-json' | 'raw';
 
-export interface RouteContext<B extends TSchema = TSchema> {
+export interface RouteContext<B extends TSchema = TSchema, Q extends TSchema = TSchema> {
   req: HttpRequest;
   /** Present on every route whose auth is not 'none'. */
   principal: Principal;
@@ -56,18 +56,24 @@ export interface RouteContext<B extends TSchema = TSchema> {
    * checks (the path's ids, the headers) are done.
    */
   valid(value?: unknown): Static<B>;
+  /**
+   * The query as the route's `schema.query` allows it, checked before the handler runs: each parameter coerced to
+   * its schema's type (a number, an integer, a comma-separated list) and in range, or a 400 `invalidField` naming
+   * the first parameter that is not (src/http/contracts/query.ts). Undefined on a route without `schema.query`.
+   */
+  query: Static<Q>;
 }
 
 /**
- * A route's schemas, as Fastify's route `schema`: the one object that both validates (`valid()`) and documents
- * (/openapi.json) the route's body, and documents its query (each property a parameter, read by the handler).
+ * A route's schemas, as Fastify's route `schema`: the one object that both validates (`valid()`, `query`) and
+ * documents (/openapi.json) the route's body and its query (each property a parameter of that type and range).
  */
-export interface RouteSchema<B extends TSchema = TSchema> {
+export interface RouteSchema<B extends TSchema = TSchema, Q extends TSchema = TSchema> {
   body?: B;
-  query?: TSchema;
+  query?: Q;
 }
 
-export interface Route<B extends TSchema = TSchema> {
+export interface Route<B extends TSchema = TSchema, Q extends TSchema = TSchema> {
   method: 'get' | 'post' | 'put' | 'patch' | 'del';
   path: string;
   auth: AuthMode;
@@ -85,23 +91,24 @@ export interface Route<B extends TSchema = TSchema> {
   /** Served while the box is stopping too (/healthz, /readyz); every other route then gets 503 unavailable. */
   whileStopping?: boolean;
   /** The body's and the query's schemas: what the route validates is what /openapi.json says. */
-  schema?: RouteSchema<B>;
+  schema?: RouteSchema<B, Q>;
   /** What /openapi.json says of it besides its schemas (src/http/contracts/openapi.ts); every route has one. */
   doc?: RouteDoc;
-  handle(ctx: RouteContext<B>): Reply | Promise<Reply>;
+  handle(ctx: RouteContext<B, Q>): Reply | Promise<Reply>;
 }
 
-/** A route whose handler's `valid()` is typed by its body schema. */
-export const route = <B extends TSchema>(r: Route<B>): Route => r as unknown as Route;
+/** A route whose handler's `valid()` is typed by its body schema, and its `query` by its query schema. */
+export const route = <B extends TSchema, Q extends TSchema = TSchema>(r: Route<B, Q>): Route => r as unknown as Route;
 
 /** A route's contract besides its schemas: the source, with them, of /openapi.json and of /docs/api. */
 export interface RouteDoc {
-  /** The operation's name in /openapi.json; by default one made from the method and path. */
-  operationId?: string;
+  /**
+   * The operation's name in /openapi.json, which generated clients make their method's name (`appendToOrder`):
+   * camelCase, a verb first, unique in its document (docs/api.md "Contracts: /openapi.json and /asyncapi.json").
+   */
+  operationId: string;
   summary: string;
   description?: string;
-  /** The operation's name in /openapi.json (camelCase); the contracts helper makes it required. */
-  operationId?: string;
   /** Groups the route in the documents; by default the path's first segment (`ordering-api`). */
   tag?: string;
   /** Path parameters (`:id`) and what they are. */
@@ -110,9 +117,20 @@ export interface RouteDoc {
   requestType?: string;
   /** Request headers the route reads, beyond Authorization. */
   headers?: { name: string; required: boolean; description: string }[];
+  /**
+   * Who may call it, where the route's `auth` does not say it (an `auth: 'none'` route that checks credentials
+   * itself): OpenAPI's alternatives, each naming schemes of src/http/contracts/openapi.ts (`{}`: none needed).
+   * Unset: `auth: 'none'` needs nothing, any other a bearer token.
+   */
+  security?: SecurityRequirement[];
   /** The answers, by status: a JSON body's schema, or another content type's. */
   responses: Record<number, DocResponse>;
 }
+
+/** The security schemes /openapi.json defines (src/http/contracts/openapi.ts `SECURITY_SCHEMES`). */
+export type SecurityScheme = 'bearer' | 'clientBasic';
+/** One alternative of OpenAPI's `security`: every scheme it names is needed together; `{}` is "none". */
+export type SecurityRequirement = Partial<Record<SecurityScheme, string[]>>;
 
 export interface DocResponse {
   description: string;

@@ -46,10 +46,21 @@ async function load(box: { url(path: string): string }): Promise<ContractChecker
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   const compiled = new Map<string, ValidateFunction>();
+  // Answers refer to the document's components (`$ref: '#/components/schemas/ErrorBody'`): a schema compiled alone
+  // gets them inlined (they are not recursive).
+  const components = ((openapi.components as Json | undefined)?.schemas ?? {}) as Json;
+  const inline = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(inline);
+    if (node === null || typeof node !== 'object') return node;
+    const target = (node as Json).$ref;
+    if (typeof target === 'string' && target.startsWith('#/components/schemas/'))
+      return inline(components[target.slice('#/components/schemas/'.length)]);
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inline(v)]));
+  };
   const compile = (key: string, schema: unknown): ValidateFunction => {
     let v = compiled.get(key);
     if (!v) {
-      v = ajv.compile(schema as Json);
+      v = ajv.compile(inline(schema) as Json);
       compiled.set(key, v);
     }
     return v;

@@ -1,13 +1,34 @@
 import { Type } from '@sinclair/typebox';
 import { CLOSE_CODES, FRAMES, frameSchema, type FrameType, SOCKET_PATH } from '../../shared/socket-protocol.js';
 import type { ApiInfo } from './openapi.js';
+import { MAX_COUNTER } from './query.js';
 import { jsonSchema } from './json-schema.js';
+
+/** The server named when the request's Host says none that is sane (the box's default port). */
+export const DEFAULT_SOCKET_HOST = 'localhost:8080';
+
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+/** A DNS name or IPv4 address, or an IPv6 address in brackets, and an optional port: what a Host header holds. */
+const HOST = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]{2,45}\\])(?::(\\d{1,5}))?$`);
+
+/**
+ * The server a client reached the box at (docs/api.md "Contracts: /openapi.json and /asyncapi.json"): the request's
+ * Host header when it is a sane host[:port] (a generated client then connects where it fetched the document
+ * from), else DEFAULT_SOCKET_HOST. Nothing else of the header gets into the document.
+ */
+export function socketHost(header: string | undefined): string {
+  const host = header?.trim() ?? '';
+  const match = host.length <= 260 ? HOST.exec(host) : null;
+  if (!match || (match[1] !== undefined && Number(match[1]) > 65535)) return DEFAULT_SOCKET_HOST;
+  return host;
+}
 
 /**
  * AsyncAPI 3 for the socket, from the protocol's own schemas (src/shared/socket-protocol.ts; docs/api.md "The
  * socket"): one channel, the socket's path, on which the box sends every frame type; the client sends nothing.
+ * `host` is the server's (socketHost).
  */
-export function asyncApiDocument(info: ApiInfo): Record<string, unknown> {
+export function asyncApiDocument(info: ApiInfo, host = DEFAULT_SOCKET_HOST): Record<string, unknown> {
   const types = Object.keys(FRAMES) as FrameType[];
   const messages = Object.fromEntries(
     types.map((type) => [
@@ -28,7 +49,7 @@ export function asyncApiDocument(info: ApiInfo): Record<string, unknown> {
     info: { ...info, description: `${info.description}\n\nClose codes:\n- ${closeCodes}` },
     defaultContentType: 'application/json',
     servers: {
-      box: { host: 'localhost:8080', protocol: 'ws', description: 'the box; the same host and port as its HTTP API' },
+      box: { host, protocol: 'ws', description: 'the box; the same host and port as its HTTP API' },
     },
     channels: {
       socket: {
@@ -44,8 +65,9 @@ export function asyncApiDocument(info: ApiInfo): Record<string, unknown> {
             query: jsonSchema(
               Type.Object({
                 since: Type.Optional(
-                  Type.String({
-                    pattern: '^\\d{1,15}$',
+                  Type.Integer({
+                    minimum: 0,
+                    maximum: MAX_COUNTER,
                     description: 'the last seq processed: the frames after it are replayed first',
                   }),
                 ),

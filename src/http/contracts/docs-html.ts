@@ -30,6 +30,22 @@ ${body}
 `;
 }
 
+/**
+ * An operation's own `security`, as words: none (`[]`), or its alternatives (`bearer (write)`, `clientBasic`,
+ * `none` for `{}`). Without its own, the document's bearer token applies and nothing is said.
+ */
+function whoMayCall(security: unknown): string {
+  if (!Array.isArray(security)) return '';
+  if (security.length === 0) return ' <i>(no token)</i>';
+  const alternatives = security.map((requirement: Record<string, string[]>) => {
+    const schemes = Object.entries(requirement).map(([name, roles]) =>
+      roles.length ? `${name} (${roles.join(', ')})` : name,
+    );
+    return schemes.length ? schemes.join(' and ') : 'none';
+  });
+  return ` <i>(${escapeHtml(alternatives.join(', or '))})</i>`;
+}
+
 /** /docs/api: every operation of the OpenAPI document, grouped by tag, with its parameters, body and answers. */
 export function renderOpenApiHtml(doc: Json): string {
   const info = doc.info as Json;
@@ -49,7 +65,7 @@ export function renderOpenApiHtml(doc: Json): string {
         })
         .join('');
       const html = `<h3 id="${escapeHtml(op.operationId)}"><span class="m">${escapeHtml(method)}</span> <code>${escapeHtml(path)}</code></h3>
-<p>${escapeHtml(op.summary)}${op.description ? ` ${escapeHtml(op.description)}` : ''}${op.security ? ' <i>(no token)</i>' : ''}</p>
+<p>${escapeHtml(op.summary)}${op.description ? ` ${escapeHtml(op.description)}` : ''}${whoMayCall(op.security)}</p>
 ${
   params.length
     ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>schema</th></tr>${params

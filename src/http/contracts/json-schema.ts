@@ -19,6 +19,12 @@ function convert(value: unknown): unknown {
     const { type: _type, source, flags: _flags, ...rest } = node;
     return { ...convertAll(rest), type: 'string', pattern: source };
   }
+  // A union of string literals is an `enum`, which generators make a union type of (`'DINE_IN' | 'TAKE_AWAY'`).
+  const variants = node.anyOf;
+  if (Array.isArray(variants) && variants.length > 0 && variants.every(isStringLiteral)) {
+    const { anyOf: _anyOf, ...rest } = node;
+    return { ...convertAll(rest), type: 'string', enum: variants.map((v) => (v as { const: string }).const) };
+  }
   return convertAll(node);
 }
 
@@ -27,4 +33,11 @@ function convertAll(node: Record<string, unknown>): Record<string, unknown> {
   // Object.entries leaves out TypeBox's symbol keys ([Kind], [Optional]).
   for (const [key, v] of Object.entries(node)) if (v !== undefined) out[key] = convert(v);
   return out;
+}
+
+/** `{type: 'string', const: 'X'}` and nothing else (TypeBox's own symbol keys aside). */
+function isStringLiteral(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const { type, const: constant, ...rest } = value as Record<string, unknown>;
+  return type === 'string' && typeof constant === 'string' && Object.keys(rest).length === 0;
 }

@@ -25,6 +25,7 @@ test("path parameters, the query's properties and a RegExp schema come out as Op
         auth: 'none',
         schema: { query: Type.Object({ q: Type.Optional(Type.String()) }) },
         doc: {
+          operationId: 'getA',
           summary: 's',
           responses: { 200: { description: 'ok', schema: Type.Object({ id: Type.RegExp(/^\p{L}+$/u) }) } },
         },
@@ -40,4 +41,40 @@ test("path parameters, the query's properties and a RegExp schema come out as Op
   ]);
   expect(op.security).toEqual([]);
   expect(JSON.stringify(op.responses)).toContain('{"type":"string","pattern":"^\\\\p{L}+$"}');
+});
+
+test('operationIds come from the docs, and two routes with one are refused: a client would get one method for both', () => {
+  const doc = (operationId: string) => ({ operationId, summary: 's', responses: { 200: { description: 'ok' } } });
+  const built = openApiDocument(
+    [route({ path: '/a', doc: doc('getA') }), route({ path: '/b', doc: doc('getB') })],
+    info,
+  );
+  expect((built.paths as Record<string, { get: { operationId: string } }>)['/b']!.get.operationId).toBe('getB');
+  expect(() =>
+    openApiDocument([route({ path: '/a', doc: doc('getA') }), route({ path: '/b', doc: doc('getA') })], info),
+  ).toThrow(/operationId getA of \/b is also \/a's/);
+});
+
+test('an error answer without a body of its own refers to ErrorBody; a union of string literals is an enum', () => {
+  const built = openApiDocument(
+    [
+      route({
+        path: '/a',
+        schema: { query: Type.Object({ c: Type.Union([Type.Literal('X'), Type.Literal('Y')]) }) },
+        doc: {
+          operationId: 'getA',
+          summary: 's',
+          responses: { 200: { description: 'ok' }, 409: { description: 'no' } },
+        },
+      }),
+    ],
+    info,
+  ) as { paths: Record<string, { get: { responses: Record<string, unknown>; parameters: unknown[] } }> };
+  const op = built.paths['/a']!.get;
+  const errorBody = { content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } } };
+  expect(op.responses['409']).toMatchObject(errorBody);
+  expect(op.responses['4XX']).toMatchObject(errorBody);
+  expect(op.parameters).toEqual([
+    { name: 'c', in: 'query', required: true, schema: { type: 'string', enum: ['X', 'Y'] } },
+  ]);
 });

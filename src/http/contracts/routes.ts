@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Route } from '../types.js';
-import { asyncApiDocument } from './asyncapi.js';
+import { asyncApiDocument, socketHost } from './asyncapi.js';
 import { renderAsyncApiHtml, renderOpenApiHtml } from './docs-html.js';
 import { type ApiInfo, openApiDocument } from './openapi.js';
 
@@ -28,6 +28,7 @@ export function openApiRoutes(document: () => Record<string, unknown>): Route[] 
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getOpenApiDocument',
         summary: 'This document: the HTTP API as OpenAPI 3.1',
         tag: 'contracts',
         responses: { 200: { description: 'OpenAPI 3.1', schema: Document } },
@@ -40,6 +41,7 @@ export function openApiRoutes(document: () => Record<string, unknown>): Route[] 
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getApiPage',
         summary: 'The HTTP API, as a page',
         tag: 'contracts',
         responses: { 200: { description: 'HTML', contentType: 'text/html' } },
@@ -55,13 +57,18 @@ export function openApiRoutes(document: () => Record<string, unknown>): Route[] 
  * protocol, and an HTML page of each.
  */
 export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): Route[] {
-  let socket: { json: string; page: string } | undefined;
-  const built = () => {
-    if (!socket) {
-      const asyncapi = asyncApiDocument(info);
-      socket = { json: JSON.stringify(asyncapi), page: renderAsyncApiHtml(asyncapi) };
+  let page: string | undefined;
+  // The AsyncAPI text per Host it names (socketHost): a few kept, so that a client sending many cannot grow it.
+  const texts = new Map<string, string>();
+  const asyncApiJson = (hostHeader: string | undefined) => {
+    const host = socketHost(hostHeader);
+    let text = texts.get(host);
+    if (text === undefined) {
+      if (texts.size >= MAX_HOSTS) texts.clear();
+      text = JSON.stringify(asyncApiDocument(info, host));
+      texts.set(host, text);
     }
-    return socket;
+    return text;
   };
   return [
     ...openApiRoutes(() => openApiDocument(routes(), info)),
@@ -71,11 +78,12 @@ export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): R
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getAsyncApiDocument',
         summary: 'The socket as AsyncAPI 3',
         tag: 'contracts',
         responses: { 200: { description: 'AsyncAPI 3.0', schema: Document } },
       },
-      handle: () => ({ status: 200, raw: built().json }),
+      handle: ({ req }) => ({ status: 200, raw: asyncApiJson(req.headers.host) }),
     },
     {
       method: 'get',
@@ -83,11 +91,18 @@ export function contractRoutes(routes: () => readonly Route[], info: ApiInfo): R
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getSocketPage',
         summary: 'The socket, as a page',
         tag: 'contracts',
         responses: { 200: { description: 'HTML', contentType: 'text/html' } },
       },
-      handle: () => ({ status: 200, raw: built().page, headers: HTML }),
+      handle: () => {
+        page ??= renderAsyncApiHtml(asyncApiDocument(info));
+        return { status: 200, raw: page, headers: HTML };
+      },
     },
   ];
 }
+
+/** How many Host headers' AsyncAPI texts are kept at once. */
+const MAX_HOSTS = 8;

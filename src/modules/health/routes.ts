@@ -37,6 +37,7 @@ export function healthRoutes(deps: HealthRouteDeps): Route[] {
       body: 'none',
       whileStopping: true,
       doc: {
+        operationId: 'getReadiness',
         summary: 'Ready to serve, or why not (503 unavailable or storageFull, args: the reason)',
         tag: 'health',
         responses: {
@@ -60,9 +61,19 @@ export function healthRoutes(deps: HealthRouteDeps): Route[] {
             auth: 'none',
             body: 'none',
             doc: {
-              summary: 'Prometheus metrics (metrics.allowAddresses, or a staff token)',
+              operationId: 'getMetrics',
+              summary: 'Prometheus metrics: a staff token, or a request from an allowed address',
+              description:
+                'A staff bearer token (scope write), or none from an address of `metrics.allowAddresses` (the ' +
+                'scraper: hence the alternative without a scheme); anyone else gets 401 without a token, 403 with ' +
+                'a customer\'s (docs/operations.md "Health: metrics, readiness and the watchdog").',
               tag: 'health',
-              responses: { 200: { description: 'the Prometheus text format', contentType: 'text/plain' } },
+              security: [{ bearer: ['write'] }, {}],
+              responses: {
+                200: { description: 'the Prometheus text format', contentType: 'text/plain' },
+                401: { description: 'unauthorized: no token, from an address not allowed' },
+                403: { description: "forbidden: a customer's token" },
+              },
             },
             async handle({ req }) {
               if (!deps.allow.allows(req.remoteAddress) && !isStaff(deps.authenticate(req))) {

@@ -19,11 +19,29 @@ export function mediaRoutes(store: MediaStore): Route[] {
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getMediaImage',
         summary:
           'A menu image the box holds, at the URL the menu names (404 notFound: not here); ETag, 304 on If-None-Match',
         tag: 'menus',
         params: { name: '<sha256>.<png|jpg|webp>' },
-        responses: { 200: { description: 'the image, cached for a year (immutable)', contentType: 'image/*' } },
+        headers: [
+          {
+            name: 'If-None-Match',
+            required: false,
+            description: 'an ETag the client holds (`"<sha256>"`, or `*`): 304 when it is this image',
+          },
+        ],
+        responses: {
+          200: {
+            description: 'the image, cached for a year (immutable)',
+            contentType: 'image/*',
+            headers: ['ETag', 'Cache-Control'],
+          },
+          304: {
+            description: 'not modified: If-None-Match named its ETag; no body',
+            headers: ['ETag', 'Cache-Control'],
+          },
+        },
       },
       async handle({ req }) {
         const image = parseMediaUrl(`/media/${req.params.name ?? ''}`);

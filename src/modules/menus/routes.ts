@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import { json, type Route } from '../../http/types.js';
+import { OneOf } from '../../http/contracts/query.js';
+import { json, type Route, route } from '../../http/types.js';
+import { UUID_PATTERN } from '../../shared/types.js';
 import { SoldOutEntrySchema } from './sold-out-routes.js';
-import { invalidField } from '../../shared/errors.js';
-import { isUuid } from '../../shared/ids.js';
-import { type Channel, CHANNELS } from '../venues/schemas.js';
+import { CHANNELS } from '../venues/schemas.js';
 import type { MenuService } from './service.js';
 
 /**
@@ -22,18 +22,19 @@ const MenuNodeSchema = Type.Object({
 
 export function menuRoutes(menus: MenuService): Route[] {
   return [
-    {
+    route({
       method: 'get',
       path: '/menu-api/api/menu/:menu',
       auth: 'bearer',
       body: 'none',
       schema: {
         query: Type.Object({
-          channel: Type.String({ enum: ['DELIVERY', 'TAKE_AWAY', 'DINE_IN'] }),
-          instance: Type.String({ description: 'the venue id' }),
+          channel: OneOf(CHANNELS, 'the channel whose menu and prices are wanted'),
+          instance: Type.String({ pattern: UUID_PATTERN, description: 'the venue id (UUID)' }),
         }),
       },
       doc: {
+        operationId: 'getMenu',
         summary: "A venue's menu on one channel, with what is sold out there",
         params: { menu: "the menu's id (the venue's `menu`)" },
         responses: {
@@ -46,15 +47,8 @@ export function menuRoutes(menus: MenuService): Route[] {
           },
         },
       },
-      handle({ req, principal }) {
-        const channel = req.query.get('channel') ?? '';
-        if (!(CHANNELS as readonly string[]).includes(channel)) {
-          throw invalidField('channel', `channel must be one of ${CHANNELS.join(', ')}`);
-        }
-        const instance = req.query.get('instance') ?? '';
-        if (!isUuid(instance)) throw invalidField('instance', 'instance must be a venue id (UUID)');
-        return json(200, menus.menuFor(principal.tenantId, req.params.menu!, instance, channel as Channel));
-      },
-    },
+      handle: ({ req, query, principal }) =>
+        json(200, menus.menuFor(principal.tenantId, req.params.menu!, query.instance, query.channel)),
+    }),
   ];
 }

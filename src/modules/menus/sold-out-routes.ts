@@ -42,6 +42,7 @@ export function soldOutRoutes(soldOut: SoldOutFlags, now: () => number): Route[]
       body: 'json',
       schema: { body: SoldOutBody },
       doc: {
+        operationId: 'setProductSoldOut',
         summary: 'Mark a product sold out at one venue, or back (staff)',
         params: { menu: "the venue's menu" },
         responses: { 200: { description: 'the flag as it now is', schema: SoldOutStateSchema } },

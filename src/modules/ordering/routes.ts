@@ -1,12 +1,15 @@
 import { Type } from '@sinclair/typebox';
-import { json, type Route } from '../../http/types.js';
+import { LimitParam, ListOf } from '../../http/contracts/query.js';
+import { json, type Route, route } from '../../http/types.js';
 import { Order } from '../../shared/order-schemas.js';
 import { isUuid } from '../../shared/ids.js';
 import { notFound } from '../../shared/errors.js';
 import { COMMAND_NAMES, type CommandName, commandPath, ORDER_COMMANDS } from './commands/registry.js';
 import { idempotencyOf } from './idempotency.js';
 import type { CommandBody, OrderingService } from './service.js';
-import { parseOrderQuery } from './staff-views.js';
+import { ORDER_STATUSES } from './schemas.js';
+import { DEFAULT_PAGE, MAX_PAGE, orderFilterOf } from './staff-views.js';
+import { UUID_PATTERN } from '../../shared/types.js';
 
 /** An order id in a path must be a UUID; anything else names no order. */
 const orderIdOf = (id: string | undefined): string => {
@@ -34,15 +37,36 @@ const OrderPageSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const OrderListQuery = Type.Object({
-  venue: Type.Optional(Type.String({ description: 'orders with a bucket at this venue' })),
-  status: Type.Optional(Type.String({ description: 'one or more statuses separated by commas (ORDERED,READY)' })),
-  since: Type.Optional(
-    Type.String({ description: 'an ISO 8601 timestamp: orders whose lastChanged is at or after it' }),
+/** `GET /ordering-api/api/orders`'s filters (docs/api.md "The API"): the schema is their check. */
+export const OrderListQuery = Type.Object({
+  venue: Type.Optional(
+    Type.String({ pattern: UUID_PATTERN, description: 'orders with a bucket at this venue (UUID)' }),
   ),
-  limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
-  cursor: Type.Optional(Type.String({ description: "the previous page's next" })),
+  status: Type.Optional(ListOf(ORDER_STATUSES, 'one or more statuses, separated by commas (ORDERED,READY)')),
+  since: Type.Optional(
+    Type.String({
+      // Every value the pattern takes is a time Date.parse reads (it is lenient with days: 02-30 is 03-02).
+      pattern:
+        '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?' +
+        '(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)?$',
+      description: 'an ISO 8601 timestamp (2026-11-27T10:00:00Z): orders whose lastChanged is at or after it',
+    }),
+  ),
+  limit: LimitParam(DEFAULT_PAGE, MAX_PAGE),
+  cursor: Type.Optional(Type.String({ minLength: 1, description: "the previous page's `next`" })),
 });
+
+/** Each command's operation in /openapi.json, the method name of a generated client. */
+const OPERATION_IDS: Record<CommandName, string> = {
+  new: 'createOrder',
+  append: 'appendToOrder',
+  update: 'updateOrderLines',
+  remove: 'removeOrderLines',
+  submit: 'submitOrder',
+  ready: 'markOrderReady',
+  complete: 'completeOrder',
+  cancel: 'cancelOrder',
+};
 
 const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key',
@@ -66,6 +90,7 @@ function commandRoute<N extends CommandName>(ordering: OrderingService, name: N)
     body: command.bodyRequired ? 'json' : 'optional-json',
     schema: { body: command.body },
     doc: {
+      operationId: OPERATION_IDS[name],
       summary: command.summary,
       description: onOrder
         ? 'Queued; the result comes on the socket as ORDER_CHANGE, or as a NOTIFICATION with the business codes.'
@@ -96,23 +121,25 @@ export function orderingRoutes(ordering: OrderingService): Route[] {
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'getOrder',
         summary: 'The order, to the users it lists and to staff',
         params: { id: 'the order id' },
         responses: { 200: { description: 'the Order', schema: Order } },
       },
       handle: ({ req, principal }) => json(200, ordering.getOrder(principal, orderIdOf(req.params.id))),
     },
-    {
+    route({
       method: 'get',
       path: '/ordering-api/api/orders',
       auth: 'write',
       body: 'none',
       schema: { query: OrderListQuery },
       doc: {
+        operationId: 'listOrders',
         summary: 'Every order of the tenant, newest first (staff)',
         responses: { 200: { description: 'a page of Orders', schema: OrderPageSchema } },
       },
-      handle: ({ req, principal }) => json(200, ordering.listOrders(principal, parseOrderQuery(req.query))),
-    },
+      handle: ({ query, principal }) => json(200, ordering.listOrders(principal, orderFilterOf(query))),
+    }),
   ];
 }

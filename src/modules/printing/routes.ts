@@ -1,33 +1,21 @@
 import { Type } from '@sinclair/typebox';
 import { json, type Route, route } from '../../http/types.js';
-import { invalidField, notFound } from '../../shared/errors.js';
+import { LimitParam, OneOf } from '../../http/contracts/query.js';
+import { notFound } from '../../shared/errors.js';
 import { isUuid } from '../../shared/ids.js';
-import { limitOf } from '../../shared/validate.js';
-import { JOB_STATES, type JobQuery, type JobState, ReprintBody } from './schemas.js';
+import { JOB_STATES, ReprintBody } from './schemas.js';
 import type { PrintingService } from './service.js';
 
 const BASE = '/printing-api/api';
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 
-/** `?printer=NAME&state=S&limit=N` of the job list (newest first). */
-export function parseJobQuery(query: URLSearchParams): JobQuery {
-  const out: JobQuery = { limit: DEFAULT_LIMIT };
-  const printer = query.get('printer');
-  if (printer !== null) {
-    if (printer === '') throw invalidField('printer', 'printer must be a printer name');
-    out.printer = printer;
-  }
-  const state = query.get('state');
-  if (state !== null) {
-    if (!(JOB_STATES as readonly string[]).includes(state)) {
-      throw invalidField('state', `state must be one of ${JOB_STATES.join(', ')}`);
-    }
-    out.state = state as JobState;
-  }
-  out.limit = limitOf(query, DEFAULT_LIMIT, MAX_LIMIT);
-  return out;
-}
+/** `?printer=NAME&state=S&limit=N` of the job list (newest first): the schema is their check. */
+const JobListQuery = Type.Object({
+  printer: Type.Optional(Type.String({ minLength: 1, description: "a printer's name" })),
+  state: Type.Optional(OneOf(JOB_STATES, "the jobs' state")),
+  limit: LimitParam(DEFAULT_LIMIT, MAX_LIMIT),
+});
 
 const Instant = Type.String({ format: 'date-time' });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
@@ -86,6 +74,7 @@ export function printingRoutes(printing: PrintingService): Route[] {
       auth: 'write',
       body: 'none',
       doc: {
+        operationId: 'listPrinters',
         summary: "The venues' printers and their status (staff)",
         responses: {
           200: {
@@ -96,19 +85,14 @@ export function printingRoutes(printing: PrintingService): Route[] {
       },
       handle: ({ principal }) => json(200, { items: printing.listPrinters(principal) }),
     },
-    {
+    route({
       method: 'get',
       path: `${BASE}/jobs`,
       auth: 'write',
       body: 'none',
-      schema: {
-        query: Type.Object({
-          printer: Type.Optional(Type.String()),
-          state: Type.Optional(Type.String({ enum: [...JOB_STATES] })),
-          limit: Type.Optional(Type.String({ description: '1 to 1000 (default 100)' })),
-        }),
-      },
+      schema: { query: JobListQuery },
       doc: {
+        operationId: 'listPrintJobs',
         summary: 'Print jobs, newest first (staff)',
         responses: {
           200: {
@@ -117,8 +101,9 @@ export function printingRoutes(printing: PrintingService): Route[] {
           },
         },
       },
-      handle: ({ req, principal }) => json(200, { items: printing.listJobs(principal, parseJobQuery(req.query)) }),
-    },
+      handle: ({ query, principal }) =>
+        json(200, { items: printing.listJobs(principal, { ...query, limit: query.limit ?? DEFAULT_LIMIT }) }),
+    }),
     route({
       method: 'post',
       path: `${BASE}/jobs/:id/reprint`,
@@ -126,6 +111,7 @@ export function printingRoutes(printing: PrintingService): Route[] {
       body: 'optional-json',
       schema: { body: ReprintBody },
       doc: {
+        operationId: 'reprintJob',
         summary: 'Print a job again, marked COPY / KOPIA (staff)',
         params: { id: 'the print job id' },
         responses: { 201: { description: 'the new job', schema: JobSchema } },

@@ -25,6 +25,7 @@ export function screensRoutes(bootstrap: ScreensBootstrap | undefined): Route[] 
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getScreensBootstrap',
         summary: "What the box's screens need before anyone signs in (404 notFound: no tenant known for them)",
         tag: 'screens',
         responses: {

@@ -227,6 +227,7 @@ export function createPrimarySide(o: PrimarySideOptions) {
           body: 'none',
           writes: false,
           doc: {
+            operationId: 'promoteToPrimary',
             summary: 'On a primary, promote has nothing to do: keepalived may ask again (from this machine only)',
             tag: 'standby',
             responses: { 200: { description: 'already the primary', schema: Type.Object({ term: Type.Integer() }) } },
@@ -246,6 +247,7 @@ export function createPrimarySide(o: PrimarySideOptions) {
           writes: false,
           schema: { body: JoinRequest },
           doc: {
+            operationId: 'joinStandby',
             summary: 'Pair a standby box with this one, with the code `venue-box standby code` printed',
             tag: 'standby',
             responses: { 200: { description: 'paired: the primary as the standby records it', schema: JoinResponse } },

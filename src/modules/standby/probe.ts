@@ -1,8 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { Route } from '../../http/types.js';
-import { json } from '../../http/types.js';
-import { AppError } from '../../shared/errors.js';
+import { json, type Route, route } from '../../http/types.js';
 import { newNonce, prove, verifyProof } from './proof.js';
 import { keysOf, type Peer, type StandbyState } from './state.js';
 import { StandbyStatus } from './status.js';
@@ -18,26 +16,30 @@ export const PeerState = Type.Object({
 export type PeerState = Static<typeof PeerState>;
 const check = TypeCompiler.Compile(PeerState);
 
-const NONCE = /^[A-Za-z0-9_-]{22,64}$/;
+/** The peer's nonce: the query's schema is its check (src/http/contracts/query.ts). */
+const StateQuery = Type.Object({
+  nonce: Type.String({ pattern: '^[A-Za-z0-9_-]{22,64}$', description: '22 to 64 base64url characters, new per ask' }),
+});
 
 /**
  * The state route, served by a primary and by a standby alike: anyone may ask, but only the peer can check the
  * answer, and a forged one (a hostile LAN client claiming a higher term to fence the primary) fails its check.
  */
 export function peerStateRoute(state: () => StandbyState): Route {
-  return {
+  return route({
     method: 'get',
     path: '/standby-api/state',
     auth: 'none',
     body: 'none',
+    schema: { query: StateQuery },
     doc: {
+      operationId: 'getPeerState',
       summary: "This box's role and term in its pair, signed for the peer's nonce",
       tag: 'standby',
       responses: { 200: { description: 'role and term', schema: PeerState } },
     },
-    handle({ req }) {
-      const nonce = req.query.get('nonce') ?? '';
-      if (!NONCE.test(nonce)) throw AppError.of('invalidField', 'nonce must be 22-64 base64url characters', ['nonce']);
+    handle({ query }) {
+      const { nonce } = query;
       const s = state();
       return json(200, {
         boxId: s.boxId,
@@ -46,7 +48,7 @@ export function peerStateRoute(state: () => StandbyState): Route {
         signature: prove('state', nonce, s.boxId, keysOf(s).secretKey, `${s.role} ${s.term}`),
       } satisfies PeerState);
     },
-  };
+  });
 }
 
 /** The peer's role and term, checked against its key; undefined when it cannot be reached or does not prove it. */
@@ -73,6 +75,7 @@ export const standbyStatusRoute = (status: () => StandbyStatus): Route => ({
   auth: 'none',
   body: 'none',
   doc: {
+    operationId: 'getStandbyStatus',
     summary: "This box's part in its pair: role, term, peer, replication state and lag",
     tag: 'standby',
     responses: { 200: { description: 'status', schema: StandbyStatus } },

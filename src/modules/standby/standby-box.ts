@@ -120,7 +120,12 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
       path: '/healthz',
       auth: 'none',
       body: 'none',
-      doc: { summary: 'The process is up', tag: 'health', responses: { 200: { description: 'up' } } },
+      doc: {
+        operationId: 'getHealth',
+        summary: 'The process is up',
+        tag: 'health',
+        responses: { 200: { description: 'up' } },
+      },
       handle: () => json(200, { status: 'ok' }),
     },
     {
@@ -129,6 +134,7 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getReadiness',
         summary: 'A standby never takes orders: 503 standby',
         tag: 'health',
         responses: { 503: { description: 'standby' } },
@@ -146,6 +152,7 @@ export async function serveAsStandby(o: StandbyBoxOptions): Promise<'promoted' |
       body: 'none',
       writes: false,
       doc: {
+        operationId: 'promoteToPrimary',
         summary: 'Take over as the primary once the primary is silent (from this machine only)',
         tag: 'standby',
         responses: {

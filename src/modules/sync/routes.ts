@@ -45,6 +45,7 @@ export function syncRoutes(status: () => SyncStatus): Route[] {
       auth: 'write',
       body: 'none',
       doc: {
+        operationId: 'getSyncStatus',
         summary: 'How far the box is with its central (staff)',
         responses: { 200: { description: 'docs/sync.md "Sync to the central node"', schema: SyncStatusSchema } },
       },

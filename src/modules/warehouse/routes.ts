@@ -183,6 +183,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       body: 'json',
       schema: { body: WarehouseBody },
       doc: {
+        operationId: 'createWarehouse',
         summary: 'Create a warehouse (the same id and name again: 200)',
         headers: [X_TENANT, xUser(false)],
         responses: {
@@ -203,6 +204,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'optional',
       WarehouseBody,
       {
+        operationId: 'renameWarehouse',
         summary: 'Rename a warehouse',
         responses: { 200: { description: 'the warehouse', schema: WarehouseSchema } },
       },
@@ -215,6 +217,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'optional',
       undefined,
       {
+        operationId: 'getWarehouse',
         summary: 'A warehouse',
         responses: { 200: { description: 'the warehouse', schema: WarehouseSchema } },
       },
@@ -227,6 +230,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'required',
       DocumentBody,
       {
+        operationId: 'postStockDocument',
         summary: 'A stock document: PZ, WZ, RW, MM or Inventory (all items or none)',
         description:
           "One body for every kind: a line's qty is more than 0, and 0 only on an Inventory (a counted quantity); an MM names its targetWarehouse.",
@@ -250,6 +254,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'optional',
       StockQuery,
       {
+        operationId: 'getStock',
         summary: 'Current stock of the named items',
         responses: { 200: { description: 'each item: qty, locked, available', schema: StockSchema } },
       },
@@ -262,6 +267,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'required',
       LockBody,
       {
+        operationId: 'lockItems',
         summary: 'Lock as much as possible of each item, for qty portions',
         responses: { 200: { description: 'what each line got', schema: ItemLockSchema } },
       },
@@ -277,6 +283,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'required',
       PacketsBody,
       {
+        operationId: 'lockPackets',
         summary: 'Lock whole packets (sets of items)',
         responses: { 200: { description: 'what each packet got', schema: PacketLockSchema } },
       },
@@ -290,6 +297,7 @@ export function warehouseRoutes(warehouse: WarehouseService): Route[] {
       'required',
       ReleaseBody,
       {
+        operationId: 'releaseLocks',
         summary: "Release the caller's locks (all, or the named items)",
         responses: { 200: { description: 'what was released', schema: ReleaseSchema } },
       },

@@ -1,9 +1,10 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { type HttpRequest, json, type Principal, type Route, route } from '../../../http/types.js';
+import { type HttpRequest, json, type Principal, type Route, type RouteDoc, route } from '../../../http/types.js';
 import { Category, Scope, Username, Venue } from '../../../shared/catalogue-schemas.js';
 import { MAX_CATALOGUE_WAIT_S } from '../../../shared/catalogue-protocol.js';
 import { invalidField } from '../../../shared/errors.js';
 import { PATHS } from '../../../shared/sync-protocol.js';
+import { MAX_COUNTER, OneOf } from '../../../http/contracts/query.js';
 import { Price, ProductId, Uuid } from '../../../shared/types.js';
 import { compile } from '../../../shared/validate.js';
 import { ok, SIGNED_HEADERS } from '../../contracts.js';
@@ -70,49 +71,47 @@ export function catalogueFeedRoutes(
   targetFor?: (device: DeviceRow) => Promise<ReleaseTarget | null>,
 ): Route[] {
   return [
-    {
+    route({
       method: 'get',
       path: PATHS.catalogue,
       auth: 'none',
       body: 'none',
       schema: {
         query: Type.Object({
-          after: Type.Optional(Type.String({ description: 'the rev the box committed (default 0)' })),
-          wait: Type.Optional(
-            Type.String({ description: `seconds to wait for a change, 0 to ${MAX_CATALOGUE_WAIT_S} (default 0)` }),
+          after: Type.Optional(
+            Type.Integer({ minimum: 0, maximum: MAX_COUNTER, default: 0, description: 'the rev the box committed' }),
           ),
-          snapshot: Type.Optional(Type.String({ description: '1: the whole catalogue' })),
+          wait: Type.Optional(
+            Type.Integer({
+              minimum: 0,
+              maximum: MAX_CATALOGUE_WAIT_S,
+              default: 0,
+              description: 'seconds to wait for a change',
+            }),
+          ),
+          snapshot: Type.Optional(OneOf(['0', '1'] as const, '1: the whole catalogue; 0 (the default): the changes')),
         }),
       },
       doc: {
+        operationId: 'getCatalogueChanges',
         summary: "The box's catalogue after a rev (signed; a long poll)",
         tag: 'sync-api',
         headers: SIGNED_HEADERS,
         responses: ok('the changes after `after` (src/shared/catalogue-protocol.ts), or none when `wait` passed'),
       },
-      async handle({ req }) {
-        const after = req.query.get('after') ?? '0';
-        if (!/^\d{1,15}$/.test(after)) throw invalidField('after', 'after must be a rev (a non-negative integer)');
-        const wait = req.query.get('wait') ?? '0';
-        if (!/^\d{1,3}$/.test(wait) || Number(wait) > MAX_CATALOGUE_WAIT_S) {
-          throw invalidField('wait', `wait must be 0 to ${MAX_CATALOGUE_WAIT_S} seconds`);
-        }
+      async handle({ req, query }) {
+        const after = query.after ?? 0;
+        const wait = query.wait ?? 0;
         const device = await devices.authenticate(req, '');
         // The box asks with the rev it committed: everything up to it (headquarters' entries too) is acknowledged.
         // Most polls ask with the rev acknowledged already (every idle one): no round trip for them.
-        if (device.catalogueRev !== Number(after))
-          await createInboxRepo(pool).acknowledge(device.tenantId, device.deviceId, Number(after));
-        const answer = await feed.poll(
-          device.tenantId,
-          Number(after),
-          Number(wait) * 1000,
-          req.query.get('snapshot') === '1',
-          device.venueId,
-        );
+        if (device.catalogueRev !== after)
+          await createInboxRepo(pool).acknowledge(device.tenantId, device.deviceId, after);
+        const answer = await feed.poll(device.tenantId, after, wait * 1000, query.snapshot === '1', device.venueId);
         // Computed when the poll answers, so a rollout change that woke it is in the answer.
         return json(200, targetFor ? { ...answer, release: await targetFor(device) } : answer);
       },
-    },
+    }),
   ];
 }
 
@@ -122,7 +121,7 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
   const change = <B extends TSchema>(
     method: 'put' | 'patch',
     path: string,
-    summary: string,
+    names: Pick<RouteDoc, 'operationId' | 'summary'>,
     body: B,
     handle: Route<B>['handle'],
   ): Route =>
@@ -132,15 +131,15 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
       auth: 'write',
       body: 'json',
       schema: { body },
-      doc: { summary, headers: [IF_MATCH_HEADER], responses: ok('the new rev', ChangeAnswer) },
+      doc: { ...names, headers: [IF_MATCH_HEADER], responses: ok('the new rev', ChangeAnswer) },
       handle,
     });
-  const del = (path: string, summary: string, handle: Route['handle']): Route => ({
+  const del = (path: string, names: Pick<RouteDoc, 'operationId' | 'summary'>, handle: Route['handle']): Route => ({
     method: 'del',
     path,
     auth: 'write',
     body: 'none',
-    doc: { summary, headers: [IF_MATCH_HEADER], responses: ok('the new rev of the retirement', ChangeAnswer) },
+    doc: { ...names, headers: [IF_MATCH_HEADER], responses: ok('the new rev of the retirement', ChangeAnswer) },
     handle,
   });
   const base = '/hq-api/api';
@@ -151,28 +150,40 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'getCatalogue',
         summary: "The tenant's whole catalogue: venues, menus, staff users, clients, warehouses, sold-out flags",
         responses: ok('the catalogue'),
       },
       handle: async ({ principal }) => json(200, await hq.catalogue(principal.tenantId)),
     },
-    change('put', `${base}/venues/:id`, 'Create or replace a venue', Venue, async ({ req, principal, valid }) =>
-      json(200, await hq.putVenue(callerOf(principal, req), uuid(req.params.id, 'id'), valid())),
+    change(
+      'put',
+      `${base}/venues/:id`,
+      { operationId: 'putVenue', summary: 'Create or replace a venue' },
+      Venue,
+      async ({ req, principal, valid }) =>
+        json(200, await hq.putVenue(callerOf(principal, req), uuid(req.params.id, 'id'), valid())),
     ),
-    del(`${base}/venues/:id`, 'Retire a venue', async ({ req, principal }) =>
+    del(`${base}/venues/:id`, { operationId: 'retireVenue', summary: 'Retire a venue' }, async ({ req, principal }) =>
       json(200, await hq.retireVenue(callerOf(principal, req), req.params.id!)),
     ),
-    change('put', `${base}/menus/:id`, 'Create or replace a menu', MenuBody, async ({ req, principal, valid }) => {
-      const id = menuId(req.params.id);
-      return json(200, await hq.putMenu(callerOf(principal, req), id, valid().root));
-    }),
-    del(`${base}/menus/:id`, 'Retire a menu', async ({ req, principal }) =>
+    change(
+      'put',
+      `${base}/menus/:id`,
+      { operationId: 'putMenu', summary: 'Create or replace a menu' },
+      MenuBody,
+      async ({ req, principal, valid }) => {
+        const id = menuId(req.params.id);
+        return json(200, await hq.putMenu(callerOf(principal, req), id, valid().root));
+      },
+    ),
+    del(`${base}/menus/:id`, { operationId: 'retireMenu', summary: 'Retire a menu' }, async ({ req, principal }) =>
       json(200, await hq.retireMenu(callerOf(principal, req), req.params.id!)),
     ),
     change(
       'patch',
       `${base}/menus/:id/products/:productId`,
-      "Set a product's price in a menu",
+      { operationId: 'setMenuPrice', summary: "Set a product's price in a menu" },
       PriceBody,
       async ({ req, principal, valid }) => {
         const id = menuId(req.params.id);
@@ -187,6 +198,7 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
       body: 'json',
       schema: { body: PriceBody },
       doc: {
+        operationId: 'setPriceEverywhere',
         summary: "Set a product's price in every live menu that lists it, at one rev",
         params: { productId: 'the product' },
         responses: ok('the new rev and the menus that list the product', PriceEverywhereAnswer),
@@ -199,7 +211,7 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
     change(
       'put',
       `${base}/staff-users/:username`,
-      'Create or change a staff user of the boxes',
+      { operationId: 'putStaffUser', summary: 'Create or change a staff user of the boxes' },
       UserBody,
       async ({ req, principal, valid }) =>
         json(
@@ -207,13 +219,15 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
           await hq.putStaffUser(callerOf(principal, req), param(req.params.username, 'username', Username), valid()),
         ),
     ),
-    del(`${base}/staff-users/:username`, 'Retire a staff user', async ({ req, principal }) =>
-      json(200, await hq.retireStaffUser(callerOf(principal, req), req.params.username!)),
+    del(
+      `${base}/staff-users/:username`,
+      { operationId: 'retireStaffUser', summary: 'Retire a staff user' },
+      async ({ req, principal }) => json(200, await hq.retireStaffUser(callerOf(principal, req), req.params.username!)),
     ),
     change(
       'put',
       `${base}/clients/:clientId`,
-      'Create an OAuth client of the boxes, or change its secret',
+      { operationId: 'putClient', summary: 'Create an OAuth client of the boxes, or change its secret' },
       ClientBody,
       async ({ req, principal, valid }) =>
         json(
@@ -225,24 +239,28 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
           ),
         ),
     ),
-    del(`${base}/clients/:clientId`, 'Retire a client', async ({ req, principal }) =>
-      json(200, await hq.retireClient(callerOf(principal, req), req.params.clientId!)),
+    del(
+      `${base}/clients/:clientId`,
+      { operationId: 'retireClient', summary: 'Retire a client' },
+      async ({ req, principal }) => json(200, await hq.retireClient(callerOf(principal, req), req.params.clientId!)),
     ),
     change(
       'put',
       `${base}/warehouses/:id`,
-      'Create or rename a warehouse',
+      { operationId: 'putWarehouse', summary: 'Create or rename a warehouse' },
       WarehouseBody,
       async ({ req, principal, valid }) =>
         json(200, await hq.putWarehouse(callerOf(principal, req), uuid(req.params.id, 'id'), valid().name)),
     ),
-    del(`${base}/warehouses/:id`, 'Retire a warehouse', async ({ req, principal }) =>
-      json(200, await hq.retireWarehouse(callerOf(principal, req), req.params.id!)),
+    del(
+      `${base}/warehouses/:id`,
+      { operationId: 'retireWarehouse', summary: 'Retire a warehouse' },
+      async ({ req, principal }) => json(200, await hq.retireWarehouse(callerOf(principal, req), req.params.id!)),
     ),
     change(
       'put',
       `${base}/sold-out/:venueId/:productId`,
-      "Mark a product sold out at a venue (headquarters' flag)",
+      { operationId: 'setSoldOut', summary: "Mark a product sold out at a venue (headquarters' flag)" },
       SoldOutBody,
       async ({ req, principal, valid }) => {
         const venueId = uuid(req.params.venueId, 'venueId');
@@ -250,8 +268,11 @@ export function hqCatalogueRoutes(hq: HqCatalogue): Route[] {
         return json(200, await hq.setSoldOut(callerOf(principal, req), venueId, productId, valid().reason ?? ''));
       },
     ),
-    del(`${base}/sold-out/:venueId/:productId`, "Clear headquarters' sold-out flag", async ({ req, principal }) =>
-      json(200, await hq.clearSoldOut(callerOf(principal, req), req.params.venueId!, req.params.productId!)),
+    del(
+      `${base}/sold-out/:venueId/:productId`,
+      { operationId: 'clearSoldOut', summary: "Clear headquarters' sold-out flag" },
+      async ({ req, principal }) =>
+        json(200, await hq.clearSoldOut(callerOf(principal, req), req.params.venueId!, req.params.productId!)),
     ),
   ];
 }

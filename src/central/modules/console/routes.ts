@@ -25,6 +25,7 @@ export function consoleRoutes(pool: Pool): Route[] {
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getConsoleBootstrap',
         summary: "The console's sign-in facts: the tenant (when the central has one) and its OAuth client",
         responses: ok('the tenant and client id', Bootstrap),
       },

@@ -31,6 +31,7 @@ export function deviceHqRoutes(devices: DeviceService, catalogue: { rev(tenantId
       body: 'json',
       schema: { body: EnrolCodeBody },
       doc: {
+        operationId: 'createEnrolCode',
         summary: 'A one-time enrolment code for a box of a venue, with the command to type on the box',
         responses: { 201: { description: 'the code (shown once)', schema: EnrolCodeAnswer } },
       },
@@ -52,6 +53,7 @@ export function deviceHqRoutes(devices: DeviceService, catalogue: { rev(tenantId
       auth: 'write',
       body: 'none',
       doc: {
+        operationId: 'revokeDevice',
         summary: 'Revoke a box: its batches, hello and catalogue polls get 401 from now on',
         params: { id: 'the device id' },
         responses: ok('the device (a revoked one again: unchanged)', HqDevice),
@@ -69,6 +71,7 @@ export function deviceHqRoutes(devices: DeviceService, catalogue: { rev(tenantId
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'getCatalogueStatus',
         summary: "What the boxes will get and what each applied: the catalogue rev, each active box's rev",
         responses: ok('the rev and the active devices', CatalogueStatus),
       },

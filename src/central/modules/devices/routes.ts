@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { json, type Route, route } from '../../../http/types.js';
-import { AppError, invalidField } from '../../../shared/errors.js';
+import { AppError } from '../../../shared/errors.js';
 import {
   EnrolRequest,
   EnrolResponse,
@@ -12,14 +12,17 @@ import {
   TailResponse,
 } from '../../../shared/sync-messages.js';
 import { PATHS } from '../../../shared/sync-protocol.js';
-import { limitOf, parseJson } from '../../../shared/validate.js';
+import { parseJson } from '../../../shared/validate.js';
+import { LimitParam, MAX_COUNTER } from '../../../http/contracts/query.js';
 import { SIGNED_HEADERS } from '../../contracts.js';
 import type { DeviceService } from './service.js';
 import type { StandbyLease } from './standby-lease.js';
 
 const TailQuery = Type.Object({
-  after: Type.Optional(Type.String({ description: 'the seq after which to start (default 0)' })),
-  limit: Type.Optional(Type.String({ description: '1 to 1000 (default 500)' })),
+  after: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: MAX_COUNTER, default: 0, description: 'the seq after which to start' }),
+  ),
+  limit: LimitParam(500, 1000),
 });
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -42,6 +45,7 @@ export function deviceRoutes(devices: DeviceService, standbyLease: StandbyLease)
       body: 'json',
       schema: { body: EnrolRequest },
       doc: {
+        operationId: 'enrolDevice',
         summary: 'Enrol a box with a one-time code and its public key',
         tag: 'sync-api',
         responses: {
@@ -59,6 +63,7 @@ export function deviceRoutes(devices: DeviceService, standbyLease: StandbyLease)
       body: 'raw',
       schema: { body: HelloRequest },
       doc: {
+        operationId: 'sendHello',
         summary: "A box's hello (signed): the central's head for it, its clock and protocols",
         tag: 'sync-api',
         requestType: 'application/json',
@@ -78,6 +83,7 @@ export function deviceRoutes(devices: DeviceService, standbyLease: StandbyLease)
       body: 'raw',
       schema: { body: StandbyLeaseRequest },
       doc: {
+        operationId: 'requestStandbyLease',
         summary: "A standby pair's lease (signed): the primary renews its term, the standby claims the next",
         description:
           'The central is the witness of a venue\'s primary and hot standby, which share this device (docs/sync.md "The standby lease"). ' +
@@ -99,23 +105,20 @@ export function deviceRoutes(devices: DeviceService, standbyLease: StandbyLease)
         return json(answer.granted ? 200 : 409, answer);
       },
     }),
-    {
+    route({
       method: 'get',
       path: PATHS.events,
       auth: 'none',
       body: 'none',
       schema: { query: TailQuery },
       doc: {
+        operationId: 'getDeviceEvents',
         summary: "The device's own events after a seq (signed), for a box restored from an old copy",
         tag: 'sync-api',
         headers: SIGNED_HEADERS,
         responses: { 200: { description: 'a page of events with the proof of the head', schema: TailResponse } },
       },
-      async handle({ req }) {
-        const afterText = req.query.get('after') ?? '0';
-        if (!/^\d{1,15}$/.test(afterText)) throw invalidField('after', 'after must be a seq (a non-negative integer)');
-        return json(200, await devices.tail(req, Number(afterText), limitOf(req.query, 500, 1000)));
-      },
-    },
+      handle: async ({ req, query }) => json(200, await devices.tail(req, query.after ?? 0, query.limit ?? 500)),
+    }),
   ];
 }

@@ -34,6 +34,7 @@ export function centralHealthRoutes(deps: { database(): Promise<DatabaseState>; 
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getReadiness',
         summary: 'Ready to serve, or 503 unavailable with the reason (args: database or schema) and Retry-After',
         tag: 'health',
         responses: ok('ready', Ready),

@@ -1,7 +1,7 @@
 import { type TSchema, Type } from '@sinclair/typebox';
-import { json, type Route } from '../../../http/types.js';
+import { LimitParam, LocalDateParam, OneOf } from '../../../http/contracts/query.js';
+import { json, type Route, route } from '../../../http/types.js';
 import { invalidField } from '../../../shared/errors.js';
-import { idParam, limitOf } from '../../../shared/validate.js';
 import { ok } from '../../contracts.js';
 import { createdBounds, dateParam } from '../reports/dates.js';
 import { decodeCursor } from './cursor.js';
@@ -9,26 +9,9 @@ import type { HqService } from './service.js';
 import { HqDeviceList } from '../devices/schemas.js';
 import { StockDocumentDetail } from './schemas.js';
 
-const Id = (what: string) => Type.String({ description: what });
+/** An id-like parameter: 1 to 64 characters. */
+const Id = (what: string) => Type.String({ minLength: 1, maxLength: 64, description: what });
 export const ORDER_STATUSES = ['NEW', 'ORDERED', 'READY', 'COMPLETED', 'CANCELLED'] as const;
-
-/** A query parameter from a closed list of values. */
-function oneOf<T extends string>(query: URLSearchParams, name: string, values: readonly T[]): T | undefined {
-  const value = query.get(name);
-  if (value === null) return undefined;
-  if (!(values as readonly string[]).includes(value))
-    throw invalidField(name, `${name} must be one of ${values.join(', ')}`);
-  return value as T;
-}
-
-/** The order search's text: 2 to 100 characters (a shorter one matches nearly everything). */
-function textParam(query: URLSearchParams): string | undefined {
-  const value = query.get('q');
-  if (value === null) return undefined;
-  if ([...value].length < 2 || [...value].length > 100 || value.includes('\u0000'))
-    throw invalidField('q', 'q must be 2 to 100 characters');
-  return value;
-}
 
 const Contact = Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], {
   description: 'the contact the order was placed with (name, phone, email), null when it has none',
@@ -52,66 +35,75 @@ const Page = (what: string, item: TSchema = Type.Object({}, { additionalProperti
     }),
   });
 const listQuery = {
-  after: Type.Optional(Type.String({ description: "the previous page's next" })),
-  limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
+  after: Type.Optional(Type.String({ minLength: 1, description: "the previous page's next" })),
+  limit: LimitParam(50, 200),
 };
+
+/**
+ * The order search's filters (docs/sync.md "HQ reports and order search"): the schema is their check; a date that
+ * is no day of the calendar (02-30), or `to` before `from`, is still refused by the handler.
+ */
+const OrderSearchQuery = Type.Object({
+  venueId: Type.Optional(Id('a venue')),
+  status: Type.Optional(OneOf(ORDER_STATUSES, 'an order status')),
+  deviceId: Type.Optional(Id('a device')),
+  source: Type.Optional(Id("the order's source")),
+  from: Type.Optional(LocalDateParam('first venue-local date YYYY-MM-DD')),
+  to: Type.Optional(LocalDateParam('last venue-local date YYYY-MM-DD, inclusive')),
+  // Counted in characters (code points) as JSON Schema counts them: a RegExp with the u flag, not maxLength.
+  q: Type.Optional(
+    Type.RegExp(/^[\s\S]{2,100}$/u, {
+      description: 'text in the contact (name, phone, email), 2 to 100 characters',
+    }),
+  ),
+  ...listQuery,
+});
 
 /** Headquarters' read API: every route needs a central token of the tenant (mount.ts checks x-tenant). */
 export function hqRoutes(hq: HqService): Route[] {
   return [
-    {
+    route({
       method: 'get',
       path: '/hq-api/api/orders',
       auth: 'bearer',
       body: 'none',
-      schema: {
-        query: Type.Object({
-          venueId: Type.Optional(Id('a venue')),
-          status: Type.Optional(Type.String({ enum: [...ORDER_STATUSES], description: 'an order status' })),
-          deviceId: Type.Optional(Id('a device')),
-          source: Type.Optional(Id("the order's source")),
-          from: Type.Optional(Type.String({ description: 'first venue-local date YYYY-MM-DD' })),
-          to: Type.Optional(Type.String({ description: 'last venue-local date YYYY-MM-DD, inclusive' })),
-          q: Type.Optional(
-            Type.String({ description: 'text in the contact (name, phone, email), 2 to 100 characters' }),
-          ),
-          ...listQuery,
-        }),
-      },
+      schema: { query: OrderSearchQuery },
       doc: {
+        operationId: 'searchOrders',
         summary: "The tenant's orders, newest first by created, with filters",
         responses: ok('a page of Orders, each with deviceId, version and contact', Page('Orders', OrderItem)),
       },
-      async handle({ req, principal }) {
-        const q = req.query;
-        const from = dateParam(q, 'from', false);
-        const to = dateParam(q, 'to', false);
+      async handle({ req, query, principal }) {
+        // The calendar's check (02-30), which a pattern cannot make.
+        const from = dateParam(req.query, 'from', false);
+        const to = dateParam(req.query, 'to', false);
         if (from !== undefined && to !== undefined && to < from) throw invalidField('to', 'to must not be before from');
         const bounds = createdBounds(from, to);
         return json(
           200,
           await hq.orders(principal.tenantId, {
-            venueId: idParam(q, 'venueId'),
-            status: oneOf(q, 'status', ORDER_STATUSES),
-            deviceId: idParam(q, 'deviceId'),
-            source: idParam(q, 'source'),
+            venueId: query.venueId,
+            status: query.status,
+            deviceId: query.deviceId,
+            source: query.source,
             from,
             to,
             createdAfter: bounds.after,
             createdBefore: bounds.before,
-            q: textParam(q),
-            after: decodeCursor(q.get('after')),
-            limit: limitOf(q, 50, 200),
+            q: query.q,
+            after: decodeCursor(query.after ?? null),
+            limit: query.limit ?? 50,
           }),
         );
       },
-    },
+    }),
     {
       method: 'get',
       path: '/hq-api/api/orders/:id',
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'getHqOrder',
         summary: 'One order as its box last sent it',
         params: { id: 'the order id' },
         responses: ok('the Order with deviceId and version'),
@@ -124,51 +116,52 @@ export function hqRoutes(hq: HqService): Route[] {
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'listOrderVersions',
         summary: 'Every version of an order, with the command that made it',
         params: { id: 'the order id' },
         responses: ok('the versions'),
       },
       handle: async ({ req, principal }) => json(200, await hq.orderVersions(principal.tenantId, req.params.id!)),
     },
-    {
+    route({
       method: 'get',
       path: '/hq-api/api/stock',
       auth: 'bearer',
       body: 'none',
       schema: { query: Type.Object({ warehouseId: Id('the warehouse') }) },
-      doc: { summary: "A warehouse's stock balances", responses: ok('the balances') },
-      handle: async ({ req, principal }) =>
-        json(200, await hq.stock(principal.tenantId, idParam(req.query, 'warehouseId', true)!)),
-    },
-    {
+      doc: { operationId: 'getStock', summary: "A warehouse's stock balances", responses: ok('the balances') },
+      handle: async ({ query, principal }) => json(200, await hq.stock(principal.tenantId, query.warehouseId)),
+    }),
+    route({
       method: 'get',
       path: '/hq-api/api/stock-documents',
       auth: 'bearer',
       body: 'none',
       schema: { query: Type.Object({ warehouseId: Id('the warehouse'), ...listQuery }) },
       doc: {
+        operationId: 'listStockDocuments',
         summary: "A warehouse's stock documents, newest first",
         responses: ok('a page of documents', Page('documents')),
       },
-      async handle({ req, principal }) {
-        const q = req.query;
+      async handle({ query, principal }) {
         return json(
           200,
           await hq.documents(
             principal.tenantId,
-            idParam(q, 'warehouseId', true)!,
-            decodeCursor(q.get('after')),
-            limitOf(q, 50, 200),
+            query.warehouseId,
+            decodeCursor(query.after ?? null),
+            query.limit ?? 50,
           ),
         );
       },
-    },
+    }),
     {
       method: 'get',
       path: '/hq-api/api/stock-documents/:id',
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'getStockDocument',
         summary: 'One stock document as the list gives it, with the ledger rows it booked',
         params: { id: 'the document id' },
         responses: ok('the document and its ledger', StockDocumentDetail),
@@ -181,6 +174,7 @@ export function hqRoutes(hq: HqService): Route[] {
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'listDevices',
         summary: "The tenant's boxes: venue, program, update, head, lag, contact, clock offset, catalogue rev",
         responses: ok('the devices', HqDeviceList),
       },

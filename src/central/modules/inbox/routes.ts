@@ -4,7 +4,7 @@ import { invalidField } from '../../../shared/errors.js';
 import { HqDocumentBody, HqOrderBody } from '../../../shared/hq-inbox.js';
 import { UUID_PATTERN } from '../../../shared/types.js';
 import { documentInput } from '../../../shared/stock-document-schemas.js';
-import { limitOf } from '../../../shared/validate.js';
+import { LimitParam } from '../../../http/contracts/query.js';
 import { ok } from '../../contracts.js';
 import type { InboxService } from './service.js';
 
@@ -36,6 +36,7 @@ export function inboxRoutes(inbox: InboxService): Route[] {
       body: 'json',
       schema: { body: HqDocumentBody },
       doc: {
+        operationId: 'createHqDocument',
         summary: "A stock document for a venue's box to book (PZ, WZ, RW, MM, Inventory)",
         params: { venueId: 'the venue' },
         description:
@@ -68,6 +69,7 @@ export function inboxRoutes(inbox: InboxService): Route[] {
       body: 'json',
       schema: { body: HqOrderBody },
       doc: {
+        operationId: 'createHqOrder',
         summary: "An order for a venue's box to apply (a call centre's order)",
         responses: {
           ...ok('the same entry again', Entry),
@@ -79,38 +81,32 @@ export function inboxRoutes(inbox: InboxService): Route[] {
         return json(r.created ? 202 : 200, r.entry);
       },
     }),
-    {
+    route({
       method: 'get',
       path: `${base}/inbox`,
       auth: 'bearer',
       body: 'none',
       schema: {
         query: Type.Object({
-          venueId: Type.Optional(Type.String({ description: "one venue's entries" })),
-          limit: Type.Optional(Type.String({ description: '1 to 200 (default 50)' })),
+          venueId: Type.Optional(Type.String({ pattern: UUID_PATTERN, description: "one venue's entries (UUID)" })),
+          limit: LimitParam(50, 200),
         }),
       },
       doc: {
+        operationId: 'listInbox',
         summary: "Headquarters' entries, newest first, with what the boxes reported",
         responses: ok('the entries', Type.Object({ items: Type.Array(Entry) })),
       },
-      async handle({ req, principal }) {
-        const venue = req.query.get('venueId');
-        return json(200, {
-          items: await inbox.list(
-            principal.tenantId,
-            venue === null ? undefined : venueParam(venue),
-            limitOf(req.query, 50, 200),
-          ),
-        });
-      },
-    },
+      handle: async ({ query, principal }) =>
+        json(200, { items: await inbox.list(principal.tenantId, query.venueId, query.limit ?? 50) }),
+    }),
     {
       method: 'get',
       path: `${base}/inbox/:id`,
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'getInboxEntry',
         summary: 'One entry and what its box reported',
         params: { id: 'the entry id' },
         responses: ok('the entry', Entry),

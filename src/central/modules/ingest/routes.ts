@@ -22,6 +22,7 @@ export function ingestRoutes(ingest: ReturnType<typeof createIngestService>): Ro
       // Documents the bytes; frame.ts reads them (the header by its schema, BatchHeader) with bounded work.
       schema: { body: BatchText },
       doc: {
+        operationId: 'postBatch',
         summary: 'A batch of events from a box, signed by it',
         tag: 'sync-api',
         responses: {

@@ -70,6 +70,7 @@ export function mediaRoutes(pool: Pool, devices: DeviceService): Route[] {
       // Documents the bytes; their type is read from them (imageTypeOf), never from the request's content type.
       schema: { body: ImageBytes },
       doc: {
+        operationId: 'uploadMedia',
         summary: 'Upload a menu image (PNG, JPEG or WebP)',
         requestType: 'application/octet-stream',
         responses: {
@@ -109,7 +110,12 @@ export function mediaRoutes(pool: Pool, devices: DeviceService): Route[] {
       path: '/hq-api/api/media/:name',
       auth: 'bearer',
       body: 'none',
-      doc: { summary: 'A menu image', params: { name: '<sha256>.<png|jpg|webp>' }, responses: IMAGE_ANSWERS },
+      doc: {
+        operationId: 'getHqMedia',
+        summary: 'A menu image',
+        params: { name: '<sha256>.<png|jpg|webp>' },
+        responses: IMAGE_ANSWERS,
+      },
       async handle({ req, principal }) {
         const { image, ext } = await lookup(principal.tenantId, req.params.name);
         return imageReply(req, image, ext);
@@ -121,6 +127,7 @@ export function mediaRoutes(pool: Pool, devices: DeviceService): Route[] {
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'getBoxMedia',
         summary: 'A menu image for a box (signed)',
         tag: 'sync-api',
         params: { name: '<sha256>.<png|jpg|webp>' },

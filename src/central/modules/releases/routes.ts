@@ -58,6 +58,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       body: 'json',
       schema: { body: SignedRelease },
       doc: {
+        operationId: 'registerRelease',
         summary: 'Register a signed release file (`<binary>.release.json`); its bytes follow with PUT .../binary',
         responses: {
           201: { description: 'registered; `id` is `<version>/<arch>`', schema: AnObject('the release') },
@@ -84,6 +85,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
         }),
       },
       doc: {
+        operationId: 'uploadReleaseBinary',
         summary: "A piece of a release's binary, from the bytes the central has (resumable)",
         params: { version: 'the release version', arch: 'x64 or arm64' },
         requestType: 'application/octet-stream',
@@ -119,6 +121,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'listReleases',
         summary: "The tenant's releases, their patches, and the devices running each or reporting on it",
         responses: ok('the releases', Type.Array(AnObject('a release'))),
       },
@@ -134,6 +137,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'getRelease',
         summary: 'One release, with the bytes received so far',
         params: { version: 'the release version', arch: 'x64 or arm64' },
         responses: ok('the release'),
@@ -150,6 +154,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       body: 'json',
       schema: { body: RolloutBody },
       doc: {
+        operationId: 'startRollout',
         summary: 'Start a rollout of a version; it supersedes the current one',
         responses: { 201: { description: 'the rollout', schema: AnObject('the rollout') } },
       },
@@ -162,6 +167,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'listRollouts',
         summary: "The tenant's rollouts, newest first",
         responses: ok('the rollouts', Type.Array(AnObject('a rollout'))),
       },
@@ -173,6 +179,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'getRollout',
         summary: 'A rollout with its selected devices counted by update state (and pending)',
         params: { id: 'the rollout id' },
         responses: ok('the rollout and its counts'),
@@ -186,6 +193,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       body: 'optional-json',
       schema: { body: HaltBody },
       doc: {
+        operationId: 'haltRollout',
         summary: 'Halt a rollout: devices that have not installed it get no target',
         params: { id: 'the rollout id' },
         responses: ok('the rollout'),
@@ -202,6 +210,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       auth: 'write',
       body: 'none',
       doc: {
+        operationId: 'resumeRollout',
         summary: 'Resume a halted rollout; the rollbacks seen so far no longer count towards a halt',
         params: { id: 'the rollout id' },
         responses: ok('the rollout'),
@@ -214,6 +223,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'downloadReleaseBinary',
         summary: "A release's binary for a box (signed; one Range of at most 8 MiB)",
         tag: 'sync-api',
         params: { sha256: "the binary's sha256" },
@@ -228,6 +238,7 @@ export function releaseRoutes(releases: ReleaseService, rollouts: RolloutService
       auth: 'none',
       body: 'none',
       doc: {
+        operationId: 'downloadReleasePatch',
         summary: 'A zstd patch to a release from an older binary, for a box (signed; one Range of at most 8 MiB)',
         tag: 'sync-api',
         params: { sha256: "the release's sha256", from: "the sha256 of the box's binary" },

@@ -1,6 +1,4 @@
-import { json, type Route } from '../../../http/types.js';
-import { invalidField } from '../../../shared/errors.js';
-import { idParam, limitOf } from '../../../shared/validate.js';
+import { type HttpRequest, json, type Route, route } from '../../../http/types.js';
 import { ok } from '../../contracts.js';
 import { rangeParams } from './dates.js';
 import type { Range } from './repo.js';
@@ -20,70 +18,83 @@ import type { ReportsService } from './service.js';
 export const MAX_DAYS = 366;
 export const HOUR_DAYS = 31;
 
-const rangeOf = (query: URLSearchParams, maxDays = MAX_DAYS): Range => ({
-  ...rangeParams(query, maxDays),
-  venueId: idParam(query, 'venueId'),
+/** The range of a query its schema checked: the calendar and the span checked here (rangeParams). */
+const rangeOf = (req: HttpRequest, venueId: string | undefined, maxDays = MAX_DAYS): Range => ({
+  ...rangeParams(req.query, maxDays),
+  venueId,
 });
 
 /** Headquarters' reports and dashboard (docs/sync.md "HQ reports and order search"); any central token of the tenant. */
 export function reportRoutes(reports: ReportsService): Route[] {
   return [
-    {
+    route({
       method: 'get',
       path: '/hq-api/api/reports/sales',
       auth: 'bearer',
       body: 'none',
       schema: { query: SalesQuery },
       doc: {
+        operationId: 'getSalesReport',
         summary: 'Sales (ORDERED, READY, COMPLETED orders) per venue and venue-local day or hour',
         responses: ok('the sales rows and their totals', SalesReport),
       },
-      async handle({ req, principal }) {
-        const by = req.query.get('by') ?? 'day';
-        if (by !== 'day' && by !== 'hour') throw invalidField('by', 'by must be day or hour');
-        const range = rangeOf(req.query, by === 'hour' ? HOUR_DAYS : MAX_DAYS);
+      async handle({ req, query, principal }) {
+        const by = query.by ?? 'day';
+        const range = rangeOf(req, query.venueId, by === 'hour' ? HOUR_DAYS : MAX_DAYS);
         return json(200, await reports.sales(principal.tenantId, range, by));
       },
-    },
-    {
+    }),
+    route({
       method: 'get',
       path: '/hq-api/api/reports/products',
       auth: 'bearer',
       body: 'none',
       schema: { query: ProductsQuery },
-      doc: { summary: 'Top products by revenue', responses: ok('the products', ProductsReport) },
-      async handle({ req, principal }) {
-        const range = rangeOf(req.query);
-        return json(200, await reports.products(principal.tenantId, range, limitOf(req.query, 20, 200)));
+      doc: {
+        operationId: 'getProductsReport',
+        summary: 'Top products by revenue',
+        responses: ok('the products', ProductsReport),
       },
-    },
-    {
+      async handle({ req, query, principal }) {
+        const range = rangeOf(req, query.venueId);
+        return json(200, await reports.products(principal.tenantId, range, query.limit ?? 20));
+      },
+    }),
+    route({
       method: 'get',
       path: '/hq-api/api/reports/channels',
       auth: 'bearer',
       body: 'none',
       schema: { query: RangeQuery },
-      doc: { summary: 'Sales per order type', responses: ok('the order types', ChannelsReport) },
-      handle: async ({ req, principal }) => json(200, await reports.channels(principal.tenantId, rangeOf(req.query))),
-    },
-    {
+      doc: {
+        operationId: 'getChannelsReport',
+        summary: 'Sales per order type',
+        responses: ok('the order types', ChannelsReport),
+      },
+      handle: async ({ req, query, principal }) =>
+        json(200, await reports.channels(principal.tenantId, rangeOf(req, query.venueId))),
+    }),
+    route({
       method: 'get',
       path: '/hq-api/api/reports/kitchen',
       auth: 'bearer',
       body: 'none',
       schema: { query: RangeQuery },
       doc: {
+        operationId: 'getKitchenReport',
         summary: "Kitchen times per venue: each order's first ORDERED to its first READY",
         responses: ok('the venues', KitchenReport),
       },
-      handle: async ({ req, principal }) => json(200, await reports.kitchen(principal.tenantId, rangeOf(req.query))),
-    },
+      handle: async ({ req, query, principal }) =>
+        json(200, await reports.kitchen(principal.tenantId, rangeOf(req, query.venueId))),
+    }),
     {
       method: 'get',
       path: '/hq-api/api/dashboard',
       auth: 'bearer',
       body: 'none',
       doc: {
+        operationId: 'getDashboard',
         summary: "Today's and this week's sales per venue, today's orders per hour, and the fleet",
         responses: ok('the dashboard', Dashboard),
       },

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import { LimitParam, LocalDateParam, OneOf } from '../../../http/contracts/query.js';
 
 /** Query and response schemas of headquarters' reports and dashboard (docs/sync.md "HQ reports and order search"). */
 const Money = Type.String({ pattern: '^-?\\d+\\.\\d{2}$', description: 'an amount with two decimals, "36.00"' });
@@ -7,20 +8,23 @@ const Count = Type.Integer({ minimum: 0 });
 const Instant = Type.String({ format: 'date-time' });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
+/**
+ * A report's range (the queries' schemas are their checks, src/http/contracts/query.ts): a date that is no day of the
+ * calendar (02-30), `to` before `from`, or a span over the report's days is still refused by the handler.
+ */
 const rangeQuery = {
-  from: Type.String({ description: 'first venue-local date, YYYY-MM-DD (required)' }),
-  to: Type.String({ description: 'last venue-local date, YYYY-MM-DD, inclusive (required; at most 366 days)' }),
-  venueId: Type.Optional(Type.String({ description: 'one venue (404 when it is not the tenant’s)' })),
+  from: LocalDateParam('first venue-local date, YYYY-MM-DD (years 2000-9999)'),
+  to: LocalDateParam('last venue-local date, YYYY-MM-DD, inclusive, not before from (at most 366 days)'),
+  venueId: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'one venue (404 when it is not the tenant’s)' }),
+  ),
 };
 
 export const SalesQuery = Type.Object({
   ...rangeQuery,
-  by: Type.Optional(Type.String({ enum: ['day', 'hour'], description: 'day (default) or hour (at most 31 days)' })),
+  by: Type.Optional(OneOf(['day', 'hour'] as const, 'day (default) or hour (at most 31 days)')),
 });
-export const ProductsQuery = Type.Object({
-  ...rangeQuery,
-  limit: Type.Optional(Type.String({ description: '1 to 200 (default 20)' })),
-});
+export const ProductsQuery = Type.Object({ ...rangeQuery, limit: LimitParam(20, 200) });
 export const RangeQuery = Type.Object(rangeQuery);
 
 const Totals = { orders: Count, revenue: Money, averageTicket: Money };
