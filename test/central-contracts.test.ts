@@ -53,6 +53,7 @@ const operations = () =>
 /** Answers with a body of their own (a component too): RFC 6749's, a sync conflict's, a refused lease's. */
 const OWN_ERROR_SHAPES = [
   'post /auth-oauth2/oauth/token',
+  'post /auth-oauth2/tenants/{tenant}/oauth/token',
   'post /sync-api/api/batches 409',
   'post /sync-api/api/standby/lease 409',
 ];

@@ -107,7 +107,7 @@ describe('/openapi.json', () => {
   });
 
   test('every error answer refers to the ErrorBody component; the token endpoint keeps its OAuthError', () => {
-    expectErrorBodies(openapi, ['post /auth-oauth2/oauth/token']);
+    expectErrorBodies(openapi, ['post /auth-oauth2/oauth/token', 'post /auth-oauth2/tenants/{tenant}/oauth/token']);
     const token = openapi.paths['/auth-oauth2/oauth/token']!.post!.responses;
     expect(token['401']).toMatchObject({
       content: { 'application/json': { schema: { $ref: '#/components/schemas/OAuthError' } } },
