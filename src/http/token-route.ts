@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { isUuid } from '../shared/ids.js';
 import { OAuthErrorSchema } from './contracts/openapi.js';
 import { OAuthError, oauthReply, parseBasic } from '../shared/oauth-error.js';
-import { originOf, TENANT_ISSUER_PATH } from '../shared/oauth/discovery.js';
+import { TENANT_ISSUER_PATH } from '../shared/oauth/discovery.js';
+import { originOf } from './origin.js';
 import type { HttpRequest, Route } from './types.js';
 
 /** The token endpoint's answer (the interface's Token), the same on the box and on the central. */
@@ -55,7 +56,7 @@ export interface TokenCall {
    * without one, whose refresh token names it (docs/api.md "OAuth discovery").
    */
   tenantId: string | undefined;
-  /** The origin the request was sent to (src/shared/oauth/discovery.ts originOf), for the tokens' `iss`. */
+  /** The origin the request was sent to (src/http/origin.ts), for the tokens' `iss`. */
   origin?: string;
   clientId: string;
   clientSecret: string;

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { CLOSE_CODES, FRAMES, frameSchema, type FrameType, SOCKET_PATH } from '../../shared/socket-protocol.js';
+import { hostOf } from '../origin.js';
 import type { ApiInfo } from './openapi.js';
 import { MAX_COUNTER } from './query.js';
 import { jsonSchema } from './json-schema.js';
@@ -7,21 +8,12 @@ import { jsonSchema } from './json-schema.js';
 /** The server named when the request's Host says none that is sane (the box's default port). */
 export const DEFAULT_SOCKET_HOST = 'localhost:8080';
 
-const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
-/** A DNS name or IPv4 address, or an IPv6 address in brackets, and an optional port: what a Host header holds. */
-const HOST = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]{2,45}\\])(?::(\\d{1,5}))?$`);
-
 /**
  * The server a client reached the box at (docs/api.md "Contracts: /openapi.json and /asyncapi.json"): the request's
  * Host header when it is a sane host[:port] (a generated client then connects where it fetched the document
  * from), else DEFAULT_SOCKET_HOST. Nothing else of the header gets into the document.
  */
-export function socketHost(header: string | undefined): string {
-  const host = header?.trim() ?? '';
-  const match = host.length <= 260 ? HOST.exec(host) : null;
-  if (!match || (match[1] !== undefined && Number(match[1]) > 65535)) return DEFAULT_SOCKET_HOST;
-  return host;
-}
+export const socketHost = (header: string | undefined): string => hostOf(header) ?? DEFAULT_SOCKET_HOST;
 
 /**
  * AsyncAPI 3 for the socket, from the protocol's own schemas (src/shared/socket-protocol.ts; docs/api.md "The

@@ -1,5 +1,5 @@
-import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
+import { originOf } from '../../http/origin.js';
 import type { HttpRequest, Route } from '../../http/types.js';
 import { invalidField, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
@@ -18,30 +18,6 @@ export const JWKS_PATH = '/.well-known/jwks.json';
 
 /** The tenant's issuer identifier: `{origin}/auth-oauth2/tenants/{tenantId}`. */
 export const issuerOf = (origin: string, tenantId: string): string => `${origin}${TENANT_ISSUER_PATH}/${tenantId}`;
-
-// A DNS name (labels of letters, digits and inner hyphens), an IPv4 address or a bracketed IPv6 address, then an
-// optional port: anything else in Host (spaces, '@', quotes, a path, a second host) is never written into a URL.
-const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
-const HOST = new RegExp(`^(?:(${LABEL}(?:\\.${LABEL})*)|\\[([0-9a-f:.]+)\\])(?::(\\d{1,5}))?$`);
-
-/**
- * The origin (`http://host[:port]`) a request was sent to, from its Host header; undefined when Host is not a
- * sane host[:port]. The scheme is `https` only when a proxy in front says so with `X-Forwarded-Proto: https`
- * exactly: the box itself speaks plain HTTP. A client choosing either header only chooses the URLs of its own
- * answer (metadata is public; an `iss` names the origin the client asked at, and the token is the box's either way).
- */
-export function originOf(req: Pick<HttpRequest, 'headers'>): string | undefined {
-  const host = (req.headers.host ?? '').toLowerCase();
-  if (host.length > 260) return undefined;
-  const match = HOST.exec(host);
-  if (!match) return undefined;
-  const [, name, v6, port] = match;
-  if (v6 !== undefined && isIP(v6) !== 6) return undefined;
-  if (name !== undefined && /^[\d.]+$/.test(name) && isIP(name) !== 4) return undefined;
-  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return undefined;
-  const scheme = req.headers['x-forwarded-proto'] === 'https' ? 'https' : 'http';
-  return `${scheme}://${host}`;
-}
 
 /** What the node's token endpoint offers, for its metadata. */
 export interface DiscoveryOptions {

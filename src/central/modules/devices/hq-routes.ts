@@ -1,4 +1,5 @@
 import { type HttpRequest, json, type Route, route } from '../../../http/types.js';
+import { originOf } from '../../../http/origin.js';
 import { invalidField, notFound } from '../../../shared/errors.js';
 import { isUuid } from '../../../shared/ids.js';
 import { ok } from '../../contracts.js';
@@ -7,18 +8,14 @@ import { EnrolCodeAnswer, EnrolCodeBody, HqDevice } from './schemas.js';
 import type { DeviceService } from './service.js';
 
 const DEFAULT_CODE_TTL_HOURS = 24;
-/** A Host header as a client sends it: a name or an address, and a port. Anything else is not put in a command. */
-const HOST = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253})(:\d{1,5})?$/;
-
 /**
  * The central's URL as this request reached it, for the line typed on the box: the Host header, https when a TLS
  * proxy in front says so (X-Forwarded-Proto), else http (the central itself speaks plain HTTP).
  */
 function centralUrlOf(req: HttpRequest): string {
-  const host = req.headers.host ?? '';
-  if (!HOST.test(host)) throw invalidField('Host', 'the Host header must name the central (host[:port])');
-  const proto = (req.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim().toLowerCase();
-  return `${proto === 'https' ? 'https' : 'http'}://${host}`;
+  const origin = originOf(req);
+  if (origin === undefined) throw invalidField('Host', 'the Host header must name the central (host[:port])');
+  return origin;
 }
 
 /** Headquarters' fleet actions (docs/sync.md "The headquarters console"): enrolment codes, revocation, who has what. */
