@@ -27,7 +27,7 @@ function shellLines(file: string): string[] {
 
 /**
  * The relative paths a shell line writes: a redirect's target (`> token.json`, `cat > box/x.json <<JSON`), and
- * what `--out`, `--data-dir` and `mkdir -p` name.
+ * what `-o`, `--out`, `--data-dir` and `mkdir -p` name.
  */
 function writtenPaths(line: string): string[] {
   if (line.trim().startsWith('#')) return [];
@@ -35,7 +35,7 @@ function writtenPaths(line: string): string[] {
   const code = line.replace(/\s#\s.*$/, '').replace(/'[^']*'/g, "''");
   const found = [
     ...code.matchAll(/(?:^|[^0-9&<>=-])>{1,2}\s*([^\s;|&)<>]+)/g),
-    ...code.matchAll(/--(?:out|data-dir)[\s=]+([^\s;|&)]+)/g),
+    ...code.matchAll(/(?:--(?:out|data-dir)|\s-o)[\s=]+([^\s;|&)]+)/g),
     ...code.matchAll(/mkdir\s+-p\s+([^\s;|&)]+)/g),
   ].map((m) => m[1]!.replace(/^["']|["']$/g, ''));
   // Lower-case relative paths: `DIR` and `$VAR` are placeholders, absolute paths and /dev/null the reader's own.
