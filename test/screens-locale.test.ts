@@ -77,6 +77,8 @@ describe.skipIf(skip)('the screens in Chromium: words, money and time', () => {
     await page.goto(rig.box.url('/manager'));
     await page.getByTestId('manager-printers').click(WAIT);
     await page.locator('[data-testid=printer][data-printer=kitchen]').getByTestId('printer-jobs').click(WAIT);
+    // The jobs are read when the list opens: wait for the first, then take them all.
+    await page.getByTestId('job-time').first().waitFor(WAIT);
     const times = await page.getByTestId('job-time').allTextContents();
     expect(times.length).toBeGreaterThan(0);
     // The kitchen ticket's job was made at the submit, within a minute of the order's creation.
