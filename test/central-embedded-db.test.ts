@@ -1,12 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterEach, describe, expect, inject, test } from 'vitest';
+import { expectOneLineFailure } from './support/cli.js';
 import { CENTRAL_DEMO, centralTokenRequest, startTestCentral, type TestCentral } from './support/central.js';
+import { freePort } from './support/ports.js';
 import { enrolledDevice } from './support/sim-device.js';
 
-// The central's embedded PostgreSQL (docs/sync.md "When its PostgreSQL dies"): the central outliving its death.
-// Embedded only: on the central-pg15 project every central runs by URL.
+// The central's embedded PostgreSQL (docs/sync.md "The central's ports", "When its PostgreSQL dies"): its port, and
+// the central outliving its death. Embedded only: on the central-pg15 project every central runs by URL.
 
 const centrals: TestCentral[] = [];
 const blockers: Server[] = [];
@@ -95,6 +100,44 @@ async function expectUnavailable(what: string, answer: Promise<Answer>): Promise
 }
 
 describe.skipIf(inject('debianPostgres') !== undefined)('the embedded PostgreSQL', () => {
+  test('--database-port N: the cluster listens on 127.0.0.1:N and the facts file says so', async () => {
+    const port = await freePort();
+    const c = await started(['--database-port', String(port)]);
+    expect(facts(c).port).toBe(port);
+    const client = new pg.Client({ connectionString: c.databaseUrl });
+    await client.connect();
+    try {
+      expect(client.port).toBe(port);
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  test('--database-port on a port in use: exit 69, one line naming it; a bad one or with --database-url: 64', async () => {
+    const blocker = createServer();
+    blockers.push(blocker);
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const taken = (blocker.address() as { port: number }).port;
+    const run = (...args: string[]) => {
+      const r = spawnSync(process.execPath, ['dist/main.cjs', 'central', 'serve', '--port', '0', ...args], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+    };
+    const dataDir = mkdtempSync(join(tmpdir(), 'vb-central-'));
+    const inUse = run('--data-dir', dataDir, '--database-port', String(taken));
+    expectOneLineFailure(inUse, new RegExp(`--database-port ${taken}: .*is in use`), 69, 'venue-box central');
+    for (const bad of ['0', '65536', 'x', '-1']) {
+      const r = run('--data-dir', dataDir, `--database-port=${bad}`);
+      expectOneLineFailure(r, /--database-port must be a port number/, 64, 'venue-box central');
+    }
+    const both = run('--data-dir', dataDir, '--database-port', '5432', '--database-url', 'postgres://u:p@127.0.0.1/x');
+    expectOneLineFailure(both, /does not go with --database-url/, 64, 'venue-box central');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
   test('postmaster killed with -9: 503 with Retry-After and /readyz 503 at once; started again, nothing lost', async () => {
     const c = await started();
     const device = await enrolledDevice(c, CENTRAL_DEMO.venues[0]);

@@ -47,7 +47,7 @@ export interface CentralOptions {
   port: number;
   dataDir: string;
   databaseUrl?: string;
-  /** The embedded PostgreSQL's port on 127.0.0.1 (default a free one). */
+  /** The embedded PostgreSQL's port on 127.0.0.1 (default a free one; docs/sync.md "The central's ports"). */
   databasePort?: number;
   log: Logger;
   /** Provisioning documents applied at start (idempotent); `demo` marks the built-in demo. */
