@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +39,19 @@ const alive = (pid: number) => {
     return false;
   }
 };
+
+/** The PostgreSQL processes running on the central's data directory (the postmaster's command line names it). */
+const postgresOf = (c: TestCentral): number[] =>
+  readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(join(c.dataDir, 'postgres'));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 
 /** Resolves once a log line of `c` matches, else fails after `ms`. */
 async function logged(c: TestCentral, pattern: RegExp, ms = 20_000, from = 0): Promise<number> {
@@ -165,6 +178,8 @@ describe.skipIf(inject('debianPostgres') !== undefined)('the embedded PostgreSQL
     await logged(c, /the embedded PostgreSQL is running again/, 30_000);
     expect(postmasterPid(c)).not.toBe(before);
     expect(alive(before)).toBe(false);
+    // Its children, just forked, may still show the postmaster's command line: the new one is among them.
+    expect(postgresOf(c)).toContain(postmasterPid(c));
     const ready = await fetch(c.url('/readyz'));
     expect(ready.status).toBe(200);
     // PostgreSQL's crash recovery kept every acknowledged event; the batch refused meanwhile goes in now.
@@ -184,6 +199,7 @@ describe.skipIf(inject('debianPostgres') !== undefined)('the embedded PostgreSQL
     expect(await c.stop('SIGTERM')).toBe(0);
     expect(Date.now() - asked).toBeLessThan(10_000);
     expect(c.logs.filter((l) => /did not finish in time/.test(l))).toEqual([]);
+    expect(postgresOf(c)).toEqual([]);
   }, 40_000);
 
   test('SIGTERM while the cluster is being started again: exit 0, its new postmaster stopped', async () => {
@@ -202,6 +218,7 @@ describe.skipIf(inject('debianPostgres') !== undefined)('the embedded PostgreSQL
       }
     })();
     if (pid !== undefined) expect(alive(pid)).toBe(false);
+    expect(postgresOf(c)).toEqual([]);
   }, 40_000);
 
   test('a cluster that does not start again: the central gives up and exits 69 for its supervisor', async () => {
@@ -212,6 +229,10 @@ describe.skipIf(inject('debianPostgres') !== undefined)('the embedded PostgreSQL
       new Promise<'running'>((r) => setTimeout(() => r('running'), 80_000)),
     ]);
     expect(exited).toBe(69);
-    expect(c.logs.some((l) => /did not start again \(6 attempts\)/.test(l))).toBe(true);
+    // One line for the operator, besides the JSON log: exit 69's reason and PostgreSQL's last words.
+    expect(c.logs.filter((l) => !l.startsWith('{'))).toEqual([
+      expect.stringMatching(/^venue-box central: .*embedded PostgreSQL died and did not start again \(6 attempts\): ./),
+    ]);
+    expect(postgresOf(c)).toEqual([]);
   }, 100_000);
 });

@@ -84,8 +84,14 @@ export async function openEmbedded(
     if (!initialised && existsSync(pgDir)) rmSync(pgDir, { recursive: true, force: true });
     const lines: string[] = [];
     const keep = (m: unknown) => {
-      lines.push(String(m).trim());
-      if (lines.length > 20) lines.shift();
+      // A chunk may hold several lines; errors built from these stay one line (docs/operations.md "Exit codes").
+      lines.push(
+        ...String(m)
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean),
+      );
+      while (lines.length > 20) lines.shift();
     };
     const pg = new EmbeddedPostgres({
       databaseDir: pgDir,
