@@ -14,6 +14,7 @@ import { listReleases, uploadRelease } from './modules/releases/commands.js';
 import type { Pool } from './db/pool.js';
 import { untilSignal } from '../shared/until-signal.js';
 import { addressListProblems } from '../shared/addresses.js';
+import { DEAD_LETTERS_HELP, DEAD_LETTERS_USAGE, deadLettersList, deadLettersRetry } from './dead-letters-cli.js';
 
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL] [--demo] [--provisioning FILE]
@@ -26,7 +27,7 @@ const USAGE = `Usage:
   venue-box central purge-tombstones [--older-than-days D] [--data-dir DIR] [--database-url URL]
   venue-box central release upload FILE.release.json [--binary FILE] [--tenant T] [--data-dir DIR] [--database-url URL]
   venue-box central release list [--json] [--data-dir DIR] [--database-url URL]
-
+${DEAD_LETTERS_USAGE}
 Without --database-url the central runs PostgreSQL embedded in DIR/postgres (default DIR ./central-data);
 enrol, devices and revoke use that cluster while the central runs, or start it for the command.
 release upload takes the binary beside its release file (the file's name without .release.json) unless --binary
@@ -36,7 +37,7 @@ serve --standby-lease-ms sets how long a standby pair's lease lasts (default 500
 serve --pool-size sets this process's database connections (default 10; 3 to 200), one more listens for changes.
 serve --trusted-proxies names the balancers or proxies in front (addresses or CIDR ranges, comma-separated): a
 request from one of them is from the client its X-Forwarded-For (or Forwarded) names.
-`;
+${DEAD_LETTERS_HELP}`;
 
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
@@ -57,6 +58,8 @@ const OPTIONS = {
   'standby-lease-ms': { type: 'string' },
   'pool-size': { type: 'string' },
   'trusted-proxies': { type: 'string' },
+  device: { type: 'string' },
+  all: { type: 'boolean' },
 } as const;
 
 type Options = typeof OPTIONS;
@@ -71,6 +74,8 @@ const commands: Command<Options>[] = [
   { words: ['purge-tombstones'], run: (values) => purgeTombstones(values) },
   { words: ['release', 'upload'], args: 1, run: (values, [file]) => releaseUpload(values, file!) },
   { words: ['release', 'list'], run: (values) => releaseList(values) },
+  { words: ['dead-letters', 'list'], run: (values) => deadLettersList(values) },
+  { words: ['dead-letters', 'retry'], args: 'any', run: (values, ids) => deadLettersRetry(values, ids) },
 ];
 
 /** `venue-box central ...`, run by the one front end (src/command-line.ts; exit codes: docs/operations.md "Exit codes"). */

@@ -299,7 +299,8 @@ export function createDeviceRepo(db: Queryable) {
     async list(tenantId?: string, deviceId?: string): Promise<DeviceView[]> {
       const { rows } = await db.query(
         `SELECT d.*, v.name AS venue_name,
-           (SELECT count(*) FROM sync_dead_letters x WHERE x.tenant_id = d.tenant_id AND x.device_id = d.device_id) AS dead,
+           (SELECT count(*) FROM sync_dead_letters x
+            WHERE x.tenant_id = d.tenant_id AND x.device_id = d.device_id AND x.resolved_at IS NULL) AS dead,
            coalesce(d.last_contact_at > now() - $3 * interval '1 minute', false) AS online
          FROM devices d LEFT JOIN venues v ON v.tenant_id = d.tenant_id AND v.venue_id = d.venue_id
          WHERE ($1::text IS NULL OR d.tenant_id = $1) AND ($2::text IS NULL OR d.device_id = $2)
