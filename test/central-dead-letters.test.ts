@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { centralCli, startTestCentral, type TestCentral } from './support/central.js';
+import { centralCli, hqTokenRequest, startTestCentral, type TestCentral } from './support/central.js';
+import { contractsOf } from './support/contracts.js';
 import { enrolledDevice, type SimDevice } from './support/sim-device.js';
 
 // `venue-box central dead-letters list|retry` against a real central (docs/sync.md "Dead letters"): a document
@@ -89,5 +90,61 @@ describe('dead letters', () => {
     const r = await deadLetters('retry', unknown);
     expect(r).toMatchObject({ code: 1, stdout: `${unknown} no such dead letter\n0 replayed, 1 not\n` });
     expect((await deadLetters('list', '--tenant', randomUUID())).stdout).toBe('no dead letters\n');
+  });
+
+  test("headquarters' API lists its tenant's dead letters and replays them; a read-only user may only look", async () => {
+    const d = await enrolledDevice(central);
+    const warehouse = randomUUID();
+    d.stockDocument(warehouse, [['flour', 'kg', 500_000]]);
+    expect((await d.send(1, 1)).body.deadLetters).toHaveLength(1);
+    const id = `${d.deviceId}:1`;
+    const writer = await central.hqToken();
+    const reader = (
+      (await (await hqTokenRequest(central, 'analityk', 'analityk-demo-1')).json()) as { access_token: string }
+    ).access_token;
+    const retry = async (token: string, body: unknown) => {
+      const res = await fetch(central.url('/hq-api/api/dead-letters/retry'), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const answer = { status: res.status, body: (await res.json()) as any };
+      // Every answer is the one /openapi.json documents.
+      (await contractsOf(central)).matching('post', '/hq-api/api/dead-letters/retry', answer.status, answer.body);
+      return answer;
+    };
+    const listOf = async (query: string) => {
+      const body = await central.hq(`/hq-api/api/dead-letters?${query}`);
+      (await contractsOf(central)).matching('get', '/hq-api/api/dead-letters', 200, body);
+      return body;
+    };
+
+    const list = await listOf(`deviceId=${d.deviceId}`);
+    expect(list).toEqual([expect.objectContaining({ id, device: d.deviceId, seq: 1, kind: 'stock.document' })]);
+    expect(list[0]).not.toHaveProperty('tenant');
+    expect((await retry(reader, { ids: [id] })).status).toBe(403);
+    for (const [body, pointer] of [
+      [{}, '/ids'],
+      [{ ids: [id], all: true }, '/ids'],
+      [{ ids: ['nonsense'] }, '/ids/0'],
+      [{ ids: [id], deviceId: d.deviceId }, '/deviceId'],
+    ] as const) {
+      const res = await retry(writer, body);
+      expect({ body, status: res.status, codes: res.body.codes }).toMatchObject({
+        status: 400,
+        codes: [{ code: 'invalidField', args: [pointer] }],
+      });
+    }
+
+    d.append('warehouse.changed', warehouse, { id: warehouse, name: 'Magazyn z API' });
+    await d.send(2, 2);
+    expect((await retry(writer, { all: true, deviceId: d.deviceId })).body).toEqual({
+      outcomes: [{ id, outcome: 'replayed' }],
+    });
+    expect((await retry(writer, { ids: [id] })).body).toEqual({ outcomes: [{ id, outcome: 'alreadyReplayed' }] });
+    expect(await flourIn(warehouse)).toBe(0.5);
+    expect(await listOf(`deviceId=${d.deviceId}`)).toEqual([]);
+    const kept = await listOf(`deviceId=${d.deviceId}&all=true`);
+    expect(kept).toEqual([expect.objectContaining({ id, retries: 1, resolvedAt: expect.any(String) })]);
   });
 });

@@ -97,6 +97,8 @@ export const route = <B extends TSchema>(r: Route<B>): Route => r as unknown as 
 /** A route's contract besides its schemas: the source, with them, of /openapi.json and of /docs/api. */
 export interface RouteDoc {
   summary: string;
+  /** The operation's name in the contract (camelCase). */
+  operationId?: string;
   description?: string;
   /** Groups the route in the documents; by default the path's first segment (`ordering-api`). */
   tag?: string;

@@ -112,17 +112,17 @@ export function parseDeadLetterId(id: string): [string, number] | undefined {
 }
 
 /**
- * Replays the dead letters `ids` names (`DEVICE:SEQ`), or every waiting one the filter selects, each in its own
+ * Replays the dead letters `ids` names (`DEVICE:SEQ`, of `tenant` when given: another's is unknown), or every waiting one the filter selects, each in its own
  * transaction: one that breaks a rule still stays a dead letter, with its new reason, and the others go on.
  * Idempotent: a replayed one is not projected again, and a projection applied twice changes nothing more.
  */
 export async function retryDeadLetters(
   pool: Pool,
-  select_: { ids: [string, number][] } | { filter: DeadLetterFilter },
+  select_: { ids: [string, number][]; tenant?: string } | { filter: DeadLetterFilter },
 ): Promise<ReplayOutcome[]> {
   const chosen =
     'ids' in select_
-      ? await select(pool, { resolved: true }, select_.ids)
+      ? await select(pool, { tenant: select_.tenant, resolved: true }, select_.ids)
       : await select(pool, { ...select_.filter, resolved: false });
   const outcomes: ReplayOutcome[] = [];
   if ('ids' in select_) {
