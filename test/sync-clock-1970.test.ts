@@ -98,6 +98,8 @@ describe.skipIf(skip)('a box whose clock says 1970', () => {
     s = await staff(box);
     await order(s.token, 'pierogi-ruskie');
     await doc(s.token, s.headers, 'rw', { items: [{ id: 'mleko', unit: 'l', qty: 1.5 }] });
+    // The first order, taken online in 1970, is ready now: its new version still says it was created in 1970.
+    await command(box, s.token, `${first}/ready`, {});
     status = await drained(box);
     device = (await central.hq('/hq-api/api/devices'))[0];
     expect(device).toMatchObject({ deadLetters: 0, head: { seq: status.newestSeq } });
@@ -111,6 +113,8 @@ describe.skipIf(skip)('a box whose clock says 1970', () => {
     const all = await hqOrders(central, DEMO.openVenue);
     for (const id of orders) expect(all.filter((o) => o.id === id)).toHaveLength(1);
     expect((await central.hq(`/hq-api/api/orders/${first}`)).created.startsWith('1970-')).toBe(true);
+    // Newest first: the first order keeps the instant its first version was given, and stays the oldest.
+    expect(all.map((o) => o.id)).toEqual([...orders].reverse());
     const days = await central.hq(
       `/hq-api/api/orders?venueId=${DEMO.openVenue}&from=${warsawDate(-1)}&to=${warsawDate(1)}&limit=200`,
     );
