@@ -17,8 +17,8 @@ export type Values<O extends Options> = ReturnType<
 export interface Command<O extends Options> {
   /** The words naming the command (`['stock', 'check']`); the positional arguments follow them. */
   words: string[];
-  /** How many positional arguments it takes after its words (default 0). */
-  args?: number;
+  /** How many positional arguments it takes after its words (default 0); 'any': none or more, `run` checks them. */
+  args?: number | 'any';
   run(values: Values<O>, args: string[]): number | Promise<number>;
 }
 
@@ -52,7 +52,8 @@ export async function dispatch<O extends Options>(program: Program<O>, argv: str
   }
   for (const command of program.commands) {
     const { words, args = 0 } = command;
-    if (positionals.length !== words.length + args || words.some((w, i) => positionals[i] !== w)) continue;
+    const arity = args === 'any' ? positionals.length >= words.length : positionals.length === words.length + args;
+    if (!arity || words.some((w, i) => positionals[i] !== w)) continue;
     return command.run(values, positionals.slice(words.length));
   }
   const prefix = program.name.split(' ').slice(1);

@@ -58,5 +58,12 @@ describe.skipIf(skip)('clock skew', () => {
     const seqOf = async (id: string) =>
       ((await central!.hq(`/hq-api/api/orders/${id}/versions`)) as { seq: number }[])[0]!.seq;
     expect(await seqOf(behind[0]!)).toBeGreaterThan(await seqOf(ahead[1]!));
+    // Yet every one is listed on its real day, the box's offset taken off (docs/sync.md "Clocks").
+    const day = (days: number) =>
+      new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Warsaw' }).format(new Date(Date.now() + days * DAY));
+    const today = await central.hq(
+      `/hq-api/api/orders?venueId=${DEMO.openVenue}&from=${day(-1)}&to=${day(1)}&limit=200`,
+    );
+    expect(today.items.map((o: { id: string }) => o.id).sort()).toEqual([...ahead, ...behind].sort());
   }, 60_000);
 });

@@ -13,6 +13,7 @@ import { loadSigningKey } from './modules/auth/signing-key.js';
 import { consoleRoutes } from './modules/console/routes.js';
 import { loadConsoleFiles } from './modules/console/web.js';
 import { deviceHqRoutes } from './modules/devices/hq-routes.js';
+import { deadLetterRoutes } from './modules/ingest/dead-letter-routes.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { createDatabaseProbe } from './modules/health/probe.js';
 import { centralHealthRoutes } from './modules/health/routes.js';
@@ -168,6 +169,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
         ...deviceRoutes(devices, createStandbyLease(pool, devices.authenticate, now, o.standbyLeaseMs ?? LEASE_TTL_MS)),
         ...deviceHqRoutes(devices, hqCatalogue),
         ...ingestRoutes(ingest),
+        ...deadLetterRoutes(pool),
         ...hqRoutes(hq),
         ...reportRoutes(inReadSlots(readSlots, createReportsService(pool, devices, now))),
         ...catalogueFeedRoutes(devices, feed, pool, (device) =>

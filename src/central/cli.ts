@@ -15,6 +15,7 @@ import type { Pool } from './db/pool.js';
 import { untilSignal } from '../shared/until-signal.js';
 import { addressListProblems } from '../shared/addresses.js';
 import { FORWARDED_HEADERS } from '../http/client-address.js';
+import { DEAD_LETTERS_HELP, DEAD_LETTERS_USAGE, deadLettersList, deadLettersRetry } from './dead-letters-cli.js';
 
 const USAGE = `Usage:
   venue-box central serve [--host H] [--port N] [--data-dir DIR] [--database-url URL | --database-port N] [--demo]
@@ -29,7 +30,7 @@ const USAGE = `Usage:
   venue-box central purge-tombstones [--older-than-days D] [--data-dir DIR] [--database-url URL]
   venue-box central release upload FILE.release.json [--binary FILE] [--tenant T] [--data-dir DIR] [--database-url URL]
   venue-box central release list [--json] [--data-dir DIR] [--database-url URL]
-
+${DEAD_LETTERS_USAGE}
 Without --database-url the central runs PostgreSQL embedded in DIR/postgres (default DIR ./central-data);
 enrol, devices and revoke use that cluster while the central runs, or start it for the command.
 serve --database-port puts the embedded PostgreSQL on that port of 127.0.0.1 (default: a free one at each start).
@@ -41,7 +42,7 @@ serve --pool-size sets this process's database connections (default 10; 3 to 200
 serve --trusted-proxies names the balancers or proxies in front (addresses or CIDR ranges, comma-separated): a
 request from one of them is from the client its X-Forwarded-For names, or its RFC 7239 Forwarded with
 --forwarded-header forwarded (only the header named is read).
-`;
+${DEAD_LETTERS_HELP}`;
 
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
@@ -64,6 +65,8 @@ const OPTIONS = {
   'pool-size': { type: 'string' },
   'trusted-proxies': { type: 'string' },
   'forwarded-header': { type: 'string', default: 'x-forwarded-for' },
+  device: { type: 'string' },
+  all: { type: 'boolean' },
 } as const;
 
 type Options = typeof OPTIONS;
@@ -78,6 +81,8 @@ const commands: Command<Options>[] = [
   { words: ['purge-tombstones'], run: (values) => purgeTombstones(values) },
   { words: ['release', 'upload'], args: 1, run: (values, [file]) => releaseUpload(values, file!) },
   { words: ['release', 'list'], run: (values) => releaseList(values) },
+  { words: ['dead-letters', 'list'], run: (values) => deadLettersList(values) },
+  { words: ['dead-letters', 'retry'], args: 'any', run: (values, ids) => deadLettersRetry(values, ids) },
 ];
 
 /** `venue-box central ...`, run by the one front end (src/command-line.ts; exit codes: docs/operations.md "Exit codes"). */

@@ -50,7 +50,9 @@ export const OrderChangedBody = Type.Object({
       // Always sent (the Order's own field); the central lists orders by it (docs/sync.md "Tables": created_at).
       created: Type.String({
         minLength: 1,
-        description: 'when the order was made: a date-time of years 2000-9999 (UTC)',
+        description:
+          "when the order was made, on the box's clock (a date-time; a wrong clock is kept as data and the central " +
+          'lists the order at the time moved to its own clock: docs/sync.md "Clocks")',
       }),
       buckets: Type.Array(Type.Object({ venue: Id }), { minItems: 1 }),
     },
@@ -87,7 +89,7 @@ export const StockDocumentBody = Type.Object({
       warehouse: Id,
       number: Type.String({ minLength: 1 }),
       targetWarehouse: Type.Optional(Id),
-      created: Type.String({ minLength: 1, description: 'a date-time of years 2000-9999 (UTC)' }),
+      created: Type.String({ minLength: 1, description: "a date-time on the box's clock (as the order's created)" }),
       user: Type.Optional(Type.String()),
       items: Type.Optional(Type.Array(Type.Unknown())),
       unlockItems: Type.Optional(Type.Boolean()),

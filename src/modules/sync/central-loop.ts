@@ -89,7 +89,8 @@ class DeviceFileError extends Error {}
  */
 export function createCentralLoop(deps: CentralLoopDeps): CentralLoop {
   const { options } = deps;
-  const now = deps.now ?? Date.now;
+  // Waits are durations: a clock no one sets, so a wall clock set back a year never stretches one (docs/sync.md "Clocks").
+  const now = deps.now ?? (() => performance.now());
   const wakeDelayMs = options.wakeDelayMs ?? 0;
   const abort = new AbortController();
   const client: ClientOptions = { requestTimeoutMs: options.requestTimeoutMs, signal: abort.signal };

@@ -57,6 +57,9 @@ const outboxRow = (r: RawOutbox): OutboxRow => ({
   createdMs: r.created_ms,
 });
 
+/** No event was written before this: a stamp before it is a clock that lost its setting (1970 and on). */
+const EARLIEST_STAMP_MS = Date.UTC(2000, 0, 1);
+
 /**
  * SQL of the sync module: the outbox, the sender's state, dead letters and the events reconcile fetched from the
  * central (`fetched*`: table sync_inbox, which is not headquarters' inbox).
@@ -81,8 +84,13 @@ export function createSyncRepo(db: Db) {
       'SELECT created_ms FROM sync_outbox WHERE seq > ? ORDER BY seq LIMIT 1',
     ),
     deleteFrom: db.prepare<[number]>('DELETE FROM sync_outbox WHERE seq > ?'),
-    prune: db.prepare<[number, number]>(
-      'DELETE FROM sync_outbox WHERE seq <= ? AND created_ms < ? AND seq < (SELECT MAX(seq) FROM sync_outbox)',
+    // Up to the newest acknowledged event stamped on a plausible clock before the cutoff: seq is the order things
+    // happened in, so every event before it is at least as old, whatever its own stamp says (docs/sync.md "Clocks").
+    prune: db.prepare<{ acked: number; before: number; earliest: number }>(
+      `DELETE FROM sync_outbox WHERE seq <= (
+         SELECT seq FROM sync_outbox WHERE seq <= @acked AND created_ms >= @earliest AND created_ms < @before
+         ORDER BY seq DESC LIMIT 1)
+       AND seq < (SELECT MAX(seq) FROM sync_outbox)`,
     ),
     state: db.prepare<
       [],
@@ -148,8 +156,14 @@ export function createSyncRepo(db: Db) {
     },
     /** Removes the events after `seq` (they are re-inserted renumbered by a restore). */
     deleteAfter: (seq: number) => s.deleteFrom.run(seq),
-    /** Acknowledged events older than `beforeMs`; the newest row always stays (it carries the chain). */
-    prune: (ackedSeq: number, beforeMs: number): number => s.prune.run(ackedSeq, beforeMs).changes,
+    /**
+     * Acknowledged events older than `beforeMs`; the newest row always stays (it carries the chain). An event's
+     * age is that of the newest event after it stamped on a set clock: one a box stamped in 1970 after a power
+     * cut (no RTC, no NTP yet) or a year ahead is as old as the events that follow it, so a clock set right
+     * neither removes it at once nor keeps it for a year.
+     */
+    prune: (ackedSeq: number, beforeMs: number): number =>
+      s.prune.run({ acked: ackedSeq, before: beforeMs, earliest: EARLIEST_STAMP_MS }).changes,
     state(): SyncState {
       const r = s.state.get()!;
       return {

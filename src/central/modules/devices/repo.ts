@@ -21,6 +21,8 @@ export interface DeviceRow {
   arch: string | null;
   /** The catalogue rev it last asked with (docs/sync.md "Down: the catalogue"). */
   catalogueRev: number;
+  /** Its clock less the central's at its last hello, null before one: moves its times (box-clock.ts). */
+  clockOffsetMs: number | null;
 }
 
 export interface DeviceView {
@@ -57,7 +59,7 @@ export interface DeviceView {
 export const ONLINE_WITHIN_MINUTES = 15;
 
 const DEVICE = `tenant_id, device_id, venue_id, public_key, key_id, status, head_epoch, head_seq, head_hash, head_header, head_signature, pending_seq,
-  program_version, update_report->>'arch' AS arch, catalogue_rev`;
+  program_version, update_report->>'arch' AS arch, catalogue_rev, clock_offset_ms`;
 // biome-ignore lint/suspicious/noExplicitAny: a pg row, whose columns are DEVICE's: typed by the mapping below.
 const toDevice = (r: Record<string, any>): DeviceRow => ({
   tenantId: r.tenant_id,
@@ -75,6 +77,7 @@ const toDevice = (r: Record<string, any>): DeviceRow => ({
   programVersion: r.program_version,
   arch: r.arch,
   catalogueRev: r.catalogue_rev,
+  clockOffsetMs: r.clock_offset_ms,
 });
 
 /** A tail page stops adding events once it holds this many bytes of envelopes (it always holds one). */
@@ -296,7 +299,8 @@ export function createDeviceRepo(db: Queryable) {
     async list(tenantId?: string, deviceId?: string): Promise<DeviceView[]> {
       const { rows } = await db.query(
         `SELECT d.*, v.name AS venue_name,
-           (SELECT count(*) FROM sync_dead_letters x WHERE x.tenant_id = d.tenant_id AND x.device_id = d.device_id) AS dead,
+           (SELECT count(*) FROM sync_dead_letters x
+            WHERE x.tenant_id = d.tenant_id AND x.device_id = d.device_id AND x.resolved_at IS NULL) AS dead,
            coalesce(d.last_contact_at > now() - $3 * interval '1 minute', false) AS online
          FROM devices d LEFT JOIN venues v ON v.tenant_id = d.tenant_id AND v.venue_id = d.venue_id
          WHERE ($1::text IS NULL OR d.tenant_id = $1) AND ($2::text IS NULL OR d.device_id = $2)

@@ -23,6 +23,7 @@ import { codeHashOf, newEnrolCode } from './enrol-code.js';
 import { isAcceptableKey } from '../../../shared/public-key.js';
 import { RELEASE_CHECKS } from '../../../shared/release-schemas.js';
 import { createDeviceRepo, type DeviceRow } from './repo.js';
+import { EARLIEST_MS, TRUSTED_SKEW_MS } from './box-clock.js';
 
 /**
  * Enrolments with a wrong code per client address: 10, then one a minute (docs/sync.md "The central node"). A code has
@@ -186,7 +187,7 @@ export function createDeviceService(
       const head = await repo.recordHello(tenant, deviceId, publicKey, {
         pendingSeq: body.pendingSeq,
         clockOffsetMs: offsetMs,
-        oldestPendingAtMs: centralTime(body.oldestPendingMs, offsetMs),
+        oldestPendingAtMs: centralTime(body.oldestPendingMs, offsetMs, receivedMs),
         version: report?.version ?? body.version,
         report,
       });
@@ -218,17 +219,15 @@ export function createDeviceService(
   };
 }
 
-/** Years 1970 to 9999: what PostgreSQL's timestamptz and an ISO date of the API both hold. */
-const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
 /**
- * A time on the box's clock moved to the central's by the offset measured at the same hello. A box whose clock is
- * so far off that the result leaves years 1970-9999 tells nothing useful: null, never a failed hello.
+ * A time on the box's clock moved to the central's by the offset measured at the same hello. A result before 2000
+ * or after the hello tells nothing useful (an event stamped in 1970 before NTP set the clock that measured this
+ * offset: docs/sync.md "Clocks"): null, never a failed hello.
  */
-function centralTime(boxMs: number | null | undefined, offsetMs: number): number | null {
+function centralTime(boxMs: number | null | undefined, offsetMs: number, receivedMs: number): number | null {
   if (boxMs === null || boxMs === undefined) return null;
   const ms = Math.round(boxMs - offsetMs);
-  return ms >= 0 && ms <= LATEST_MS ? ms : null;
+  return ms >= EARLIEST_MS && ms <= receivedMs + TRUSTED_SKEW_MS ? ms : null;
 }
 
 export type DeviceService = ReturnType<typeof createDeviceService>;

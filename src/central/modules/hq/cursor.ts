@@ -3,7 +3,7 @@ import { invalidField } from '../../../shared/errors.js';
 /**
  * Keyset cursors: the last item's sort key, opaque to clients (base64url JSON). The timestamp travels as
  * PostgreSQL's own text in UTC (`YYYY-MM-DD HH:MM:SS[.ffffff]+00`, repo.ts), so the next page compares with full
- * microsecond precision. The ingest keeps those dates to years 2000-9999, so every cursor handed out decodes.
+ * microsecond precision. The ingest keeps those dates to years 2000-9999 (devices/box-clock.ts), so every cursor handed out decodes.
  */
 export const encodeCursor = (at: string, id: string): string =>
   Buffer.from(JSON.stringify([at, id])).toString('base64url');

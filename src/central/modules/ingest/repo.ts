@@ -93,8 +93,9 @@ export function createIngestRepo(db: Queryable) {
     async deadLetters(tenantId: string, deviceId: string, from: number, to: number): Promise<DeadLetter[]> {
       const { rows } = await db.query<{ seq: number; event_id: string | null; reason: string }>({
         name: 'ingest-dead-letters',
+        // Those headquarters replayed since (dead-letters.ts) are set aside no more.
         text: `SELECT seq, event_id, reason FROM sync_dead_letters
-         WHERE tenant_id = $1 AND device_id = $2 AND seq BETWEEN $3 AND $4 ORDER BY seq`,
+         WHERE tenant_id = $1 AND device_id = $2 AND seq BETWEEN $3 AND $4 AND resolved_at IS NULL ORDER BY seq`,
         values: [tenantId, deviceId, from, to],
       });
       return rows.map((r) => ({ seq: r.seq, eventId: r.event_id ?? '', reason: r.reason }));

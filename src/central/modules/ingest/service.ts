@@ -10,6 +10,7 @@ import {
 import type { BatchAck, Head } from '../../../shared/sync-messages.js';
 import { type Client, inTransaction, type Pool } from '../../db/pool.js';
 import { isAcceptableKey } from '../../../shared/public-key.js';
+import type { BoxClock } from '../devices/box-clock.js';
 import { createDeviceRepo, type DeviceRow } from '../devices/repo.js';
 import {
   checkEvent,
@@ -78,6 +79,7 @@ export function createIngestService(deps: IngestDeps) {
 
   async function apply(client: Client, batch: DecodedBatch, hashes: string[]): Promise<BatchAck> {
     const h = batch.header;
+    const receivedMs = Date.now();
     const repo = createIngestRepo(client);
     const device = await createDeviceRepo(client).deviceForUpdate(h.tenant, h.deviceId);
     // Revoked (or re-keyed) since the first look, which took no lock.
@@ -119,7 +121,8 @@ export function createIngestService(deps: IngestDeps) {
       fresh.push({ seq, envelope, value, hash: hashes[seq - h.firstSeq]!, ...columnsOf(value) });
     }
     await repo.insertEvents(h.tenant, h.deviceId, h.epoch, fresh);
-    await projectAll(client, h.tenant, h.deviceId, fresh);
+    // The box's times move to the central's by the offset of its last hello (docs/sync.md "Clocks").
+    await projectAll(client, h.tenant, h.deviceId, fresh, { offsetMs: device.clockOffsetMs, receivedMs });
     if (h.lastSeq > head.seq) {
       // The proof of the new head: this batch's header and signature, as received (TailResponse.proof).
       await createDeviceRepo(client).advanceHead(
@@ -146,13 +149,25 @@ export function createIngestService(deps: IngestDeps) {
    * were most of the ingest's time. When an event breaks a rule, the
    * batch's projections are undone and done again one savepoint per event, so only that event is set aside.
    */
-  async function projectAll(client: Client, tenantId: string, deviceId: string, events: RawEvent[]): Promise<void> {
+  async function projectAll(
+    client: Client,
+    tenantId: string,
+    deviceId: string,
+    events: RawEvent[],
+    clock: BoxClock,
+  ): Promise<void> {
     const known = noneKnown();
     await client.query('SAVEPOINT batch');
     try {
       const orders: PendingOrder[] = [];
       for (const e of events)
-        await projectEvent(client, { tenantId, deviceId, seq: e.seq }, checkEvent(e.value, tenantId), known, orders);
+        await projectEvent(
+          client,
+          { tenantId, deviceId, seq: e.seq, clock },
+          checkEvent(e.value, tenantId),
+          known,
+          orders,
+        );
       await flushOrders(client, tenantId, deviceId, orders);
       await client.query('RELEASE SAVEPOINT batch');
       return;
@@ -162,7 +177,7 @@ export function createIngestService(deps: IngestDeps) {
     }
     // Afresh: what the undone projections had learnt (a warehouse one of them created) is undone too.
     const relearnt = noneKnown();
-    for (const e of events) await projectOne(client, tenantId, deviceId, e, relearnt);
+    for (const e of events) await projectOne(client, tenantId, deviceId, e, relearnt, clock);
   }
 
   /** Each event in its own savepoint: one that breaks a rule is undone alone and kept as a dead letter. */
@@ -172,10 +187,11 @@ export function createIngestService(deps: IngestDeps) {
     deviceId: string,
     e: RawEvent,
     known: KnownIds,
+    clock: BoxClock,
   ): Promise<void> {
     await client.query('SAVEPOINT event');
     try {
-      await projectEvent(client, { tenantId, deviceId, seq: e.seq }, checkEvent(e.value, tenantId), known);
+      await projectEvent(client, { tenantId, deviceId, seq: e.seq, clock }, checkEvent(e.value, tenantId), known);
       await client.query('RELEASE SAVEPOINT event');
     } catch (err) {
       if (!isEventFault(err)) throw err;
@@ -215,7 +231,7 @@ export function createIngestService(deps: IngestDeps) {
  * letter. Deadlocks, serialization failures, shutdown and connection loss (SQLSTATE classes 40, 57, 08, 53)
  * are the central's trouble, not the event's: the batch fails and the box sends it again.
  */
-function isEventFault(err: unknown): boolean {
+export function isEventFault(err: unknown): boolean {
   if (err instanceof RuleBroken) return true;
   const code = (err as { code?: unknown })?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(40|57|08|53)/.test(code);

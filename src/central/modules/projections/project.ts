@@ -11,6 +11,7 @@ import {
   type WarehouseChangedBody,
 } from '../../../shared/sync-messages.js';
 import type { Queryable } from '../../db/pool.js';
+import { type BoxClock, centralInstant } from '../devices/box-clock.js';
 import { createInboxRepo } from '../inbox/repo.js';
 import { refreshFacts } from './facts.js';
 import { createProjectionRepo, type PendingOrder, type Source } from './repo.js';
@@ -68,20 +69,22 @@ export function checkEvent(value: unknown, tenant: string): ParsedEvent {
 }
 
 /**
- * Dates that order HQ's lists are kept to years 2000-9999 (UTC): the lists' cursors carry the date as text,
- * and a date outside would be one the cursor cannot carry back (a year past 9999, or BC), so such an event is a
- * dead letter instead. A box's clock one year off still fits easily.
+ * An instant the box wrote, on the central's clock (devices/box-clock.ts): a wrong clock is never a reason to set
+ * an event aside (docs/sync.md "Clocks"), a text that is no date is. Without a clock (a test projecting alone),
+ * the box is taken as right and the event as received now.
  */
-const MIN_LIST_DATE_MS = Date.UTC(2000, 0, 1);
-const MAX_LIST_DATE_MS = Date.UTC(10000, 0, 1) - 1;
-
-const dateOf = (text: string, what: string): Date => {
+const dateOf = (text: string, what: string, clock: BoxClock | undefined): Date => {
   const ms = Date.parse(text);
   if (!Number.isFinite(ms)) fail(`${what} is not a date: ${String(text).slice(0, 100)}`);
-  if (ms < MIN_LIST_DATE_MS || ms > MAX_LIST_DATE_MS)
-    fail(`${what} ${String(text).slice(0, 100)} is outside years 2000-9999`);
-  return new Date(ms);
+  return centralInstant(ms, clock ?? { offsetMs: null, receivedMs: Date.now() });
 };
+
+/** The command's confirmedAt for the report facts, moved like dateOf; a text that is no date stays (it reads as none). */
+const confirmedOf = (text: string, clock: BoxClock | undefined): string =>
+  Number.isFinite(Date.parse(text)) ? dateOf(text, 'command.confirmedAt', clock).toISOString() : text;
+
+/** Where an event comes from, and what the central knows of its device's clock when it projects it. */
+export type ProjectionSource = Source & { clock?: BoxClock };
 
 /** The CHECK of migration 2: a balance past +-Number.MAX_SAFE_INTEGER micro-units could not be read back exactly. */
 const BALANCE_CHECK = 'stock_balances_qty_safe';
@@ -99,7 +102,7 @@ export const noneKnown = (): KnownIds => ({ venues: new Set(), warehouses: new S
  */
 export async function projectEvent(
   db: Queryable,
-  source: Source,
+  source: ProjectionSource,
   event: ParsedEvent,
   known: KnownIds = noneKnown(),
   orders?: PendingOrder[],
@@ -128,7 +131,8 @@ export async function projectEvent(
       // another device sent (below).
       const venueIds = [...new Set(b.order.buckets.map((x) => x.venue))];
       if (!(await venuesKnown(venueIds))) fail(`order names a venue that is not the tenant's`);
-      const createdAt = dateOf(b.order.created, 'order.created');
+      const createdAt = dateOf(b.order.created, 'order.created', source.clock);
+      const confirmedAt = confirmedOf(b.command.confirmedAt, source.clock);
       if (orders) {
         orders.push({
           id: b.order.id,
@@ -137,7 +141,7 @@ export async function projectEvent(
           status: b.order.status,
           venueIds,
           createdAt,
-          confirmedAt: b.command.confirmedAt,
+          confirmedAt,
           contact: b.detail.contact,
         });
         return;
@@ -162,7 +166,7 @@ export async function projectEvent(
             id: b.order.id,
             seq: source.seq,
             status: b.order.status,
-            confirmedAt: b.command.confirmedAt,
+            confirmedAt,
             contact: b.detail.contact,
           },
         ]);
@@ -175,7 +179,7 @@ export async function projectEvent(
         ...new Set([d.warehouse, ...(d.targetWarehouse ? [d.targetWarehouse] : []), ...b.ledger.map((r) => r[0])]),
       ];
       if (!(await warehousesKnown(named))) fail('stock document names a warehouse the central does not know');
-      const created = dateOf(d.created, 'document.created');
+      const created = dateOf(d.created, 'document.created', source.clock);
       const inserted = await repo.insertDocument(source, {
         id: d.id,
         warehouse: d.warehouse,

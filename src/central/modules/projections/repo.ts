@@ -39,7 +39,9 @@ export function createProjectionRepo(db: Queryable) {
       return rows[0]!.n;
     },
     /**
-     * The newest event of an order wins (by seq of its device): a replay of an older one changes nothing. Only
+     * The newest event of an order wins (by seq of its device): a replay of an older one changes nothing. Its
+     * created_at stays that of the first event projected: the box's time moved to the central's clock can differ
+     * between versions sent before and after the box's clock was set (docs/sync.md "Clocks"). Only
      * the device that first sent the order may change it; says whether the row was written, and names the owner
      * when it is another device.
      */
@@ -52,7 +54,7 @@ export function createProjectionRepo(db: Queryable) {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (tenant_id, order_id) DO UPDATE SET version = EXCLUDED.version,
            last_seq = EXCLUDED.last_seq, status = EXCLUDED.status, venue_ids = EXCLUDED.venue_ids,
-           created_at = EXCLUDED.created_at, data = EXCLUDED.data, updated_at = now()
+           data = EXCLUDED.data, updated_at = now()
          WHERE orders.device_id = EXCLUDED.device_id AND orders.last_seq < EXCLUDED.last_seq`,
         [s.tenantId, o.id, s.deviceId, o.version, s.seq, o.status, o.venueIds, o.createdAt, o.json],
       );
@@ -100,7 +102,7 @@ export function createProjectionRepo(db: Queryable) {
          FROM input WHERE s = ANY($9::bigint[])
          ON CONFLICT (tenant_id, order_id) DO UPDATE SET version = EXCLUDED.version,
            last_seq = EXCLUDED.last_seq, status = EXCLUDED.status, venue_ids = EXCLUDED.venue_ids,
-           created_at = EXCLUDED.created_at, data = EXCLUDED.data, updated_at = now()
+           data = EXCLUDED.data, updated_at = now()
          WHERE orders.device_id = EXCLUDED.device_id AND orders.last_seq < EXCLUDED.last_seq
          RETURNING order_id`,
         values: [

@@ -51,13 +51,36 @@ test('a rolled-back change takes its event with it, and the chain goes on from t
 });
 
 test('retention removes only acknowledged old events and always keeps the newest (it carries the chain)', () => {
-  for (let n = 1; n <= 5; n++) outbox.append('t', 'warehouse.changed', `w${n}`, wh(n), n * 1000);
-  expect(repo.prune(3, 10_000)).toBe(3); // 1..3 acknowledged and old
+  const T = Date.UTC(2026, 10, 1); // stamps on a set clock (one before 2000 is a clock that lost its setting)
+  for (let n = 1; n <= 5; n++) outbox.append('t', 'warehouse.changed', `w${n}`, wh(n), T + n * 1000);
+  expect(repo.prune(3, T + 10_000)).toBe(3); // 1..3 acknowledged and old
   expect(repo.after(0, 10).map((r) => r.seq)).toEqual([4, 5]);
-  expect(repo.prune(5, 10_000)).toBe(1); // the newest stays
+  expect(repo.prune(5, T + 10_000)).toBe(1); // the newest stays
   expect(repo.after(0, 10).map((r) => r.seq)).toEqual([5]);
   // A new event never reuses a seq and continues the chain of the kept row.
-  expect(outbox.append('t', 'warehouse.changed', 'w6', wh(6), 6000)).toBe(6);
+  expect(outbox.append('t', 'warehouse.changed', 'w6', wh(6), T + 6000)).toBe(6);
   expect(repo.one(6)!.chainHash).toBe(chainHash(repo.one(5)!.chainHash, repo.one(6)!.envelope));
-  expect(repo.backlog(5)).toEqual({ count: 1, oldestMs: 6000 });
+  expect(repo.backlog(5)).toEqual({ count: 1, oldestMs: T + 6000 });
+});
+
+test('retention ages an event by the set clock of the events after it: a 1970 stamp, or a year ahead', () => {
+  const DAY = 86_400_000;
+  const now = Date.UTC(2026, 10, 27);
+  const cutoff = (at: number) => at - 30 * DAY; // sync.retentionDays
+  // After a power cut the box stamps 1970; NTP sets it right; later it runs a year ahead, and is set right again.
+  for (let n = 1; n <= 3; n++) outbox.append('t', 'warehouse.changed', `w${n}`, wh(n), Date.UTC(1970, 0, 1) + n);
+  outbox.append('t', 'warehouse.changed', 'w4', wh(4), now);
+  outbox.append('t', 'warehouse.changed', 'w5', wh(5), now + 365 * DAY);
+  outbox.append('t', 'warehouse.changed', 'w6', wh(6), now + 2 * DAY);
+  outbox.append('t', 'warehouse.changed', 'w7', wh(7), now + 40 * DAY);
+  // Right after the clock was set, the 1970 events are minutes old, not 56 years: all kept.
+  expect(repo.prune(7, cutoff(now + 60_000))).toBe(0);
+  // Kept 30 days after the event that follows them; the year-ahead one goes with the event after it, not a year on.
+  expect(repo.prune(7, cutoff(now + 30 * DAY + 1))).toBe(4);
+  expect(repo.after(0, 10).map((r) => r.seq)).toEqual([5, 6, 7]);
+  expect(repo.prune(7, cutoff(now + 32 * DAY + 1))).toBe(2);
+  expect(repo.after(0, 10).map((r) => r.seq)).toEqual([7]);
+  // A clock that says 1970 now ages nothing.
+  outbox.append('t', 'warehouse.changed', 'w8', wh(8), 5);
+  expect(repo.prune(8, cutoff(10))).toBe(0);
 });

@@ -27,6 +27,11 @@ export interface SenderDeps {
   dataDir: string;
   log: Logger;
   now(): number;
+  /**
+   * A clock no one sets (performance.now by default): the heartbeat counts on it, and the wall clock's drift
+   * from it shows a jump (docs/sync.md "Clocks").
+   */
+  monotonic?(): number;
   options: SenderOptions;
   signerFor(device: Device): Signer;
   reinstate: Reinstater;
@@ -47,11 +52,20 @@ export interface SenderDeps {
  * problem never blocks an order: commands only append to the outbox, and the sender's central loop retries
  * (docs/sync.md "Talking to the central") until the central takes the events.
  */
+/**
+ * The wall clock moved this much more or less than the monotonic one since the last hello: it was set (NTP after
+ * a power cut, a dead RTC, a person), and the central's offset for this box is stale. A slewing NTP moves it by
+ * half a millisecond a second at most.
+ */
+export const CLOCK_JUMP_MS = 1000;
+
 export function createSender(deps: SenderDeps) {
   const { repo, log, options } = deps;
+  const monotonic = deps.monotonic ?? (() => performance.now());
   let signer: Signer | undefined;
   let helloDone = false;
-  let lastHelloMs = 0;
+  /** When the last hello was answered, on both clocks. */
+  let lastHello = { wallMs: 0, monoMs: 0 };
   /** Something a hello reports changed: one more hello, even if one is in flight now (it carries the old state). */
   let helloDue = false;
   let client: ClientOptions;
@@ -67,7 +81,11 @@ export function createSender(deps: SenderDeps) {
   async function step(ctx: StepContext): Promise<number> {
     client = ctx.client;
     // A hello first, and again every heartbeat: the central sees the box alive, the box sees a restored central.
-    if (!helloDone || helloDue || deps.now() - lastHelloMs >= options.heartbeatMs) await hello(ctx.device);
+    // Again at once when the box's clock was set: the central moves the times of the events that follow by the
+    // offset of the last hello (docs/sync.md "Clocks"), so that must be the clock they were written on.
+    const sinceMs = monotonic() - lastHello.monoMs;
+    const jumped = Math.abs(deps.now() - lastHello.wallMs - sinceMs) > CLOCK_JUMP_MS;
+    if (!helloDone || helloDue || jumped || sinceMs >= options.heartbeatMs) await hello(ctx.device);
     const sent = await sendBatch(ctx.device);
     return sent ? 0 : options.heartbeatMs;
   }
@@ -123,7 +141,7 @@ export function createSender(deps: SenderDeps) {
     await findCentral(d, answer.head);
     repo.contact(deps.now());
     helloDone = true;
-    lastHelloMs = deps.now();
+    lastHello = { wallMs: deps.now(), monoMs: monotonic() };
   }
 
   /** Moves to where the central is: resend after a restored central, skip what it has, restore a restored box. */
