@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
+import { OneOf } from '../../../http/contracts/query.js';
 import { json, type Route, route } from '../../../http/types.js';
 import { invalidField } from '../../../shared/errors.js';
-import { idParam } from '../../../shared/validate.js';
 import type { Pool } from '../../db/pool.js';
 import { ok } from '../../contracts.js';
 import { listDeadLetters, parseDeadLetterId, retryDeadLetters } from './dead-letters.js';
@@ -55,15 +55,16 @@ const RetryAnswer = Type.Object({
 /** Headquarters' view and replay of its tenant's dead letters (docs/sync.md "Dead letters"), as the CLI's. */
 export function deadLetterRoutes(pool: Pool): Route[] {
   return [
-    {
+    route({
       method: 'get',
       path: '/hq-api/api/dead-letters',
       auth: 'bearer',
       body: 'none',
+      // The schema is the query's check (docs/api.md "Contracts: /openapi.json and /asyncapi.json").
       schema: {
         query: Type.Object({
-          deviceId: Type.Optional(Type.String({ description: 'one device' })),
-          all: Type.Optional(Type.String({ enum: ['true', 'false'], description: 'replayed ones too' })),
+          deviceId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'one device' })),
+          all: Type.Optional(OneOf(['true', 'false'], 'true: replayed ones too')),
         }),
       },
       doc: {
@@ -71,20 +72,18 @@ export function deadLetterRoutes(pool: Pool): Route[] {
         summary: "The tenant's dead letters: events the central set aside, and why",
         responses: ok('waiting ones (all=true: replayed ones too), by device and seq', Type.Array(HqDeadLetter)),
       },
-      async handle({ req, principal }) {
-        const all = req.query.get('all');
-        if (all !== null && all !== 'true' && all !== 'false') throw invalidField('all', 'all must be true or false');
+      async handle({ query, principal }) {
         const list = await listDeadLetters(pool, {
           tenant: principal.tenantId,
-          device: idParam(req.query, 'deviceId'),
-          resolved: all === 'true',
+          device: query.deviceId,
+          resolved: query.all === 'true',
         });
         return json(
           200,
           list.map(({ tenant: _tenant, ...d }) => d),
         );
       },
-    },
+    }),
     route({
       method: 'post',
       path: '/hq-api/api/dead-letters/retry',
