@@ -64,3 +64,33 @@ test('level() tells ok, low and full apart, as of the last look (the metrics and
   disk.full();
   expect(disk.level()).toBe('full');
 });
+
+test('below warnFreeBytes every write looks at the disk again (once a ms at most): a burst cannot pass the floor unseen', () => {
+  const { state, disk } = setup(150);
+  expect(disk.full()).toBe(false);
+  state.free = 90;
+  state.now = 1;
+  expect(disk.full()).toBe(true);
+  expect(state.looks).toBe(2);
+  state.free = 150;
+  state.now = 2;
+  // At the floor the look is trusted for a second again, as before: space comes back by a person's hand.
+  expect(disk.full()).toBe(true);
+  expect(state.looks).toBe(2);
+});
+
+test('above warnFreeBytes a disk going down fast is looked at before the floor could be reached', () => {
+  const { state, disk } = setup(10_000);
+  expect(disk.full()).toBe(false);
+  // 5,000 bytes lost in a second: 5 a ms, with 4,900 left above the floor: trusted for half of 980 ms.
+  state.now = 1000;
+  state.free = 5000;
+  expect(disk.full()).toBe(false);
+  state.now = 1400;
+  state.free = 50;
+  expect(disk.full()).toBe(false); // 400 ms: still trusted
+  expect(state.looks).toBe(2);
+  state.now = 1490;
+  expect(disk.full()).toBe(true);
+  expect(state.looks).toBe(3);
+});

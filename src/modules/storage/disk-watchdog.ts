@@ -14,7 +14,7 @@ export interface DiskWatchdogOptions {
   freeBytes?: (dir: string) => number;
 }
 
-/** How long a status is trusted: one statfs a second at most, however many requests arrive. */
+/** How long a status is trusted at most: one statfs a second, however many requests arrive. */
 const RECHECK_MS = 1000;
 const WARN_REPEAT_MS = 10 * 60_000;
 
@@ -26,7 +26,12 @@ type Level = DiskLevel;
  * Watches the free space of the data directory's disk so that a full disk is answered as "retry later"
  * (503 storageFull) before SQLite fails mid-write, instead of looking like a bug (500). Reads never ask it.
  *
- * The check is lazy and cached: a write request costs a clock read, and a statfs at most once a second.
+ * The check is lazy and cached: a write request costs a clock read, and a statfs at most once a second, or
+ * sooner when the disk went down fast enough since the last look to reach the floor within the second (at half
+ * the time the last rate would take to get there), and at every write (once a ms at most) below `warnFreeBytes`:
+ * a burst of orders writes megabytes a second, and a floor passed by more than it holds leaves no room for the
+ * checkpoint that would empty the WAL (docs/operations.md "The WAL on a small disk"). A statfs is a microsecond
+ * or two.
  * After SQLite reports SQLITE_FULL anyway (the floor too low for one transaction, a quota, inodes), the box
  * counts as full for one interval whatever statfs says, then looks again: it recovers by itself.
  */
@@ -35,12 +40,18 @@ export function createDiskWatchdog(o: DiskWatchdogOptions) {
   let level: Level = 'ok';
   let free = Number.POSITIVE_INFINITY;
   let checkedAt = Number.NEGATIVE_INFINITY;
+  /** How long the last look is trusted (ms): RECHECK_MS, or less while the disk goes down fast near the floor. */
+  let trustMs = 0;
+  /** Bytes a ms the disk lost between the last two looks, or half the one before when it lost less (or gained). */
+  let rate = 0;
   let fullUntil = Number.NEGATIVE_INFINITY;
   let warnedAt = Number.NEGATIVE_INFINITY;
 
   function check(): void {
     const now = o.now();
+    const before = { free, at: checkedAt };
     checkedAt = now;
+    trustMs = RECHECK_MS;
     try {
       free = measure(o.dir);
     } catch (err) {
@@ -48,6 +59,11 @@ export function createDiskWatchdog(o: DiskWatchdogOptions) {
       o.log.warn({ err, dir: o.dir }, 'cannot read free space of the data directory');
       return;
     }
+    // Halved at each look that saw less, not forgotten: a WAL trimmed gives space back between two bursts.
+    const lost = Number.isFinite(before.free) && now > before.at ? (before.free - free) / (now - before.at) : 0;
+    rate = Math.max(lost, rate / 2);
+    if (free < o.warnFreeBytes && free >= o.minFreeBytes) trustMs = 1;
+    else if (rate > 0 && free >= o.minFreeBytes) trustMs = Math.min(RECHECK_MS, (free - o.minFreeBytes) / rate / 2);
     const next: Level = now < fullUntil || free < o.minFreeBytes ? 'full' : free < o.warnFreeBytes ? 'low' : 'ok';
     report(next, now);
     level = next;
@@ -66,9 +82,9 @@ export function createDiskWatchdog(o: DiskWatchdogOptions) {
   }
 
   return {
-    /** True while writes must be refused; re-measures when the last look is older than a second. */
+    /** True while writes must be refused; re-measures when the last look is older than it is trusted for. */
     full(): boolean {
-      if (o.now() - checkedAt >= RECHECK_MS) check();
+      if (o.now() - checkedAt >= trustMs) check();
       return level === 'full';
     },
     /** SQLite said SQLITE_FULL: refuse writes for one interval, then measure again. */
