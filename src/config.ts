@@ -8,6 +8,7 @@ import { DEFAULT_ORDER_BOUNDS } from './modules/ordering/bounds.js';
 import { addressListProblems } from './shared/addresses.js';
 import { printerProblems } from './modules/printing/printers.js';
 import { ProcessError } from './shared/errors.js';
+import { floorProblem } from './db/wal-room.js';
 import { Uuid } from './shared/types.js';
 
 /**
@@ -269,7 +270,10 @@ export function resolveConfig(partial: unknown): Config {
   if (!cron.validate(value.backup.schedule)) {
     throw new ConfigError(`/backup/schedule: not a cron expression: ${value.backup.schedule}`);
   }
-  const problem = printerProblems(value.printers)[0] ?? addressListProblems(value.metrics.allowAddresses)[0];
+  const problem =
+    printerProblems(value.printers)[0] ??
+    addressListProblems(value.metrics.allowAddresses)[0] ??
+    floorProblem(value.storage.minFreeBytes);
   if (problem) throw new ConfigError(problem);
   return value;
 }

@@ -332,7 +332,7 @@ test('a worker that dies unasked is reported and replaced after workerRespawnMs,
   const saved = globals.CHECKPOINT_WORKER_SOURCE;
   // Dies at the first checkpoint asked of it, so one stays due.
   globals.CHECKPOINT_WORKER_SOURCE = `require('node:worker_threads').parentPort.on('message', (m) => {
-    if (m === 'checkpoint') throw new Error('the worker died');
+    if (m && m.checkpoint === true) throw new Error('the worker died');
   });`;
   const starts: number[] = [];
   const errors: string[] = [];
