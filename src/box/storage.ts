@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { CHECKPOINT_WAL_BYTES } from '../db/checkpoint.js';
 import { createCheckpointer } from '../db/checkpointer.js';
-import { measureWalRoom } from '../db/wal-room.js';
+import { measureWalRoom, walFileBytesOf } from '../db/wal-room.js';
 import { DataDirClaimedError, claimDataDir } from '../db/data-dir-claim.js';
 import { ProcessError } from '../shared/errors.js';
 import { DB_FILE, type Db, openDatabase, PAGE_SIZE } from '../db/open.js';
@@ -77,7 +77,16 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
   const walSync = standby.wrap(rawWalSync);
   const durable = durableWrites(opened, walSync);
   const { minFreeBytes, warnFreeBytes } = config.storage;
-  const disk = createDiskWatchdog({ dir: dataDir, minFreeBytes, warnFreeBytes, log, now: nowMs });
+  const walFile = join(dataDir, `${DB_FILE}-wal`);
+  const disk = createDiskWatchdog({
+    dir: dataDir,
+    minFreeBytes,
+    warnFreeBytes,
+    log,
+    now: nowMs,
+    // What the WAL's checkpoint may need: kept free above the floor (docs/operations.md "The WAL on a small disk").
+    reservedBytes: () => walFileBytesOf(walFile),
+  });
   if (metrics) {
     registerDiskGauges(metrics, () => {
       disk.full();

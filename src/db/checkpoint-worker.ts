@@ -39,6 +39,12 @@ export type CheckpointMessage =
 export interface CheckpointRequest {
   checkpoint: true;
   walLimit: number;
+  /**
+   * The disk's room lets the WAL have less than `walBytes` (src/db/checkpoint.ts `tight`): a checkpoint that cannot
+   * catch up asks for a quiet moment every time, not once a second, since a second of commits may be more than the
+   * WAL's share of the disk.
+   */
+  tight: boolean;
 }
 
 const { file, addonFile, quietState, keepWal } = workerData as CheckpointWorkerData;
@@ -77,6 +83,7 @@ const PASSES = 4;
  */
 const QUIET_EVERY_MS = 1000;
 let lastQuiet = Number.NEGATIVE_INFINITY;
+let tight = false;
 let stopped = false;
 let quiet: (() => void) | undefined;
 /** What the serving thread is told of a failure: the error's message, or what was thrown. */
@@ -93,7 +100,7 @@ async function checkpoint(): Promise<void> {
     // coming: this thread's commit takes the restart's fsync (restartWal), not the event loop's next one, and the
     // serving thread's commands wait for it instead of finding the write lock taken, where SQLite's busy handler
     // would put the event loop to sleep. Not when a reader holds the passes back: no quiet moment helps then.
-    const behind = !caughtUp && !passes.blocked && start - lastQuiet >= QUIET_EVERY_MS;
+    const behind = !caughtUp && !passes.blocked && (tight || start - lastQuiet >= QUIET_EVERY_MS);
     if ((caughtUp || behind) && !stopped) {
       if (behind) lastQuiet = start;
       // The serving thread holds its next commits (src/db/checkpointer.ts) until this reports.
@@ -125,6 +132,7 @@ async function checkpoint(): Promise<void> {
 parentPort!.on('message', (m: unknown) => {
   if (typeof m === 'object' && m !== null && (m as CheckpointRequest).checkpoint === true) {
     const limit = (m as CheckpointRequest).walLimit;
+    tight = (m as CheckpointRequest).tight === true;
     if (Number.isSafeInteger(limit) && limit >= 0 && limit !== walLimit) {
       walLimit = limit;
       db.pragma(`journal_size_limit = ${walLimit}`);

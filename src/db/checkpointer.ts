@@ -230,7 +230,8 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
         }
         options.onWorker?.(true);
       }
-      worker.postMessage({ checkpoint: true, walLimit: schedule.walLimit() } satisfies CheckpointRequest);
+      const request: CheckpointRequest = { checkpoint: true, walLimit: schedule.walLimit(), tight: schedule.tight() };
+      worker.postMessage(request);
       checkpointing = true;
       return;
     }

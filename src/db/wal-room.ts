@@ -5,9 +5,9 @@ import { freeBytesOf } from '../shared/files.js';
  * The share of the data disk's room the WAL may take (docs/operations.md "The WAL on a small disk"). The room is
  * the free space above `storage.minFreeBytes`, counting the WAL file's own bytes (what it would be with the WAL
  * emptied). Past it a checkpoint is due whatever `walBytes` says, and the WAL file is trimmed to it when the WAL
- * restarts. A quarter keeps the WAL smaller than the free space beside it even after a burst (a checkpoint grows
- * the database file by at most the WAL's size, so it always has room to copy the WAL back) and leaves three
- * quarters of the room to what the box keeps.
+ * restarts. A quarter keeps the WAL well under the free space beside it (a checkpoint grows the database file by
+ * at most the WAL's size; the watchdog stops writes before the WAL could take that room, at half the room) and
+ * leaves three quarters of the room to what the box keeps.
  */
 export const WAL_ROOM_SHARE = 0.25;
 
@@ -19,11 +19,11 @@ export const WAL_ROOM_SHARE = 0.25;
 export const WAL_TRIM_MIN_BYTES = 64 * 1024;
 
 /**
- * The lowest `storage.minFreeBytes` the box starts with (docs/operations.md "The WAL on a small disk"): at the
- * floor writes stop, and the checkpoint that empties the WAL then needs room to grow the database file by the pages
- * it copies back. The WAL holds at most WAL_ROOM_SHARE of the room at the checkpointer's last look plus what was
- * committed since (a quarter of a second): under a burst of 1,000 orders/s on this machine, the database grew by at
- * most 0.6 MiB at that checkpoint. Below this the box could stop at a floor its own checkpoint cannot get past.
+ * The lowest `storage.minFreeBytes` the box starts with (docs/operations.md "The WAL on a small disk"). The floor
+ * is kept free beside the WAL file (the watchdog counts the WAL as used), and what passes it comes out of it: the
+ * writes after the watchdog's last look, and whatever a checkpoint needs beyond the WAL's own size. Under a burst
+ * of a few hundred orders a second on an 8 MiB disk the WAL never grew past the free space beside it with 1 MiB;
+ * below, the box could stop at a floor its own checkpoint cannot get past, for good.
  */
 export const MIN_FLOOR_BYTES = 1024 * 1024;
 
@@ -33,6 +33,15 @@ export const MIN_FLOOR_BYTES = 1024 * 1024;
  */
 export function walAllowance(freeBytes: number, walFileBytes: number, minFreeBytes: number): number {
   return Math.floor(WAL_ROOM_SHARE * Math.max(0, freeBytes + walFileBytes - minFreeBytes));
+}
+
+/** The WAL file's size, 0 when there is none (yet, or no more: nothing of the disk is the WAL's then). */
+export function walFileBytesOf(walFile: string): number {
+  try {
+    return statSync(walFile).size;
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -45,12 +54,7 @@ export function measureWalRoom(
   walFile: string,
   minFreeBytes: number,
 ): { allowance: number; walFileBytes: number } {
-  let walFileBytes = 0;
-  try {
-    walFileBytes = statSync(walFile).size;
-  } catch {
-    // No WAL file yet (or no more): nothing of the disk is the WAL's.
-  }
+  const walFileBytes = walFileBytesOf(walFile);
   try {
     return { allowance: walAllowance(freeBytesOf(dataDir), walFileBytes, minFreeBytes), walFileBytes };
   } catch {

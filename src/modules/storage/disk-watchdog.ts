@@ -12,10 +12,23 @@ export interface DiskWatchdogOptions {
   now(): number;
   /** Free bytes of the filesystem holding `dir`; statfs by default (tests pass a fake). */
   freeBytes?: (dir: string) => number;
+  /**
+   * Bytes of the free space already promised, measured at each look: the WAL file's size, what its checkpoint may
+   * need at most to grow the database file (docs/operations.md "The WAL on a small disk"). The floor is kept above
+   * them. None by default.
+   */
+  reservedBytes?: () => number;
 }
 
 /** How long a status is trusted at most: one statfs a second, however many requests arrive. */
 const RECHECK_MS = 1000;
+
+/**
+ * The fastest the box is assumed to fill its disk, in bytes a ms (64 MB/s): a look is trusted only for as long as
+ * this rate would take to reach the floor. A burst of orders with no pause wrote some 8 MB/s here, most of it WAL;
+ * an idle box's last look says nothing of the burst that starts after it.
+ */
+const PEAK_BYTES_PER_MS = 64_000;
 const WARN_REPEAT_MS = 10 * 60_000;
 
 /** 'low': below warnFreeBytes (a warning); 'full': below minFreeBytes (writes refused). */
@@ -27,11 +40,12 @@ type Level = DiskLevel;
  * (503 storageFull) before SQLite fails mid-write, instead of looking like a bug (500). Reads never ask it.
  *
  * The check is lazy and cached: a write request costs a clock read, and a statfs at most once a second, or
- * sooner when the disk went down fast enough since the last look to reach the floor within the second (at half
- * the time the last rate would take to get there), and at every write (once a ms at most) below `warnFreeBytes`:
- * a burst of orders writes megabytes a second, and a floor passed by more than it holds leaves no room for the
- * checkpoint that would empty the WAL (docs/operations.md "The WAL on a small disk"). A statfs is a microsecond
- * or two.
+ * sooner when PEAK_BYTES_PER_MS could reach the floor within the second, and at every write (once a ms at most)
+ * below `warnFreeBytes` (less `reservedBytes`): a burst of orders writes megabytes a second, and a floor passed
+ * by more than it holds leaves no room for the checkpoint that would empty the WAL (docs/operations.md "The WAL on
+ * a small disk"). A statfs is a microsecond or two.
+ * The floor counts from the free space less `reservedBytes`: writes stop while the WAL's checkpoint still has the
+ * room it may need, so the checkpoint always can give the room back.
  * After SQLite reports SQLITE_FULL anyway (the floor too low for one transaction, a quota, inodes), the box
  * counts as full for one interval whatever statfs says, then looks again: it recovers by itself.
  */
@@ -39,38 +53,43 @@ export function createDiskWatchdog(o: DiskWatchdogOptions) {
   const measure = o.freeBytes ?? freeBytesOf;
   let level: Level = 'ok';
   let free = Number.POSITIVE_INFINITY;
+  let reserved = 0;
   let checkedAt = Number.NEGATIVE_INFINITY;
-  /** How long the last look is trusted (ms): RECHECK_MS, or less while the disk goes down fast near the floor. */
+  /** How long the last look is trusted (ms): RECHECK_MS, or less near the floor. */
   let trustMs = 0;
-  /** Bytes a ms the disk lost between the last two looks, or half the one before when it lost less (or gained). */
-  let rate = 0;
   let fullUntil = Number.NEGATIVE_INFINITY;
   let warnedAt = Number.NEGATIVE_INFINITY;
 
   function check(): void {
     const now = o.now();
-    const before = { free, at: checkedAt };
     checkedAt = now;
     trustMs = RECHECK_MS;
     try {
       free = measure(o.dir);
+      reserved = o.reservedBytes?.() ?? 0;
     } catch (err) {
       // A statfs that fails says nothing about space: keep serving, SQLite's own error still maps to 503.
       o.log.warn({ err, dir: o.dir }, 'cannot read free space of the data directory');
       return;
     }
-    // Halved at each look that saw less, not forgotten: a WAL trimmed gives space back between two bursts.
-    const lost = Number.isFinite(before.free) && now > before.at ? (before.free - free) / (now - before.at) : 0;
-    rate = Math.max(lost, rate / 2);
-    if (free < o.warnFreeBytes && free >= o.minFreeBytes) trustMs = 1;
-    else if (rate > 0 && free >= o.minFreeBytes) trustMs = Math.min(RECHECK_MS, (free - o.minFreeBytes) / rate / 2);
-    const next: Level = now < fullUntil || free < o.minFreeBytes ? 'full' : free < o.warnFreeBytes ? 'low' : 'ok';
+    const usable = free - reserved;
+    // At the floor a look is trusted for RECHECK_MS: no write passes the guard then, and space comes back slowly.
+    if (usable >= o.minFreeBytes) {
+      trustMs = usable < o.warnFreeBytes ? 1 : Math.min(RECHECK_MS, (usable - o.minFreeBytes) / PEAK_BYTES_PER_MS);
+    }
+    const next: Level = now < fullUntil || usable < o.minFreeBytes ? 'full' : free < o.warnFreeBytes ? 'low' : 'ok';
     report(next, now);
     level = next;
   }
 
   function report(next: Level, now: number): void {
-    const fields = { dir: o.dir, freeBytes: free, minFreeBytes: o.minFreeBytes, warnFreeBytes: o.warnFreeBytes };
+    const fields = {
+      dir: o.dir,
+      freeBytes: free,
+      walBytes: reserved,
+      minFreeBytes: o.minFreeBytes,
+      warnFreeBytes: o.warnFreeBytes,
+    };
     if (next === 'full' && level !== 'full') {
       o.log.error(fields, 'data disk is full: write requests are refused with 503 until space is freed');
     } else if (next === 'low' && (level !== 'low' || now - warnedAt >= WARN_REPEAT_MS)) {
