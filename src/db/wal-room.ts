@@ -21,9 +21,9 @@ export const WAL_TRIM_MIN_BYTES = 64 * 1024;
 /**
  * The lowest `storage.minFreeBytes` the box starts with (docs/operations.md "The WAL on a small disk"). The floor
  * is kept free beside the WAL file (the watchdog counts the WAL as used), and what passes it comes out of it: the
- * writes after the watchdog's last look, and whatever a checkpoint needs beyond the WAL's own size. Under a burst
- * of a few hundred orders a second on an 8 MiB disk the WAL never grew past the free space beside it with 1 MiB;
- * below, the box could stop at a floor its own checkpoint cannot get past, for good.
+ * writes after the watchdog's last look, and whatever a checkpoint takes beyond the WAL's reserve. Under a burst
+ * of a few hundred orders a second on an 8 MiB disk no checkpoint failed with 1 MiB; below, the box could stop at
+ * a floor its own checkpoint cannot get past, for good.
  */
 export const MIN_FLOOR_BYTES = 1024 * 1024;
 
