@@ -9,6 +9,7 @@ import { addressListProblems } from './shared/addresses.js';
 import type { ForwardedHeader } from './http/client-address.js';
 import { printerProblems } from './modules/printing/printers.js';
 import { ProcessError } from './shared/errors.js';
+import { floorProblem } from './db/wal-room.js';
 import { Uuid } from './shared/types.js';
 
 /**
@@ -282,7 +283,8 @@ export function resolveConfig(partial: unknown): Config {
   const problem =
     printerProblems(value.printers)[0] ??
     addressListProblems(value.metrics.allowAddresses)[0] ??
-    addressListProblems(value.http.trustedProxies, '/http/trustedProxies')[0];
+    addressListProblems(value.http.trustedProxies, '/http/trustedProxies')[0] ??
+    floorProblem(value.storage.minFreeBytes);
   if (problem) throw new ConfigError(problem);
   return value;
 }

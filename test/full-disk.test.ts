@@ -110,10 +110,14 @@ describe.skipIf(!disk)('a full data disk (40 MiB tmpfs)', () => {
     await expectApplied(box, t.access_token, order.orderId, confirmed);
   });
 
-  test('SQLITE_FULL that still happens (floor 0) is a 503 storageFull, never a 500, and loses nothing confirmed', async () => {
-    const box = await start('no-floor', 0, 0);
+  test('SQLITE_FULL that still happens (the disk filled behind the guard) is a 503 storageFull, never a 500, and loses nothing confirmed', async () => {
+    // The lowest floor the box starts with (docs/operations.md "The WAL on a small disk"), and no warning level:
+    // far above them the guard trusts its look at the disk for a second, and the disk fills within it.
+    const box = await start('no-floor', MiB, MiB);
     const t = await box.token();
     const order = await command(box, t.access_token, 'new', newOrder(DEMO.openVenue));
+    await afterNextLook();
+    expect((await append(box, t.access_token, order.orderId)).status).toBe(200);
     fill(disk!, 'no-floor-filler', 0);
 
     const confirmed: string[] = [];
@@ -131,6 +135,8 @@ describe.skipIf(!disk)('a full data disk (40 MiB tmpfs)', () => {
     expect((await append(box, t.access_token, order.orderId)).status).toBe(503);
     expect((await box.get(`/ordering-api/api/order/${order.orderId}`, t.access_token)).status).toBe(200);
     expect(box.logs.some((l) => l.includes('"level":"error"') && l.includes('request failed'))).toBe(false);
+    // SQLite itself ran out of space: the guard had not looked again yet.
+    expect(box.logs.some((l) => l.includes('"code":"SQLITE_FULL"'))).toBe(true);
 
     rmSync(join(disk!, 'no-floor-filler'));
     await afterNextLook();

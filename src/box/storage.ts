@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { CHECKPOINT_WAL_BYTES } from '../db/checkpoint.js';
 import { createCheckpointer } from '../db/checkpointer.js';
+import { measureWalRoom, walFileBytesOf } from '../db/wal-room.js';
 import { DataDirClaimedError, claimDataDir } from '../db/data-dir-claim.js';
 import { ProcessError } from '../shared/errors.js';
 import { DB_FILE, type Db, openDatabase, PAGE_SIZE } from '../db/open.js';
@@ -76,7 +77,16 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
   const walSync = standby.wrap(rawWalSync);
   const durable = durableWrites(opened, walSync);
   const { minFreeBytes, warnFreeBytes } = config.storage;
-  const disk = createDiskWatchdog({ dir: dataDir, minFreeBytes, warnFreeBytes, log, now: nowMs });
+  const walFile = join(dataDir, `${DB_FILE}-wal`);
+  const disk = createDiskWatchdog({
+    dir: dataDir,
+    minFreeBytes,
+    warnFreeBytes,
+    log,
+    now: nowMs,
+    // What the WAL's checkpoint may need: kept free above the floor (docs/operations.md "The WAL on a small disk").
+    reservedBytes: () => walFileBytesOf(walFile),
+  });
   if (metrics) {
     registerDiskGauges(metrics, () => {
       disk.full();
@@ -117,6 +127,7 @@ export function openStorage(config: Config, log: Logger, metrics: BoxMetrics | u
     durable,
     standby,
     disk,
+    minFreeBytes,
     service,
     /** For a start that failed before the runtime took the storage over. */
     close,
@@ -134,9 +145,13 @@ export function createBoxCheckpointer(
   metrics: BoxMetrics | undefined,
   writes: { hold(): void; release(): void },
 ): Service {
-  const checkpointer = createCheckpointer(storage.db, join(storage.dataDir, DB_FILE), {
+  const dbFile = join(storage.dataDir, DB_FILE);
+  const checkpointer = createCheckpointer(storage.db, dbFile, {
     intervalMs: 250,
     walBytes: CHECKPOINT_WAL_BYTES,
+    // On a small or filling disk the WAL is checkpointed and trimmed before it could take the room a checkpoint
+    // needs at the floor (docs/operations.md "The WAL on a small disk").
+    walRoom: () => measureWalRoom(storage.dataDir, `${dbFile}-wal`, storage.minFreeBytes),
     onError: (err) => log.error({ err }, 'WAL checkpoint failed'),
     onCheckpoint: metrics?.onCheckpoint,
     onRestartError: (err) => log.warn({ err }, 'the checkpointer could not restart the WAL; the next commit does'),

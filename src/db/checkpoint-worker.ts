@@ -23,7 +23,7 @@ export interface CheckpointWorkerData {
 
 /**
  * To the serving thread: each checkpoint's report (it may write again), or a request to hold its writes for a
- * quiet moment, answered with 'quiet'. From it: 'checkpoint' (one is due: the next comes after this one's
+ * quiet moment, answered with 'quiet'. From it: a CheckpointRequest (one is due: the next comes after this one's
  * report), 'quiet', 'stop'. A checkpoint that worked but whose restart of the WAL failed says so in
  * `restartError` (the next commit of the serving thread restarts it instead).
  */
@@ -31,6 +31,21 @@ export type CheckpointMessage =
   | { seconds: number; ok: true; walFrames: number; caughtUp: boolean; restartError?: string }
   | { seconds: number; ok: false; walFrames: -1; error: string }
   | { quiet: true };
+
+/**
+ * A checkpoint asked by the serving thread: one is due, and the WAL's next restart trims its file to `walLimit`
+ * (`journal_size_limit`: the WAL's share of the disk, src/db/wal-room.ts).
+ */
+export interface CheckpointRequest {
+  checkpoint: true;
+  walLimit: number;
+  /**
+   * The disk's room lets the WAL have less than `walBytes` (src/db/checkpoint.ts `tight`): a checkpoint that cannot
+   * catch up asks for a quiet moment every time, not once a second, since a second of commits may be more than the
+   * WAL's share of the disk.
+   */
+  tight: boolean;
+}
 
 const { file, addonFile, quietState, keepWal } = workerData as CheckpointWorkerData;
 const quietGrant = new Int32Array(quietState);
@@ -44,8 +59,10 @@ db.pragma('busy_timeout = 0');
 // Every checkpoint syncs the WAL before it copies a frame into the database file, and the file after.
 db.pragma('synchronous = NORMAL');
 db.pragma('wal_autocheckpoint = 0');
-// This connection restarts the WAL (restartWal), so it trims the file as the serving one would.
-db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+// This connection restarts the WAL (restartWal), so it trims the file as the serving one would; each request says
+// to what size (the WAL's share of the disk: docs/operations.md "The WAL on a small disk").
+let walLimit = WAL_SIZE_LIMIT_BYTES;
+db.pragma(`journal_size_limit = ${walLimit}`);
 
 // On a box whose cores are all busy, the event loop comes first: this thread's nice value goes up by 10 (Linux
 // takes a thread id for setpriority; /proc/thread-self names this one). Where that fails it runs as it is.
@@ -66,6 +83,7 @@ const PASSES = 4;
  */
 const QUIET_EVERY_MS = 1000;
 let lastQuiet = Number.NEGATIVE_INFINITY;
+let tight = false;
 let stopped = false;
 let quiet: (() => void) | undefined;
 /** What the serving thread is told of a failure: the error's message, or what was thrown. */
@@ -82,7 +100,7 @@ async function checkpoint(): Promise<void> {
     // coming: this thread's commit takes the restart's fsync (restartWal), not the event loop's next one, and the
     // serving thread's commands wait for it instead of finding the write lock taken, where SQLite's busy handler
     // would put the event loop to sleep. Not when a reader holds the passes back: no quiet moment helps then.
-    const behind = !caughtUp && !passes.blocked && start - lastQuiet >= QUIET_EVERY_MS;
+    const behind = !caughtUp && !passes.blocked && (tight || start - lastQuiet >= QUIET_EVERY_MS);
     if ((caughtUp || behind) && !stopped) {
       if (behind) lastQuiet = start;
       // The serving thread holds its next commits (src/db/checkpointer.ts) until this reports.
@@ -112,7 +130,13 @@ async function checkpoint(): Promise<void> {
 }
 
 parentPort!.on('message', (m: unknown) => {
-  if (m === 'checkpoint') {
+  if (typeof m === 'object' && m !== null && (m as CheckpointRequest).checkpoint === true) {
+    const limit = (m as CheckpointRequest).walLimit;
+    tight = (m as CheckpointRequest).tight === true;
+    if (Number.isSafeInteger(limit) && limit >= 0 && limit !== walLimit) {
+      walLimit = limit;
+      db.pragma(`journal_size_limit = ${walLimit}`);
+    }
     void checkpoint();
     return;
   }

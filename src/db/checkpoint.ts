@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { endianness } from 'node:os';
 import type { Db } from './open.js';
+import { WAL_TRIM_MIN_BYTES } from './wal-room.js';
 
 /**
  * PASSIVE passes, at most `maxPasses`, until one finds the WAL as the one before left it, copied back whole;
@@ -141,6 +142,24 @@ export function checkpointDue(now: WalIndex | undefined, before: WalIndex | unde
   return before !== undefined && before.change === now.change && before.frames === now.frames;
 }
 
+/** The WAL's share of the data disk now (src/db/wal-room.ts): what it may take, and what its file takes. */
+export interface WalRoom {
+  allowance: number;
+  walFileBytes: number;
+}
+
+/**
+ * Whether the WAL file holds more of the disk than its allowance while its frames are all copied back: only a
+ * checkpoint and a restart trim it (to the allowance, by `journal_size_limit`), and with nothing more to copy back
+ * no other rule would ask for one (docs/operations.md "The WAL on a small disk"). Not for a file under
+ * WAL_TRIM_MIN_BYTES, which a restart would leave as it is.
+ */
+export const trimDue = (now: WalIndex | undefined, disk: WalRoom | undefined): boolean =>
+  disk !== undefined &&
+  now !== undefined &&
+  now.frames > 0 &&
+  disk.walFileBytes > Math.max(disk.allowance, WAL_TRIM_MIN_BYTES);
+
 /**
  * The checkpointer's view of one database's WAL between its ticks: `due()` reads the WAL index and applies
  * `checkpointDue` against what the last look saw.
@@ -154,10 +173,16 @@ export function checkpointDue(now: WalIndex | undefined, before: WalIndex | unde
  * descriptor opened on a worker thread outlives the worker (descriptors are the process's): the box keeps its
  * schedule on the serving thread, where it outlives the checkpointer's thread (src/db/checkpointer.ts).
  */
-export function walCheckpointSchedule(dbFile: string, walBytes: number): { due(): boolean; waiting(): boolean } {
+export function walCheckpointSchedule(
+  dbFile: string,
+  walBytes: number,
+  room?: () => WalRoom,
+): { due(): boolean; waiting(): boolean; walLimit(): number; tight(): boolean } {
   const shmFile = `${dbFile}-shm`;
   let shm: { fd: number; dev: number; ino: number } | undefined;
   let before: WalIndex | undefined;
+  let walLimit = WAL_SIZE_LIMIT_BYTES;
+  let tight = false;
   /** The WAL index now, or undefined when there is none (yet) or it cannot be read. */
   const look = (): WalIndex | undefined => {
     try {
@@ -178,11 +203,19 @@ export function walCheckpointSchedule(dbFile: string, walBytes: number): { due()
   return {
     due() {
       const now = look();
-      const due = checkpointDue(now, before, walBytes);
+      const disk = room?.();
+      walLimit = disk ? Math.min(WAL_SIZE_LIMIT_BYTES, disk.allowance) : WAL_SIZE_LIMIT_BYTES;
+      tight = disk !== undefined && disk.allowance < walBytes;
+      const due =
+        checkpointDue(now, before, disk ? Math.min(walBytes, disk.allowance) : walBytes) || trimDue(now, disk);
       before = now;
       return due;
     },
     /** Whether the WAL held frames to copy back at the last `due()` (walWaiting); true before the first. */
     waiting: () => walWaiting(before),
+    /** The `journal_size_limit` for the WAL's next restart, as of the last `due()`: the room's allowance, capped. */
+    walLimit: () => walLimit,
+    /** Whether, at the last `due()`, the disk's room let the WAL have less than `walBytes`. */
+    tight: () => tight,
   };
 }

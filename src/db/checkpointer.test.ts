@@ -1,4 +1,5 @@
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, statSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import {
   withdrawQuiet,
 } from './checkpoint.js';
 import { createCheckpointer } from './checkpointer.js';
+import { WAL_TRIM_MIN_BYTES } from './wal-room.js';
 import type { CheckpointDone } from './open.js';
 import { openDatabase } from './open.js';
 import { walSalts } from '../../test/support/wal.js';
@@ -332,7 +334,7 @@ test('a worker that dies unasked is reported and replaced after workerRespawnMs,
   const saved = globals.CHECKPOINT_WORKER_SOURCE;
   // Dies at the first checkpoint asked of it, so one stays due.
   globals.CHECKPOINT_WORKER_SOURCE = `require('node:worker_threads').parentPort.on('message', (m) => {
-    if (m === 'checkpoint') throw new Error('the worker died');
+    if (m && m.checkpoint === true) throw new Error('the worker died');
   });`;
   const starts: number[] = [];
   const errors: string[] = [];
@@ -390,6 +392,42 @@ test('a worker that cannot be started is reported, and one is started again afte
     expect(errors).toHaveLength(1);
   } finally {
     globals.CHECKPOINT_WORKER_SOURCE = saved;
+    await checkpointer.stop();
+    db.close();
+  }
+});
+
+test("with no room left on the disk, the worker's restart trims the WAL file, and the serving connection's limit follows", async () => {
+  // 600 rows of 3,000 bytes: a WAL file of some 2 MB, on a disk whose room lets the WAL have nothing.
+  const { file, db } = walOfRows('trim.db', 600);
+  const walBytes = (): number => statSync(`${file}-wal`).size;
+  expect(walBytes()).toBeGreaterThan(1024 * 1024);
+  const requests: number[] = [];
+  const errors: unknown[] = [];
+  const checkpointer = createCheckpointer(db, file, {
+    intervalMs: 20,
+    walBytes: 32 * 1024 * 1024,
+    walRoom: () => {
+      requests.push(0);
+      return { allowance: 0, walFileBytes: walBytes() };
+    },
+    onError: (err) => errors.push(err),
+    writes: { hold: () => undefined, release: () => undefined },
+  });
+  void checkpointer.run();
+  try {
+    const start = performance.now();
+    while (walBytes() > WAL_TRIM_MIN_BYTES && performance.now() - start < 5000) await sleep(20);
+    // Restarted by the worker with journal_size_limit 0: what is left is the restart's own frame.
+    expect(errors).toEqual([]);
+    expect(walBytes()).toBeLessThanOrEqual(WAL_TRIM_MIN_BYTES);
+    expect(db.pragma('journal_size_limit', { simple: true })).toBe(0);
+    // A WAL so small is not trimmed again: the looks go on, and no checkpoint is due for it.
+    const looks = requests.length;
+    await sleep(200);
+    expect(requests.length).toBeGreaterThan(looks);
+    expect(walBytes()).toBeLessThanOrEqual(WAL_TRIM_MIN_BYTES);
+  } finally {
     await checkpointer.stop();
     db.close();
   }

@@ -1,8 +1,16 @@
 import { Worker } from 'node:worker_threads';
 import { betterSqliteAddonFile } from '../native/addons.js';
 import { type Service, serviceOf } from '../shared/runtime.js';
-import { QUIET_GRANTED, QUIET_NONE, QUIET_RESTARTING, walCheckpointSchedule, withdrawQuiet } from './checkpoint.js';
-import type { CheckpointMessage, CheckpointWorkerData } from './checkpoint-worker.js';
+import {
+  QUIET_GRANTED,
+  QUIET_NONE,
+  QUIET_RESTARTING,
+  WAL_SIZE_LIMIT_BYTES,
+  type WalRoom,
+  walCheckpointSchedule,
+  withdrawQuiet,
+} from './checkpoint.js';
+import type { CheckpointMessage, CheckpointRequest, CheckpointWorkerData } from './checkpoint-worker.js';
 import { type CheckpointDone, type Db, startCheckpointer } from './open.js';
 
 /** The worker's source, bundled by scripts/build.mjs and scripts/build-sea.mjs (absent when the code runs unbundled). */
@@ -12,6 +20,12 @@ export interface CheckpointerOptions {
   intervalMs: number;
   /** How much of the WAL waits to be copied back before a checkpoint (src/db/checkpoint.ts `checkpointDue`). */
   walBytes: number;
+  /**
+   * The WAL's share of the data disk, measured at every look (src/db/wal-room.ts): a checkpoint is due once the
+   * WAL passes it, and each restart trims the WAL file to it (docs/operations.md "The WAL on a small disk").
+   * Without it the WAL goes by `walBytes` and WAL_SIZE_LIMIT_BYTES alone.
+   */
+  walRoom?: () => WalRoom;
   onError(err: unknown): void;
   /** The checkpoint worked but the worker's restart of the WAL failed: the next commit restarts it instead. */
   onRestartError?(err: Error): void;
@@ -66,6 +80,14 @@ export interface CheckpointerControl {
  */
 const QUIET_MAX_MS = 100;
 
+/**
+ * How often the WAL is looked at while the disk's room lets it have less than `walBytes` (a small or filling
+ * disk): a burst of orders writes megabytes a second into the WAL, and what it writes between two looks is what a
+ * checkpoint at the floor must find room for (docs/operations.md "The WAL on a small disk"). A look is a read of
+ * the WAL index, a statfs and a stat.
+ */
+const TIGHT_LOOK_MS = 50;
+
 /** A hold this long is worth a warning: ten times the grant, what no restart takes on storage that is well. */
 const SLOW_HOLD_MS = 1000;
 
@@ -88,7 +110,14 @@ const WORKER_RESPAWN_MS = 30_000;
  * Unbundled (unit tests on the sources) there is no worker to start, and the checkpoints run on the event loop.
  */
 export function createCheckpointer(db: Db, file: string, options: CheckpointerOptions): Service & CheckpointerControl {
-  const schedule = walCheckpointSchedule(file, options.walBytes);
+  const schedule = walCheckpointSchedule(file, options.walBytes, options.walRoom);
+  /** The serving connection's `journal_size_limit`: it restarts the WAL too (a standby's replication, a fallback). */
+  let servingLimit = WAL_SIZE_LIMIT_BYTES;
+  const limitServing = (limit: number): void => {
+    if (limit === servingLimit) return;
+    servingLimit = limit;
+    db.pragma(`journal_size_limit = ${limit}`);
+  };
   const workerIdleMs = options.workerIdleMs ?? WORKER_IDLE_MS;
   const workerRespawnMs = options.workerRespawnMs ?? WORKER_RESPAWN_MS;
   let worker: Worker | undefined;
@@ -189,6 +218,7 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
     if (!worker && now < respawnAt) return;
     if (schedule.due()) {
       idleSince = undefined;
+      limitServing(schedule.walLimit());
       if (!worker) {
         try {
           worker = spawn();
@@ -200,7 +230,8 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
         }
         options.onWorker?.(true);
       }
-      worker.postMessage('checkpoint');
+      const request: CheckpointRequest = { checkpoint: true, walLimit: schedule.walLimit(), tight: schedule.tight() };
+      worker.postMessage(request);
       checkpointing = true;
       return;
     }
@@ -239,7 +270,15 @@ export function createCheckpointer(db: Db, file: string, options: CheckpointerOp
         );
         return;
       }
-      looks = setInterval(look, options.intervalMs);
+      // With the disk's room to go by, a tick every TIGHT_LOOK_MS looks only while the room is tight.
+      const tick = options.walRoom ? Math.min(options.intervalMs, TIGHT_LOOK_MS) : options.intervalMs;
+      let lookedAt = Number.NEGATIVE_INFINITY;
+      looks = setInterval(() => {
+        const now = performance.now();
+        if (!schedule.tight() && now - lookedAt < options.intervalMs - tick / 2) return;
+        lookedAt = now;
+        look();
+      }, tick);
       looks.unref();
     },
     async stop() {

@@ -8,13 +8,14 @@ import { freeBytesOf } from '../../src/shared/files.js';
 const MiB = 1024 * 1024;
 
 /**
- * A small disk of its own for a test file: a 40 MiB tmpfs, which only root may mount. Elsewhere undefined, after
- * one line saying the file is skipped and why. `testFile` is the caller's `import.meta.url`.
+ * A small disk of its own for a test file: a tmpfs of `mib` MiB (40 by default), which only root may mount.
+ * Elsewhere undefined, after one line saying the file is skipped and why. `testFile` is the caller's
+ * `import.meta.url`.
  */
-export function mountSmallDisk(testFile: string, prefix: string): string | undefined {
+export function mountSmallDisk(testFile: string, prefix: string, mib = 40): string | undefined {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=40m', 'tmpfs', dir], { stdio: 'ignore' });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${mib}m`, 'tmpfs', dir], { stdio: 'ignore' });
     return dir;
   } catch {
     rmSync(dir, { recursive: true, force: true });
