@@ -21,7 +21,13 @@ export interface StandbyStatusBody {
 }
 
 export async function standbyStatus(box: { url(path: string): string }): Promise<StandbyStatusBody> {
-  const res = await fetch(box.url('/standby-api/status'));
+  // A box started again on a port whose last box was killed -9: the client's pooled connection to that one may
+  // still look open, and the first request on it fails before any answer. A GET is retried once then, as an HTTP
+  // client retries an idempotent request on a connection closed under it (RFC 9110 9.2.2).
+  const res = await fetch(box.url('/standby-api/status')).catch((err: Error) => {
+    if ((err.cause as { code?: string } | undefined)?.code !== 'UND_ERR_SOCKET') throw err;
+    return fetch(box.url('/standby-api/status'));
+  });
   expect(res.status).toBe(200);
   return (await res.json()) as StandbyStatusBody;
 }

@@ -20,7 +20,9 @@ test('0012 keeps the command log, the outbox and the events row for row, with fe
   command.run('c3', 30, null, null);
   const event = db.prepare(`INSERT INTO sync_outbox (event_id, tenant_id, kind, aggregate_id, envelope, chain_hash,
     created_ms) VALUES (?, 't', 'order.changed', 'o', ?, ?, ?)`);
-  for (let i = 1; i <= 4; i++) event.run(`e${i}`, `{"n":${i}}`, `h${i}`, i);
+  // Stamped on a set clock: the retention never ages a 1970 stamp (docs/sync.md "Clocks").
+  const stamp = Date.UTC(2026, 0, 1);
+  for (let i = 1; i <= 4; i++) event.run(`e${i}`, `{"n":${i}}`, `h${i}`, stamp + i);
   db.exec('DELETE FROM sync_outbox WHERE seq < 3');
   const commands = db.prepare('SELECT * FROM order_commands ORDER BY seq').all();
   const outboxRows = db.prepare('SELECT * FROM sync_outbox ORDER BY seq').all();
