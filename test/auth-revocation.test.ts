@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { DEMO, requestToken, startTestBox, type TestBox, type TokenBody } from './support/box.js';
 import { expectApiError, expectOAuthError } from './support/fixtures.js';
+import { expectClosedWith, expectOrderReaches } from './support/revocation.js';
 import { openSocket } from './support/socket.js';
 
 // No retry grace: these tests replay a spent refresh token at once, which within the grace is a retry
@@ -96,4 +97,30 @@ test('revocations survive a restart of the box; other tokens keep working across
   await expectAccepted(bystander);
   await expectOAuthError(await requestToken(box, refresh(second.refresh_token)), 400, 'invalid_grant');
   await expectAccepted(await renew(bystander));
+});
+
+test('a replayed refresh token closes the open sockets of its family at once (4001 token revoked); others stay', async () => {
+  const first = await box.token(DEMO.staff.username, DEMO.staff.password);
+  const second = await renew(first);
+  const otherFamily = await box.token(DEMO.staff.username, DEMO.staff.password);
+  const venueWs = `${WS}?venue=${DEMO.openVenue}`;
+  // The family's sockets: one with each of its access tokens, the second through a ticket (as browsers open it).
+  const withFirst = await openSocket(box.wsUrl(venueWs), first.access_token);
+  const ticket = await box.post('/ordering-api/api/socket-ticket', second.access_token, undefined);
+  expect(ticket.status).toBe(200);
+  const withTicket = await openSocket(
+    box.wsUrl(`${venueWs}&ticket=${((await ticket.json()) as { ticket: string }).ticket}`),
+  );
+  const bystander = await openSocket(box.wsUrl(venueWs), otherFamily.access_token);
+  const sockets = [withFirst, withTicket, bystander];
+  for (const ws of sockets) await ws.next('HELLO');
+  await expectOrderReaches(box, DEMO.openVenue, sockets);
+
+  await expectOAuthError(await requestToken(box, refresh(first.refresh_token)), 400, 'invalid_grant');
+
+  await expectClosedWith(withFirst, 'token revoked');
+  await expectClosedWith(withTicket, 'token revoked');
+  // Every order of the venue still reaches the other family's socket, none the closed ones.
+  await expectOrderReaches(box, DEMO.openVenue, [bystander], [withFirst, withTicket]);
+  bystander.close();
 });

@@ -141,6 +141,7 @@ export function createBackground(d: BackgroundDeps) {
             provisioning: repos.provisioning,
             now,
             revokeUser: d.auth.revokeUserTokens,
+            revokeGoneClients: d.auth.revokeGoneClientTokens,
             noteRevoked: d.auth.noteRevoked,
             menuChanged: (t, venue, event) => repos.events.append(t, venueStream(venue), event, now()),
             push: (frames) => d.publisher.publish(frames),

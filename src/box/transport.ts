@@ -63,8 +63,11 @@ export function createSockets({ config, log, repos, auth, walSync, metrics }: So
     sockets: config.sockets,
     authenticateSocket: socketAuthenticator(tickets, (token) => auth.verify(token)),
     authorizeVenue: venueWatchGuard(repos.venues),
+    revokedReason: auth.revokedReason,
     ...proxiesOf(config),
   });
+  // A revoked token's sockets close at once, not at its exp (docs/api.md "Token revocation").
+  auth.onRevoked((rows) => hub.revoke(rows));
   if (metrics) registerSocketGauges(metrics, hub);
   const publisher = createPublisher(walSync, hub);
   /** Started first and stopped last of the serving parts: the frames of the last commands go out before the sockets close. */

@@ -22,6 +22,10 @@ export const CLOSE_MESSAGE_SENT = 1008;
 export const CLOSE_STOPPING = 1001;
 export const CLOSE_INTERNAL = 1011;
 export const TOKEN_EXPIRED_REASON = 'token expired';
+/** 4001 too, when the token is revoked while the socket is open (docs/api.md "Token revocation"). */
+export const TOKEN_REVOKED_REASON = 'token revoked';
+export const USER_RETIRED_REASON = 'user retired';
+export const CLIENT_REVOKED_REASON = 'client revoked';
 export const TOO_SLOW_REASON = 'too slow: reconnect with ?since=';
 export const REPLAY_TOO_LARGE_REASON = 'replay too large: fetch orders by id, reconnect with a newer since';
 export const CLOSE_CODES: readonly { code: number; reason: string; meaning: string }[] = [
@@ -29,6 +33,21 @@ export const CLOSE_CODES: readonly { code: number; reason: string; meaning: stri
     code: CLOSE_TOKEN_EXPIRED,
     reason: TOKEN_EXPIRED_REASON,
     meaning: "the token's exp passed: refresh it and reconnect with ?since=",
+  },
+  {
+    code: CLOSE_TOKEN_EXPIRED,
+    reason: TOKEN_REVOKED_REASON,
+    meaning: "the token's refresh family was revoked (a spent refresh token presented again): sign in again",
+  },
+  {
+    code: CLOSE_TOKEN_EXPIRED,
+    reason: USER_RETIRED_REASON,
+    meaning: "headquarters retired the token's staff user: the user's tokens no longer work",
+  },
+  {
+    code: CLOSE_TOKEN_EXPIRED,
+    reason: CLIENT_REVOKED_REASON,
+    meaning: 'headquarters revoked the OAuth client the token was issued to: sign in through a current client',
   },
   {
     code: CLOSE_TOO_SLOW,

@@ -70,6 +70,18 @@ export interface HubDeps {
   forwardedHeader?: ForwardedHeader;
   /** Allows a principal to watch every order of a venue (`?venue=V`); throws a 403 or 404 AppError. */
   authorizeVenue(principal: Principal, venueId: string): void;
+  /**
+   * Why the socket's token was revoked since it opened (its 4001 close reason), undefined while it stands: asked
+   * before every push, so it must answer from memory (src/modules/auth/revocations.ts).
+   */
+  revokedReason(principal: Principal): string | undefined;
+}
+
+/** A revoked access token (src/modules/auth/repo.ts `Revocation`), and the reason its sockets are closed with. */
+export interface RevokedToken {
+  tenantId: string;
+  jti: string;
+  reason: string;
 }
 
 /** How long uWS keeps a socket closed with end() that cannot take its close frame: idleTimeout 120 -> 16 s. */
@@ -142,8 +154,23 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
     if (next === 'ping') data.ws!.ping(pingPayload(data.ack));
     return next === 'tooSlow';
   };
+  /**
+   * A socket whose token was revoked gets nothing more: closed with 4001 and why (docs/api.md "Token revocation").
+   * True when it was closed (or already was).
+   */
+  const closeIfRevoked = (data: SocketData, reason = deps.revokedReason(data.principal)): boolean => {
+    if (data.closed) return true;
+    if (reason === undefined) return false;
+    log.info(
+      { userId: data.principal.userId, address: data.address, stream: data.stream, reason },
+      'socket of a revoked token: closed',
+    );
+    data.ws!.end(CLOSE_TOKEN_EXPIRED, reason);
+    return true;
+  };
   const replay = (data: SocketData): void => {
     const ws = data.ws!;
+    if (closeIfRevoked(data)) return;
     const wire = {
       // A replay never outruns the window: it waits for the pong (`held`), so `tooSlow` cannot come from here.
       send(frame: Buffer): number {
@@ -286,6 +313,8 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         ws.end(CLOSE_REPLAY_TOO_LARGE, REPLAY_TOO_LARGE_REASON);
         return;
       }
+      // Revoked between the upgrade's check and now: the HELLO went out, nothing else does.
+      if (closeIfRevoked(data)) return;
       data.replaying = data.since !== undefined;
       data.expiryTimer = setTimeout(
         () => ws.end(CLOSE_TOKEN_EXPIRED, TOKEN_EXPIRED_REASON),
@@ -341,6 +370,8 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
           const data = ws.getUserData();
           // A replaying socket reads this frame from the store in its turn.
           if (data.replaying || frame.seq <= data.cursor) continue;
+          // A memory lookup per socket and frame, for a revocation that did not reach `revoke` (belt and braces).
+          if (closeIfRevoked(data)) continue;
           let status = 1;
           let behind = false;
           ws.cork(() => {
@@ -353,6 +384,19 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
         }
       }
       enforceBudget();
+    },
+    /** Closes at once, with 4001 and the token's reason, every open socket of these revoked tokens. */
+    revoke(tokens: readonly RevokedToken[]): void {
+      const why = new Map(tokens.map((t) => [streamKey(t.tenantId, t.jti), t.reason]));
+      const matching: [SocketData, string][] = [];
+      for (const set of sockets.values())
+        for (const ws of set) {
+          const data = ws.getUserData();
+          const reason = why.get(streamKey(data.principal.tenantId, data.principal.jti));
+          if (reason !== undefined) matching.push([data, reason]);
+        }
+      // Closed after the walk: closing takes a socket out of its set.
+      for (const [data, reason] of matching) closeIfRevoked(data, reason);
     },
     socketCount: (): number => [...sockets.values()].reduce((n, s) => n + s.size, 0),
     bufferedBytes: (): number => budget.total(),

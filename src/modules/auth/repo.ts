@@ -1,10 +1,14 @@
 import { type Db, inTransaction } from '../../db/open.js';
 import type { NewRefresh, RefreshRow } from '../../shared/oauth/store.js';
 
+/** Why an access token was revoked: the 4001 close reason of its sockets (docs/api.md "Token revocation"). */
+export type RevocationReason = 'token revoked' | 'user retired' | 'client revoked';
+
 export interface Revocation {
   tenantId: string;
   jti: string;
   expiresMs: number;
+  reason: RevocationReason;
 }
 
 interface RawRefresh {
@@ -59,34 +63,44 @@ export function createAuthRepo(db: Db) {
      ORDER BY tenant_id, family_id LIMIT +@limit`,
   );
   const deleteFamily = db.prepare<[string, string]>('DELETE FROM refresh_tokens WHERE tenant_id = ? AND family_id = ?');
-  // The access tokens still alive of the refresh rows `key` selects (a family, or a user): each row names the one
-  // issued with it.
-  const revokeAccessOf = (key: 'family_id' | 'user_id') =>
+  // The access tokens still alive of the refresh rows `which` selects (a family, a user, the clients gone): each
+  // row names the one issued with it.
+  const revokeAccessOf = (which: string) =>
     db.prepare<
-      [{ nowMs: number; tenantId: string; key: string }],
+      [{ nowMs: number; tenantId: string; key?: string }],
       { tenant_id: string; jti: string; expires_ms: number }
     >(
       `INSERT OR IGNORE INTO token_revocations (tenant_id, jti, family_id, expires_ms, revoked_ms)
      SELECT tenant_id, access_jti, family_id, access_expires_ms, @nowMs FROM refresh_tokens
-     WHERE tenant_id = @tenantId AND ${key} = @key AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
+     WHERE tenant_id = @tenantId AND ${which} AND access_jti IS NOT NULL AND access_expires_ms > @nowMs
      RETURNING tenant_id, jti, expires_ms`,
     );
-  const revokeAccess = revokeAccessOf('family_id');
+  const revokeAccess = revokeAccessOf('family_id = @key');
   // A staff user removed by headquarters (docs/sync.md "Down: the catalogue"): every family of theirs, and the access
   // tokens issued to them that are still alive.
   const revokeUser = db.prepare<[string, string]>(
     'UPDATE refresh_tokens SET revoked = 1 WHERE tenant_id = ? AND user_id = ?',
   );
-  const revokeUserAccess = revokeAccessOf('user_id');
+  const revokeUserAccess = revokeAccessOf('user_id = @key');
+  // Clients headquarters revoked (docs/sync.md "Down: the catalogue") are gone from oauth_clients: the tokens
+  // issued through them. Rare (a client retired, a snapshot), so a scan of the tenant's refresh rows is fine.
+  const goneClient = 'client_id NOT IN (SELECT client_id FROM oauth_clients WHERE tenant_id = @tenantId)';
+  const revokeGoneClients = db.prepare<[{ tenantId: string }]>(
+    `UPDATE refresh_tokens SET revoked = 1 WHERE tenant_id = @tenantId AND revoked = 0 AND ${goneClient}`,
+  );
+  const revokeGoneClientsAccess = revokeAccessOf(goneClient);
   const activeRevocations = db.prepare<[number], { tenant_id: string; jti: string; expires_ms: number }>(
     'SELECT tenant_id, jti, expires_ms FROM token_revocations WHERE expires_ms > ?',
   );
   const deleteRevocations = db.prepare<[number]>('DELETE FROM token_revocations WHERE expires_ms <= ?');
-  const toRevocation = (r: { tenant_id: string; jti: string; expires_ms: number }): Revocation => ({
-    tenantId: r.tenant_id,
-    jti: r.jti,
-    expiresMs: r.expires_ms,
-  });
+  const toRevocation =
+    (reason: RevocationReason) =>
+    (r: { tenant_id: string; jti: string; expires_ms: number }): Revocation => ({
+      tenantId: r.tenant_id,
+      jti: r.jti,
+      expiresMs: r.expires_ms,
+      reason,
+    });
 
   return {
     /**
@@ -128,14 +142,19 @@ export function createAuthRepo(db: Db) {
     /** Revokes the family's refresh tokens and its access tokens not yet expired; returns the latter. */
     revokeFamily: (tenantId: string, familyId: string, nowMs: number): Revocation[] => {
       revokeFamily.run(tenantId, familyId);
-      return revokeAccess.all({ nowMs, tenantId, key: familyId }).map(toRevocation);
+      return revokeAccess.all({ nowMs, tenantId, key: familyId }).map(toRevocation('token revoked'));
     },
     /** Revokes every refresh-token family of the user and their access tokens not yet expired; returns the latter. */
     revokeUser: (tenantId: string, userId: string, nowMs: number): Revocation[] => {
       revokeUser.run(tenantId, userId);
-      return revokeUserAccess.all({ nowMs, tenantId, key: userId }).map(toRevocation);
+      return revokeUserAccess.all({ nowMs, tenantId, key: userId }).map(toRevocation('user retired'));
     },
-    activeRevocations: (nowMs: number): Revocation[] => activeRevocations.all(nowMs).map(toRevocation),
+    /** Revokes the refresh tokens of clients the tenant no longer has, and their access tokens not yet expired. */
+    revokeGoneClients: (tenantId: string, nowMs: number): Revocation[] => {
+      revokeGoneClients.run({ tenantId });
+      return revokeGoneClientsAccess.all({ nowMs, tenantId }).map(toRevocation('client revoked'));
+    },
+    activeRevocations: (nowMs: number): Revocation[] => activeRevocations.all(nowMs).map(toRevocation('token revoked')),
     deleteExpiredRevocations: (nowMs: number): number => deleteRevocations.run(nowMs).changes,
     deleteExpired: (beforeMs: number): number => deleteExpired.run(beforeMs).changes,
     idleAnonymousFamilies: (expiresBefore: number, after: { tenantId: string; familyId: string }, limit: number) =>

@@ -9,6 +9,7 @@ import { AppError } from '../../shared/errors.js';
 import { createProvisioningRepo } from '../provisioning/repo.js';
 import { applyProvisioning } from '../provisioning/service.js';
 import { loadOrCreateKey } from '../../shared/jwt.js';
+import { hashSecret } from '../../shared/passwords.js';
 import { createAuthRepo } from './repo.js';
 import { createAuthService } from './service.js';
 
@@ -202,4 +203,58 @@ test('a token is answered only once what its grant wrote is on the disk', async 
   expect(answered).toBe(false);
   synced();
   expect((await answer).access_token).toBeTruthy();
+});
+
+test('every revocation tells its listeners, with why: family reused, user retired, client revoked', async () => {
+  const db = new Database(':memory:');
+  migrate(db);
+  applyProvisioning(createProvisioningRepo(db), 'demo', demo);
+  const tenant = demo.tenants[0]!;
+  const kiosk = { clientId: 'kiosk-two', clientSecret: 'kiosk-two-secret' };
+  createProvisioningRepo(db).upsertClient(tenant.id, kiosk.clientId, hashSecret(kiosk.clientSecret));
+  const auth = createAuthService(createAuthRepo(db), loadOrCreateKey(mkdtempSync(join(tmpdir(), 'vb-auth-'))), {
+    accessTtlSeconds: 60,
+    refreshTtlMs: 86_400_000,
+    throttle: THROTTLE,
+    anonymous: ANONYMOUS,
+    now: () => Date.parse('2026-11-23T12:00:00Z'),
+  });
+  const heard: { jti: string; reason: string }[][] = [];
+  auth.onRevoked((rows) => heard.push(rows.map((r) => ({ jti: r.jti, reason: r.reason }))));
+  const grant = (form: Record<string, string>, client: { clientId: string; clientSecret: string }) =>
+    auth.token({ tenantId: tenant.id, ...client, clientAddress: '127.0.0.1', form: new URLSearchParams(form) });
+  const staff = { grant_type: 'password', username: 'kelner', password: 'kelner-demo-1' };
+  const demoClient = tenant.clients[0]!;
+  const reused = await grant({ grant_type: 'password', username: 'anonymous', password: '' }, demoClient);
+  const viaKiosk = await grant(staff, kiosk);
+  const kelner = await grant(staff, demoClient);
+  const kuchnia = await grant({ grant_type: 'password', username: 'kuchnia', password: 'kuchnia-demo-1' }, demoClient);
+  const principal = (t: { access_token: string }) => auth.verify(t.access_token);
+  const standing = [reused, viaKiosk, kelner, kuchnia].map(principal);
+  for (const p of standing) expect(auth.revokedReason(p)).toBeUndefined();
+
+  await grant({ grant_type: 'refresh_token', refresh_token: reused.refresh_token }, demoClient);
+  await expect(
+    grant({ grant_type: 'refresh_token', refresh_token: reused.refresh_token }, demoClient),
+  ).rejects.toMatchObject({ error: 'invalid_grant' });
+  expect(heard.at(-1)).toContainEqual({ jti: reused.jti, reason: 'token revoked' });
+
+  // Headquarters retires a user and a client (src/modules/sync/catalogue/apply.ts): revoked in the transaction,
+  // noted after it.
+  auth.noteRevoked(auth.revokeUserTokens(tenant.id, kuchnia.UUID));
+  expect(heard.at(-1)).toEqual([{ jti: kuchnia.jti, reason: 'user retired' }]);
+  db.prepare('DELETE FROM oauth_clients WHERE tenant_id = ? AND client_id = ?').run(tenant.id, kiosk.clientId);
+  auth.noteRevoked(auth.revokeGoneClientTokens(tenant.id));
+  expect(heard.at(-1)).toEqual([{ jti: viaKiosk.jti, reason: 'client revoked' }]);
+  // Nothing more to revoke: no listener call for an empty batch.
+  auth.noteRevoked(auth.revokeGoneClientTokens(tenant.id));
+  expect(heard).toHaveLength(3);
+
+  expect(standing.map((p) => auth.revokedReason(p))).toEqual([
+    'token revoked',
+    'client revoked',
+    undefined,
+    'user retired',
+  ]);
+  expect(() => principal(viaKiosk)).toThrow(/token revoked/);
 });

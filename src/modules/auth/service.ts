@@ -104,7 +104,17 @@ export function createAuthService(repo: AuthRepo, key: SigningKey, options: Auth
      */
     revokeUserTokens: (tenantId: string, userId: string): Revocation[] =>
       repo.revokeUser(tenantId, userId, options.now()),
+    /** As revokeUserTokens, for the OAuth clients headquarters revoked (gone from the box in this transaction). */
+    revokeGoneClientTokens: (tenantId: string): Revocation[] => repo.revokeGoneClients(tenantId, options.now()),
     noteRevoked: (rows: Revocation[]): void => revocations.add(rows),
+    /**
+     * Every revocation from now on, after its commit: the socket hub closes the sockets of those tokens at once
+     * (docs/api.md "The socket").
+     */
+    onRevoked: (listener: (rows: Revocation[]) => void): void => revocations.onAdd(listener),
+    /** Why this token was revoked, undefined while it stands: checked in memory before every socket push. */
+    revokedReason: (principal: Pick<Principal, 'tenantId' | 'jti'>): string | undefined =>
+      revocations.reasonOf(principal.tenantId, principal.jti),
 
     /** Bearer-token check for every API call and the socket; throws a 401 AppError. */
     verify(token: string | undefined): Principal {

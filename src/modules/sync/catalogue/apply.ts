@@ -41,6 +41,8 @@ export interface CatalogueApplyDeps {
   provisioning: ProvisioningRepo;
   /** Revokes a removed staff user's tokens inside the transaction (auth), and after COMMIT makes it effective. */
   revokeUser(tenantId: string, userId: string): Revocation[];
+  /** Likewise for the tokens of OAuth clients no longer on the box (docs/api.md "Token revocation"). */
+  revokeGoneClients?(tenantId: string): Revocation[];
   noteRevoked(rows: Revocation[]): void;
   /** Appends a socket frame inside the transaction; pushed after COMMIT. */
   menuChanged(tenantId: string, venueId: string, event: StreamEvent): OutgoingFrame;
@@ -153,6 +155,9 @@ export function applyCatalogue(
     // Staff users gone (retired, or absent from a snapshot): their tokens stop working with this commit.
     const usersAfter = new Set(catalogue.userIds(tenantId));
     for (const id of usersBefore) if (!usersAfter.has(id)) revoked.push(...deps.revokeUser(tenantId, id));
+    // Clients gone (retired, or absent from a snapshot): their tokens too.
+    if (res.mode === 'snapshot' || items.some((i) => i.retired && i.type === 'client'))
+      revoked.push(...(deps.revokeGoneClients?.(tenantId) ?? []));
     const checksum = catalogueChecksum(catalogue.liveRows(tenantId));
     if (checksum !== res.checksum) {
       throw new ChecksumMismatch(
