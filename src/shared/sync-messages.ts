@@ -269,6 +269,16 @@ export const EnrolRequest = Type.Object({
   code: Type.String({ minLength: 1, maxLength: 64 }),
   publicKey: Type.String({ minLength: 1, maxLength: 100, description: "the device's Ed25519 public key, base64" }),
   name: Type.Optional(Type.String({ maxLength: 200 })),
+  /** A box enrolling again: the device it was, and that device's key's signature (docs/sync.md "Enrolling again"). */
+  previous: Type.Optional(
+    Type.Object(
+      {
+        deviceId: Type.String({ minLength: 1, maxLength: 64 }),
+        signature: Type.String({ minLength: 1, maxLength: 100, description: 'base64 Ed25519 signature' }),
+      },
+      { additionalProperties: false },
+    ),
+  ),
 });
 export type EnrolRequest = Static<typeof EnrolRequest>;
 

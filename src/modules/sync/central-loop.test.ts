@@ -81,6 +81,29 @@ test('a refused device (401, 403) or an upgrade needed (426) waits retryMaxMs fr
   await loop.stop();
 });
 
+test('a refused device enrolled again is tried within enrolPollMs, under its new identity, not after retryMaxMs', async () => {
+  let current = device;
+  const seen: string[] = [];
+  const { loop } = harness([], {
+    loadDevice: () => current,
+    step: async ({ device: d }) => {
+      seen.push(d.deviceId);
+      if (seen.length === 1) throw new CentralError(401, 'central answered 401: unauthorized');
+      return undefined;
+    },
+  });
+  // The same device file (a copy of the same identity read again): the refusal's wait holds.
+  await vi.advanceTimersByTimeAsync(20_000);
+  current = { ...device };
+  await vi.advanceTimersByTimeAsync(10_000);
+  expect(seen).toEqual(['d']);
+  // `sync enrol --again` wrote a new device: the next look (enrolPollMs) ends the wait.
+  current = { ...device, deviceId: 'd2', keyId: 'k2' };
+  await vi.advanceTimersByTimeAsync(5000);
+  expect(seen).toEqual(['d', 'd2']);
+  await loop.stop();
+});
+
 test('not enrolled: the device file is looked for every enrolPollMs, and the step runs once it is there', async () => {
   let enrolled: Device | undefined;
   let looks = 0;

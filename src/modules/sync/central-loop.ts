@@ -139,15 +139,34 @@ export function createCentralLoop(deps: CentralLoopDeps): CentralLoop {
     }
   }
 
+  /**
+   * A refused device's wait (retryMaxMs), cut short when the device file changes: the box was enrolled again
+   * (docs/sync.md "Enrolling again"), and its new identity is tried at once, not minutes later.
+   */
+  async function refusedWait(ms: number, refused: Device | undefined): Promise<void> {
+    const until = now() + ms;
+    for (let left = ms; left > 0 && !stopped; left = until - now()) {
+      await sleep(Math.min(left, options.enrolPollMs), false);
+      let current: Device | undefined;
+      try {
+        current = deps.loadDevice();
+      } catch {
+        continue; // a file being written: looked at again at the next poll
+      }
+      if (current && (current.deviceId !== refused?.deviceId || current.keyId !== refused.keyId)) return;
+    }
+  }
+
   async function loop(): Promise<void> {
     let attempt = 0;
-    let enrolled: Device | undefined;
     while (!stopped) {
       let next: number | undefined;
+      let enrolled: Device | undefined;
       stepping = true;
       wokenWhileStepping = false;
       try {
-        enrolled ??= device();
+        // Read at every step (a stat while unchanged): a box enrolled again goes on under its new identity.
+        enrolled = device();
         next = enrolled ? await deps.step({ device: enrolled, client }) : options.enrolPollMs;
         attempt = 0;
       } catch (err) {
@@ -160,7 +179,8 @@ export function createCentralLoop(deps: CentralLoopDeps): CentralLoop {
         deps.failed(err, delay);
         // A wake does not cut a backoff short: the retry takes along whatever woke it.
         stepping = false;
-        await sleep(delay, false);
+        if (isRefusal(err)) await refusedWait(delay, enrolled);
+        else await sleep(delay, false);
         continue;
       } finally {
         stepping = false;

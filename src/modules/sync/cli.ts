@@ -11,13 +11,15 @@ import { type LocalBox, localStandbyStatus } from '../standby/local-status.js';
 import { summarizeStandby } from '../standby/status.js';
 import { refuseWhileFollowing } from '../standby/state.js';
 import { CentralError, centralClient } from './client.js';
-import { loadDevice, newKeyPair, saveDevice } from './enrolment/device.js';
+import { type Device, loadDevice, newKeyPair, saveDevice } from './enrolment/device.js';
+import { reenrolProofText } from '../../shared/reenrol-proof.js';
+import { signDetached } from '../../shared/sync-protocol.js';
 import { createCatalogueRepo } from './catalogue/repo.js';
 import { createSyncRepo } from './repo.js';
 import { syncStatus } from './status.js';
 
 const USAGE = `Usage:
-  venue-box sync enrol --central URL --code CODE [--data-dir DIR] [--config FILE]
+  venue-box sync enrol --central URL --code CODE [--again] [--data-dir DIR] [--config FILE]
   venue-box sync status [--data-dir DIR] [--config FILE] [--port N] [--json]
 `;
 
@@ -28,6 +30,7 @@ const OPTIONS = {
   code: { type: 'string' },
   port: { type: 'string' },
   json: { type: 'boolean' },
+  again: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -42,7 +45,7 @@ export const SYNC: Program<typeof OPTIONS> = {
       run(values) {
         const { dataDir } = boxOf(values);
         if (!values.central || !values.code) throw usageError('enrol needs --central URL and --code CODE');
-        return enrol(dataDir, values.central, values.code);
+        return enrol(dataDir, values.central, values.code, values.again === true);
       },
     },
     { words: ['status'], run: (values) => status(boxOf(values), values.json === true) },
@@ -61,26 +64,40 @@ function boxOf(values: { 'data-dir'?: string; config?: string; port?: string }):
   };
 }
 
-/** Creates the device key pair (tweetnacl) and registers its public key with the one-time code. */
-async function enrol(dataDir: string, central: string, code: string): Promise<number> {
+/**
+ * Creates the device key pair (tweetnacl) and registers its public key with the one-time code. `again`: the box
+ * is enrolled already and signs the request with its current key, so the central carries its history to the new
+ * device (docs/sync.md "Enrolling again").
+ */
+async function enrol(dataDir: string, central: string, code: string, again: boolean): Promise<number> {
   if (!existsSync(dataDir))
     throw new ProcessError('noInput', `no data directory at ${dataDir} (start the box once first)`);
   if (!/^https?:\/\/[^\s/]+/.test(central)) throw usageError(`--central must be an http(s) URL, got ${central}`);
   const existing = loadDevice(dataDir);
-  if (existing) {
+  if (existing && !again) {
     throw new ProcessError(
       'refused',
-      `this box is enrolled already, as device ${existing.deviceId} at ${existing.central}`,
+      `this box is enrolled already, as device ${existing.deviceId} at ${existing.central} ` +
+        '(revoked, or a new key? enrol it again with --again: its history goes with it)',
+    );
+  }
+  // Another central would not know the history, and would start at seq 1, which the box may have pruned.
+  if (existing && sameCentral(existing.central) !== sameCentral(central)) {
+    throw new ProcessError(
+      'refused',
+      `this box is enrolled at ${existing.central}; moving it to another central is not supported`,
     );
   }
   const pair = newKeyPair();
+  const publicKey = Buffer.from(pair.publicKey).toString('base64');
   const answer = await centralClient
     .enrol(
       central,
       {
         code: code.trim(),
-        publicKey: Buffer.from(pair.publicKey).toString('base64'),
+        publicKey,
         name: `venue-box ${pkg.version}`,
+        ...(existing ? { previous: previousProof(existing, publicKey) } : {}),
       },
       { requestTimeoutMs: 30_000 },
     )
@@ -97,9 +114,19 @@ async function enrol(dataDir: string, central: string, code: string): Promise<nu
   }
   process.stdout.write(
     `enrolled as device ${device.deviceId} of tenant ${device.tenant}, venue ${device.venue}, at ${central}\n` +
+      (existing ? `following device ${existing.deviceId}: its history goes on as this device's\n` : '') +
       'a running box starts sending within a few seconds\n',
   );
   return 0;
+}
+
+/** A central URL as compared: scheme and host in lower case, no trailing slashes. */
+const sameCentral = (url: string): string => url.trim().replace(/\/+$/, '').toLowerCase();
+
+/** The device this box was, and its key's signature over the new key (src/shared/reenrol-proof.ts). */
+function previousProof(device: Device, newPublicKey: string): { deviceId: string; signature: string } {
+  const text = Buffer.from(reenrolProofText(device.tenant, device.deviceId, newPublicKey), 'utf8');
+  return { deviceId: device.deviceId, signature: Buffer.from(signDetached(text, device.secretKey)).toString('base64') };
 }
 
 async function status(box: LocalBox, asJson: boolean): Promise<number> {

@@ -135,6 +135,40 @@ export function createDeviceRepo(db: Queryable) {
         [d.tenantId, d.deviceId, d.venueId, d.name, d.publicKey, d.keyId, d.genesis],
       );
     },
+    /** Whether a device already follows `deviceId` (each device has one successor at most: migration 12). */
+    async hasSuccessor(tenantId: string, deviceId: string): Promise<boolean> {
+      const { rows } = await db.query('SELECT 1 FROM devices WHERE tenant_id = $1 AND predecessor_id = $2', [
+        tenantId,
+        deviceId,
+      ]);
+      return rows.length > 0;
+    },
+    /**
+     * Hands a device's history to the device enrolled after it (docs/sync.md "Enrolling again"), in the enrolment's
+     * transaction with the old row locked: the new device starts at the old one's head (same epoch, seq and hash,
+     * so the box goes on where it was and nothing is sent twice), the old one is revoked (nothing more lands
+     * there), and its orders become the new device's (the one writer of an order is now the new device). The head's
+     * proof stays the old device's batch's, so the new head has none.
+     */
+    async succeed(tenantId: string, previousId: string, deviceId: string): Promise<void> {
+      await db.query(
+        `UPDATE devices n SET predecessor_id = o.device_id, head_epoch = o.head_epoch, head_seq = o.head_seq,
+           head_hash = o.head_hash, pending_seq = o.pending_seq
+         FROM devices o
+         WHERE n.tenant_id = $1 AND n.device_id = $3 AND o.tenant_id = $1 AND o.device_id = $2`,
+        [tenantId, previousId, deviceId],
+      );
+      await db.query(
+        `UPDATE devices SET status = 'revoked', revoked_at = coalesce(revoked_at, now())
+         WHERE tenant_id = $1 AND device_id = $2`,
+        [tenantId, previousId],
+      );
+      await db.query('UPDATE orders SET device_id = $3 WHERE tenant_id = $1 AND device_id = $2', [
+        tenantId,
+        previousId,
+        deviceId,
+      ]);
+    },
     async device(tenantId: string, deviceId: string): Promise<DeviceRow | undefined> {
       const { rows } = await db.query(`SELECT ${DEVICE} FROM devices WHERE tenant_id = $1 AND device_id = $2`, [
         tenantId,

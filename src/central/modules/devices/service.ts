@@ -1,5 +1,14 @@
-import { AppError, invalidField, notFound, ProcessError, retryLater, unauthorized } from '../../../shared/errors.js';
+import {
+  AppError,
+  forbidden,
+  invalidField,
+  notFound,
+  ProcessError,
+  retryLater,
+  unauthorized,
+} from '../../../shared/errors.js';
 import { newId } from '../../../shared/ids.js';
+import { reenrolProofText } from '../../../shared/reenrol-proof.js';
 import { createRateLimiter } from '../../../shared/token-bucket.js';
 import {
   GENESIS_HASH,
@@ -98,6 +107,7 @@ export function createDeviceService(
       const tx = createDeviceRepo(client);
       const code = await tx.codeForUpdate(codeHash);
       if (!code?.usable) throw unauthorized('unknown, used or expired enrolment code');
+      if (body.previous) await checkPrevious(tx, code.tenant_id, code.venue_id, body.previous, body.publicKey);
       const deviceId = newId();
       const keyId = keyIdOf(publicKey);
       await tx.insertDevice({
@@ -109,9 +119,39 @@ export function createDeviceService(
         keyId,
         genesis: GENESIS_HASH,
       });
+      if (body.previous) await tx.succeed(code.tenant_id, body.previous.deviceId, deviceId);
       await tx.consumeCode(code.tenant_id, codeHash, deviceId);
       return { deviceId, tenant: code.tenant_id, venue: code.venue_id, keyId };
     });
+  }
+
+  /**
+   * Whether a box enrolling again may take over `previous`'s history (docs/sync.md "Enrolling again"): a device of
+   * the code's tenant and venue, that no device follows yet, whose key signed the new key. Its row stays locked
+   * until the enrolment commits, so no batch of it lands meanwhile. Any refusal rolls the enrolment back: the
+   * code stays usable and the box keeps its device file.
+   */
+  async function checkPrevious(
+    tx: ReturnType<typeof createDeviceRepo>,
+    tenant: string,
+    venue: string,
+    previous: NonNullable<EnrolRequest['previous']>,
+    newPublicKey: string,
+  ): Promise<void> {
+    const old = await tx.deviceForUpdate(tenant, previous.deviceId);
+    // Another tenant's device reads as unknown: a code never tells what another tenant has.
+    if (!old) throw forbidden(`device ${previous.deviceId} is not a device of this code's tenant`);
+    if (old.venueId !== venue)
+      throw forbidden(`this code is for venue ${venue}; device ${old.deviceId} was enrolled for venue ${old.venueId}`);
+    // A small-order key would verify a forged proof (as it would a forged batch).
+    const text = Buffer.from(reenrolProofText(tenant, old.deviceId, newPublicKey), 'utf8');
+    if (
+      !isAcceptableKey(old.publicKey) ||
+      !verifyDetached(text, Buffer.from(previous.signature, 'base64'), old.publicKey)
+    )
+      throw unauthorized(`the proof is not signed by the key of device ${old.deviceId}`);
+    if (await tx.hasSuccessor(tenant, old.deviceId))
+      throw AppError.of('conflict', `device ${old.deviceId} was enrolled again already; its history went there`);
   }
 
   return {

@@ -1,10 +1,10 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nacl from 'tweetnacl';
 import { keyIdOf } from '../../../shared/sync-protocol.js';
 import type { EnrolResponse } from '../../../shared/sync-messages.js';
 
-/** This box's identity at its central: written once by `venue-box sync enrol`, read by the sender. */
+/** This box's identity at its central: written by `venue-box sync enrol` (again by `--again`), read by the sender. */
 export interface Device {
   central: string;
   deviceId: string;
@@ -18,14 +18,32 @@ export interface Device {
 /** The device file in the data directory (0600: it holds the private key). */
 export const DEVICE_FILE = 'sync-device.json';
 
+/** The device last read from each file, with the file's identity then: read again only when the file changed. */
+const loaded = new Map<string, { stamp: string; device: Device }>();
+
+/**
+ * The device file as it is now. Every step of the loops that talk to the central asks (central-loop.ts), so a
+ * box enrolled again (`sync enrol --again` writes a new file by rename) signs with its new key from its next
+ * step, without a restart (docs/sync.md "Enrolling again"); a stat is all an unchanged file costs. The same
+ * object comes back while the file is unchanged, so a caller sees a new identity as a new object.
+ */
 export function loadDevice(dataDir: string): Device | undefined {
   const file = join(dataDir, DEVICE_FILE);
-  if (!existsSync(file)) return undefined;
+  const st = statSync(file, { throwIfNoEntry: false, bigint: true });
+  if (!st) {
+    loaded.delete(file);
+    return undefined;
+  }
+  const stamp = `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  const known = loaded.get(file);
+  if (known?.stamp === stamp) return known.device;
   const stored = JSON.parse(readFileSync(file, 'utf8')) as Omit<Device, 'secretKey' | 'publicKey'> & {
     secretKey: string;
   };
   const pair = nacl.sign.keyPair.fromSecretKey(Buffer.from(stored.secretKey, 'base64'));
-  return { ...stored, secretKey: pair.secretKey, publicKey: pair.publicKey };
+  const device = { ...stored, secretKey: pair.secretKey, publicKey: pair.publicKey };
+  loaded.set(file, { stamp, device });
+  return device;
 }
 
 /** A new Ed25519 key pair, made with tweetnacl. */

@@ -63,6 +63,8 @@ export function createSender(deps: SenderDeps) {
   const { repo, log, options } = deps;
   const monotonic = deps.monotonic ?? (() => performance.now());
   let signer: Signer | undefined;
+  /** The device `signer` signs for. */
+  let signedAs: Device | undefined;
   let helloDone = false;
   /** When the last hello was answered, on both clocks. */
   let lastHello = { wallMs: 0, monoMs: 0 };
@@ -80,6 +82,12 @@ export function createSender(deps: SenderDeps) {
   /** A hello when due, then the next batch: at once again after a batch, else at the next heartbeat. */
   async function step(ctx: StepContext): Promise<number> {
     client = ctx.client;
+    // Enrolled again (docs/sync.md "Enrolling again"): the new key signs, and a hello finds the new device's head.
+    if (ctx.device.deviceId !== signedAs?.deviceId || ctx.device.keyId !== signedAs.keyId) {
+      signer = deps.signerFor(ctx.device);
+      signedAs = ctx.device;
+      helloDone = false;
+    }
     // A hello first, and again every heartbeat: the central sees the box alive, the box sees a restored central.
     // Again at once when the box's clock was set: the central moves the times of the events that follow by the
     // offset of the last hello (docs/sync.md "Clocks"), so that must be the clock they were written on.
