@@ -38,7 +38,11 @@ export interface TokenAnswer {
   UUID: string;
 }
 
-/** The token endpoint with the screens' OAuth client (docs/api.md "Walk-through"). */
+/**
+ * The token endpoint with the screens' OAuth client (docs/api.md "Walk-through"). The device token of a staff
+ * sign-in is left to the browser: the box sets it as an HttpOnly cookie, sent back by this same-origin fetch, so
+ * no script here (nor an injected one) can read it (docs/api.md "Sign-in throttling").
+ */
 export async function tokenRequest(form: Record<string, string>): Promise<TokenAnswer> {
   const b = bootstrap();
   const res = await send('/auth-oauth2/oauth/token', {

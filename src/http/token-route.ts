@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { isUuid } from '../shared/ids.js';
 import { OAuthErrorSchema } from './contracts/openapi.js';
 import { OAuthError, oauthReply, parseBasic } from '../shared/oauth-error.js';
+import { cookieDeviceTokens, deviceCookie } from '../shared/oauth/device-tokens.js';
 import { TENANT_ISSUER_PATH } from '../shared/oauth/discovery.js';
 import { originOf } from './origin.js';
 import type { HttpRequest, Route } from './types.js';
@@ -16,6 +17,8 @@ export interface TokenResponse {
   UUID: string;
   TENANT: string;
   jti: string;
+  /** A staff sign-in's device token (docs/api.md "Sign-in throttling"): sent back as `device_token` next time. */
+  device_token?: string;
 }
 
 /** The Token response's schema (docs/api.md "The API"), for /openapi.json. */
@@ -29,6 +32,13 @@ export const TokenResponseSchema = Type.Object(
     UUID: Type.String(),
     TENANT: Type.String(),
     jti: Type.String(),
+    device_token: Type.Optional(
+      Type.String({
+        description:
+          "a staff user's password sign-in only: this device's token for that user; send it as the form's " +
+          '`device_token` at the next sign-in to be throttled apart from strangers (also set as the cookie `vb-device`)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -47,6 +57,13 @@ const TokenForm = Type.Object({
     }),
   ),
   client_secret: Type.Optional(Type.String()),
+  device_token: Type.Optional(
+    Type.String({
+      description:
+        "the `device_token` of this user's last sign-in on this device: its password checks are throttled on the " +
+        "device's own budget, which others' guesses do not use up; an invalid or expired one is ignored",
+    }),
+  ),
 });
 
 /** What the endpoint hands its service: the tenant, the client's credentials and the form. */
@@ -63,6 +80,8 @@ export interface TokenCall {
   /** A public client (RFC 6749 2.1) of the endpoint's `publicClients`: an id in the form, no secret to check. */
   publicClient?: boolean;
   form: URLSearchParams;
+  /** Device tokens presented: the form's `device_token`, then the `vb-device` cookie's (docs/api.md "Sign-in throttling"). */
+  deviceTokens?: string[];
 }
 
 /**
@@ -196,8 +215,15 @@ export function tokenRoute(
         const client = clientCredentials(req.headers.authorization, form, publicClients);
         if (client.clientId.includes('\0') || client.clientSecret.includes('\0'))
           throw new OAuthError('invalid_client', 'client credentials contain a NUL');
-        const call: TokenCall = { tenantId, origin: originOf(req), ...client, form };
-        return { status: 200, body: await issue(call, req), headers: { pragma: 'no-cache' } };
+        const inCookie = cookieDeviceTokens(req.headers.cookie);
+        const inForm = form.get('device_token');
+        const deviceTokens = inForm ? [inForm, ...inCookie] : inCookie;
+        const call: TokenCall = { tenantId, origin: originOf(req), ...client, form, deviceTokens };
+        const token = await issue(call, req);
+        // A browser keeps its device token in an HttpOnly cookie; other clients keep the body's `device_token`.
+        const headers: Record<string, string> = { pragma: 'no-cache' };
+        if (token.device_token) headers['set-cookie'] = deviceCookie(token.device_token, inCookie);
+        return { status: 200, body: token, headers };
       } catch (err) {
         if (err instanceof OAuthError) return oauthReply(err);
         throw err;

@@ -57,16 +57,23 @@ export function createCredentialChecks(store: Pick<OAuthStore, 'clientSecretHash
       verifiedClients.add(digest);
     },
 
-    /** The user whose password this is; throws invalid_grant (400) or temporarily_unavailable (429). */
+    /**
+     * The user whose password this is; throws invalid_grant (400) or temporarily_unavailable (429). `knownDevice`:
+     * the device id of a valid device token of this user (./device-tokens.ts), throttled on its own budget.
+     */
     async checkPassword(
       tenantId: string,
       username: string,
       password: string,
       clientAddress: string,
+      knownDevice?: string,
     ): Promise<SignInUser> {
       const user = await store.user(tenantId, username);
-      const ok = await throttle.verify(`user\0${tenantId}\0${username}`, clientAddress, () =>
-        verifySecret(password, user?.passwordHash ?? DUMMY_HASH),
+      const ok = await throttle.verify(
+        `user\0${tenantId}\0${username}`,
+        clientAddress,
+        () => verifySecret(password, user?.passwordHash ?? DUMMY_HASH),
+        knownDevice,
       );
       if (!user || !ok) throw new OAuthError('invalid_grant', 'wrong username or password');
       return user;

@@ -4,6 +4,7 @@ import { newId } from '../ids.js';
 import { type SigningKey, signJwt } from '../jwt.js';
 import { OAuthError } from '../oauth-error.js';
 import { createCredentialChecks } from './credentials.js';
+import { createDeviceTokens } from './device-tokens.js';
 import { issuerOf } from './discovery.js';
 import type { NewRefresh, OAuthStore, RefreshRow, Rotation } from './store.js';
 import { createLoginThrottle, type ThrottleOptions } from './throttle.js';
@@ -47,6 +48,7 @@ export const sha256 = (text: string): string => createHash('sha256').update(text
  */
 export function createOAuthServer(store: OAuthStore, key: SigningKey, options: OAuthOptions) {
   const credentials = createCredentialChecks(store, createLoginThrottle(options.throttle, options.now));
+  const devices = createDeviceTokens(key.secretKey, options.now);
 
   function grantScope(requested: string | null, allowed: string[]): string[] {
     if (requested === null || requested.trim() === '') return allowed;
@@ -177,9 +179,13 @@ export function createOAuthServer(store: OAuthStore, key: SigningKey, options: O
     }
     // RFC 6749 4.3.2: a staff user's password is required.
     if (password === null) throw new OAuthError('invalid_request', 'password is required');
-    const user = await credentials.checkPassword(req.tenantId, username, password, req.clientAddress);
+    // A device this user signed in on before is throttled on its own budget (docs/api.md "Sign-in throttling").
+    const known = devices.deviceOf(req.tenantId, username, req.deviceTokens ?? []);
+    const user = await credentials.checkPassword(req.tenantId, username, password, req.clientAddress, known);
     const scope = grantScope(req.form.get('scope'), user.scope.split(/\s+/));
-    return newFamily(req, { userId: user.id, scope, staff: true });
+    const answer = await newFamily(req, { userId: user.id, scope, staff: true });
+    // Renewed on every sign-in (same device id, so the same budget): a device in use never reaches the expiry.
+    return { ...answer, device_token: devices.issue(req.tenantId, username, known) };
   }
 
   async function refreshGrant(req: TenantRequest): Promise<TokenResponse> {

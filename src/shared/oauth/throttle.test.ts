@@ -103,6 +103,57 @@ describe('login throttle', () => {
   });
 });
 
+describe('known devices', () => {
+  const ROOMY = { burst: 100, refillSeconds: 1 };
+
+  test('a known device signs in whatever strangers did to the account; its failures spend its own budget only', async () => {
+    const t = setup();
+    const known = (device: string, right: boolean) => t.throttle.verify('kelner', 'tablet', async () => right, device);
+    // Strangers on many addresses empty the account's shared budget.
+    for (const address of ['a', 'b', 'c', 'd', 'e']) await t.attempt('kelner', address, false);
+    expect(await t.refusal(t.attempt('kelner', 'tablet', true))).toMatchObject({ status: 429 });
+    expect(await known('dev-1', true)).toBe(true);
+    // Its own typos: accountAtAddress's limits (3 here), then 429 for that device, not for the other one.
+    for (let i = 0; i < 3; i++) expect(await known('dev-1', false)).toBe(false);
+    expect(await t.refusal(known('dev-1', true))).toMatchObject({ status: 429, retryAfter: 10 });
+    expect(await known('dev-2', true)).toBe(true);
+    // ...and none of it reached the strangers' buckets: address 'tablet' is untouched, the account still empty.
+    t.advance(2_000);
+    expect(await t.attempt('kuchnia', 'tablet', true)).toBe(true);
+    expect(await t.attempt('kelner', 'f', false)).toBe(false);
+    expect(await t.refusal(t.attempt('kelner', 'g', false))).toMatchObject({ status: 429 });
+  });
+
+  test("a known device waits in its own queue, served first, while the strangers' queue is full", async () => {
+    const t = setup({ ...OPTIONS, accountAtAddress: ROOMY, account: ROOMY, address: ROOMY });
+    const order: string[] = [];
+    const releases: (() => void)[] = [];
+    const slow = (who: string, device?: string) =>
+      t.throttle.verify(
+        'kelner',
+        who,
+        () =>
+          new Promise<boolean>((resolve) => {
+            order.push(who);
+            releases.push(() => resolve(true));
+          }),
+        device,
+      );
+    const running = slow('stranger-1');
+    const queued = slow('stranger-2');
+    expect(await t.refusal(slow('stranger-3'))).toMatchObject({ status: 429, retryAfter: 1 });
+    const known = slow('tablet', 'dev-1');
+    expect(t.throttle.stats()).toMatchObject({ running: 1, queued: 2 });
+    expect(await t.refusal(slow('tablet-2', 'dev-2'))).toMatchObject({ status: 429 });
+    for (const p of [running, known, queued]) {
+      await new Promise((r) => setImmediate(r));
+      releases.shift()!();
+      await p;
+    }
+    expect(order).toEqual(['stranger-1', 'tablet', 'stranger-2']);
+  });
+});
+
 describe('throttleAddress', () => {
   test.each([
     ['127.0.0.1', '127.0.0.1'],

@@ -8,6 +8,11 @@ export interface ThrottleOptions {
   account: RateLimit;
   /** Failed checks of any account from one address: one client trying many usernames. */
   address: RateLimit;
+  /**
+   * Failed checks from one known device (a valid device token: ./device-tokens.ts) of its own user, instead of
+   * the three buckets above; the `accountAtAddress` limits when not given.
+   */
+  device?: RateLimit;
   /** scrypt verifications running at once; the rest wait in the queue. */
   maxConcurrentHashes: number;
   /** Verifications waiting for a slot; beyond this a check is refused at once. */
@@ -24,26 +29,62 @@ export const tooMany = (waitMs: number, why: string): OAuthError =>
  * the real user's attempts at their own address. A check that finds a bucket empty, or the scrypt queue full,
  * is answered at once with 429 temporarily_unavailable and no scrypt at all. Attempts are taken before the
  * hash runs (not after it fails), so a burst sent in parallel is counted as it arrives.
+ *
+ * A check from a known device (its user's valid device token) takes from that device's bucket only, never from
+ * the account's shared buckets, and waits for scrypt in a queue of its own that is served first: guessers on any
+ * number of addresses can empty the strangers' budget of a user, and fill the strangers' queue, but not lock
+ * the user out of a device it signed in on before (docs/api.md "Sign-in throttling").
  */
 export function createLoginThrottle(options: ThrottleOptions, now: () => number) {
   const pair = createRateLimiter(options.accountAtAddress, now);
   const account = createRateLimiter(options.account, now);
   const address = createRateLimiter(options.address, now);
+  const device = createRateLimiter(options.device ?? options.accountAtAddress, now);
   let running = 0;
   const queue: (() => void)[] = [];
+  const knownQueue: (() => void)[] = [];
 
   const release = (): void => {
-    const next = queue.shift();
+    const next = knownQueue.shift() ?? queue.shift();
     if (next) next();
     else running -= 1;
   };
+
+  async function hash(check: () => Promise<boolean>): Promise<boolean> {
+    try {
+      return await check();
+    } finally {
+      release();
+    }
+  }
+
+  async function verifyKnown(deviceKey: string, check: () => Promise<boolean>): Promise<boolean> {
+    const wait = device.waitMs(deviceKey);
+    if (wait > 0) throw tooMany(wait, 'too many failed sign-ins on this device; retry after Retry-After seconds');
+    if (running >= options.maxConcurrentHashes && knownQueue.length >= options.maxQueuedHashes) {
+      throw tooMany(1000, 'too many sign-ins at once; retry after Retry-After seconds');
+    }
+    device.take(deviceKey);
+    if (running < options.maxConcurrentHashes) running += 1;
+    else await new Promise<void>((resolve) => knownQueue.push(resolve));
+    const ok = await hash(check);
+    if (ok) device.reset(deviceKey);
+    return ok;
+  }
 
   return {
     /**
      * Runs `check` (a secret verification) under the limits; throws OAuthError temporarily_unavailable (429)
      * without running it when the account or the address has no attempts left or too many checks are waiting.
      */
-    async verify(accountKey: string, clientAddress: string, check: () => Promise<boolean>): Promise<boolean> {
+    async verify(
+      accountKey: string,
+      clientAddress: string,
+      check: () => Promise<boolean>,
+      /** The device id of a valid device token of this account, if one was presented. */
+      knownDevice?: string,
+    ): Promise<boolean> {
+      if (knownDevice !== undefined) return verifyKnown(`${accountKey}\0${knownDevice}`, check);
       const pairKey = `${accountKey}\0${clientAddress}`;
       const wait = Math.max(pair.waitMs(pairKey), account.waitMs(accountKey));
       if (wait > 0) throw tooMany(wait, 'too many failed sign-ins for this account; retry after Retry-After seconds');
@@ -59,12 +100,7 @@ export function createLoginThrottle(options: ThrottleOptions, now: () => number)
       address.take(clientAddress);
       if (running < options.maxConcurrentHashes) running += 1;
       else await new Promise<void>((resolve) => queue.push(resolve));
-      let ok = false;
-      try {
-        ok = await check();
-      } finally {
-        release();
-      }
+      const ok = await hash(check);
       if (ok) {
         // The owner proved the secret from this address: its own typos there are forgiven.
         pair.reset(pairKey);
@@ -74,7 +110,11 @@ export function createLoginThrottle(options: ThrottleOptions, now: () => number)
       return ok;
     },
     /** For tests and diagnostics. */
-    stats: () => ({ running, queued: queue.length, limitedKeys: pair.size + account.size + address.size }),
+    stats: () => ({
+      running,
+      queued: queue.length + knownQueue.length,
+      limitedKeys: pair.size + account.size + address.size + device.size,
+    }),
   };
 }
 
