@@ -47,7 +47,9 @@ const boxes: Box[] = [];
 async function upload(release: BuiltRelease, secretKey = keys.secretKey): Promise<void> {
   const file = `${release.binary}.release.json`;
   writeFileSync(file, JSON.stringify(await signRelease(release, secretKey)));
-  const r = await centralCli(['release', 'upload', file, '--data-dir', central.dataDir]);
+  // An upload makes the binary patches from every release before it (zstd over two 100 MB binaries): on a loaded
+  // machine that took over the default 30 s once.
+  const r = await centralCli(['release', 'upload', file, '--data-dir', central.dataDir], 180_000);
   if (r.code !== 0) throw new Error(`release upload: ${r.code} ${r.stderr}`);
 }
 

@@ -47,12 +47,12 @@ const externalDatabases = new Map<string, string>();
 /**
  * Runs `venue-box central ARGS` (the bundle) and returns its exit code, stdout and stderr. A command given the
  * data directory of a central on the external PostgreSQL is given that central's `--database-url` too, as an
- * operator would.
+ * operator would. `timeoutMs`: runCliAsync's, for a command that works for a while (a release's patches).
  */
-export const centralCli = (args: string[]) => {
+export const centralCli = (args: string[], timeoutMs?: number) => {
   const dataDir = optionOf(args, '--data-dir');
   const url = dataDir === undefined ? undefined : externalDatabases.get(dataDir);
-  return runCliAsync(['central', ...args, ...(url ? ['--database-url', url] : [])]);
+  return runCliAsync(['central', ...args, ...(url ? ['--database-url', url] : [])], timeoutMs);
 };
 
 /** A database of its own on the run's external PostgreSQL for the central of `dataDir`; undefined: embedded. */
