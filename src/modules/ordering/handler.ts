@@ -105,13 +105,13 @@ export function createOrderHandler(deps: HandlerDeps): CommandHandler {
       streams.add(cmd.userId);
       for (const b of order.buckets) streams.add(venueStream(b.venue));
       // What the command stored: the order once a stream (socket events) and once in the outbox.
-      writeBudget?.charge(cmd.correlationId, payload.length * streams.size + synced);
+      writeBudget?.charge(cmd.correlationId, cmd.tenantId, cmd.orderId, payload.length * streams.size + synced);
       const change = orderChange(payload);
       return [...streams].map((stream) => deps.events.append(cmd.tenantId, stream, change, now));
     },
     notify(cmd, codes, now): OutgoingFrame[] {
       const frame = notification(cmd, codes);
-      writeBudget?.charge(cmd.correlationId, frame.payloadJson.length);
+      writeBudget?.refused(cmd.correlationId, frame.payloadJson.length);
       return [deps.events.append(cmd.tenantId, cmd.userId, frame, now)];
     },
   };

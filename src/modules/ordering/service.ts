@@ -12,6 +12,7 @@ import type { OrderFilter } from './repo.js';
 import { reinstateOrder } from './reinstate.js';
 import type { AppendBody, CancelBody, CompleteBody, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
 import { encodeCursor, type OrderPage } from './staff-views.js';
+import type { WriteBudget } from './write-budget.js';
 
 export interface Confirmation {
   correlationId: string;
@@ -55,10 +56,15 @@ export function createOrderingService(deps: OrderingDeps) {
    */
   /**
    * 429 with Retry-After past the customer's command rate, or past the bytes its address or the venue's customers
-   * may write (docs/orders.md "Order limits"); the command is not queued and nothing is taken. Returns the address
-   * budget's key to charge once the command is applied.
+   * may write (docs/orders.md "Order limits"); the command is not queued and nothing is taken. Returns what the
+   * write budget admitted, to hold until the command is applied.
    */
-  function admit(p: Principal, clientAddress: string | undefined): string | undefined {
+  function admit(
+    p: Principal,
+    clientAddress: string | undefined,
+    orderId: string,
+    newLines: number,
+  ): ReturnType<WriteBudget['admit']> | undefined {
     if (isStaff(p)) return undefined;
     const key = rateKey(p.tenantId, p.userId);
     const waitMs = customerRate?.waitMs(key) ?? 0;
@@ -67,9 +73,10 @@ export function createOrderingService(deps: OrderingDeps) {
       throw retryLater('tooManyRequests', message, waitMs, ['ordering.customerCommandRate']);
     }
     // An in-process caller names no address: only the customer's own rate holds it.
-    const address = clientAddress === undefined ? undefined : writeBudget?.admit(p.tenantId, clientAddress);
+    const admitted =
+      clientAddress === undefined ? undefined : writeBudget?.admit(p.tenantId, clientAddress, orderId, newLines);
     customerRate?.take(key);
-    return address;
+    return admitted;
   }
 
   function confirm(
@@ -81,7 +88,9 @@ export function createOrderingService(deps: OrderingDeps) {
     idem: IdempotencyRequest | undefined,
     clientAddress: string | undefined,
   ): Promise<Confirmation> {
-    const address = admit(p, clientAddress);
+    // `new` and `append` add their lines (the confirmation's line ids); the others change the lines there are.
+    const added = kind === 'new' || kind === 'append' ? lines.length : 0;
+    const admitted = admit(p, clientAddress, orderId, added);
     const confirmedMs = deps.now();
     const correlationId = newId7(confirmedMs);
     const confirmation: Confirmation = { correlationId, orderId, lines };
@@ -97,8 +106,8 @@ export function createOrderingService(deps: OrderingDeps) {
     };
     // Held only when queued (a retried Idempotency-Key queues nothing), let go if the queueing fails.
     const queued = (stored?: Parameters<typeof queue.confirm>[1]): Promise<void> => {
-      if (address === undefined || !writeBudget) return queue.confirm(record, stored);
-      writeBudget.hold(correlationId, p.tenantId, address);
+      if (admitted === undefined || !writeBudget) return queue.confirm(record, stored);
+      writeBudget.hold(correlationId, admitted);
       return queue.confirm(record, stored).catch((err: unknown) => {
         writeBudget.release(correlationId);
         throw err;

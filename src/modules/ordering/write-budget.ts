@@ -21,19 +21,21 @@ export interface WriteBudgetOptions {
   venue: WriteRate;
 }
 
-/** The budgets count in KiB: a bucket takes one unit at admission, and the rest once the bytes are known. */
+/** The budgets count in KiB. */
 const UNIT = 1024;
 /**
- * Commands of one address admitted and not yet applied. A command's bytes are known only once it is applied, so
- * without this many concurrent commands (60 tokens at once) would all pass a bucket that had one unit left; with
- * it, what passes the budget before it is charged is at most this many commands (each at most an order of
- * `ordering.maxLines` lines, three times: about 0.5 MB at 400 lines). A kiosk or a phone gives one at a time.
+ * A command's bytes are known only once it is applied, so it is charged an estimate when it is admitted (what the
+ * last command on its order stored, and this much for each line it adds: an Order line is about 450 bytes of JSON,
+ * stored three times) and the difference once applied. Without the estimate, commands sent together (60 tokens at
+ * once) would all pass a budget that had one unit left.
  */
-export const MAX_IN_FLIGHT_PER_ADDRESS = 8;
-/** An admitted command not charged after this long (its answer lost to a crash of the handler) is let go. */
-const IN_FLIGHT_MS = 30_000;
-/** Commands admitted and not yet applied, at most: past it the oldest is let go. */
-const MAX_PENDING = 10_000;
+export const BYTES_PER_NEW_LINE = 1350;
+/** What a command on an order this box has not sized yet is estimated at: an empty order stored three times. */
+export const BYTES_OF_AN_ORDER = 4096;
+/** An admitted command not charged after this long (its answer lost) is let go, with its estimate. */
+const PENDING_MS = 30_000;
+/** Commands admitted and not yet applied, and orders whose size is remembered, at most (the oldest go first). */
+const MAX_KEPT = 10_000;
 
 const bucketOf = (rate: WriteRate, now: () => number) =>
   createRateLimiter(
@@ -44,6 +46,8 @@ const bucketOf = (rate: WriteRate, now: () => number) =>
 interface Pending {
   tenantId: string;
   address: string;
+  /** Units taken at admission. */
+  estimate: number;
   atMs: number;
 }
 
@@ -51,67 +55,75 @@ export function createWriteBudget(options: WriteBudgetOptions, now: () => number
   const perAddress = bucketOf(options.perAddress, now);
   const venue = bucketOf(options.venue, now);
   const pending = new Map<string, Pending>();
-  const inFlight = new Map<string, number>();
+  /** What the last applied command of an order stored, by tenant and order id. */
+  const sizes = new Map<string, number>();
 
-  const release = (correlationId: string): Pending | undefined => {
-    const held = pending.get(correlationId);
-    if (!held) return undefined;
-    pending.delete(correlationId);
-    const n = (inFlight.get(held.address) ?? 1) - 1;
-    if (n > 0) inFlight.set(held.address, n);
-    else inFlight.delete(held.address);
-    return held;
-  };
   const sweep = (at: number): void => {
     for (const [id, held] of pending) {
-      if (held.atMs > at - IN_FLIGHT_MS && pending.size <= MAX_PENDING) break; // oldest first
-      release(id);
+      if (held.atMs > at - PENDING_MS && pending.size <= MAX_KEPT) break; // oldest first
+      pending.delete(id);
     }
+  };
+  /** Charges a held command the difference between what it stored and its estimate. */
+  const settle = (correlationId: string, bytes: number): void => {
+    // Not held: staff, a command confirmed before a restart, or an order from the central.
+    const held = pending.get(correlationId);
+    if (!held) return;
+    pending.delete(correlationId);
+    const units = bytes / UNIT - held.estimate;
+    perAddress.charge(held.address, units);
+    venue.charge(held.tenantId, units);
   };
   const tooMany = (option: string, message: string, waitMs: number) =>
     retryLater('tooManyRequests', `${message}: retry after Retry-After seconds`, waitMs, [option]);
 
   return {
     /**
-     * Admits a customer's command from `clientAddress`, or throws 429 tooManyRequests with Retry-After (the
-     * config option that refused it in `args`): nothing is queued. Takes one unit from both budgets now; `charge`
-     * takes the rest once the command is applied and its size is known. Returns the address's key for `hold`.
+     * Admits a customer's command from `clientAddress` on order `orderId` adding `newLines` lines, or throws 429
+     * tooManyRequests with Retry-After (the config option that refused it in `args`): nothing is queued. Takes its
+     * estimate from both budgets (they may go below zero: the next command waits the debt out); `hold` remembers
+     * it for `charge`. Returns what `hold` takes.
      */
-    admit(tenantId: string, clientAddress: string): string {
+    admit(tenantId: string, clientAddress: string, orderId: string, newLines: number): Omit<Pending, 'atMs'> {
       const address = `${tenantId}\n${throttleAddress(clientAddress)}`;
       const addressWait = perAddress.waitMs(address);
       if (addressWait > 0) throw tooMany('ordering.addressWriteRate', 'this address has stored too much', addressWait);
       const venueWait = venue.waitMs(tenantId);
       if (venueWait > 0) throw tooMany('ordering.venueWriteRate', "the venue's customers stored too much", venueWait);
-      if ((inFlight.get(address) ?? 0) >= MAX_IN_FLIGHT_PER_ADDRESS) sweep(now());
-      if ((inFlight.get(address) ?? 0) >= MAX_IN_FLIGHT_PER_ADDRESS)
-        throw tooMany('ordering.addressWriteRate', 'too many commands of this address wait to be applied', 1000);
-      perAddress.take(address);
-      venue.take(tenantId);
-      return address;
+      const bytes = (sizes.get(`${tenantId}\n${orderId}`) ?? BYTES_OF_AN_ORDER) + newLines * BYTES_PER_NEW_LINE;
+      const estimate = Math.max(1, bytes / UNIT);
+      perAddress.charge(address, estimate);
+      venue.charge(tenantId, estimate);
+      return { tenantId, address, estimate };
     },
-    /** The admitted command `correlationId` is queued: it is charged to `address` once it is applied. */
-    hold(correlationId: string, tenantId: string, address: string): void {
+    /** The admitted command `correlationId` is queued: it is charged what it stored once it is applied. */
+    hold(correlationId: string, admitted: Omit<Pending, 'atMs'>): void {
       const at = now();
-      pending.set(correlationId, { tenantId, address, atMs: at });
-      inFlight.set(address, (inFlight.get(address) ?? 0) + 1);
-      if (pending.size > MAX_PENDING) sweep(at);
+      pending.set(correlationId, { ...admitted, atMs: at });
+      if (pending.size > MAX_KEPT || pending.values().next().value!.atMs <= at - PENDING_MS) sweep(at);
     },
-    /** The command was not queued after all (its confirmation failed): nothing more to charge. */
+    /** The command was not queued after all (its confirmation failed): its estimate is given back. */
     release(correlationId: string): void {
-      release(correlationId);
+      const held = pending.get(correlationId);
+      if (!held) return;
+      pending.delete(correlationId);
+      perAddress.charge(held.address, -held.estimate);
+      venue.charge(held.tenantId, -held.estimate);
     },
     /**
-     * Charges an applied (or refused) command for the `bytes` it stored, less the unit taken at admission. A
-     * budget may go below zero: the next command waits until the debt is paid back at the refill rate.
+     * An applied command of order `orderId` stored `bytes`: its budgets are charged the difference from its
+     * estimate, and the order's size is remembered for the next command's estimate.
      */
-    charge(correlationId: string, bytes: number): void {
-      // Not held: staff, a command confirmed before a restart, or an order from the central.
-      const held = release(correlationId);
-      const units = bytes / UNIT - 1;
-      if (!held || units <= 0) return;
-      perAddress.charge(held.address, units);
-      venue.charge(held.tenantId, units);
+    charge(correlationId: string, tenantId: string, orderId: string, bytes: number): void {
+      const key = `${tenantId}\n${orderId}`;
+      sizes.delete(key); // re-inserted last: the Map's order is oldest change first
+      sizes.set(key, bytes);
+      if (sizes.size > MAX_KEPT) sizes.delete(sizes.keys().next().value!);
+      settle(correlationId, bytes);
+    },
+    /** A command refused when applied stored only its NOTIFICATION, `bytes`; its order is as it was. */
+    refused(correlationId: string, bytes: number): void {
+      settle(correlationId, bytes);
     },
   };
 }
