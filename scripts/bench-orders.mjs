@@ -38,7 +38,13 @@ async function box() {
     configFile,
     JSON.stringify({
       auth: { anonymous: { perAddressPerMinute: 100_000 } },
-      ordering: { maxOpenPerAnonymousUser: 10_000, customerCommandRate: { burst: 1_000_000 } },
+      ordering: {
+        maxOpenPerAnonymousUser: 10_000,
+        customerCommandRate: { burst: 1_000_000 },
+        // Load, not abuse: no write budget (docs/orders.md "Order limits").
+        addressWriteRate: { burstBytes: 1 << 30, bytesPerMinute: 1 << 30 },
+        venueWriteRate: { burstBytes: 1 << 30, bytesPerMinute: 1 << 30 },
+      },
       metrics: { allowAddresses: ['127.0.0.1'] },
     }),
   );

@@ -67,7 +67,13 @@ function config(dir) {
     file,
     JSON.stringify({
       auth: { anonymous: { perAddressPerMinute: 100_000 } },
-      ordering: { maxOpenPerAnonymousUser: 10_000, customerCommandRate: { burst: 1_000_000 } },
+      ordering: {
+        maxOpenPerAnonymousUser: 10_000,
+        customerCommandRate: { burst: 1_000_000 },
+        // Load, not abuse: no write budget (docs/orders.md "Order limits").
+        addressWriteRate: { burstBytes: 1 << 30, bytesPerMinute: 1 << 30 },
+        venueWriteRate: { burstBytes: 1 << 30, bytesPerMinute: 1 << 30 },
+      },
       sockets: { maxPerUser: 100 },
     }),
   );

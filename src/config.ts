@@ -48,6 +48,18 @@ const attemptBucket = (burst: number, refillSeconds: number) =>
     { default: {}, additionalProperties: false },
   );
 
+const MIB = 1_048_576;
+
+/** A budget of bytes stored (src/modules/ordering/write-budget.ts): `burstBytes` at once, then `bytesPerMinute`. */
+const writeRate = (burstBytes: number, bytesPerMinute: number) =>
+  Type.Object(
+    {
+      burstBytes: Type.Integer({ default: burstBytes, minimum: 65_536, maximum: 1024 * MIB }),
+      bytesPerMinute: Type.Integer({ default: bytesPerMinute, minimum: 1024, maximum: 1024 * MIB }),
+    },
+    { default: {}, additionalProperties: false },
+  );
+
 /** The configuration file: JSON with comments. Every option has a default; see native-config/venue-box.jsonc. */
 const ConfigSchema = Type.Object(
   {
@@ -141,6 +153,10 @@ const ConfigSchema = Type.Object(
           },
           { default: {}, additionalProperties: false },
         ),
+        // Bytes of orders customers' commands may store (src/modules/ordering/write-budget.ts; docs/orders.md
+        // "Order limits"): per client address, and the venue's customers together. Staff not limited.
+        addressWriteRate: writeRate(4 * MIB, MIB),
+        venueWriteRate: writeRate(16 * MIB, 4 * MIB),
       },
       { default: {}, additionalProperties: false },
     ),

@@ -130,6 +130,8 @@ describe.skipIf(skip)('a standby box on the venue LAN, with keepalived', STORY, 
         auth: { anonymous: { perAddressPerMinute: 1000 } },
         ordering: {
           customerCommandRate: { burst: 1_000_000, refillSeconds: 0.000001 },
+          addressWriteRate: { burstBytes: 1 << 30, bytesPerMinute: 1 << 30 },
+          venueWriteRate: { burstBytes: 1 << 30, bytesPerMinute: 1 << 30 },
           maxOpenPerAnonymousUser: 10_000,
         },
       }),

@@ -17,6 +17,7 @@ import { createOrderHandler } from '../modules/ordering/handler.js';
 import { createPrintJobs } from '../modules/ordering/print-jobs.js';
 import { createOrderRepo } from '../modules/ordering/repo.js';
 import { createOrderingService } from '../modules/ordering/service.js';
+import { createWriteBudget } from '../modules/ordering/write-budget.js';
 import { createPrintRepo } from '../modules/printing/repo.js';
 import { createPrintingService } from '../modules/printing/service.js';
 import { createSpooler } from '../modules/printing/spooler.js';
@@ -146,6 +147,10 @@ export function createDomain({ config, log, db, repos, publisher, durable, metri
     now,
     bounds: { maxLines: config.ordering.maxLines, maxOpenPerAnonymousUser: config.ordering.maxOpenPerAnonymousUser },
     customerRate: createRateLimiter(config.ordering.customerCommandRate, now),
+    writeBudget: createWriteBudget(
+      { perAddress: config.ordering.addressWriteRate, venue: config.ordering.venueWriteRate },
+      now,
+    ),
   };
   // What headquarters sent down reports back up (docs/sync.md "Orders created at the central").
   const reportInbox = (tenantId: string, body: InboxResultBody, nowMs: number) =>

@@ -17,8 +17,15 @@ export const DEMO = {
   menu: demo.tenants[0]!.menus[0]!.id,
 };
 
-/** Config for tests that drive one customer's commands as fast as the box answers (no per-customer rate). */
-export const UNLIMITED_CUSTOMER = { ordering: { customerCommandRate: { burst: 1_000_000, refillSeconds: 0.000001 } } };
+/** Config for tests that drive customers' commands as fast as the box answers (no customer rate, no write budget). */
+const UNLIMITED_WRITES = { burstBytes: 1024 * 1024 * 1024, bytesPerMinute: 1024 * 1024 * 1024 };
+export const UNLIMITED_CUSTOMER = {
+  ordering: {
+    customerCommandRate: { burst: 1_000_000, refillSeconds: 0.000001 },
+    addressWriteRate: UNLIMITED_WRITES,
+    venueWriteRate: UNLIMITED_WRITES,
+  },
+};
 
 export interface TestBox {
   port: number;

@@ -10,6 +10,7 @@ import { commandOf } from './commands/registry.js';
 import type { CommandDeps } from './commands/rules.js';
 import { orderView, type OrderRows, syncDetail, withoutContact } from './order-view.js';
 import type { Command } from './repo.js';
+import type { WriteBudget } from './write-budget.js';
 
 /**
  * The rate of commands a customer (a token without scope write) may give: a token bucket per user. Every applied
@@ -31,6 +32,8 @@ export const ORDER_WRITE_UNIT = 4096;
 export interface HandlerDeps extends CommandDeps {
   /** The customers' command rate (createRateLimiter(CommandRate)), shared with the service; absent: no limit. */
   customerRate?: ReturnType<typeof createRateLimiter>;
+  /** The bytes customers' commands may store per address and per venue, shared with the service; absent: none. */
+  writeBudget?: WriteBudget;
   events: EventStore;
   /** Every applied command's order goes to the central through the outbox, in the command's savepoint. */
   outbox: Outbox;
@@ -40,14 +43,17 @@ export interface HandlerDeps extends CommandDeps {
 
 export const rateKey = (tenantId: string, userId: string): string => `${tenantId}\n${userId}`;
 
-/** The order.changed event of an applied command: the order as it now is, and the command that changed it. */
+/**
+ * The order.changed event of an applied command: the order as it now is, and the command that changed it. Returns
+ * the event's length, what it stores in the outbox.
+ */
 export function recordForSync(
   deps: HandlerDeps,
   cmd: Pick<Command, 'tenantId' | 'orderId' | 'correlationId' | 'kind' | 'userId' | 'staff' | 'confirmedMs'>,
   rows: OrderRows,
   orderJson: string,
   now: number,
-): void {
+): number {
   const version = deps.repo.bumpVersion(cmd.tenantId, cmd.orderId);
   const command = {
     correlationId: cmd.correlationId,
@@ -59,6 +65,7 @@ export function recordForSync(
   const detail = syncDetail(rows);
   const json = `{"version":${version},"command":${JSON.stringify(command)},"order":${orderJson},"detail":${JSON.stringify(detail)}}`;
   deps.outbox.append(cmd.tenantId, 'order.changed', cmd.orderId, { json }, now);
+  return json.length;
 }
 
 /**
@@ -66,7 +73,7 @@ export function recordForSync(
  * after it, so neither waits for the other to exist (docs/architecture.md "Wiring and lifecycle").
  */
 export function createOrderHandler(deps: HandlerDeps): CommandHandler {
-  const { customerRate } = deps;
+  const { customerRate, writeBudget } = deps;
   return {
     process(cmd, now) {
       const command = commandOf(cmd.kind);
@@ -77,7 +84,13 @@ export function createOrderHandler(deps: HandlerDeps): CommandHandler {
       const rows = deps.repo.rows(cmd.tenantId, cmd.orderId)!;
       const order = orderView(deps.venues, cmd.tenantId, rows);
       const payload = JSON.stringify(order);
-      recordForSync(deps, cmd, rows, order.contact ? JSON.stringify(withoutContact(order)) : payload, now);
+      const synced = recordForSync(
+        deps,
+        cmd,
+        rows,
+        order.contact ? JSON.stringify(withoutContact(order)) : payload,
+        now,
+      );
       // Every applied command stores the whole order again (socket streams, sync outbox): a customer's command
       // pays for a large order (docs/orders.md "Order limits"), so a huge order cannot be rewritten many times a second.
       if (customerRate && !cmd.staff && payload.length > ORDER_WRITE_FREE) {
@@ -91,11 +104,15 @@ export function createOrderHandler(deps: HandlerDeps): CommandHandler {
       const streams = new Set(order.users.map((u) => u.userId));
       streams.add(cmd.userId);
       for (const b of order.buckets) streams.add(venueStream(b.venue));
+      // What the command stored: the order once a stream (socket events) and once in the outbox.
+      writeBudget?.charge(cmd.correlationId, cmd.tenantId, cmd.orderId, payload.length * streams.size + synced);
       const change = orderChange(payload);
       return [...streams].map((stream) => deps.events.append(cmd.tenantId, stream, change, now));
     },
     notify(cmd, codes, now): OutgoingFrame[] {
-      return [deps.events.append(cmd.tenantId, cmd.userId, notification(cmd, codes), now)];
+      const frame = notification(cmd, codes);
+      writeBudget?.refused(cmd.correlationId, frame.payloadJson.length);
+      return [deps.events.append(cmd.tenantId, cmd.userId, frame, now)];
     },
   };
 }

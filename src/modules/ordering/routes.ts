@@ -3,7 +3,7 @@ import { LimitParam, ListOf } from '../../http/contracts/query.js';
 import { json, type Route, route } from '../../http/types.js';
 import { Order } from '../../shared/order-schemas.js';
 import { isUuid } from '../../shared/ids.js';
-import { notFound } from '../../shared/errors.js';
+import { AppError, notFound } from '../../shared/errors.js';
 import { COMMAND_NAMES, type CommandName, commandPath, ORDER_COMMANDS } from './commands/registry.js';
 import { idempotencyOf } from './idempotency.js';
 import type { CommandBody, OrderingService } from './service.js';
@@ -75,6 +75,21 @@ const IDEMPOTENCY_KEY = {
     'a new random key per command, the same on a retry: the first 200 again, applied once (docs/api.md "Safe retries")',
 };
 
+/** The longest a refused command's 429 is held back (docs/orders.md "Order limits"). */
+export const HOLD_BACK_MS = 1000;
+
+/**
+ * A 429 is answered after its Retry-After (HOLD_BACK_MS at most): a client that waits for Retry-After loses
+ * nothing, and one that does not (60 tokens of one address, each asking again at once) gets an answer a second
+ * instead of thousands, which took the event loop from every other client (docs/performance.md "Many anonymous
+ * customers from one address"). A held answer costs a timer, no work.
+ */
+async function heldBack(err: unknown): Promise<void> {
+  if (!(err instanceof AppError) || err.status !== 429) return;
+  const seconds = Number(err.headers['Retry-After'] ?? 1);
+  await new Promise((resolve) => setTimeout(resolve, Math.min(HOLD_BACK_MS, seconds * 1000)));
+}
+
 /**
  * An order command's route, from the registry (src/modules/ordering/commands/registry.ts): its Idempotency-Key is
  * checked first (the fingerprint is taken from the body as parsed, before validation), then the order id of the
@@ -99,7 +114,10 @@ function commandRoute<N extends CommandName>(ordering: OrderingService, name: N)
       headers: [IDEMPOTENCY_KEY],
       responses: {
         200: { description: 'confirmed: durable, to be applied in order', schema: ConfirmationSchema },
-        429: { description: "tooManyRequests: past the customer's command rate", headers: ['Retry-After'] },
+        429: {
+          description: "tooManyRequests: past the customer's command rate or its address's or venue's write budget",
+          headers: ['Retry-After'],
+        },
       },
     },
     handle: async ({ req, principal, body, valid }) => {
@@ -107,7 +125,12 @@ function commandRoute<N extends CommandName>(ordering: OrderingService, name: N)
       const orderId = onOrder ? orderIdOf(req.params.id) : undefined;
       // Only a command whose body is optional takes a missing one as {}: a JSON null is no object elsewhere.
       const checked = valid(command.bodyRequired ? body : (body ?? {})) as CommandBody<N>;
-      return json(200, await ordering.command(name, principal, orderId, checked, idem));
+      try {
+        return json(200, await ordering.command(name, principal, orderId, checked, idem, req.remoteAddress));
+      } catch (err) {
+        await heldBack(err);
+        throw err;
+      }
     },
   };
 }

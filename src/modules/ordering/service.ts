@@ -12,6 +12,7 @@ import type { OrderFilter } from './repo.js';
 import { reinstateOrder } from './reinstate.js';
 import type { AppendBody, CancelBody, CompleteBody, NewOrderBody, RemoveBody, UpdateBody } from './schemas.js';
 import { encodeCursor, type OrderPage } from './staff-views.js';
+import type { WriteBudget } from './write-budget.js';
 
 export interface Confirmation {
   correlationId: string;
@@ -45,7 +46,7 @@ export function venueWatchGuard(
 
 /** Ordering use cases: confirm commands (durably), apply them later, read orders. */
 export function createOrderingService(deps: OrderingDeps) {
-  const { queue, customerRate } = deps;
+  const { queue, customerRate, writeBudget } = deps;
   const keys = createIdempotencyGuard(deps.repo.idempotency);
 
   /**
@@ -53,16 +54,29 @@ export function createOrderingService(deps: OrderingDeps) {
    * stored as JSON text with the command; a retry gets that one back (for `new`, the original order and line
    * ids, not the fresh ones made for the retry), and it serialises to the same bytes again.
    */
-  /** 429 with Retry-After past the customer's command rate; the command is not queued. */
-  function checkRate(p: Principal): void {
-    if (!customerRate || isStaff(p)) return;
+  /**
+   * 429 with Retry-After past the customer's command rate, or past the bytes its address or the venue's customers
+   * may write (docs/orders.md "Order limits"); the command is not queued and nothing is taken. Returns what the
+   * write budget admitted, to hold until the command is applied.
+   */
+  function admit(
+    p: Principal,
+    clientAddress: string | undefined,
+    orderId: string,
+    newLines: number,
+  ): ReturnType<WriteBudget['admit']> | undefined {
+    if (isStaff(p)) return undefined;
     const key = rateKey(p.tenantId, p.userId);
-    const waitMs = customerRate.waitMs(key);
+    const waitMs = customerRate?.waitMs(key) ?? 0;
     if (waitMs > 0) {
       const message = 'too many order commands: retry after Retry-After seconds';
       throw retryLater('tooManyRequests', message, waitMs, ['ordering.customerCommandRate']);
     }
-    customerRate.take(key);
+    // An in-process caller names no address: only the customer's own rate holds it.
+    const admitted =
+      clientAddress === undefined ? undefined : writeBudget?.admit(p.tenantId, clientAddress, orderId, newLines);
+    customerRate?.take(key);
+    return admitted;
   }
 
   function confirm(
@@ -72,8 +86,11 @@ export function createOrderingService(deps: OrderingDeps) {
     body: unknown,
     lines: string[],
     idem: IdempotencyRequest | undefined,
+    clientAddress: string | undefined,
   ): Promise<Confirmation> {
-    checkRate(p);
+    // `new` and `append` add their lines (the confirmation's line ids); the others change the lines there are.
+    const added = kind === 'new' || kind === 'append' ? lines.length : 0;
+    const admitted = admit(p, clientAddress, orderId, added);
     const confirmedMs = deps.now();
     const correlationId = newId7(confirmedMs);
     const confirmation: Confirmation = { correlationId, orderId, lines };
@@ -87,7 +104,16 @@ export function createOrderingService(deps: OrderingDeps) {
       body,
       confirmedMs,
     };
-    if (!idem) return queue.confirm(record).then(() => confirmation);
+    // Held only when queued (a retried Idempotency-Key queues nothing), let go if the queueing fails.
+    const queued = (stored?: Parameters<typeof queue.confirm>[1]): Promise<void> => {
+      if (admitted === undefined || !writeBudget) return queue.confirm(record, stored);
+      writeBudget.hold(correlationId, admitted);
+      return queue.confirm(record, stored).catch((err: unknown) => {
+        writeBudget.release(correlationId);
+        throw err;
+      });
+    };
+    if (!idem) return queued().then(() => confirmation);
     const response = JSON.stringify(confirmation);
     const stored = {
       tenantId: p.tenantId,
@@ -99,7 +125,7 @@ export function createOrderingService(deps: OrderingDeps) {
       createdMs: confirmedMs,
     };
     return keys
-      .once(p.tenantId, p.userId, idem, () => queue.confirm(record, stored).then(() => response))
+      .once(p.tenantId, p.userId, idem, () => queued(stored).then(() => response))
       .then((text) => JSON.parse(text) as Confirmation);
   }
 
@@ -109,18 +135,20 @@ export function createOrderingService(deps: OrderingDeps) {
     orderId: string | undefined,
     body: CommandBody<N>,
     idem: IdempotencyRequest | undefined,
+    clientAddress?: string,
   ): Promise<Confirmation> {
     const { stored, lines } = (
       ORDER_COMMANDS[name].confirm as (b: CommandBody<N>) => { stored: unknown; lines: string[] }
     )(body);
-    return confirm(p, orderId ?? newId7(), name, stored, lines, idem);
+    return confirm(p, orderId ?? newId7(), name, stored, lines, idem, clientAddress);
   }
 
   return {
     /**
      * Confirms an order command (docs/api.md "Order commands"): the command's own checks of its body (a 400), then
-     * the customer's rate (a 429), then durably queued; resolves with its confirmation. `orderId` for every
-     * command but `new`, which makes one.
+     * the customer's rate and its address's write budget (a 429), then durably queued; resolves with its
+     * confirmation. `orderId` for every command but `new`, which makes one; `clientAddress` the request's (the
+     * derived one behind a trusted proxy: src/http/client-address.ts).
      */
     command: runCommand,
 
