@@ -13,6 +13,7 @@ import { sql as consoleSupport } from './migrations/0008-console.js';
 import { sql as standbyLease } from './migrations/0009-standby-lease.js';
 import { sql as signingKey } from './migrations/0010-signing-key.js';
 import { sql as deadLetterRetry } from './migrations/0011-dead-letter-retry.js';
+import { sql as requestNonces } from './migrations/0013-request-nonces.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -27,6 +28,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 9, name: 'standby-lease', sql: standbyLease },
   { version: 10, name: 'signing-key', sql: signingKey },
   { version: 11, name: 'dead-letter-retry', sql: deadLetterRetry },
+  // 12 is another change's (merged beside this one).
+  { version: 13, name: 'request-nonces', sql: requestNonces },
 ];
 
 /** A database newer than this central: exit 65, not restarted by systemd (docs/operations.md "Exit codes"). */
