@@ -6,12 +6,13 @@ import { enrolledDevice, type SimDevice } from './support/sim-device.js';
 
 // Signed requests are taken once (docs/sync.md "Signed requests"): a request captured on the wire and sent again,
 // byte for byte, is refused with a code; a fresh one from the device is taken. Two central processes on one
-// database share the nonces, as processes behind a balancer do.
+// database share the nonces, as processes behind a balancer do; the second also takes boxes of protocol 1
+// (--accept-protocol-1, while a fleet upgrades), which changes nothing for stamped requests.
 let a: TestCentral;
 let b: TestCentral;
 beforeAll(async () => {
   a = await startTestCentral();
-  b = await startTestCentral({ args: ['--database-url', a.databaseUrl] });
+  b = await startTestCentral({ args: ['--database-url', a.databaseUrl, '--accept-protocol-1'] });
 }, 60_000);
 afterAll(async () => {
   expect(await b?.stop()).toBe(0);
@@ -92,7 +93,7 @@ describe('a captured signed request sent again', () => {
     expect((await d.tail(0)).status).toBe(200);
   });
 
-  test('a stamp changed on the wire breaks the signature; an unstamped request (protocol 1) is 426', async () => {
+  test('a stamp changed on the wire breaks the signature; an unstamped request (protocol 1) is 426 unless accepted', async () => {
     const d = await enrolledDevice(a);
     const hello = await capture(d, 'POST', PATHS.hello, helloBody(d));
     const moved = { ...hello, headers: { ...hello.headers, 'x-timestamp': String(d.clockMs + 1) } };
@@ -102,24 +103,26 @@ describe('a captured signed request sent again', () => {
     const renonced = { ...hello, headers: { ...hello.headers, 'x-nonce': 'A'.repeat(22) } };
     expect(codeOf(await send(a, renonced))).toBe('unauthorized');
 
-    // A box of protocol 1 signs method, path, tenant, device and the body's hash, with no stamp: told to update.
-    const body = helloBody(d);
+    // A box of protocol 1 signs method, path, tenant, device and the body's hash, with no stamp: told to update,
+    // unless the central takes protocol 1 for now, which says so in the hello's protocols.
+    const body = JSON.stringify({ protocol: 1, schema: SCHEMA, boxTimeMs: Date.now(), pendingSeq: 0, version: 'old' });
     const text = `POST ${PATHS.hello}\n${d.tenant}\n${d.deviceId}\n${createHash('sha256').update(body).digest('hex')}`;
     const signature = Buffer.from(signDetached(Buffer.from(text), d.keys.secretKey)).toString('base64');
-    const old = await send(a, {
+    const headers = { 'content-type': 'application/json', 'x-tenant': d.tenant, 'x-device': d.deviceId };
+    const unstamped: Captured = {
       method: 'POST',
       path: PATHS.hello,
       body,
-      headers: {
-        'content-type': 'application/json',
-        'x-tenant': d.tenant,
-        'x-device': d.deviceId,
-        'x-signature': signature,
-      },
-    });
+      headers: { ...headers, 'x-signature': signature },
+    };
+    const old = await send(a, unstamped);
     expect(old.status).toBe(426);
     expect(codeOf(old)).toBe('unsupportedProtocol');
     expect(old.body.message).toMatch(/x-timestamp and x-nonce/);
+    const accepted = await send(b, unstamped);
+    expect(accepted.status, accepted.text).toBe(200);
+    expect(accepted.body.protocols).toEqual([1, PROTOCOL]);
+    expect((await d.hello()).body.protocols).toEqual([PROTOCOL]); // a's answer
   });
 });
 

@@ -174,10 +174,11 @@ export const requestSigningText = (
   tenant: string,
   deviceId: string,
   body: string,
-  stamp: RequestStamp,
+  /** Null: a box of protocol 1, which signed no stamp (a central started with --accept-protocol-1 takes it). */
+  stamp: RequestStamp | null,
 ): string =>
   `${method.toUpperCase()} ${pathAndQuery}\n${tenant}\n${deviceId}\n${createHash('sha256').update(body, 'utf8').digest('hex')}` +
-  `\n${stamp.timestampMs}\n${stamp.nonce}${stamp.challenge ? `\n${stamp.challenge}` : ''}`;
+  (stamp ? `\n${stamp.timestampMs}\n${stamp.nonce}${stamp.challenge ? `\n${stamp.challenge}` : ''}` : '');
 
 /** What makes a signed request once-only: when the box signed it, a nonce, and a hello's challenge if it was asked. */
 export interface RequestStamp {

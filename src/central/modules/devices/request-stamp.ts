@@ -22,12 +22,16 @@ import type { Queryable } from '../../db/pool.js';
 /** Live challenges a device may hold at once: a replayer sending old hellos cannot pile them up. */
 const MAX_CHALLENGES = 8;
 
-/** The stamp of a signed request, from its headers; a request without one is from a box of protocol 1: 426. */
-export function stampOf(req: HttpRequest): RequestStamp {
+/**
+ * The stamp of a signed request, from its headers. A request without one is from a box of protocol 1: null when
+ * the central takes those for now (`central serve --accept-protocol-1`, while a fleet is upgraded), else 426.
+ */
+export function stampOf(req: HttpRequest, acceptProtocol1 = false): RequestStamp | null {
   const ts = req.headers['x-timestamp'];
   const nonce = req.headers['x-nonce'];
   const challenge = req.headers['x-challenge'];
-  if (ts === undefined && nonce === undefined) {
+  if (ts === undefined && nonce === undefined && challenge === undefined) {
+    if (acceptProtocol1) return null;
     throw AppError.of(
       'unsupportedProtocol',
       `signed requests of protocol ${PROTOCOL} carry x-timestamp and x-nonce: update the box (docs/sync.md "Signed requests")`,

@@ -52,6 +52,8 @@ export function createDeviceService(
   hooks: {
     /** A hello carried an update report (after it was stored): the tenant's rollout may halt or advance. */
     onUpdateReport?(tenantId: string): Promise<void>;
+    /** Unstamped requests of protocol-1 boxes are taken, replayable (docs/sync.md "Signed requests": Versions). */
+    acceptProtocol1?: boolean;
   } = {},
 ) {
   const repo = createDeviceRepo(pool);
@@ -67,7 +69,7 @@ export function createDeviceService(
   const keyOf = (tenant: string, deviceId: string) => `${tenant}\n${deviceId}`;
 
   /** Whether the request's x-signature is the device's over requestSigningText (path and query exactly as sent). */
-  function signedBy(req: HttpRequest, body: string, publicKey: Buffer, stamp: RequestStamp): boolean {
+  function signedBy(req: HttpRequest, body: string, publicKey: Buffer, stamp: RequestStamp | null): boolean {
     const query = req.rawQuery;
     const tenant = req.headers['x-tenant'] ?? '';
     const deviceId = req.headers['x-device'] ?? '';
@@ -78,7 +80,10 @@ export function createDeviceService(
   }
 
   /** The device of a signed request and its stamp, the signature checked; neither window nor nonce yet. */
-  async function verifySigned(req: HttpRequest, body: string): Promise<{ device: DeviceRow; stamp: RequestStamp }> {
+  async function verifySigned(
+    req: HttpRequest,
+    body: string,
+  ): Promise<{ device: DeviceRow; stamp: RequestStamp | null }> {
     const tenant = req.headers['x-tenant'] ?? '';
     const deviceId = req.headers['x-device'] ?? '';
     const device = tenant && deviceId ? await repo.device(tenant, deviceId) : undefined;
@@ -86,7 +91,7 @@ export function createDeviceService(
     // A small-order key enrolled before enrolment refused them would verify forgeries: never trusted.
     if (!isAcceptableKey(device.publicKey))
       throw unauthorized('the device key is a small-order point; enrol the device again');
-    const stamp = stampOf(req);
+    const stamp = stampOf(req, hooks.acceptProtocol1);
     if (!signedBy(req, body, device.publicKey, stamp)) throw unauthorized('bad request signature');
     if (knownKeys.size >= MAX_KNOWN_KEYS) knownKeys.clear();
     knownKeys.set(keyOf(tenant, deviceId), { publicKey: device.publicKey, clockOffsetMs: device.clockOffsetMs });
@@ -100,6 +105,7 @@ export function createDeviceService(
   async function authenticateSigned(req: HttpRequest, body: string): Promise<DeviceRow> {
     const receivedMs = now();
     const { device, stamp } = await verifySigned(req, body);
+    if (stamp === null) return device; // protocol 1, taken while --accept-protocol-1 says so
     checkRequestStamp(stamp, receivedMs, device.clockOffsetMs);
     await useNonce(pool, device, stamp.nonce);
     return device;
@@ -203,7 +209,7 @@ export function createDeviceService(
       // A newer protocol is refused with 426 only once the device is known to be active: the full check first.
       // An offset not known here is read: a hello before the device's first measures it, so takes any timestamp.
       const known = newer ? undefined : knownKeys.get(keyOf(tenant, deviceId));
-      const stamp = known?.clockOffsetMs != null ? stampOf(req) : undefined;
+      const stamp = known?.clockOffsetMs != null ? stampOf(req, hooks.acceptProtocol1) : undefined;
       const signer =
         known && stamp && signedBy(req, bodyText, known.publicKey, stamp)
           ? { ...known, stamp, cached: true }
@@ -212,11 +218,13 @@ export function createDeviceService(
       if (newer) throw AppError.of('unsupportedProtocol', `this central speaks protocol ${PROTOCOL}, schema ${SCHEMA}`);
       const id = { tenantId: tenant, deviceId };
       // Another process may have taken a hello on a new clock since: its offset, before a stamp is called stale.
-      let clockOffsetMs = signer.clockOffsetMs;
-      if (signer.cached && !withinWindow(signer.stamp, receivedMs, clockOffsetMs))
-        clockOffsetMs = (await repo.device(tenant, deviceId))?.clockOffsetMs ?? clockOffsetMs;
-      await checkHelloStamp(pool, { ...id, clockOffsetMs }, signer.stamp, receivedMs);
-      await useNonce(pool, id, signer.stamp.nonce);
+      if (signer.stamp) {
+        let clockOffsetMs = signer.clockOffsetMs;
+        if (signer.cached && !withinWindow(signer.stamp, receivedMs, clockOffsetMs))
+          clockOffsetMs = (await repo.device(tenant, deviceId))?.clockOffsetMs ?? clockOffsetMs;
+        await checkHelloStamp(pool, { ...id, clockOffsetMs }, signer.stamp, receivedMs);
+        await useNonce(pool, id, signer.stamp.nonce);
+      }
       // Clocks are data: the offset is recorded for people to see, never used to refuse anything.
       const offsetMs = Math.round(body.boxTimeMs - receivedMs);
       // A report this central does not know (a newer box's new state) is left out, never a reason to refuse the hello.
@@ -233,7 +241,12 @@ export function createDeviceService(
       knownKeys.set(keyOf(tenant, deviceId), { publicKey, clockOffsetMs: offsetMs });
       await dropExpiredNonces(pool, id);
       if (report) await hooks.onUpdateReport?.(tenant);
-      return { head, serverTimeMs: now(), protocols: [PROTOCOL], schema: SCHEMA };
+      return {
+        head,
+        serverTimeMs: now(),
+        protocols: hooks.acceptProtocol1 ? [1, PROTOCOL] : [PROTOCOL],
+        schema: SCHEMA,
+      };
     },
 
     async tail(req: HttpRequest, after: number, limit: number): Promise<TailResponse> {
