@@ -96,7 +96,10 @@ describe('a captured signed request sent again', () => {
   test('a stamp changed on the wire breaks the signature; an unstamped request (protocol 1) is 426 unless accepted', async () => {
     const d = await enrolledDevice(a);
     const hello = await capture(d, 'POST', PATHS.hello, helloBody(d));
-    const moved = { ...hello, headers: { ...hello.headers, 'x-timestamp': String(d.clockMs + 1) } };
+    const moved = {
+      ...hello,
+      headers: { ...hello.headers, 'x-timestamp': String(Number(hello.headers['x-timestamp']) + 1) },
+    };
     const bad = await send(a, moved);
     expect(bad.status).toBe(401);
     expect(codeOf(bad)).toBe('unauthorized');

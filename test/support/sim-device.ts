@@ -42,7 +42,20 @@ export class SimDevice {
   epoch = 1;
   readonly events: SentEvent[] = [];
   /** The box's clock as it writes it into envelopes and headers (tests move it around). */
-  clockMs = Date.now();
+  get clockMs(): number {
+    return this.clock.ms;
+  }
+  set clockMs(ms: number) {
+    this.clock = { ms, setAt: Date.now() };
+  }
+  private clock = { ms: Date.now(), setAt: Date.now() };
+  /**
+   * The clock as it reads now, set and then running: what a hello measures and requests are stamped with, so a
+   * simulation longer than the window stays within it (docs/sync.md "Signed requests").
+   */
+  private runningClockMs(): number {
+    return this.clock.ms + (Date.now() - this.clock.setAt);
+  }
 
   constructor(readonly baseUrl: string) {}
 
@@ -202,7 +215,7 @@ export class SimDevice {
     const body = JSON.stringify({
       protocol: PROTOCOL,
       schema: SCHEMA,
-      boxTimeMs: this.clockMs,
+      boxTimeMs: this.runningClockMs(),
       pendingSeq: this.lastSeq,
       version: 'sim',
       ...over,
@@ -238,7 +251,7 @@ export class SimDevice {
   /** The headers the device signs a request with, stamped with its clock (docs/sync.md "Signed requests"). */
   signedHeaders(method: string, pathAndQuery: string, body: string, challenge?: string) {
     const request = { method, pathAndQuery, tenant: this.tenant, deviceId: this.deviceId, body };
-    return signRequest(request, (m) => signDetached(m, this.keys.secretKey), this.clockMs, challenge);
+    return signRequest(request, (m) => signDetached(m, this.keys.secretKey), this.runningClockMs(), challenge);
   }
 
   private async signed(method: string, pathAndQuery: string, body: string, challenge?: string): Promise<Answer> {
