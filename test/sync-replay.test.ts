@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PATHS, PROTOCOL, REQUEST_WINDOW_MS, SCHEMA, signDetached } from '../src/shared/sync-protocol.js';
 import { createHash } from 'node:crypto';
@@ -166,5 +167,32 @@ describe("a box's clock", () => {
     // Sent again: the nonce is spent, and so is the challenge.
     expect(codeOf(await send(a, answered))).toBe('requestReplayed');
     expect((await d.catalogue(0, 0)).status).toBe(200);
+  });
+});
+
+describe('the nonce store', () => {
+  test("keeps a device's nonces for two windows; its next hello removes the expired ones", async () => {
+    const d = await enrolledDevice(a);
+    expect((await d.hello()).status).toBe(200);
+    expect((await d.tail(0)).status).toBe(200);
+    const db = new pg.Client({ connectionString: a.databaseUrl });
+    await db.connect();
+    try {
+      const rows = async () =>
+        (
+          await db.query(
+            `SELECT nonce, expires_at - now() > interval '9 minutes' AS kept FROM request_nonces WHERE device_id = $1`,
+            [d.deviceId],
+          )
+        ).rows as { nonce: string; kept: boolean }[];
+      expect((await rows()).map((r) => r.kept)).toEqual([true, true]);
+      await db.query(`UPDATE request_nonces SET expires_at = now() - interval '1 second' WHERE device_id = $1`, [
+        d.deviceId,
+      ]);
+      expect((await d.hello()).status).toBe(200);
+      expect(await rows()).toHaveLength(1);
+    } finally {
+      await db.end();
+    }
   });
 });

@@ -75,28 +75,28 @@ export function checkRequestStamp(stamp: RequestStamp, receivedMs: number, offse
     throw AppError.of('requestStale', "x-timestamp is outside the window of the device's clock: say hello first");
 }
 
-/** Records the nonce; a nonce the device used within twice the window is a replay: 401 `requestReplayed`. */
+/**
+ * Records the nonce; a nonce the device used within twice the window is a replay: 401 `requestReplayed`. A hello
+ * (`sweep`) also removes the device's expired nonces and challenges in the same statement (never the row of this
+ * nonce, which the insert decides on).
+ */
 export async function useNonce(
   db: Queryable,
   device: { tenantId: string; deviceId: string },
   nonce: string,
+  sweep = false,
 ): Promise<void> {
   const { rowCount } = await db.query(
-    `INSERT INTO request_nonces (tenant_id, device_id, nonce, expires_at)
+    `WITH swept AS (
+       DELETE FROM request_nonces
+        WHERE $5 AND tenant_id = $1 AND device_id = $2 AND expires_at < now() AND nonce <> $3)
+     INSERT INTO request_nonces (tenant_id, device_id, nonce, expires_at)
      VALUES ($1, $2, $3, now() + make_interval(secs => $4 / 1000.0))
      ON CONFLICT (tenant_id, device_id, nonce) DO UPDATE SET expires_at = EXCLUDED.expires_at
        WHERE request_nonces.expires_at < now()`,
-    [device.tenantId, device.deviceId, nonce, 2 * REQUEST_WINDOW_MS],
+    [device.tenantId, device.deviceId, nonce, 2 * REQUEST_WINDOW_MS, sweep],
   );
   if (rowCount !== 1) throw AppError.of('requestReplayed', 'this signed request was seen before: a replay');
-}
-
-/** A hello's housekeeping: the device's expired nonces and challenges go. */
-export async function dropExpiredNonces(db: Queryable, device: { tenantId: string; deviceId: string }): Promise<void> {
-  await db.query('DELETE FROM request_nonces WHERE tenant_id = $1 AND device_id = $2 AND expires_at < now()', [
-    device.tenantId,
-    device.deviceId,
-  ]);
 }
 
 async function newChallenge(db: Queryable, device: { tenantId: string; deviceId: string }): Promise<string | null> {

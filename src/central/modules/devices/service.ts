@@ -25,14 +25,7 @@ import { isAcceptableKey } from '../../../shared/public-key.js';
 import { RELEASE_CHECKS } from '../../../shared/release-schemas.js';
 import { createDeviceRepo, type DeviceRow } from './repo.js';
 import { EARLIEST_MS, TRUSTED_SKEW_MS } from './box-clock.js';
-import {
-  checkHelloStamp,
-  checkRequestStamp,
-  dropExpiredNonces,
-  stampOf,
-  useNonce,
-  withinWindow,
-} from './request-stamp.js';
+import { checkHelloStamp, checkRequestStamp, stampOf, useNonce, withinWindow } from './request-stamp.js';
 
 /**
  * Enrolments with a wrong code per client address: 10, then one a minute (docs/sync.md "The central node"). A code has
@@ -197,9 +190,10 @@ export function createDeviceService(
     },
 
     /**
-     * One statement for a device whose key this central knows, two for the others: a box's sender says hello
-     * again after every failed step, a batch refused with 429 included (docs/sync.md "Talking to the central"), so
-     * a fleet coming back after a restart sends several hellos a box while it waits for an ingest slot.
+     * Two statements for a device whose key and offset this central knows (its nonce, then the hello), three for
+     * the others: a box's sender says hello again after every failed step, a batch refused with 429 included
+     * (docs/sync.md "Talking to the central"), so a fleet coming back after a restart sends several hellos a box
+     * while it waits for an ingest slot.
      */
     async hello(req: HttpRequest, bodyText: string, body: HelloRequest): Promise<HelloResponse> {
       const receivedMs = now();
@@ -223,7 +217,7 @@ export function createDeviceService(
         if (signer.cached && !withinWindow(signer.stamp, receivedMs, clockOffsetMs))
           clockOffsetMs = (await repo.device(tenant, deviceId))?.clockOffsetMs ?? clockOffsetMs;
         await checkHelloStamp(pool, { ...id, clockOffsetMs }, signer.stamp, receivedMs);
-        await useNonce(pool, id, signer.stamp.nonce);
+        await useNonce(pool, id, signer.stamp.nonce, true);
       }
       // Clocks are data: the offset is recorded for people to see, never used to refuse anything.
       const offsetMs = Math.round(body.boxTimeMs - receivedMs);
@@ -239,7 +233,6 @@ export function createDeviceService(
       // Revoked (or gone) since its key was read: refused as the full check would have.
       if (!head) throw unauthorized('unknown or revoked device');
       knownKeys.set(keyOf(tenant, deviceId), { publicKey, clockOffsetMs: offsetMs });
-      await dropExpiredNonces(pool, id);
       if (report) await hooks.onUpdateReport?.(tenant);
       return {
         head,
