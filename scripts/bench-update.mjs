@@ -168,8 +168,8 @@ if (binaries[V3]) {
 }
 
 // ---- 3: DEVICES simulated boxes on 1.0.0, each holding the catalogue's long poll.
-const { SimDevice, ...protocol } = await loadSimDevice('bench-update-sim-device');
-const get = rangeGetter(protocol);
+const { SimDevice } = await loadSimDevice('bench-update-sim-device');
+const get = rangeGetter();
 
 const enrolCode = () =>
   new Promise((resolve, reject) => {

@@ -5,7 +5,7 @@ import pg from 'pg';
 import nacl from 'tweetnacl';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import demo from '../native-config/demo.json';
-import { PATHS, requestSigningText } from '../src/shared/sync-protocol.js';
+import { PATHS, signRequest } from '../src/shared/sync-protocol.js';
 import { DEMO, requestToken, startTestBox, type TestBox } from './support/box.js';
 import { CENTRAL_DEMO, centralCli, startTestCentral, type TestCentral } from './support/central.js';
 import { command, newOrder } from './support/orders.js';
@@ -326,19 +326,11 @@ describe('the catalogue flows down from the central', () => {
       secretKey: string;
       tenant: string;
     };
-    const ask = (tenant: string) => {
+    const ask = async (tenant: string) => {
       const path = `${PATHS.catalogue}?after=0&wait=0`;
-      const sig = nacl.sign.detached(
-        Buffer.from(requestSigningText('GET', path, tenant, device.deviceId, ''), 'utf8'),
-        Buffer.from(device.secretKey, 'base64'),
-      );
-      return fetch(central.url(path), {
-        headers: {
-          'x-tenant': tenant,
-          'x-device': device.deviceId,
-          'x-signature': Buffer.from(sig).toString('base64'),
-        },
-      });
+      const request = { method: 'GET', pathAndQuery: path, tenant, deviceId: device.deviceId, body: '' };
+      const sign = (m: Uint8Array) => nacl.sign.detached(m, Buffer.from(device.secretKey, 'base64'));
+      return fetch(central.url(path), { headers: await signRequest(request, sign, Date.now()) });
     };
     expect((await ask(tenantB)).status).toBe(401);
     const own = await ask(device.tenant);

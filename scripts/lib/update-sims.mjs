@@ -17,17 +17,15 @@ const bodyBytes = (answer) => Number(answer.headers.get('content-length') ?? 0);
 /**
  * A signed `Range: bytes=start-end` GET for a SimDevice, with node:http and a kept-alive connection as the box's
  * download.ts asks it; the body is counted, and kept only when `keep` (the client must stay cheaper than the
- * central it measures). Resolves with the status, the body's length and its bytes. The argument is
- * src/shared/sync-protocol.ts's requestSigningText and signDetached.
+ * central it measures). Resolves with the status, the body's length and its bytes. Signed (and stamped: docs/sync.md
+ * "Signed requests") by the SimDevice's own signedHeaders.
  */
-export function rangeGetter({ requestSigningText, signDetached }) {
+export function rangeGetter() {
   const agent = new Agent({ keepAlive: true });
-  return (sim, path, start, end, keep) =>
-    new Promise((resolve, reject) => {
-      const text = requestSigningText('GET', path, sim.tenant, sim.deviceId, '');
-      const signature = Buffer.from(signDetached(Buffer.from(text, 'utf8'), sim.keys.secretKey)).toString('base64');
+  return async (sim, path, start, end, keep) => {
+    const headers = await sim.signedHeaders('GET', path, '');
+    return new Promise((resolve, reject) => {
       const url = new URL(path, sim.baseUrl);
-      const headers = { 'x-tenant': sim.tenant, 'x-device': sim.deviceId, 'x-signature': signature };
       const req = request(url, { agent, headers: { ...headers, range: `bytes=${start}-${end}` } }, (res) => {
         const chunks = [];
         let length = 0;
@@ -42,6 +40,7 @@ export function rangeGetter({ requestSigningText, signDetached }) {
       req.on('error', reject);
       req.end();
     });
+  };
 }
 
 /**

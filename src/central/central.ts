@@ -66,6 +66,8 @@ export interface CentralOptions {
   trustedProxies?: string[];
   /** The one header they write (src/http/client-address.ts); default x-forwarded-for. */
   forwardedHeader?: ForwardedHeader;
+  /** Take protocol-1 boxes' unstamped signed requests while a fleet upgrades (docs/sync.md "Signed requests"). */
+  acceptProtocol1?: boolean;
 }
 
 export interface Central {
@@ -139,6 +141,7 @@ export async function startCentral(o: CentralOptions): Promise<Central> {
         rollouts
           .evaluate(tenantId)
           .catch((err: unknown) => log.error({ err, tenant: tenantId }, 'rollout evaluation failed')),
+      acceptProtocol1: o.acceptProtocol1,
     });
     const patchMaker = createPatchMaker(pool, { log, workDir: join(dataDir, 'release-work') });
     const releases = createReleaseService(pool, {

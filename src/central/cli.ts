@@ -22,7 +22,7 @@ const USAGE = `Usage:
                           [--provisioning FILE]
                           [--refresh-retry-grace-seconds S] [--console-dir DIR] [--standby-lease-ms MS]
                           [--pool-size N] [--trusted-proxies ADDR,CIDR...]
-                          [--forwarded-header x-forwarded-for|forwarded]
+                          [--forwarded-header x-forwarded-for|forwarded] [--accept-protocol-1]
   venue-box central enrol --tenant T --venue V [--ttl-hours H] [--data-dir DIR] [--database-url URL]
   venue-box central devices [--json] [--data-dir DIR] [--database-url URL]
   venue-box central revoke DEVICE [--data-dir DIR] [--database-url URL]
@@ -42,6 +42,8 @@ serve --pool-size sets this process's database connections (default 10; 3 to 200
 serve --trusted-proxies names the balancers or proxies in front (addresses or CIDR ranges, comma-separated): a
 request from one of them is from the client its X-Forwarded-For names, or its RFC 7239 Forwarded with
 --forwarded-header forwarded (only the header named is read).
+serve --accept-protocol-1 takes the unstamped signed requests of boxes of protocol 1, which can be replayed, while
+a fleet is upgraded; leave it off once every box runs protocol 2 (docs/sync.md "Signed requests").
 ${DEAD_LETTERS_HELP}`;
 
 const OPTIONS = {
@@ -65,6 +67,7 @@ const OPTIONS = {
   'pool-size': { type: 'string' },
   'trusted-proxies': { type: 'string' },
   'forwarded-header': { type: 'string', default: 'x-forwarded-for' },
+  'accept-protocol-1': { type: 'boolean' },
   device: { type: 'string' },
   all: { type: 'boolean' },
 } as const;
@@ -132,6 +135,7 @@ async function serveCentral(values: Values): Promise<number> {
     poolSize,
     trustedProxies,
     forwardedHeader,
+    acceptProtocol1: values['accept-protocol-1'] ?? false,
   });
   // A service that failed for good (src/shared/runtime.ts 'fatal'): stopped, and its error is the exit's (70 for a
   // bug, docs/operations.md "Exit codes") for the supervisor to start the central again.

@@ -14,6 +14,13 @@ const DESCRIPTION =
 export const SIGNED_HEADERS = [
   { name: 'x-tenant', required: true, description: "the device's tenant" },
   { name: 'x-device', required: true, description: 'the device id' },
+  { name: 'x-timestamp', required: true, description: "the box's clock when it signed, ms since 1970" },
+  { name: 'x-nonce', required: true, description: '16 random bytes, base64url: a request is taken once' },
+  {
+    name: 'x-challenge',
+    required: false,
+    description: "a hello sent again after a 401 requestStale: the challenge that refusal's args[0] named",
+  },
   {
     name: 'x-signature',
     required: true,

@@ -110,6 +110,17 @@ export const SYNC_ERRORS = {
   },
   /** A protocol or schema this central does not know; the box keeps its queue. */
   unsupportedProtocol: { status: 426, message: 'a protocol or event schema this central does not speak', args: [] },
+  /**
+   * A signed request whose timestamp is outside the window of the device's clock (docs/sync.md "Signed requests");
+   * a hello's refusal names a one-time challenge to sign into the hello sent again.
+   */
+  requestStale: {
+    status: 401,
+    message: "a signed request outside the window of the device's clock",
+    args: ['challenge'],
+  },
+  /** A signed request whose nonce the central has seen: a replay, refused. */
+  requestReplayed: { status: 401, message: 'a signed request whose nonce was seen before', args: [] },
 } as const satisfies Record<string, ErrorSpec>;
 
 export interface CommandErrorSpec {

@@ -4,13 +4,16 @@
  * themselves (envelope, event bodies, header, answers) are schemas in src/shared/sync-messages.ts. Both sides
  * import these two files and nothing else of each other.
  */
-import { createHash, verify } from 'node:crypto';
+import { createHash, randomBytes, verify } from 'node:crypto';
 import { verifyKeyOf } from './ed25519.js';
 import type { ErrorCode, SyncErrorCode } from './errors.js';
 import { type BatchHeader, type Envelope, ENVELOPE_KINDS, problemOf, SYNC_CHECKS } from './sync-messages.js';
 
-/** The wire protocol (batch framing, headers, answers). A central answers 426 to one it does not speak. */
-export const PROTOCOL = 1;
+/**
+ * The wire protocol (batch framing, headers, answers). A central answers 426 to one it does not speak. 2: signed
+ * requests carry a timestamp and a nonce (docs/sync.md "Signed requests"); a central refuses a box of 1 with 426.
+ */
+export const PROTOCOL = 2;
 /** The version of the event bodies; a central answers 426 to a batch whose schema is newer than it knows. */
 export const SCHEMA = 1;
 
@@ -160,10 +163,10 @@ export function verifyDetached(message: Uint8Array, signature: Uint8Array, publi
 // ------------------------------------------------------------------------------------ signed requests
 
 /**
- * Hello, the tail fetch, the catalogue's poll and the standby lease are plain requests signed by the device:
- * headers `x-tenant`, `x-device` and `x-signature` (base64), the signature over this text. There is no nonce:
- * replaying a read only repeats it, and a replayed lease renewal can at most keep a lease alive that its holder
- * let go, which delays a takeover but never grants two boxes one term (docs/sync.md "The standby lease").
+ * Hello, the tail fetch, the catalogue's poll, menu images, release downloads and the standby lease are plain
+ * requests signed by the device (docs/sync.md "Signed requests"): headers `x-tenant`, `x-device`, `x-timestamp`
+ * (the box's clock, ms), `x-nonce` (random, once) and `x-signature` (base64), the signature over this text. A
+ * hello the central refused as stale is sent again with `x-challenge`, the central's one-time answer, signed too.
  */
 export const requestSigningText = (
   method: string,
@@ -171,12 +174,65 @@ export const requestSigningText = (
   tenant: string,
   deviceId: string,
   body: string,
+  /** Null: a box of protocol 1, which signed no stamp (a central started with --accept-protocol-1 takes it). */
+  stamp: RequestStamp | null,
 ): string =>
-  `${method.toUpperCase()} ${pathAndQuery}\n${tenant}\n${deviceId}\n${createHash('sha256').update(body, 'utf8').digest('hex')}`;
+  `${method.toUpperCase()} ${pathAndQuery}\n${tenant}\n${deviceId}\n${createHash('sha256').update(body, 'utf8').digest('hex')}` +
+  (stamp ? `\n${stamp.timestampMs}\n${stamp.nonce}${stamp.challenge ? `\n${stamp.challenge}` : ''}` : '');
+
+/** What makes a signed request once-only: when the box signed it, a nonce, and a hello's challenge if it was asked. */
+export interface RequestStamp {
+  timestampMs: number;
+  nonce: string;
+  challenge?: string;
+}
+
+/**
+ * A signed request is taken when its timestamp is within this of the central's clock moved by the offset of the
+ * device's last hello, and its nonce was not seen in twice this (docs/sync.md "Signed requests").
+ */
+export const REQUEST_WINDOW_MS = 5 * 60_000;
+
+/** A nonce and a challenge: 16 random bytes, base64url (22 characters). */
+export const newNonce = (): string => randomBytes(16).toString('base64url');
+export const NONCE_PATTERN = /^[A-Za-z0-9_-]{22}$/;
+/** Milliseconds since 1970 on the box's clock: a box whose clock lost its setting says 0 and up. */
+export const TIMESTAMP_PATTERN = /^\d{1,15}$/;
+
+/** The headers of a signed request (`x-challenge` only in a hello sent again with one). */
+export interface SignedRequestHeaders extends Record<string, string> {
+  'x-tenant': string;
+  'x-device': string;
+  'x-timestamp': string;
+  'x-nonce': string;
+  'x-signature': string;
+}
+
+/** The headers of a signed request, its stamp taken at `timestampMs`. */
+export async function signRequest(
+  request: { method: string; pathAndQuery: string; tenant: string; deviceId: string; body: string },
+  sign: (message: Uint8Array) => Uint8Array | Promise<Uint8Array>,
+  timestampMs: number,
+  challenge?: string,
+): Promise<SignedRequestHeaders> {
+  const stamp: RequestStamp = { timestampMs: Math.trunc(timestampMs), nonce: newNonce(), challenge };
+  const { method, pathAndQuery, tenant, deviceId, body } = request;
+  const text = requestSigningText(method, pathAndQuery, tenant, deviceId, body, stamp);
+  const signature = await sign(Buffer.from(text, 'utf8'));
+  return {
+    'x-tenant': tenant,
+    'x-device': deviceId,
+    'x-timestamp': String(stamp.timestampMs),
+    'x-nonce': stamp.nonce,
+    ...(challenge ? { 'x-challenge': challenge } : {}),
+    'x-signature': Buffer.from(signature).toString('base64'),
+  };
+}
 
 /**
  * Why a central refuses a request (the `code` of its error body): the sync codes of the catalogue
- * (src/shared/errors.ts, SYNC_ERRORS: syncGap, syncDiverged, invalidBatch, unsupportedProtocol), and of the API's
+ * (src/shared/errors.ts, SYNC_ERRORS: syncGap, syncDiverged, invalidBatch, unsupportedProtocol,
+ * requestStale, requestReplayed), and of the API's
  * codes 401 `unauthorized` (unknown or revoked device, unknown key id, a bad signature), 413 `payloadTooLarge`
  * (larger than MAX_REQUEST_BYTES) and 429 `tooManyRequests` (too many boxes at once; Retry-After). A 409 body also
  * carries `expectedSeq` and `head`, so the box knows where to resume.

@@ -8,9 +8,9 @@ import {
   GENESIS_HASH,
   PATHS,
   PROTOCOL,
-  requestSigningText,
   SCHEMA,
   signDetached,
+  signRequest,
 } from '../../src/shared/sync-protocol.js';
 import type { BatchHeader, EnvelopeKind, HelloRequest } from '../../src/shared/sync-messages.js';
 import demo from '../../native-config/demo.json';
@@ -42,7 +42,20 @@ export class SimDevice {
   epoch = 1;
   readonly events: SentEvent[] = [];
   /** The box's clock as it writes it into envelopes and headers (tests move it around). */
-  clockMs = Date.now();
+  get clockMs(): number {
+    return this.clock.ms;
+  }
+  set clockMs(ms: number) {
+    this.clock = { ms, setAt: Date.now() };
+  }
+  private clock = { ms: Date.now(), setAt: Date.now() };
+  /**
+   * The clock as it reads now, set and then running: what a hello measures and requests are stamped with, so a
+   * simulation longer than the window stays within it (docs/sync.md "Signed requests").
+   */
+  private runningClockMs(): number {
+    return this.clock.ms + (Date.now() - this.clock.setAt);
+  }
 
   constructor(readonly baseUrl: string) {}
 
@@ -202,12 +215,17 @@ export class SimDevice {
     const body = JSON.stringify({
       protocol: PROTOCOL,
       schema: SCHEMA,
-      boxTimeMs: this.clockMs,
+      boxTimeMs: this.runningClockMs(),
       pendingSeq: this.lastSeq,
       version: 'sim',
       ...over,
     });
-    return this.signed('POST', PATHS.hello, body);
+    return this.signed('POST', PATHS.hello, body).then(async (answer) => {
+      // As the box: a hello refused as stale (its clock was set) goes again with the challenge signed in.
+      const code = answer.status === 401 ? answer.body?.codes?.[0] : undefined;
+      if (code?.code !== 'requestStale' || !code.args?.[0]) return answer;
+      return this.signed('POST', PATHS.hello, body, code.args[0]);
+    });
   }
 
   tail(after: number, limit?: number): Promise<Answer> {
@@ -221,10 +239,8 @@ export class SimDevice {
 
   /** A signed GET with more headers (a Range), its body as bytes: a release download as the box asks it. */
   async download(pathAndQuery: string, headers: Record<string, string> = {}): Promise<Answer & { bytes: Buffer }> {
-    const text = requestSigningText('GET', pathAndQuery, this.tenant, this.deviceId, '');
-    const signature = Buffer.from(signDetached(Buffer.from(text, 'utf8'), this.keys.secretKey)).toString('base64');
     const res = await fetch(`${this.baseUrl}${pathAndQuery}`, {
-      headers: { 'x-tenant': this.tenant, 'x-device': this.deviceId, 'x-signature': signature, ...headers },
+      headers: { ...(await this.signedHeaders('GET', pathAndQuery, '')), ...headers },
     });
     const bytes = Buffer.from(await res.arrayBuffer());
     let body: unknown = bytes;
@@ -232,14 +248,16 @@ export class SimDevice {
     return { status: res.status, body, bytes, headers: res.headers };
   }
 
-  private signed(method: string, pathAndQuery: string, body: string): Promise<Answer> {
-    const text = requestSigningText(method, pathAndQuery, this.tenant, this.deviceId, body);
-    const signature = Buffer.from(signDetached(Buffer.from(text, 'utf8'), this.keys.secretKey)).toString('base64');
+  /** The headers the device signs a request with, stamped with its clock (docs/sync.md "Signed requests"). */
+  signedHeaders(method: string, pathAndQuery: string, body: string, challenge?: string) {
+    const request = { method, pathAndQuery, tenant: this.tenant, deviceId: this.deviceId, body };
+    return signRequest(request, (m) => signDetached(m, this.keys.secretKey), this.runningClockMs(), challenge);
+  }
+
+  private async signed(method: string, pathAndQuery: string, body: string, challenge?: string): Promise<Answer> {
     return this.request(method, pathAndQuery, method === 'GET' ? undefined : body, {
       'content-type': 'application/json',
-      'x-tenant': this.tenant,
-      'x-device': this.deviceId,
-      'x-signature': signature,
+      ...(await this.signedHeaders(method, pathAndQuery, body, challenge)),
     });
   }
 

@@ -14,6 +14,7 @@ import { sql as standbyLease } from './migrations/0009-standby-lease.js';
 import { sql as signingKey } from './migrations/0010-signing-key.js';
 import { sql as deadLetterRetry } from './migrations/0011-dead-letter-retry.js';
 import { sql as deviceSuccessor } from './migrations/0012-device-successor.js';
+import { sql as requestNonces } from './migrations/0013-request-nonces.js';
 
 /** Numbered migrations, applied in order; never edit one that shipped, add the next. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -29,6 +30,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   { version: 10, name: 'signing-key', sql: signingKey },
   { version: 11, name: 'dead-letter-retry', sql: deadLetterRetry },
   { version: 12, name: 'device-successor', sql: deviceSuccessor },
+  { version: 13, name: 'request-nonces', sql: requestNonces },
 ];
 
 /** A database newer than this central: exit 65, not restarted by systemd (docs/operations.md "Exit codes"). */

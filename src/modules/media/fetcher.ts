@@ -2,10 +2,10 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Logger } from '../../log.js';
 import { type ImageExt, MAX_IMAGE_BYTES, MEDIA_PATH, sha256Hex } from '../../shared/media.js';
-import { requestSigningText, signDetached } from '../../shared/sync-protocol.js';
 import { createCentralLoop, type StepContext } from '../sync/central-loop.js';
-import { CentralError, type ClientOptions, retryAfterSeconds } from '../sync/client.js';
+import { CentralError, type ClientOptions, retryAfterSeconds, signedHeaders } from '../sync/client.js';
 import { type Device, loadDevice } from '../sync/enrolment/device.js';
+import { deviceSigner } from '../sync/enrolment/signer.js';
 import type { MediaRepo } from './repo.js';
 import type { MediaStore } from './store.js';
 
@@ -93,7 +93,7 @@ export function createMediaFetcher(deps: FetcherDeps) {
    * What arrives is appended to the partial file, also when the answer is cut off: the next attempt asks for the
    * rest. A 200 (the whole, not the rest) starts the partial file again.
    */
-  function get(
+  async function get(
     device: Device,
     sha256: string,
     ext: ImageExt,
@@ -101,14 +101,8 @@ export function createMediaFetcher(deps: FetcherDeps) {
     client: ClientOptions,
   ): Promise<{ status: number; retryAfter: string | undefined }> {
     const path = `${MEDIA_PATH}/${sha256}.${ext}`;
-    const signature = signDetached(
-      Buffer.from(requestSigningText('GET', path, device.tenant, device.deviceId, ''), 'utf8'),
-      device.secretKey,
-    );
     const headers: Record<string, string> = {
-      'x-tenant': device.tenant,
-      'x-device': device.deviceId,
-      'x-signature': Buffer.from(signature).toString('base64'),
+      ...(await signedHeaders(device, deviceSigner(device.secretKey), 'GET', path, '')),
       ...(from > 0 ? { range: `bytes=${from}-` } : {}),
     };
     const target = new URL(`${device.central.replace(/\/+$/, '')}${path}`);

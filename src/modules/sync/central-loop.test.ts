@@ -73,6 +73,10 @@ test('a 429 or 503 Retry-After wins, held between retryMinMs and retryMaxMs; wit
 
 test('a refused device (401, 403) or an upgrade needed (426) waits retryMaxMs from the first failure', async () => {
   for (const status of [401, 403, 426]) expect(retryDelay(new CentralError(status, 'no'), 1, options)).toBe(60_000);
+  // A request stamped on a clock set since the last hello is no refusal: the next hello mends it (docs/sync.md
+  // "Signed requests"), so it backs off as a failure.
+  const stale = { message: 'stale', codes: [{ code: 'requestStale', message: 'stale', args: [] }] };
+  expect(retryDelay(new CentralError(401, 'stale', stale), 1, options, () => 0)).toBe(1000);
   const { loop, steps } = harness([new CentralError(401, 'central answered 401: unauthorized'), 0]);
   await vi.advanceTimersByTimeAsync(59_999);
   expect(steps).toHaveLength(1);

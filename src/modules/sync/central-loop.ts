@@ -51,7 +51,14 @@ export interface CentralLoop {
 const toldWhen = (err: unknown): err is CentralError & { retryAfterS: number } =>
   err instanceof CentralError && err.retryAfterS !== undefined && (err.status === 429 || err.status === 503);
 
-export const isRefusal = (err: unknown): boolean => err instanceof CentralError && [401, 403, 426].includes(err.status);
+export const isRefusal = (err: unknown): boolean =>
+  err instanceof CentralError && [401, 403, 426].includes(err.status) && !stale(err);
+
+/**
+ * A signed request stamped outside the window of the device's clock (docs/sync.md "Signed requests"): the box's
+ * clock was set before its next hello measured it again, which the sender's next hello mends; retried as a failure.
+ */
+const stale = (err: CentralError): boolean => err.body?.codes?.[0]?.code === 'requestStale';
 
 /**
  * The wait before retry number `attempt` (1 for the first), by the rule of docs/sync.md "Talking to the central":

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BATCH_MEDIA_TYPE, PATHS, requestSigningText } from '../../shared/sync-protocol.js';
+import { BATCH_MEDIA_TYPE, PATHS, type SignedRequestHeaders, signRequest } from '../../shared/sync-protocol.js';
 import type {
   BatchAck,
   EnrolRequest,
@@ -111,24 +111,49 @@ export const retryAfterSeconds = (header: string | string[] | undefined): number
 
 const json = (body: string): Buffer[] => [Buffer.from(body, 'utf8')];
 
-/** Headers of a request signed by the device (hello, the tail fetch). */
-export async function signedHeaders(device: Device, sign: Signer, method: string, pathAndQuery: string, body: string) {
-  const signature = await sign(
-    Buffer.from(requestSigningText(method, pathAndQuery, device.tenant, device.deviceId, body), 'utf8'),
-  );
-  return {
-    'x-tenant': device.tenant,
-    'x-device': device.deviceId,
-    'x-signature': Buffer.from(signature).toString('base64'),
-  };
+/** The challenge of a hello refused as stale (`requestStale`, args[0]); undefined for any other failure. */
+function staleChallenge(err: unknown): string | undefined {
+  if (!(err instanceof CentralError) || err.status !== 401) return undefined;
+  const code = err.body?.codes?.[0];
+  return code?.code === 'requestStale' && typeof code.args?.[0] === 'string' ? code.args[0] : undefined;
+}
+
+/**
+ * The clock signed requests are stamped with (docs/sync.md "Signed requests"): the wall clock as it was at the last
+ * hello the central took, moved on by the monotonic clock. The central checks a stamp against the offset that hello
+ * measured, so a wall clock set since (NTP after a 1970 start, or back a year) changes nothing until the next
+ * hello, which measures the new offset; before the first, the wall clock.
+ */
+let helloClock: { wallMs: number; monoMs: number } | undefined;
+export const signingTimeMs = (): number =>
+  helloClock ? helloClock.wallMs + (performance.now() - helloClock.monoMs) : Date.now();
+
+/** Headers of a request signed by the device (the catalogue's poll, the tail, images, releases, the lease). */
+export function signedHeaders(
+  device: Device,
+  sign: Signer,
+  method: string,
+  pathAndQuery: string,
+  body: string,
+  stamp: { timestampMs: number; challenge?: string } = { timestampMs: signingTimeMs() },
+): Promise<SignedRequestHeaders> {
+  const request = { method, pathAndQuery, tenant: device.tenant, deviceId: device.deviceId, body };
+  return signRequest(request, sign, stamp.timestampMs, stamp.challenge);
 }
 
 const base = (central: string) => central.replace(/\/+$/, '');
 
 /** A JSON body POSTed to `path`, signed by the device over its exact bytes (hello, the standby lease). */
-async function signedPost<T>(device: Device, sign: Signer, path: string, req: unknown, options: ClientOptions) {
+async function signedPost<T>(
+  device: Device,
+  sign: Signer,
+  path: string,
+  req: unknown,
+  options: ClientOptions,
+  stamp?: { timestampMs: number; challenge?: string },
+) {
   const body = JSON.stringify(req);
-  const headers = await signedHeaders(device, sign, 'POST', path, body);
+  const headers = await signedHeaders(device, sign, 'POST', path, body, stamp);
   return call<T>(
     `${base(device.central)}${path}`,
     'POST',
@@ -149,8 +174,23 @@ export const centralClient = {
       options,
     ),
 
-  hello: (device: Device, sign: Signer, req: HelloRequest, options: ClientOptions): Promise<HelloResponse> =>
-    signedPost(device, sign, PATHS.hello, req, options),
+  /**
+   * A hello, stamped with the wall clock: it measures the offset the central checks other requests against. One
+   * refused as stale (the clock was set since the last) is sent again at once with the challenge the refusal gave.
+   */
+  async hello(device: Device, sign: Signer, req: HelloRequest, options: ClientOptions): Promise<HelloResponse> {
+    const clock = { wallMs: Date.now(), monoMs: performance.now() };
+    let answer: HelloResponse;
+    try {
+      answer = await signedPost(device, sign, PATHS.hello, req, options, { timestampMs: clock.wallMs });
+    } catch (err) {
+      const challenge = staleChallenge(err);
+      if (challenge === undefined) throw err;
+      answer = await signedPost(device, sign, PATHS.hello, req, options, { timestampMs: clock.wallMs, challenge });
+    }
+    helloClock = clock;
+    return answer;
+  },
 
   /**
    * A standby pair's lease (docs/sync.md "The standby lease"): the answer's body, unchecked (a 200 is a grant, a

@@ -14,6 +14,7 @@ import {
   GENESIS_HASH,
   keyIdOf,
   PROTOCOL,
+  type RequestStamp,
   requestSigningText,
   SCHEMA,
   verifyDetached,
@@ -33,6 +34,7 @@ import { isAcceptableKey } from '../../../shared/public-key.js';
 import { RELEASE_CHECKS } from '../../../shared/release-schemas.js';
 import { createDeviceRepo, type DeviceRow } from './repo.js';
 import { EARLIEST_MS, TRUSTED_SKEW_MS } from './box-clock.js';
+import { checkHelloStamp, checkRequestStamp, stampOf, useNonce, withinWindow } from './request-stamp.js';
 
 /**
  * Enrolments with a wrong code per client address: 10, then one a minute (docs/sync.md "The central node"). A code has
@@ -52,6 +54,8 @@ export function createDeviceService(
   hooks: {
     /** A hello carried an update report (after it was stored): the tenant's rollout may halt or advance. */
     onUpdateReport?(tenantId: string): Promise<void>;
+    /** Unstamped requests of protocol-1 boxes are taken, replayable (docs/sync.md "Signed requests": Versions). */
+    acceptProtocol1?: boolean;
   } = {},
 ) {
   const repo = createDeviceRepo(pool);
@@ -60,22 +64,28 @@ export function createDeviceService(
    * The key of each device that signed a request here. A device's key never changes (a new key is a new
    * enrolment, a new device id), so a hello checks its signature with the key it knows and writes in one statement
    * that still requires the device to be active and registered with that key: a revoked device is refused at once.
+   * With it, the clock offset of the device's last hello here, which a hello's timestamp is checked against (a
+   * device whose offset is not known here is read: docs/sync.md "Signed requests").
    */
-  const knownKeys = new Map<string, Buffer>();
+  const knownKeys = new Map<string, { publicKey: Buffer; clockOffsetMs: number | null }>();
   const keyOf = (tenant: string, deviceId: string) => `${tenant}\n${deviceId}`;
 
   /** Whether the request's x-signature is the device's over requestSigningText (path and query exactly as sent). */
-  function signedBy(req: HttpRequest, body: string, publicKey: Buffer): boolean {
+  function signedBy(req: HttpRequest, body: string, publicKey: Buffer, stamp: RequestStamp | null): boolean {
     const query = req.rawQuery;
     const tenant = req.headers['x-tenant'] ?? '';
     const deviceId = req.headers['x-device'] ?? '';
-    const text = requestSigningText(req.method, query ? `${req.path}?${query}` : req.path, tenant, deviceId, body);
+    const path = query ? `${req.path}?${query}` : req.path;
+    const text = requestSigningText(req.method, path, tenant, deviceId, body, stamp);
     const signature = Buffer.from(req.headers['x-signature'] ?? '', 'base64');
     return verifyDetached(Buffer.from(text, 'utf8'), signature, publicKey);
   }
 
-  /** The device of a signed request (headers x-tenant, x-device, x-signature over requestSigningText). */
-  async function authenticateSigned(req: HttpRequest, body: string): Promise<DeviceRow> {
+  /** The device of a signed request and its stamp, the signature checked; neither window nor nonce yet. */
+  async function verifySigned(
+    req: HttpRequest,
+    body: string,
+  ): Promise<{ device: DeviceRow; stamp: RequestStamp | null }> {
     const tenant = req.headers['x-tenant'] ?? '';
     const deviceId = req.headers['x-device'] ?? '';
     const device = tenant && deviceId ? await repo.device(tenant, deviceId) : undefined;
@@ -83,9 +93,23 @@ export function createDeviceService(
     // A small-order key enrolled before enrolment refused them would verify forgeries: never trusted.
     if (!isAcceptableKey(device.publicKey))
       throw unauthorized('the device key is a small-order point; enrol the device again');
-    if (!signedBy(req, body, device.publicKey)) throw unauthorized('bad request signature');
+    const stamp = stampOf(req, hooks.acceptProtocol1);
+    if (!signedBy(req, body, device.publicKey, stamp)) throw unauthorized('bad request signature');
     if (knownKeys.size >= MAX_KNOWN_KEYS) knownKeys.clear();
-    knownKeys.set(keyOf(tenant, deviceId), device.publicKey);
+    knownKeys.set(keyOf(tenant, deviceId), { publicKey: device.publicKey, clockOffsetMs: device.clockOffsetMs });
+    return { device, stamp };
+  }
+
+  /**
+   * The device of a signed request (headers x-tenant, x-device, x-timestamp, x-nonce, x-signature over
+   * requestSigningText), its timestamp within the window and its nonce new: once only (docs/sync.md "Signed requests").
+   */
+  async function authenticateSigned(req: HttpRequest, body: string): Promise<DeviceRow> {
+    const receivedMs = now();
+    const { device, stamp } = await verifySigned(req, body);
+    if (stamp === null) return device; // protocol 1, taken while --accept-protocol-1 says so
+    checkRequestStamp(stamp, receivedMs, device.clockOffsetMs);
+    await useNonce(pool, device, stamp.nonce);
     return device;
   }
 
@@ -206,9 +230,10 @@ export function createDeviceService(
     },
 
     /**
-     * One statement for a device whose key this central knows, two for the others: a box's sender says hello
-     * again after every failed step, a batch refused with 429 included (docs/sync.md "Talking to the central"), so
-     * a fleet coming back after a restart sends several hellos a box while it waits for an ingest slot.
+     * Two statements for a device whose key and offset this central knows (its nonce, then the hello), three for
+     * the others: a box's sender says hello again after every failed step, a batch refused with 429 included
+     * (docs/sync.md "Talking to the central"), so a fleet coming back after a restart sends several hellos a box
+     * while it waits for an ingest slot.
      */
     async hello(req: HttpRequest, bodyText: string, body: HelloRequest): Promise<HelloResponse> {
       const receivedMs = now();
@@ -216,10 +241,24 @@ export function createDeviceService(
       const deviceId = req.headers['x-device'] ?? '';
       const newer = body.protocol > PROTOCOL || body.schema > SCHEMA;
       // A newer protocol is refused with 426 only once the device is known to be active: the full check first.
+      // An offset not known here is read: a hello before the device's first measures it, so takes any timestamp.
       const known = newer ? undefined : knownKeys.get(keyOf(tenant, deviceId));
-      const publicKey =
-        known && signedBy(req, bodyText, known) ? known : (await authenticateSigned(req, bodyText)).publicKey;
+      const stamp = known?.clockOffsetMs != null ? stampOf(req, hooks.acceptProtocol1) : undefined;
+      const signer =
+        known && stamp && signedBy(req, bodyText, known.publicKey, stamp)
+          ? { ...known, stamp, cached: true }
+          : await verifySigned(req, bodyText).then(({ device, stamp }) => ({ ...device, stamp, cached: false }));
+      const { publicKey } = signer;
       if (newer) throw AppError.of('unsupportedProtocol', `this central speaks protocol ${PROTOCOL}, schema ${SCHEMA}`);
+      const id = { tenantId: tenant, deviceId };
+      // Another process may have taken a hello on a new clock since: its offset, before a stamp is called stale.
+      if (signer.stamp) {
+        let clockOffsetMs = signer.clockOffsetMs;
+        if (signer.cached && !withinWindow(signer.stamp, receivedMs, clockOffsetMs))
+          clockOffsetMs = (await repo.device(tenant, deviceId))?.clockOffsetMs ?? clockOffsetMs;
+        await checkHelloStamp(pool, { ...id, clockOffsetMs }, signer.stamp, receivedMs);
+        await useNonce(pool, id, signer.stamp.nonce, true);
+      }
       // Clocks are data: the offset is recorded for people to see, never used to refuse anything.
       const offsetMs = Math.round(body.boxTimeMs - receivedMs);
       // A report this central does not know (a newer box's new state) is left out, never a reason to refuse the hello.
@@ -233,8 +272,14 @@ export function createDeviceService(
       });
       // Revoked (or gone) since its key was read: refused as the full check would have.
       if (!head) throw unauthorized('unknown or revoked device');
+      knownKeys.set(keyOf(tenant, deviceId), { publicKey, clockOffsetMs: offsetMs });
       if (report) await hooks.onUpdateReport?.(tenant);
-      return { head, serverTimeMs: now(), protocols: [PROTOCOL], schema: SCHEMA };
+      return {
+        head,
+        serverTimeMs: now(),
+        protocols: hooks.acceptProtocol1 ? [1, PROTOCOL] : [PROTOCOL],
+        schema: SCHEMA,
+      };
     },
 
     async tail(req: HttpRequest, after: number, limit: number): Promise<TailResponse> {
