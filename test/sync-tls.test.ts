@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -8,17 +8,13 @@ import { startTestCentral, type TestCentral } from './support/central.js';
 import { command, newOrder } from './support/orders.js';
 import { freePort } from './support/ports.js';
 import { drained, FAST_SYNC, hqOrders, syncStatus, waitFor } from './support/sync.js';
-import { skipWithout } from './support/system-packages.js';
+import { SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
 import { staff } from './warehouse-client.js';
 
 // The central behind a TLS-terminating nginx, as docs/sync.md "TLS in front of the central" shows it: a box enrols
 // at https://, trusts the proxy's certificate through NODE_EXTRA_CA_CERTS, and syncs through it both ways.
-// openssl makes the certificate (Debian's ssl-cert, which postgresql-15 depends on, brings it).
-const OPENSSL = '/usr/bin/openssl';
-const noOpenssl = !existsSync(OPENSSL);
-if (noOpenssl)
-  console.warn('test/sync-tls.test.ts skipped: needs the Debian package openssl (apt-get install openssl)');
-const skip = skipWithout(import.meta.url, 'nginx') || noOpenssl;
+// openssl makes the certificate.
+const skip = skipWithout(import.meta.url, 'nginx', 'openssl');
 
 let dir: string | undefined;
 let nginx: ChildProcess | undefined;
@@ -40,7 +36,7 @@ function certificate(into: string): { cert: string; key: string } {
   const cert = join(into, 'central.crt');
   const key = join(into, 'central.key');
   execFileSync(
-    OPENSSL,
+    SYSTEM_PACKAGES.openssl,
     [
       'req',
       '-x509',

@@ -18,6 +18,7 @@ export const SYSTEM_PACKAGES = {
   'postgresql-15': '/usr/lib/postgresql/15/bin/postgres',
   haproxy: '/usr/sbin/haproxy',
   nginx: '/usr/sbin/nginx',
+  openssl: '/usr/bin/openssl',
   prometheus: '/usr/bin/promtool',
   'python3-authlib': '/usr/lib/python3/dist-packages/authlib/__init__.py',
 } as const;
