@@ -563,9 +563,10 @@ describe('rollouts', STORY, () => {
     const healthy = devices.find((d) => d.deviceId === byBucket(devices)[0]!.deviceId)!;
     await healthy.hello({ update: report({ version: '6.0.0', state: 'healthy', target: '6.0.0', rollout }) });
     const others = devices.filter((d) => d !== healthy);
-    // A poll waiting for a change is answered as soon as the rollout halts.
+    // A poll waiting for a change is answered as soon as the rollout halts: woken if it waits already, at once
+    // if it arrives after the halt, since it names the rollout it was told of.
     const rev = (await others[0]!.catalogue(0)).body.rev;
-    const waiting = others[0]!.catalogue(rev, 20);
+    const waiting = others[0]!.catalogue(rev, 20, false, rollout);
     const started = Date.now();
     for (const d of others.slice(0, 2)) {
       await d.hello({ update: report({ state: 'rolledBack', target: '6.0.0', rollout, reason: 'crashLoop' }) });
@@ -580,6 +581,16 @@ describe('rollouts', STORY, () => {
     expect(detail.counts).toMatchObject({ healthy: 1, rolledBack: 2 });
     expect(await targetOf(healthy)).toBe('6.0.0');
     for (const d of others) expect(await targetOf(d)).toBeNull();
+    // Asked after the halt, naming the halted rollout: answered at once, with no release.
+    const late = Date.now();
+    const told = await others[1]!.catalogue(rev, 20, false, rollout);
+    expect(Date.now() - late).toBeLessThan(10_000);
+    expect(told.body.release).toBeNull();
+    // Naming what the central names (none) and nothing else changed, the poll waits its wait out.
+    const current = (await others[1]!.catalogue(0)).body.rev;
+    const quiet = Date.now();
+    expect((await others[1]!.catalogue(current, 2, false, 'none')).body.release).toBeNull();
+    expect(Date.now() - quiet).toBeGreaterThanOrEqual(1_900);
   });
 
   test('resumed, it names the release again and the rollbacks seen no longer halt it; halted by hand too', async () => {

@@ -233,8 +233,13 @@ export class SimDevice {
   }
 
   /** The catalogue's long poll (docs/sync.md "Down: the catalogue"), as the box asks it. */
-  catalogue(after: number, waitS = 0, snapshot = false): Promise<Answer> {
-    return this.signed('GET', `${PATHS.catalogue}?after=${after}&wait=${waitS}${snapshot ? '&snapshot=1' : ''}`, '');
+  catalogue(after: number, waitS = 0, snapshot = false, release?: string): Promise<Answer> {
+    const known = release === undefined ? '' : `&release=${encodeURIComponent(release)}`;
+    return this.signed(
+      'GET',
+      `${PATHS.catalogue}?after=${after}&wait=${waitS}${snapshot ? '&snapshot=1' : ''}${known}`,
+      '',
+    );
   }
 
   /** A signed GET with more headers (a Range), its body as bytes: a release download as the box asks it. */

@@ -207,10 +207,12 @@ export const centralClient = {
   async catalogue(
     device: Device,
     sign: Signer,
-    q: { after: number; waitS: number; snapshot: boolean },
+    q: { after: number; waitS: number; snapshot: boolean; release?: string },
     options: ClientOptions,
   ): Promise<CatalogueResponse> {
-    const path = `${PATHS.catalogue}?after=${q.after}&wait=${q.waitS}${q.snapshot ? '&snapshot=1' : ''}`;
+    const path =
+      `${PATHS.catalogue}?after=${q.after}&wait=${q.waitS}${q.snapshot ? '&snapshot=1' : ''}` +
+      (q.release === undefined ? '' : `&release=${encodeURIComponent(q.release)}`);
     const headers = await signedHeaders(device, sign, 'GET', path, '');
     return call(`${base(device.central)}${path}`, 'GET', headers, [], options);
   },

@@ -217,19 +217,25 @@ export function createCatalogueFeed(pool: Pool, notifier: Notifier) {
 
   return {
     read,
-    /** The long poll: answers at once when there is something newer, else at the next change or after `waitMs`. */
+    /**
+     * The long poll: answers at once when there is something newer, else at the next change or after `waitMs`.
+     * `outOfDate`, asked once the wait is registered (so a change after it still wakes the poll): whether the
+     * box holds something else than the catalogue out of date (the release it was told to run), to answer at once.
+     */
     async poll(
       tenantId: string,
       after: number,
       waitMs: number,
       forceSnapshot: boolean,
       venueId?: string,
+      outOfDate?: () => Promise<boolean>,
     ): Promise<CatalogueResponse> {
       inFlight++;
       const waiter = notifier.waiter(tenantId, waitMs);
       try {
         const first = await read(tenantId, after, forceSnapshot, venueId);
         if (first.mode === 'snapshot' || first.rev > after || waitMs === 0) return first;
+        if (outOfDate && (await outOfDate())) return first;
         await waiter.done;
         return await read(tenantId, after, false, venueId);
       } finally {

@@ -90,6 +90,14 @@ export function catalogueFeedRoutes(
             }),
           ),
           snapshot: Type.Optional(OneOf(['0', '1'] as const, '1: the whole catalogue; 0 (the default): the changes')),
+          release: Type.Optional(
+            Type.String({
+              pattern: '^[A-Za-z0-9._:-]{1,64}$',
+              description:
+                'the rollout of the release the box was last told to run (`none`: none): when it is no longer the ' +
+                "box's, the poll answers at once",
+            }),
+          ),
         }),
       },
       doc: {
@@ -107,7 +115,21 @@ export function catalogueFeedRoutes(
         // Most polls ask with the rev acknowledged already (every idle one): no round trip for them.
         if (device.catalogueRev !== after)
           await createInboxRepo(pool).acknowledge(device.tenantId, device.deviceId, after);
-        const answer = await feed.poll(device.tenantId, after, wait * 1000, query.snapshot === '1', device.venueId);
+        // A rollout change only wakes the polls waiting at the time: a box that names the rollout it knows is
+        // answered at once when that is no longer its rollout, however late after the change it asks.
+        const known = query.release;
+        const outOfDate =
+          targetFor && known !== undefined
+            ? async () => ((await targetFor(device))?.rollout ?? 'none') !== known
+            : undefined;
+        const answer = await feed.poll(
+          device.tenantId,
+          after,
+          wait * 1000,
+          query.snapshot === '1',
+          device.venueId,
+          outOfDate,
+        );
         // Computed when the poll answers, so a rollout change that woke it is in the answer.
         return json(200, targetFor ? { ...answer, release: await targetFor(device) } : answer);
       },

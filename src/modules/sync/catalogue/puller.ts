@@ -45,6 +45,12 @@ export function createPuller(deps: PullerDeps) {
   let snapshot = false;
   /** The wait asked for: options.waitSeconds, shorter while a proxy cuts polls (src/modules/sync/catalogue/cut-poll.ts). */
   const wait = createPollWait(options.waitSeconds);
+  /**
+   * The rollout of the release the central last named (`none`: none), sent with the next poll so that a rollout
+   * changed between two polls is answered at once rather than at the poll's end (docs/sync.md "Releases and
+   * rollouts"). Unknown before the first answer: that poll waits as usual.
+   */
+  let knownRollout: string | undefined;
 
   /** One long poll and what it brought; the next poll follows at once. */
   async function step({ device: d, client }: StepContext): Promise<number> {
@@ -58,7 +64,7 @@ export function createPuller(deps: PullerDeps) {
       res = await centralClient.catalogue(
         d,
         deviceSigner(d.secretKey),
-        { after, waitS, snapshot },
+        { after, waitS, snapshot, release: knownRollout },
         { ...client, requestTimeoutMs: client.requestTimeoutMs + waitS * 1000 },
       );
     } catch (err) {
@@ -90,7 +96,12 @@ export function createPuller(deps: PullerDeps) {
     if (res.release != null && !RELEASE_CHECKS.target.Check(res.release)) {
       log.warn('the central named a release in a shape this box does not know: ignored');
       deps.offer?.(null);
-    } else deps.offer?.(res.release);
+      knownRollout = 'none';
+    } else {
+      deps.offer?.(res.release);
+      // An older central names no release at all (undefined): nothing to tell it then.
+      knownRollout = res.release === undefined ? undefined : (res.release?.rollout ?? 'none');
+    }
     return 0;
   }
 
