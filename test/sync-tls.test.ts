@@ -8,6 +8,7 @@ import { startTestCentral, type TestCentral } from './support/central.js';
 import { command, newOrder } from './support/orders.js';
 import { freePort } from './support/ports.js';
 import { drained, FAST_SYNC, hqOrders, syncStatus, waitFor } from './support/sync.js';
+import { nginxConf } from './support/nginx.js';
 import { SYSTEM_PACKAGES, skipWithout } from './support/system-packages.js';
 import { staff } from './warehouse-client.js';
 
@@ -66,20 +67,9 @@ async function startTlsProxy(into: string, upstreamPort: number, tls: { cert: st
   const port = await freePort();
   writeFileSync(
     join(into, 'nginx.conf'),
-    `daemon off;
-user root;
-worker_processes 1;
-pid ${into}/nginx.pid;
-error_log ${into}/error.log info;
-events { worker_connections 256; }
-http {
-  access_log ${into}/access.log combined;
-  client_body_temp_path ${into}/body;
-  proxy_temp_path ${into}/proxy;
-  fastcgi_temp_path ${into}/fastcgi;
-  uwsgi_temp_path ${into}/uwsgi;
-  scgi_temp_path ${into}/scgi;
-  server {
+    nginxConf(
+      into,
+      `  server {
     listen 127.0.0.1:${port} ssl;
     ssl_certificate ${tls.cert};
     ssl_certificate_key ${tls.key};
@@ -94,9 +84,8 @@ http {
       proxy_request_buffering off;
       proxy_read_timeout 90s;
     }
-  }
-}
-`,
+  }`,
+    ),
   );
   const proc = spawn('nginx', ['-p', into, '-e', join(into, 'error.log'), '-c', join(into, 'nginx.conf')], {
     stdio: 'ignore',

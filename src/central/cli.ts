@@ -1,3 +1,4 @@
+import { withPool } from './cli-database.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import demo from '../../native-config/demo.json';
@@ -11,7 +12,6 @@ import { createDeviceService } from './modules/devices/service.js';
 import { importCatalogue } from './modules/catalogue/import.js';
 import { createCatalogueRepo } from './modules/catalogue/repo.js';
 import { listReleases, uploadRelease } from './modules/releases/commands.js';
-import type { Pool } from './db/pool.js';
 import { untilSignal } from '../shared/until-signal.js';
 import { addressListProblems } from '../shared/addresses.js';
 import { FORWARDED_HEADERS } from '../http/client-address.js';
@@ -153,21 +153,6 @@ function readJson(file: string): unknown {
     return JSON.parse(readFileSync(resolve(file), 'utf8')) as unknown;
   } catch (err) {
     throw new ProvisioningError(`provisioning file ${file}: ${(err as Error).message}`);
-  }
-}
-
-/** Runs `fn` on the central's database (the running central's cluster, or one started for the command). */
-async function withPool<T>(values: Values, fn: (pool: Pool) => Promise<T>): Promise<T> {
-  const db = await openCentralDatabase({
-    dataDir: resolve(values['data-dir']!),
-    databaseUrl: values['database-url'],
-    mode: 'client',
-    poolSize: 2,
-  });
-  try {
-    return await fn(db.pool);
-  } finally {
-    await db.close();
   }
 }
 

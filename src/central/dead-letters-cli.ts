@@ -1,7 +1,5 @@
-import { resolve } from 'node:path';
+import { withPool } from './cli-database.js';
 import { ProcessError, usageError } from '../shared/errors.js';
-import { openCentralDatabase } from './db/open.js';
-import type { Pool } from './db/pool.js';
 import {
   type DeadLetterView,
   listDeadLetters,
@@ -32,20 +30,6 @@ export const DEAD_LETTERS_HELP = `dead-letters list shows the events the central
 DEVICE:SEQ. dead-letters retry projects them again once the cause is fixed (each ID, or with --all every waiting
 one, of --tenant and --device when given); retrying twice changes nothing more; exit 1 when one is still refused.
 `;
-
-async function withPool<T>(values: DeadLetterValues, fn: (pool: Pool) => Promise<T>): Promise<T> {
-  const db = await openCentralDatabase({
-    dataDir: resolve(values['data-dir'] ?? './central-data'),
-    databaseUrl: values['database-url'],
-    mode: 'client',
-    poolSize: 2,
-  });
-  try {
-    return await fn(db.pool);
-  } finally {
-    await db.close();
-  }
-}
 
 export async function deadLettersList(values: DeadLetterValues): Promise<number> {
   const list = await withPool(values, (pool) =>

@@ -45,26 +45,7 @@ export async function startNginx(upstreams: Upstream[]): Promise<Nginx> {
       }
     }`,
   );
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    `daemon off;
-user root;
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log info;
-events { worker_connections 256; }
-http {
-  access_log ${dir}/access.log combined;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  map $http_upgrade $connection_upgrade { default upgrade; '' close; }
-${servers.join('\n')}
-}
-`,
-  );
+  writeFileSync(join(dir, 'nginx.conf'), nginxConf(dir, servers.join('\n')));
   const proc: ChildProcess = spawn('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf')], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -106,6 +87,30 @@ ${servers.join('\n')}
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * An nginx.conf whose pid, logs and temp paths are all in `dir` (as root, in the foreground), with the server
+ * blocks given and the upgrade map the socket's block uses.
+ */
+export function nginxConf(dir: string, servers: string): string {
+  return `daemon off;
+user root;
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log info;
+events { worker_connections 256; }
+http {
+  access_log ${dir}/access.log combined;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  map $http_upgrade $connection_upgrade { default upgrade; '' close; }
+${servers}
+}
+`;
 }
 
 export interface Answer {
