@@ -128,7 +128,7 @@ export async function startBox({
       { name: 'storage', service: storage.service, policy: 'fatal' },
       // First of all: a box whose peer took over while it was away becomes its standby instead, before it prints,
       // sends to the central or opens its port.
-      { name: 'standby', ...standbyService(storage.standby), policy: 'fatal' },
+      { name: 'standby', ...standbyService(storage.standby, tookOver === true), policy: 'fatal' },
       { name: 'sockets', service: sockets.service, policy: 'fatal' },
       { name: 'command queue', service: domain.queueService, policy: 'fatal' },
       // Not under trial: a release that may yet be rolled back (and its database restored) prints nothing.

@@ -8,13 +8,14 @@ import type { Service } from '../shared/runtime.js';
  * took over while this box was cut off or down) fences this box: the service fails, the box stops confirming
  * and exits with 75, and systemd starts it again, as the new primary's standby (its state says so now).
  */
-export function standbyService(side: PrimarySide): { service: Service; ready(): Promise<void> } {
+export function standbyService(side: PrimarySide, tookOver: boolean): { service: Service; ready(): Promise<void> } {
   let stop: (() => void) | undefined;
   let probed!: () => void;
   const ready = new Promise<void>((r) => (probed = r));
   const service: Service = {
     async run() {
-      await side.probe();
+      // A box that has just taken over holds the newest term: its dead peer is asked once, not waited for.
+      await side.probe(!tookOver);
       // Fenced before the port opens: the start fails, and no request reaches this box as a primary.
       const f = side.fenced();
       if (f) throw new ProcessError('tempFail', `fenced: ${f.message}; starting again as the standby`);

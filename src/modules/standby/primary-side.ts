@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { Config } from '../../config.js';
 import type { CheckpointerControl } from '../../db/checkpointer.js';
@@ -35,6 +36,9 @@ const validJoin = compile(JoinRequest);
 
 /** How often a primary with a peer asks it for its role and term (a primary of a higher term fences this one). */
 const PROBE_MS = 2000;
+
+/** How long a primary starting asks a peer that does not answer before it serves (probeAtStart). */
+const STARTUP_PROBE_MS = 5000;
 
 /** How long a confirmation waits for a lapsed lease to be renewed before it is refused (503). */
 const WITNESS_WAIT_MS = 10_000;
@@ -124,17 +128,30 @@ export function createPrimarySide(o: PrimarySideOptions) {
     look();
   }
 
-  async function probe(): Promise<void> {
-    if (!state.peer || fenced) return;
+  /** Whether the peer answered (and fenced this box when it is a primary of a higher term). */
+  async function probe(): Promise<boolean> {
+    if (!state.peer || fenced) return true;
     const seen = await probePeer(state.peer, 1000);
     if (seen && seen.role === 'primary' && seen.term > state.term) {
       fence(seen.term, `the peer box is the primary at term ${seen.term}`);
     }
+    return seen !== undefined;
+  }
+
+  /**
+   * The probe before the port opens: a peer that does not answer is asked again for STARTUP_PROBE_MS. A standby
+   * that has just taken over answers nothing between its takeover and its start as the primary (its port changes
+   * hands): a primary started again in that moment would otherwise serve beside it. A peer that is down costs
+   * this box's start those seconds, once; a box that has just taken over (`patient` false) asks it once.
+   */
+  async function probeAtStart(patient: boolean): Promise<void> {
+    const until = performance.now() + (patient ? STARTUP_PROBE_MS : 0);
+    while (!(await probe()) && performance.now() < until) await sleep(250);
   }
 
   return {
-    /** Asked once before the box serves, then every PROBE_MS: is the peer a primary of a higher term? */
-    probe,
+    /** Asked before the box serves (probeAtStart), then every PROBE_MS: is the peer a primary of a higher term? */
+    probe: probeAtStart,
     startProbing(): void {
       probeTimer = setInterval(() => void probe().catch(() => undefined), PROBE_MS);
       probeTimer.unref();
