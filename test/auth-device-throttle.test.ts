@@ -1,6 +1,5 @@
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { basic, DEMO, startTestBox, type TestBox } from './support/box.js';
+import { basic, DEMO, startTestBox, type TestBox, type TokenAnswer, tokenFrom } from './support/box.js';
 
 // docs/api.md "Sign-in throttling": guessers on many addresses empty a user's shared budget, but a device the user
 // signed in on before (its device token, as a cookie or as the form's `device_token`) has a budget of its own.
@@ -13,53 +12,16 @@ afterAll(async () => {
   await box?.stop();
 });
 
-interface Answer {
-  status: number;
-  setCookie: string | undefined;
-  body: { error?: string; access_token?: string; device_token?: string };
-}
-
-/** A password sign-in from a chosen source address (127.0.0.0/8 all reaches the box), with extra headers. */
+/** A password sign-in from a chosen source address (127.0.0.0/8 all reaches the box), with its device's token. */
 function signIn(
   localAddress: string,
   username: string,
   password: string,
   extra: { cookie?: string; deviceToken?: string } = {},
-): Promise<Answer> {
+): Promise<TokenAnswer> {
   const form: Record<string, string> = { grant_type: 'password', username, password };
   if (extra.deviceToken) form.device_token = extra.deviceToken;
-  const body = new URLSearchParams(form).toString();
-  return new Promise((resolve, reject) => {
-    const req = request(
-      box.url('/auth-oauth2/oauth/token'),
-      {
-        method: 'POST',
-        localAddress,
-        agent: false,
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          'content-length': Buffer.byteLength(body),
-          'x-tenant': DEMO.tenant,
-          authorization: basic(),
-          ...(extra.cookie ? { cookie: extra.cookie } : {}),
-        },
-      },
-      (res) => {
-        let text = '';
-        res
-          .setEncoding('utf8')
-          .on('data', (chunk: string) => (text += chunk))
-          .on('end', () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              setCookie: res.headers['set-cookie']?.[0],
-              body: JSON.parse(text) as Answer['body'],
-            }),
-          );
-      },
-    );
-    req.on('error', reject).end(body);
-  });
+  return tokenFrom(box, localAddress, form, basic(), extra.cookie ? { cookie: extra.cookie } : {});
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -21,6 +21,7 @@ const password = (username: string, pass: string) => ({ grant_type: 'password', 
 const fromFetch = async (res: Response): Promise<TokenAnswer> => ({
   status: res.status,
   retryAfter: res.headers.get('retry-after') ?? undefined,
+  setCookie: res.headers.getSetCookie()[0],
   body: (await res.json()) as TokenAnswer['body'],
 });
 

@@ -80,3 +80,21 @@ function bare(hop: string): string {
   const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(hop);
   return v4 ? v4[1]! : hop;
 }
+
+/** Who the proxies in front are, and which header they write (HttpDeps and the socket hub's deps alike). */
+export interface ProxyTrust {
+  trustedProxies?: AddressList;
+  forwardedHeader?: ForwardedHeader;
+}
+
+/**
+ * Sets a request's `remoteAddress` from the peer to the client (clientAddress), for the HTTP routes and the socket
+ * upgrade alike: with no trusted proxies, the peer stays the client.
+ */
+export function deriveClientAddress(
+  req: { remoteAddress: string; headers: Record<string, string> },
+  trust: ProxyTrust,
+): void {
+  if (trust.trustedProxies)
+    req.remoteAddress = clientAddress(req.remoteAddress, req.headers, trust.trustedProxies, trust.forwardedHeader);
+}

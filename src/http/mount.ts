@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp } from 'uWebSockets.js';
 import type { Logger } from '../log.js';
 import { refuseNul } from './nul.js';
-import { clientAddress, type ForwardedHeader } from './client-address.js';
+import { deriveClientAddress, type ForwardedHeader } from './client-address.js';
 import type { AddressList } from '../shared/addresses.js';
 import { isStorageFull, storageFullError } from '../db/storage-full.js';
 import { AppError, errorBody, forbidden, insufficientScope, invalidField, problem, STATUS } from '../shared/errors.js';
@@ -54,13 +54,7 @@ export function mountRoutes(
     const problem = framing.problem(input);
     if (!problem) {
       // After the framing check, which is about the connection's peer, not whom a proxy forwards for.
-      if (deps.trustedProxies)
-        input.remoteAddress = clientAddress(
-          input.remoteAddress,
-          input.headers,
-          deps.trustedProxies,
-          deps.forwardedHeader,
-        );
+      deriveClientAddress(input, deps);
       return serveRoute(res, input, route, deps);
     }
     // Answered inside uWS's callback, so the 400 goes out with this read (an await would let uWS parse on first),

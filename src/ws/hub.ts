@@ -1,5 +1,5 @@
 import type { TemplatedApp, WebSocket } from 'uWebSockets.js';
-import { clientAddress, type ForwardedHeader } from '../http/client-address.js';
+import { deriveClientAddress, type ForwardedHeader } from '../http/client-address.js';
 import { copyRequest } from '../http/mount.js';
 import { statusLine } from '../http/status-text.js';
 import type { HttpRequest, Principal } from '../http/types.js';
@@ -223,13 +223,7 @@ export function createHub(app: TemplatedApp, path: string, deps: HubDeps) {
       const input = copyRequest(req, [], res);
       // The same client address as the HTTP routes see (docs/api.md "Behind a reverse proxy (nginx)"): a ticket
       // asked for over HTTP and the socket it opens are one client's.
-      if (deps.trustedProxies)
-        input.remoteAddress = clientAddress(
-          input.remoteAddress,
-          input.headers,
-          deps.trustedProxies,
-          deps.forwardedHeader,
-        );
+      deriveClientAddress(input, deps);
       const key = req.getHeader('sec-websocket-key');
       const extensions = req.getHeader('sec-websocket-extensions');
       try {

@@ -188,7 +188,16 @@ export async function launch(proc: ChildProcess, what: string, startTimeoutMs = 
 export interface TokenAnswer {
   status: number;
   retryAfter: string | undefined;
-  body: { error?: string; error_description?: string; access_token?: string; refresh_token?: string; scope?: string };
+  /** The first Set-Cookie (a staff sign-in's device cookie, docs/api.md "Known devices: device tokens"). */
+  setCookie: string | undefined;
+  body: {
+    error?: string;
+    error_description?: string;
+    access_token?: string;
+    refresh_token?: string;
+    scope?: string;
+    device_token?: string;
+  };
 }
 
 /**
@@ -200,6 +209,7 @@ export function tokenFrom(
   localAddress: string,
   form: Record<string, string>,
   authorization = basic(),
+  headers: Record<string, string> = {},
 ): Promise<TokenAnswer> {
   const body = new URLSearchParams(form).toString();
   return new Promise((resolve, reject) => {
@@ -214,6 +224,7 @@ export function tokenFrom(
           'content-length': Buffer.byteLength(body),
           'x-tenant': DEMO.tenant,
           authorization,
+          ...headers,
         },
       },
       (res) => {
@@ -226,6 +237,7 @@ export function tokenFrom(
             resolve({
               status: res.statusCode ?? 0,
               retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+              setCookie: res.headers['set-cookie']?.[0],
               body: JSON.parse(text) as TokenAnswer['body'],
             });
           });
